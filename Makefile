@@ -1,0 +1,139 @@
+# memtop - live, per-call-site memory profiler for running processes.
+#
+#   make            build build/memtop
+#   make demo       install what is missing, build, watch a leaking demo
+#   make check      install what is missing, build, run every test
+#   make unit       cmocka unit tests only (no root needed)
+#   make integration  end-to-end tests with real probes (root)
+#   make bench      overhead benchmarks (not part of check)
+#
+# V=1 shows the commands. VMLINUX_H=path pins a vmlinux.h instead of
+# generating one from VMLINUX_BTF.
+
+OUTPUT      ?= build
+CC          ?= gcc
+CLANG       ?= clang
+BPFTOOL     ?= bpftool
+ARCH        := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+VMLINUX_H   ?=
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+PREFIX      ?= /usr/local
+
+# Debian packages `make deps` installs when something is missing.
+DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev libunwind-dev \
+	libncurses-dev zlib1g-dev libcurl4-openssl-dev libiberty-dev libcmocka-dev \
+	systemtap-sdt-dev pkg-config make gcc python3 tmux golang-go
+
+PKGS     := libbpf libelf libdw libunwind-generic ncursesw zlib libcurl
+CFLAGS   ?= -O2 -g
+WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+DEPFLAGS  = -MMD -MP
+ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(OUTPUT) \
+	-DMEMTOP_VERSION='"$(VERSION)"'
+LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -liberty -lm
+VERSION  := 0.1.0
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+# Every src/ file but main.c goes into one archive: the binary, the unit
+# tests and the benchmarks link only the objects they use from it.
+SRCS      := $(wildcard src/*.c src/tui/*.c)
+LIB_SRCS  := $(filter-out src/main.c,$(SRCS))
+LIB_OBJS  := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(LIB_SRCS))
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(WORKLOAD_SRCS))
+
+.PHONY: all deps demo check unit integration bench clean install
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+all: $(OUTPUT)/memtop
+
+$(OUTPUT) $(OUTPUT)/obj $(OUTPUT)/obj/tui $(OUTPUT)/tests $(OUTPUT)/workloads:
+	$(Q)mkdir -p $@
+
+# --- BPF -------------------------------------------------------------------
+$(OUTPUT)/vmlinux.h: | $(OUTPUT)
+	$(call msg,VMLINUX,$@)
+	$(Q)$(if $(VMLINUX_H),cp $(VMLINUX_H) $@,$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@)
+
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(OUTPUT)/vmlinux.h | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) $(DEPFLAGS) \
+		-Iinclude -I$(OUTPUT) -c $< -o $@
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+# Only the loader includes the skeleton.
+$(OUTPUT)/obj/bpf_loader.o: $(OUTPUT)/memtop.skel.h
+
+# --- user space ------------------------------------------------------------
+$(OUTPUT)/obj/%.o: src/%.c | $(OUTPUT)/obj $(OUTPUT)/obj/tui
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(OUTPUT)/libmemtop.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(OUTPUT)/memtop: $(OUTPUT)/obj/main.o $(OUTPUT)/libmemtop.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# --- tests -----------------------------------------------------------------
+$(OUTPUT)/tests/test_%: tests/unit/test_%.c $(OUTPUT)/libmemtop.a | $(OUTPUT)/tests
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -Itests/unit -o $@ $< $(OUTPUT)/libmemtop.a \
+		$(LDLIBS) -lcmocka
+
+# Workloads print their own ground truth. Built as distributions build
+# (-O2, no frame pointers) unless the file asks otherwise on its first
+# line with "// cflags: ...".
+$(OUTPUT)/workloads/%: tests/workloads/%.c | $(OUTPUT)/workloads
+	$(call msg,WORK,$@)
+	$(Q)$(CC) $$(sed -n '1s|^// cflags:||p' $<) -g -Wall -o $@ $< -lpthread -lm \
+		$$(sed -n '2s|^// ldflags:||p' $<)
+
+unit: $(UNIT_BINS)
+	$(Q)tests/run-unit $(UNIT_BINS)
+
+integration: $(OUTPUT)/memtop $(WORKLOADS)
+	$(Q)tests/run-integration
+
+deps:
+	$(Q)missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
+		| grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "  APT      $$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(WORKLOADS)
+	$(Q)tests/run-all $(UNIT_BINS)
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/workloads/demo_leaky_server
+	$(Q)tests/demo.sh
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all $(WORKLOADS)
+	$(Q)tests/bench/run
+
+install: $(OUTPUT)/memtop
+	install -D -m 0755 $(OUTPUT)/memtop $(DESTDIR)$(PREFIX)/bin/memtop
+
+clean:
+	rm -rf $(OUTPUT)
+
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/obj/*.d $(OUTPUT)/obj/tui/*.d $(OUTPUT)/tests/*.d)

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * memtop.bpf.c - the kernel side of memtop: uprobes on the allocator entry
+ * points of the watched processes.
+ *
+ * Every probed call is counted exactly in per-process counters. Allocations
+ * are sampled in the kernel, pprof-style: each thread keeps a countdown of
+ * bytes drawn from an exponential distribution of mean sample_rate; the
+ * allocation that takes it to zero or below is sampled and a fresh
+ * countdown is drawn. Only sampled calls need their return value, so:
+ *
+ *  - session mode (kernel >= 6.13): one uprobe_multi session link per
+ *    process; the entry returns 1 for an unsampled call and the kernel
+ *    installs no return hook for it;
+ *  - uretprobe mode: an entry uprobe plus a uretprobe on every call.
+ *
+ * At the return of a sampled call the caller's registers, a frame-pointer
+ * walk and a copy of the top of the user stack go to user space through
+ * the ring buffer, and the (pid, address) enters the live map. A free()
+ * of an address in the live map removes it and reports the free. Nothing
+ * here attaches: user space attaches per PID, never system-wide, and the
+ * targets map is a second filter.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "memtop/abi.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by user space before load. */
+const volatile __u64 sample_rate = 512 * 1024; /* mean bytes between samples; <= 1: all */
+const volatile __u32 stack_copy = 8192;	       /* bytes of user stack copied per sample */
+const volatile __u32 exp_table[MT_EXP_TABLE_SIZE]; /* -ln(u) * MT_EXP_SCALE */
+
+/* uprobe session kfunc (kernel >= 6.13); weak so older kernels still load
+ * the uretprobe-mode programs. */
+extern bool bpf_session_is_return(void) __ksym __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* tgid */
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* tgid */
+	__type(value, struct mt_proc_counters);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32); /* tid */
+	__type(value, __s64); /* bytes until the next sample */
+} countdown SEC(".maps");
+
+/* A sampled call between its entry and its return. */
+struct pending {
+	__u64 size;
+	__u64 memptr; /* posix_memalign's out pointer */
+	__u32 fn;
+	__u32 _pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tid */
+	__type(value, struct pending);
+} pending SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536); /* resized by user space (--live-max) */
+	__type(key, struct mt_live_key);
+	__type(value, __u64); /* size */
+} live SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MT_DROP_COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} events SEC(".maps");
+
+static __always_inline void count_drop(__u32 what)
+{
+	__u64 *v = bpf_map_lookup_elem(&drops, &what);
+
+	if (v)
+		__sync_fetch_and_add(v, 1);
+}
+
+static __always_inline struct mt_proc_counters *proc_counters(__u32 pid)
+{
+	static const struct mt_proc_counters zero;
+	struct mt_proc_counters *c = bpf_map_lookup_elem(&counters, &pid);
+
+	if (c)
+		return c;
+	bpf_map_update_elem(&counters, &pid, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&counters, &pid);
+}
+
+/* Bytes to the next sample: an exponential draw of mean sample_rate. */
+static __always_inline __s64 draw_interval(void)
+{
+	__u32 i = bpf_get_prandom_u32() & (MT_EXP_TABLE_SIZE - 1);
+
+	return (__s64)((sample_rate * exp_table[i]) / MT_EXP_SCALE) + 1;
+}
+
+/* Advance this thread's countdown by size; true when the call is sampled. */
+static __always_inline bool take_sample(__u32 tid, __u64 size)
+{
+	__s64 *left, fresh;
+
+	if (sample_rate <= 1)
+		return true;
+	left = bpf_map_lookup_elem(&countdown, &tid);
+	if (!left) {
+		fresh = draw_interval();
+		bpf_map_update_elem(&countdown, &tid, &fresh, BPF_ANY);
+		left = bpf_map_lookup_elem(&countdown, &tid);
+		if (!left)
+			return false;
+	}
+	*left -= (__s64)size;
+	if (*left > 0)
+		return false;
+	*left = draw_interval();
+	return true;
+}
+
+/* A free (or the old block of a realloc) of ptr: report it if sampled. */
+static __always_inline void track_free(__u32 pid, __u32 tid, __u64 ptr)
+{
+	struct mt_live_key key = { .pid = pid, .addr = ptr };
+	struct mt_event_free *ev;
+
+	if (bpf_map_delete_elem(&live, &key))
+		return; /* not a live sampled allocation */
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count_drop(MT_DROP_RINGBUF);
+		return;
+	}
+	ev->kind = MT_EV_FREE;
+	ev->pid = pid;
+	ev->tid = tid;
+	ev->_pad = 0;
+	ev->ts_ns = bpf_ktime_get_ns();
+	ev->addr = ptr;
+	bpf_ringbuf_submit(ev, 0);
+}
+
+/*
+ * Entry of a probed function (fn from the attach cookie). Returns 0 when
+ * the return must be seen (a sampled allocation), 1 otherwise: exactly the
+ * session contract.
+ */
+static __always_inline int on_entry(struct pt_regs *ctx, __u32 fn)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32, tid = (__u32)id;
+	struct mt_proc_counters *c;
+	struct pending p = {};
+	__u64 ptr, size;
+
+	if (!bpf_map_lookup_elem(&targets, &pid))
+		return 1;
+	c = proc_counters(pid);
+	if (!c)
+		return 1;
+	__sync_fetch_and_add(&c->probe_hits, 1);
+
+	switch (fn) {
+	case MT_FN_FREE:
+		ptr = PT_REGS_PARM1(ctx);
+		if (!ptr)
+			return 1;
+		__sync_fetch_and_add(&c->free_calls, 1);
+		track_free(pid, tid, ptr);
+		return 1;
+	case MT_FN_MALLOC:
+	case MT_FN_VALLOC:
+	case MT_FN_PVALLOC:
+		size = PT_REGS_PARM1(ctx);
+		break;
+	case MT_FN_CALLOC:
+		size = PT_REGS_PARM1(ctx) * PT_REGS_PARM2(ctx);
+		break;
+	case MT_FN_REALLOC:
+	case MT_FN_REALLOCARRAY:
+		ptr = PT_REGS_PARM1(ctx);
+		size = PT_REGS_PARM2(ctx);
+		if (fn == MT_FN_REALLOCARRAY)
+			size *= PT_REGS_PARM3(ctx);
+		/* glibc: realloc(NULL, n) is malloc(n) and realloc(p, 0) is
+		 * free(p), both through the probed entry points: they count
+		 * there, not here. */
+		if (!ptr || !size)
+			return 1;
+		track_free(pid, tid, ptr);
+		break;
+	case MT_FN_POSIX_MEMALIGN:
+		p.memptr = PT_REGS_PARM1(ctx);
+		size = PT_REGS_PARM3(ctx);
+		break;
+	case MT_FN_ALIGNED_ALLOC:
+	case MT_FN_MEMALIGN:
+		size = PT_REGS_PARM2(ctx);
+		break;
+	default:
+		return 1;
+	}
+
+	__sync_fetch_and_add(&c->alloc_calls, 1);
+	__sync_fetch_and_add(&c->alloc_bytes, size);
+	if (!take_sample(tid, size))
+		return 1;
+	__sync_fetch_and_add(&c->samples, 1);
+	p.size = size;
+	p.fn = fn;
+	if (bpf_map_update_elem(&pending, &tid, &p, BPF_ANY)) {
+		count_drop(MT_DROP_PENDING_FULL);
+		return 1;
+	}
+	return 0;
+}
+
+/* Copy the user stack from sp up: at least stack_copy bytes, in whole
+ * MT_STACK_CHUNK chunks aligned to the chunk size, so that a fault at the
+ * end of the stack mapping (always page aligned) loses nothing below it.
+ * stack[] starts at sp rounded down; stack_skew says by how much. Returns
+ * the bytes copied, counted from that rounded-down start. */
+static __always_inline __u32 copy_stack(struct mt_event_alloc *ev, __u64 sp)
+{
+	__u64 base = sp & ~(__u64)(MT_STACK_CHUNK - 1);
+	__u32 want = stack_copy + (__u32)(sp - base);
+	int i;
+
+	ev->stack_skew = sp - base;
+	if (!stack_copy)
+		return 0;
+	for (i = 0; i < MT_STACK_COPY_MAX / MT_STACK_CHUNK; i++) {
+		if ((__u32)i * MT_STACK_CHUNK >= want)
+			break;
+		if (bpf_probe_read_user(&ev->stack[i * MT_STACK_CHUNK], MT_STACK_CHUNK,
+					(void *)(base + i * MT_STACK_CHUNK))) {
+			ev->flags |= MT_EVF_STACK_FAULT;
+			break;
+		}
+	}
+	return i * MT_STACK_CHUNK;
+}
+
+/* Return of a probed function: emit the sample if the entry took one. */
+static __always_inline void on_return(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32, tid = (__u32)id;
+	struct mt_live_key key = { .pid = pid };
+	struct mt_proc_counters *c;
+	struct mt_event_alloc *ev;
+	struct pending *pp, p;
+	long n;
+
+	if (!bpf_map_lookup_elem(&targets, &pid))
+		return;
+	c = proc_counters(pid);
+	if (c)
+		__sync_fetch_and_add(&c->probe_hits, 1);
+	pp = bpf_map_lookup_elem(&pending, &tid);
+	if (!pp)
+		return;
+	p = *pp;
+	bpf_map_delete_elem(&pending, &tid);
+
+	if (p.fn == MT_FN_POSIX_MEMALIGN) {
+		if (PT_REGS_RC(ctx) != 0 || bpf_probe_read_user(&key.addr, 8, (void *)p.memptr))
+			key.addr = 0;
+	} else {
+		key.addr = PT_REGS_RC(ctx);
+	}
+	if (!key.addr)
+		return; /* failed allocation: nothing to track */
+
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count_drop(MT_DROP_RINGBUF);
+		return;
+	}
+	ev->kind = MT_EV_ALLOC;
+	ev->pid = pid;
+	ev->tid = tid;
+	ev->fn = p.fn;
+	ev->ts_ns = bpf_ktime_get_ns();
+	ev->addr = key.addr;
+	ev->size = p.size;
+	ev->flags = 0;
+	if (bpf_map_update_elem(&live, &key, &p.size, BPF_ANY)) {
+		ev->flags |= MT_EVF_UNTRACKED;
+		count_drop(MT_DROP_LIVE_FULL);
+	}
+
+	ev->regs.ip = ctx->ip;
+	ev->regs.sp = ctx->sp;
+	ev->regs.bp = ctx->bp;
+	ev->regs.bx = ctx->bx;
+	ev->regs.r12 = ctx->r12;
+	ev->regs.r13 = ctx->r13;
+	ev->regs.r14 = ctx->r14;
+	ev->regs.r15 = ctx->r15;
+	ev->regs.ax = ctx->ax;
+	ev->regs.cx = ctx->cx;
+	ev->regs.dx = ctx->dx;
+	ev->regs.si = ctx->si;
+	ev->regs.di = ctx->di;
+	ev->regs.r8 = ctx->r8;
+	ev->regs.r9 = ctx->r9;
+	ev->regs.r10 = ctx->r10;
+	ev->regs.r11 = ctx->r11;
+
+	n = bpf_get_stack(ctx, ev->frames, sizeof(ev->frames), BPF_F_USER_STACK);
+	ev->nr_frames = n > 0 ? (__u32)n / 8 : 0;
+	if (n >= (long)sizeof(ev->frames))
+		ev->flags |= MT_EVF_FP_FULL;
+	ev->stack_len = copy_stack(ev, ctx->sp);
+	bpf_ringbuf_submit(ev, 0);
+}
+
+/* Session mode: one program for entry and return. */
+SEC("uprobe")
+int mt_session(struct pt_regs *ctx)
+{
+	if (bpf_session_is_return()) {
+		on_return(ctx);
+		return 0;
+	}
+	return on_entry(ctx, (__u32)bpf_get_attach_cookie(ctx));
+}
+
+/* uretprobe mode: entry and return are separate programs. */
+SEC("uprobe")
+int mt_entry(struct pt_regs *ctx)
+{
+	on_entry(ctx, (__u32)bpf_get_attach_cookie(ctx));
+	return 0;
+}
+
+SEC("uretprobe")
+int mt_return(struct pt_regs *ctx)
+{
+	on_return(ctx);
+	return 0;
+}

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * abi.h - the only header shared by bpf/memtop.bpf.c and user space.
+ *
+ * Everything here crosses the kernel/user boundary as plain bytes: fixed-size
+ * fields, largest first, explicit padding, no pointers, no bool, no enum-typed
+ * fields (enums are stored in __u32). Changing a layout means bumping
+ * MT_ABI_VERSION; the _Static_asserts at the end catch accidental holes.
+ *
+ * User space must include <linux/types.h> before this file; the BPF side gets
+ * the __u* types from vmlinux.h.
+ */
+#ifndef MEMTOP_ABI_H
+#define MEMTOP_ABI_H
+
+#define MT_ABI_VERSION 1
+
+/* Frame-pointer stack depth recorded per sample (bpf_get_stack). */
+#define MT_MAX_FRAMES 64
+/* Upper bound of the raw user-stack copy per sample; the run-time size
+ * (--stack-copy) is smaller by at least a chunk. Copied in MT_STACK_CHUNK
+ * pieces aligned to the chunk size, so a fault at the top of the stack
+ * loses only the part above it. */
+#define MT_STACK_COPY_MAX 16384
+#define MT_STACK_CHUNK 512
+/* Entries of the exponential quantile table used to draw sampling
+ * intervals; a power of two. */
+#define MT_EXP_TABLE_SIZE 4096
+/* Fixed-point scale of that table: entry = -ln(u) * MT_EXP_SCALE. */
+#define MT_EXP_SCALE 65536
+
+/* Allocator entry points. The value is the BPF attach cookie, so one
+ * program serves every function. Stored in mt_event_alloc.fn. */
+enum mt_alloc_fn {
+	MT_FN_MALLOC = 0,
+	MT_FN_CALLOC,
+	MT_FN_REALLOC,
+	MT_FN_REALLOCARRAY,
+	MT_FN_POSIX_MEMALIGN,
+	MT_FN_ALIGNED_ALLOC,
+	MT_FN_MEMALIGN,
+	MT_FN_VALLOC,
+	MT_FN_PVALLOC,
+	MT_FN_FREE,
+	MT_FN_COUNT,
+};
+
+/* Event kinds, the first __u32 of every ring-buffer record. */
+enum mt_event_kind {
+	MT_EV_ALLOC = 1, /* a sampled allocation: struct mt_event_alloc */
+	MT_EV_FREE = 2,	 /* a free of a tracked sampled address: mt_event_free */
+};
+
+/* mt_event_alloc.flags */
+enum mt_event_flags {
+	MT_EVF_UNTRACKED = 1 << 0,  /* live map full: counted, never freed */
+	MT_EVF_FP_FULL = 1 << 1,    /* bpf_get_stack filled every slot */
+	MT_EVF_STACK_FAULT = 1 << 2 /* stack copy ended on a fault */
+};
+
+/* User registers at the moment of the sample, in the caller's frame (the
+ * allocator has returned). Named after x86-64 pt_regs. */
+struct mt_regs {
+	__u64 ip;
+	__u64 sp;
+	__u64 bp;
+	__u64 bx;
+	__u64 r12;
+	__u64 r13;
+	__u64 r14;
+	__u64 r15;
+	__u64 ax;
+	__u64 cx;
+	__u64 dx;
+	__u64 si;
+	__u64 di;
+	__u64 r8;
+	__u64 r9;
+	__u64 r10;
+	__u64 r11;
+};
+
+struct mt_event_free {
+	__u32 kind; /* MT_EV_FREE */
+	__u32 pid;  /* tgid */
+	__u32 tid;
+	__u32 _pad;
+	__u64 ts_ns; /* CLOCK_MONOTONIC */
+	__u64 addr;
+};
+
+/* A sampled allocation. Variable length: the record ends after
+ * stack[stack_len]; MT_ALLOC_EVENT_HDR_SIZE is the fixed part. */
+struct mt_event_alloc {
+	__u32 kind; /* MT_EV_ALLOC */
+	__u32 pid;
+	__u32 tid;
+	__u32 fn;    /* enum mt_alloc_fn */
+	__u64 ts_ns; /* CLOCK_MONOTONIC */
+	__u64 addr;  /* returned address (0: the allocation failed) */
+	__u64 size;  /* requested bytes */
+	__u32 flags; /* enum mt_event_flags */
+	__u32 nr_frames;
+	__u32 stack_len;  /* bytes of stack[] that are valid */
+	__u32 stack_skew; /* stack[0] is at regs.sp - stack_skew */
+	struct mt_regs regs;
+	__u64 frames[MT_MAX_FRAMES]; /* frame-pointer walk, innermost first */
+	__u8 stack[MT_STACK_COPY_MAX]; /* copy of [sp - skew, sp - skew + stack_len) */
+};
+
+#define MT_ALLOC_EVENT_HDR_SIZE (sizeof(struct mt_event_alloc) - MT_STACK_COPY_MAX)
+
+/* Exact per-process counters, one per CPU, summed by user space. */
+struct mt_proc_counters {
+	__u64 alloc_calls; /* calls that allocate (see docs/architecture.md) */
+	__u64 free_calls;  /* free() of a non-NULL pointer */
+	__u64 alloc_bytes; /* bytes requested by those calls */
+	__u64 probe_hits;  /* every probe run (entry and return) */
+	__u64 samples;     /* sampled allocations */
+};
+
+/* Global fault counters, index of the per-CPU drop array. */
+enum mt_drop {
+	MT_DROP_RINGBUF = 0,  /* event lost: ring buffer full */
+	MT_DROP_LIVE_FULL,    /* sample not tracked: live map full */
+	MT_DROP_PENDING_FULL, /* sample lost: pending map full */
+	MT_DROP_COUNT,
+};
+
+/* Key of the live map: a sampled allocation still in use. */
+struct mt_live_key {
+	__u32 pid;
+	__u32 _pad;
+	__u64 addr;
+};
+
+#ifndef __bpf__
+_Static_assert(sizeof(struct mt_regs) == 17 * 8, "mt_regs layout");
+_Static_assert(sizeof(struct mt_event_free) == 32, "mt_event_free layout");
+_Static_assert(sizeof(struct mt_event_alloc) == 56 + 136 + 8 * MT_MAX_FRAMES + MT_STACK_COPY_MAX,
+	       "mt_event_alloc layout");
+_Static_assert(sizeof(struct mt_proc_counters) == 40, "mt_proc_counters layout");
+_Static_assert(sizeof(struct mt_live_key) == 16, "mt_live_key layout");
+#endif
+
+#endif /* MEMTOP_ABI_H */

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * attach.h - the probe table turned into per-process links: which
+ * allocator functions are probed, where in each function, and in which
+ * mode (uprobe session, or entry uprobe + uretprobe). Never system-wide:
+ * every link names one pid.
+ */
+#ifndef MEMTOP_ATTACH_H
+#define MEMTOP_ATTACH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "memtop/bpf_loader.h"
+
+struct mt_probe_set;
+
+enum mt_attach_mode {
+	MT_ATTACH_SESSION = 0,	/* uprobe_multi session: return trap only when sampled */
+	MT_ATTACH_URETPROBE,	/* entry uprobe + uretprobe on every call */
+};
+
+struct attach_info {
+	enum mt_attach_mode mode;
+	int nprobes;	  /* functions probed */
+	int nslow;	  /* of those, probes the kernel single-steps */
+	char detail[512]; /* "malloc@entry free@+3 ..." */
+};
+
+/* Attach the probe table to pid's allocator library lib_path (a path
+ * memtop can open, e.g. under /proc/PID/root). Tries a session link when
+ * want_session and the session program is loaded, else uretprobes.
+ * NULL with errno set and one line in err; nothing stays attached then. */
+struct mt_probe_set *attach_target(struct mt_bpf *b, pid_t pid, const char *lib_path,
+				   bool want_session, struct attach_info *info, char *err,
+				   size_t errlen);
+void attach_detach(struct mt_probe_set *ps);
+
+const char *attach_mode_name(enum mt_attach_mode mode);
+
+#endif /* MEMTOP_ATTACH_H */

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * bpf_loader.h - the BPF object: open, configure (rate, table, sizes),
+ * load, and the map operations user space needs. The only module that
+ * includes the generated skeleton.
+ */
+#ifndef MEMTOP_BPF_LOADER_H
+#define MEMTOP_BPF_LOADER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "memtop/abi.h"
+
+struct mt_bpf;
+struct bpf_program;
+struct ring_buffer;
+
+struct mt_bpf_opts {
+	__u64 rate;	  /* mean sampling interval, bytes */
+	__u32 stack_copy; /* bytes of user stack copied per sample */
+	__u32 live_max;	  /* entries of the live map */
+	bool session;	  /* load the session program (kernel >= 6.13) */
+};
+
+/* Open and load. NULL with errno set and one line in err. */
+struct mt_bpf *bpf_loader_open(const struct mt_bpf_opts *opts, char *err, size_t errlen);
+void bpf_loader_close(struct mt_bpf *b);
+
+/* Whether the session program loaded. */
+bool bpf_loader_has_session(const struct mt_bpf *b);
+struct bpf_program *bpf_loader_prog_session(struct mt_bpf *b);
+struct bpf_program *bpf_loader_prog_entry(struct mt_bpf *b);
+struct bpf_program *bpf_loader_prog_return(struct mt_bpf *b);
+
+/* Let the programs act for pid / stop and forget everything about it
+ * (targets, counters, live samples). 0 or -errno. */
+int bpf_loader_add_target(struct mt_bpf *b, pid_t pid);
+void bpf_loader_remove_target(struct mt_bpf *b, pid_t pid);
+
+/* Exact counters of pid summed over CPUs. 0 or -ENOENT (no call yet). */
+int bpf_loader_read_counters(struct mt_bpf *b, pid_t pid, struct mt_proc_counters *out);
+/* Global drop counters summed over CPUs. */
+void bpf_loader_read_drops(struct mt_bpf *b, __u64 out[MT_DROP_COUNT]);
+
+/* Ring buffer of events; cb gets each record's bytes. NULL + errno. */
+struct ring_buffer *bpf_loader_ring(struct mt_bpf *b, int (*cb)(void *ctx, void *data, size_t size),
+				    void *ctx);
+
+#endif /* MEMTOP_BPF_LOADER_H */

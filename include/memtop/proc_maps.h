@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * proc_maps.h - /proc/PID/maps as a sorted array of mappings.
+ *
+ * proc_maps_parse() is pure (fixtures in tests/fixtures/maps/); malformed
+ * lines give -EINVAL and leave *out empty. Paths are interned (strpool.h).
+ */
+#ifndef MEMTOP_PROC_MAPS_H
+#define MEMTOP_PROC_MAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+struct mt_map {
+	__u64 start;	 /* [start, end) runtime addresses */
+	__u64 end;
+	__u64 offset;	 /* file offset mapped at start */
+	__u64 inode;
+	__u32 dev_major;
+	__u32 dev_minor;
+	char perms[5];	 /* "r-xp" */
+	bool deleted;	 /* the path ended in " (deleted)" (suffix stripped) */
+	const char *path; /* interned; NULL for anonymous mappings; "[heap]" etc. kept */
+};
+
+struct mt_maps {
+	struct mt_map *v; /* sorted by start */
+	size_t n;
+};
+
+/* Parse the text of a maps file. 0 or -EINVAL / -ENOMEM. */
+int proc_maps_parse(const char *text, size_t len, struct mt_maps *out);
+/* Read and parse /proc/PID/maps. 0 or -errno (-ESRCH when gone). */
+int proc_maps_read(pid_t pid, struct mt_maps *out);
+/* The mapping containing addr, or NULL. */
+const struct mt_map *proc_maps_find(const struct mt_maps *m, __u64 addr);
+void proc_maps_free(struct mt_maps *m);
+
+#endif /* MEMTOP_PROC_MAPS_H */

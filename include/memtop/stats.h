@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * stats.h - pure statistics over the observations model.c makes once per
+ * tick: bounded multi-resolution history, least-squares growth slopes with
+ * R^2, plateau detection, the leak-suspicion score with its reasons, the
+ * per-target heap-versus-RSS comparison and the size-histogram advice.
+ *
+ * No I/O, no clock, no globals: everything it knows arrives in an
+ * observation struct, so it is unit-tested on synthetic series.
+ * The score formula is documented in docs/leak-score.md.
+ */
+#ifndef MEMTOP_STATS_H
+#define MEMTOP_STATS_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+#define MT_AGE_BUCKETS 16   /* live-sample age: bucket 0 is [0, 2) s, bucket i [2^i, 2^(i+1)) s,
+			     * the last one open-ended */
+#define MT_HIST_LEVELS 3    /* history resolutions */
+#define MT_HIST_POINTS 120  /* points kept per resolution */
+#define MT_REASONS 4	    /* growth, freed, age, confidence: always all four */
+#define MT_REASON_LEN 120
+
+/* Multi-resolution history of one value: level 0 keeps every pushed point,
+ * each next level one point per MT_HIST_FACTOR points of the level below
+ * (their mean t and mean v). With one push per second the levels span
+ * 2 min, 20 min and 3 h 20 min. Fixed memory: nothing is allocated. */
+#define MT_HIST_FACTOR 10
+struct mt_history_level {
+	double t[MT_HIST_POINTS]; /* seconds (monotonic) */
+	double v[MT_HIST_POINTS];
+	int head;	     /* next slot to write */
+	int count;	     /* valid points */
+	double acc_t, acc_v; /* sums accumulating this level's next point */
+	int acc_n;	     /* points summed so far (level 0: unused) */
+};
+struct mt_history {
+	struct mt_history_level level[MT_HIST_LEVELS];
+};
+
+void history_init(struct mt_history *h);
+/* Append a point. Points must come in non-decreasing t; a point older than
+ * the last one, or with a non-finite t or v, is ignored. */
+void history_push(struct mt_history *h, double t, double v);
+/* Copy the points with t >= since, oldest first, into t[]/v[] (at most
+ * max; when more match, the most recent max are kept). The level used is
+ * the finest whose oldest point is at or before since; if none reaches
+ * that far, the one reaching furthest back. From a coarse level the mean of
+ * the points pushed since its newest point is appended, so the window ends
+ * near the latest push. Returns the number copied (0 when empty or max <= 0). */
+int history_window(const struct mt_history *h, double since, double *t, double *v, int max);
+/* Most recent value; 0 when empty. */
+double history_last(const struct mt_history *h);
+
+struct mt_fit {
+	double slope;	  /* units per second */
+	double intercept; /* value at t = 0 */
+	double r2;	  /* coefficient of determination, 0..1 (0 when flat) */
+	double span_s;	  /* t[n-1] - t[0] */
+	int n;		  /* points used; 0 when fewer than 3 (then all fields 0) */
+};
+/* Ordinary least squares v = slope*t + intercept. A flat series, or one
+ * whose t are all equal, gives slope 0 and r2 0. */
+void stats_fit(const double *t, const double *v, int n, struct mt_fit *out);
+
+/* What model.c observes about a site at each tick. All byte figures are
+ * unsampled estimates: a sample of size s is worth w*s bytes, w = 1/p. */
+struct mt_site_obs {
+	double now_s;		  /* monotonic seconds, non-decreasing */
+	double inuse_bytes;	  /* sum of w*s over live samples */
+	double alloc_bytes;	  /* sum of w*s over all samples, cumulative */
+	double freed_bytes;	  /* sum of w*s over samples freed since, cumulative */
+	double alloc_bytes_per_s; /* over the last interval */
+	__u64 samples;		  /* sampled allocations, cumulative */
+	__u64 live_samples;	  /* of those, not freed yet */
+	double oldest_live_age_s; /* now - time of the oldest live sample; 0: none live */
+	/* Sum of w*s of the live samples per age bucket (see MT_AGE_BUCKETS). */
+	double live_bytes_by_age[MT_AGE_BUCKETS];
+};
+
+/* The factors of the score, each 0..1 (docs/leak-score.md):
+ * score = 100 * confidence * growth * fit * persist * (0.6 + 0.25 age + 0.15 unfreed) */
+struct mt_score_terms {
+	double growth;	/* net growth over the long window, in samples, is significant */
+	double fit;	/* R^2 of that growth */
+	double persist; /* the recent window still grows at the long-window pace */
+	double age;	/* live bytes are old relative to the window: survivors accumulate */
+	double unfreed; /* 1 - freed_fraction */
+	double confidence;
+};
+
+struct mt_site_stats {
+	struct mt_history inuse;      /* estimated in-use bytes */
+	struct mt_history alloc_rate; /* bytes/s */
+	struct mt_fit short_fit;      /* in-use over the short (persistence) window */
+	struct mt_fit long_fit;	      /* in-use over the long window that scored highest */
+	double long_window_s;	      /* that window's horizon: 60, 600 or 3600 s */
+	double short_window_s;
+	bool plateau;		      /* grew over the long window, flat in the short one */
+	double freed_fraction;	      /* freed / allocated (sampled bytes), 0..1 */
+	double oldest_live_age_s;
+	double old_fraction;	      /* live bytes older than long_fit.span_s / 4 */
+	double leak_score;	      /* 0..100 */
+	double confidence;	      /* 0..1: how much the score can be trusted */
+	struct mt_score_terms terms;
+	int nreasons;
+	char reasons[MT_REASONS][MT_REASON_LEN]; /* plain ASCII, one per term */
+	/* private to stats.c */
+	double first_s; /* time of the first update; < 0 before it */
+	double last_s;
+};
+
+void site_stats_init(struct mt_site_stats *s);
+/* Record one observation and recompute fits, score and reasons. Meant to
+ * be called once per tick; any tick length works (windows are in seconds). */
+void site_stats_update(struct mt_site_stats *s, const struct mt_site_obs *o);
+
+/* Per target: histories of RSS and estimated heap, and how much of the RSS
+ * growth the sampled heap explains over the last MT_TARGET_WINDOW_S. */
+#define MT_TARGET_WINDOW_S 300.0
+struct mt_target_stats {
+	struct mt_history rss;
+	struct mt_history inuse;
+	struct mt_fit rss_fit;
+	struct mt_fit inuse_fit;
+	double window_s;      /* length of the fit window (shorter while young) */
+	double heap_explains; /* inuse slope / rss slope, clamped to 0..10; -1 when
+			       * RSS did not grow measurably (>= 1 MiB, R^2 >= 0.5) */
+	char summary[MT_REASON_LEN]; /* "sampled heap explains 85% of RSS growth over 5m0s" */
+	double first_s;	      /* private */
+};
+void target_stats_init(struct mt_target_stats *s);
+void target_stats_update(struct mt_target_stats *s, double now_s, double rss_bytes,
+			 double inuse_bytes);
+
+/* Size histogram: bucket of an allocation size. Bucket i holds sizes in
+ * (2^(i-1), 2^i], bucket 0 holds 0 and 1, so a capacity of 2^i bytes holds
+ * every size in buckets 0..i. Sizes above 2^(nbuckets-1) go to the last
+ * bucket. */
+int size_hist_bucket(__u64 size, int nbuckets);
+
+/* Largest capacity the inline-buffer advice is given for. */
+#define MT_INLINE_MAX 4096
+/* Smallest power-of-two capacity C such that allocations of size <= C make
+ * up at least frac (0..1] of the objects in objects[] (estimated object
+ * counts per size_hist_bucket() bucket). 0 when none applies: no objects,
+ * bad arguments, or C above MT_INLINE_MAX. */
+__u64 size_hist_inline_capacity(const double objects[], int nbuckets, double frac);
+
+#endif /* MEMTOP_STATS_H */

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * target.h - the processes memtop watches: checking a PID is a user
+ * process, finding the allocator library it uses, launching a command
+ * held at the starting line until its probes are attached, and reading
+ * /proc for comm, RSS and liveness.
+ */
+#ifndef MEMTOP_TARGET_H
+#define MEMTOP_TARGET_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+/* Validate pid (exists, not a kernel thread, not memtop itself) and read
+ * its comm. 0, or -errno with one line in err. */
+int target_check(pid_t pid, char comm[16], char *err, size_t errlen);
+
+/* The glibc allocator library of pid as a path memtop can open (through
+ * /proc/PID/root). 0, or -errno with one line in err naming what was
+ * found instead (a static executable, another allocator). */
+int target_find_allocator(pid_t pid, char *path, size_t pathlen, char *err, size_t errlen);
+
+/* A command started by memtop, stopped before exec until target_release. */
+struct launched {
+	pid_t pid;
+	int go_fd;   /* write a byte to let it exec */
+	int err_fd;  /* exec failure: errno arrives here; EOF means exec worked */
+};
+
+/* Fork argv[0] (searched in PATH) held before exec. The allocator path is
+ * the glibc memtop itself uses: the command will map the same file. 0, or
+ * -errno with one line in err (not found, not executable, static). */
+int target_launch(char **argv, struct launched *l, char *alloc_path, size_t pathlen, char *err,
+		  size_t errlen);
+/* Let the command exec. 0, or -errno with one line in err if exec failed
+ * (the child is reaped then). */
+int target_release(struct launched *l, char *err, size_t errlen);
+
+/* Resident set size in bytes; 0 when unknown. */
+__u64 target_rss(pid_t pid);
+/* Whether pid still exists (a zombie counts as gone). */
+bool target_alive(pid_t pid);
+
+#endif /* MEMTOP_TARGET_H */

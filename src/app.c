@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * app.c - memtop's lifecycle: resolve the targets, load and attach the
+ * probes, run the loop (drain events, tick the model, drive the front end)
+ * and tear everything down in order on every way out.
+ *
+ * Setup failures print one line on stderr and leave nothing attached.
+ * The loop ends on a signal (INT, TERM, HUP), when the front end asks,
+ * after -n intervals, or once every target has exited (after one last
+ * interval with their final numbers).
+ */
+#include "memtop/app.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <bpf/libbpf.h>
+
+#include "memtop/attach.h"
+#include "memtop/bpf_loader.h"
+#include "memtop/frontend.h"
+#include "memtop/ingest.h"
+#include "memtop/model.h"
+#include "memtop/proc_cache.h"
+#include "memtop/symbolize.h"
+#include "memtop/target.h"
+#include "memtop/unwind.h"
+
+struct watched {
+	pid_t pid;
+	char comm[16];
+	char lib[PATH_MAX];
+	struct mt_probe_set *probes;
+	bool launched; /* started by memtop: reaped and stopped by it */
+	bool gone;
+};
+
+struct app {
+	const struct mt_config *cfg;
+	struct watched *w;
+	int nw;
+	struct mt_bpf *bpf;
+	struct ring_buffer *ring;
+	struct proc_cache *pc;
+	struct symbolizer *sym;
+	struct unwinder *unw;
+	struct mt_model *model;
+	struct ingest ingest;
+	struct mt_status status;
+	struct attach_info attach;
+	const struct mt_frontend *fe;
+	struct mt_fe_ctx fe_ctx;
+	bool fe_started;
+	int sigfd;
+	__u64 last_records;
+};
+
+static int verbose;
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("memtop: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (!verbose || (level == LIBBPF_DEBUG && verbose < 2))
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Uprobe sessions arrived in Linux 6.13. */
+static bool kernel_has_session(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return false;
+	return major > 6 || (major == 6 && minor >= 13);
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	ingest_record(ctx, data, size);
+	return 0;
+}
+
+/* ---- setup ------------------------------------------------------------ */
+
+static int resolve_targets(struct app *a, struct launched *l)
+{
+	const struct mt_config *cfg = a->cfg;
+	char err[512];
+	int i, e;
+
+	a->w = calloc(cfg->npids ? cfg->npids : 1, sizeof(*a->w));
+	if (!a->w)
+		return -ENOMEM;
+	if (cfg->cmd_argv) {
+		e = target_launch(cfg->cmd_argv, l, a->w[0].lib, sizeof(a->w[0].lib), err,
+				  sizeof(err));
+		if (e) {
+			fail("%s", err);
+			return e;
+		}
+		a->w[0].pid = l->pid;
+		a->w[0].launched = true;
+		snprintf(a->w[0].comm, sizeof(a->w[0].comm), "%s", cfg->cmd_argv[0]);
+		a->nw = 1;
+		return 0;
+	}
+	for (i = 0; i < cfg->npids; i++) {
+		struct watched *w = &a->w[a->nw];
+
+		w->pid = cfg->pids[i];
+		e = target_check(w->pid, w->comm, err, sizeof(err));
+		if (!e)
+			e = target_find_allocator(w->pid, w->lib, sizeof(w->lib), err, sizeof(err));
+		if (e) {
+			fail("%s", err);
+			return e;
+		}
+		a->nw++;
+	}
+	return 0;
+}
+
+static int load_probes(struct app *a)
+{
+	const struct mt_config *cfg = a->cfg;
+	struct mt_bpf_opts opts = {
+		.rate = cfg->rate,
+		.stack_copy = cfg->stack_copy,
+		.live_max = cfg->live_max,
+		.session = cfg->probe_mode != MT_PROBE_URETPROBE && kernel_has_session(),
+	};
+	char err[512];
+
+	if (cfg->probe_mode == MT_PROBE_SESSION && !opts.session) {
+		fail("--probe-mode session: this kernel has no uprobe sessions (Linux 6.13 or later)");
+		return -ENOTSUP;
+	}
+	a->bpf = bpf_loader_open(&opts, err, sizeof(err));
+	if (!a->bpf) {
+		fail("%s", err);
+		return -errno;
+	}
+	if (cfg->probe_mode == MT_PROBE_SESSION && !bpf_loader_has_session(a->bpf)) {
+		fail("--probe-mode session: the session program did not load on this kernel");
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+static int attach_all(struct app *a)
+{
+	bool session = a->cfg->probe_mode != MT_PROBE_URETPROBE;
+	char err[512];
+	int i, e;
+
+	for (i = 0; i < a->nw; i++) {
+		struct watched *w = &a->w[i];
+		struct mt_target *t;
+
+		e = bpf_loader_add_target(a->bpf, w->pid);
+		if (e) {
+			fail("cannot watch PID %d: %s", w->pid, strerror(-e));
+			return e;
+		}
+		w->probes = attach_target(a->bpf, w->pid, w->lib, session, &a->attach, err,
+					  sizeof(err));
+		if (!w->probes) {
+			e = -errno;
+			fail("%s", err);
+			return e ? e : -EINVAL;
+		}
+		t = model_target(a->model, w->pid, true);
+		if (!t)
+			return -ENOMEM;
+		memcpy(t->comm, w->comm, sizeof(t->comm));
+		t->start_ns = now_ns();
+	}
+	a->status.probe_mode = attach_mode_name(a->attach.mode);
+	return 0;
+}
+
+static int start_data_path(struct app *a)
+{
+	struct mt_model_opts mo = {
+		.rate = a->cfg->rate,
+		.group = a->cfg->group,
+		.skip_regex = a->cfg->skip_regex,
+	};
+
+	a->model = model_new(&mo);
+	a->pc = proc_cache_new();
+	a->sym = a->pc ? symbolizer_new(a->pc) : NULL;
+	if (!a->model || !a->sym) {
+		fail("cannot set up: %s", strerror(errno));
+		return -ENOMEM;
+	}
+	if (a->cfg->stack_copy)
+		a->unw = unwinder_new(a->pc);
+	a->ingest.model = a->model;
+	a->ingest.sym = a->sym;
+	a->ingest.unw = a->unw;
+	return 0;
+}
+
+static int open_ring(struct app *a)
+{
+	a->ring = bpf_loader_ring(a->bpf, on_record, &a->ingest);
+	if (!a->ring) {
+		fail("cannot open the event ring buffer: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int block_signals(struct app *a)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
+		return -errno;
+	a->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	return a->sigfd < 0 ? -errno : 0;
+}
+
+/* ---- the loop ----------------------------------------------------------- */
+
+/* Refresh each target's exact counters, RSS and liveness. */
+static void refresh_targets(struct app *a)
+{
+	__u64 drops[MT_DROP_COUNT];
+	struct mt_drops *d = model_drops(a->model);
+	int i, alive = 0;
+
+	for (i = 0; i < a->nw; i++) {
+		struct watched *w = &a->w[i];
+		struct mt_target *t = model_target(a->model, w->pid, false);
+
+		if (!t || w->gone)
+			continue;
+		bpf_loader_read_counters(a->bpf, w->pid, &t->counters);
+		if (w->launched && waitpid(w->pid, NULL, WNOHANG) == w->pid)
+			w->gone = true;
+		else if (!target_alive(w->pid))
+			w->gone = true;
+		if (w->gone) {
+			t->alive = false;
+			t->exit_ns = now_ns();
+			attach_detach(w->probes);
+			w->probes = NULL;
+			continue;
+		}
+		t->rss_bytes = target_rss(w->pid);
+		alive++;
+	}
+	a->status.all_exited = alive == 0;
+	bpf_loader_read_drops(a->bpf, drops);
+	d->events_lost = drops[MT_DROP_RINGBUF];
+	d->live_map_full = drops[MT_DROP_LIVE_FULL];
+	d->pending_full = drops[MT_DROP_PENDING_FULL];
+}
+
+static void update_status(struct app *a)
+{
+	double dt = model_interval_s(a->model), hits = 0;
+	size_t i;
+
+	for (i = 0; i < model_target_count(a->model); i++)
+		hits += model_target_at(a->model, i)->probe_hits_per_s;
+	a->status.probe_hits_per_s = hits;
+	a->status.events_per_s = dt > 0 ? (a->ingest.records - a->last_records) / dt : 0;
+	a->last_records = a->ingest.records;
+	a->status.duty = 1.0;
+}
+
+static int tick(struct app *a)
+{
+	ring_buffer__consume(a->ring);
+	refresh_targets(a);
+	model_tick(a->model, now_ns());
+	update_status(a);
+	return a->fe->tick(&a->fe_ctx);
+}
+
+static bool take_signal(struct app *a)
+{
+	struct signalfd_siginfo si;
+
+	return read(a->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si);
+}
+
+static int run_loop(struct app *a)
+{
+	const struct mt_config *cfg = a->cfg;
+	__u64 next = now_ns() + (__u64)(a->fe_ctx.interval_s * 1e9);
+	long ticks = 0;
+	int ring_fd = ring_buffer__epoll_fd(a->ring);
+
+	for (;;) {
+		struct pollfd pfd[3] = {
+			{ .fd = ring_fd, .events = POLLIN },
+			{ .fd = a->sigfd, .events = POLLIN },
+			{ .fd = a->fe->input_fd ? a->fe->input_fd(&a->fe_ctx) : -1, .events = POLLIN },
+		};
+		__u64 t = now_ns();
+		int timeout = t >= next ? 0 : (int)((next - t) / 1000000) + 1;
+		int act = 0;
+
+		if (poll(pfd, 3, timeout) < 0 && errno != EINTR)
+			return -errno;
+		if (pfd[0].revents)
+			ring_buffer__consume(a->ring);
+		if (pfd[1].revents && take_signal(a))
+			return 0;
+		if (pfd[2].fd >= 0 && pfd[2].revents)
+			act |= a->fe->input(&a->fe_ctx);
+		if (now_ns() >= next) {
+			act |= tick(a);
+			ticks++;
+			next += (__u64)(a->fe_ctx.interval_s * 1e9);
+			if (next < now_ns())
+				next = now_ns() + (__u64)(a->fe_ctx.interval_s * 1e9);
+			if (cfg->count > 0 && ticks >= cfg->count)
+				return 0;
+			if (a->status.all_exited && !a->fe->input_fd)
+				return 0;
+		}
+		if (act & MT_FE_QUIT)
+			return 0;
+		if (act & MT_FE_INTERVAL)
+			next = now_ns() + (__u64)(a->fe_ctx.interval_s * 1e9);
+	}
+}
+
+/* ---- teardown ----------------------------------------------------------- */
+
+static void stop_launched(struct watched *w)
+{
+	int i;
+
+	if (!w->launched || w->gone || w->pid <= 0)
+		return;
+	kill(w->pid, SIGTERM);
+	for (i = 0; i < 50; i++) {
+		if (waitpid(w->pid, NULL, WNOHANG) == w->pid)
+			return;
+		usleep(20000);
+	}
+	kill(w->pid, SIGKILL);
+	waitpid(w->pid, NULL, 0);
+}
+
+static void teardown(struct app *a)
+{
+	int i;
+
+	/* Probes first, so the targets stop trapping at once. */
+	for (i = 0; i < a->nw; i++) {
+		attach_detach(a->w[i].probes);
+		a->w[i].probes = NULL;
+	}
+	if (a->fe_started)
+		a->fe->stop(&a->fe_ctx);
+	for (i = 0; i < a->nw; i++)
+		stop_launched(&a->w[i]);
+	ring_buffer__free(a->ring);
+	bpf_loader_close(a->bpf);
+	unwinder_free(a->unw);
+	symbolizer_free(a->sym);
+	proc_cache_free(a->pc);
+	model_free(a->model);
+	if (a->sigfd > 0)
+		close(a->sigfd);
+	free(a->w);
+}
+
+static const struct mt_frontend *choose_frontend(const struct mt_config *cfg)
+{
+	if (cfg->json)
+		return &frontend_json;
+	if (cfg->batch)
+		return &frontend_text;
+	return &frontend_tui;
+}
+
+static void announce(const struct app *a)
+{
+	int i;
+
+	for (i = 0; i < a->nw; i++)
+		fprintf(stderr, "memtop: attached to PID %d (%s): %s mode, %d probes (%d slow): %s\n",
+			a->w[i].pid, a->w[i].comm, a->status.probe_mode, a->attach.nprobes,
+			a->attach.nslow, a->attach.detail);
+}
+
+int app_run(const struct mt_config *cfg)
+{
+	struct app a = { .cfg = cfg, .sigfd = -1 };
+	struct launched l = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+	char err[512];
+	int e;
+
+	verbose = cfg->verbose;
+	libbpf_set_print(libbpf_print);
+	a.fe = choose_frontend(cfg);
+	if (cfg->cgroup) {
+		fail("--cgroup is not supported yet");
+		return 1;
+	}
+	e = block_signals(&a);
+	if (!e)
+		e = resolve_targets(&a, &l);
+	if (!e)
+		e = load_probes(&a);
+	if (!e)
+		e = start_data_path(&a);
+	if (!e)
+		e = attach_all(&a);
+	if (!e)
+		e = open_ring(&a);
+	if (!e && l.pid > 0) {
+		e = target_release(&l, err, sizeof(err));
+		if (e) {
+			fail("%s", err);
+			a.w[0].gone = true;
+		}
+	}
+	if (e) {
+		if (l.pid > 0 && !a.w[0].gone) {
+			close(l.go_fd); /* the held child exits without exec */
+			waitpid(l.pid, NULL, 0);
+			a.w[0].gone = true;
+		}
+		teardown(&a);
+		return 1;
+	}
+	announce(&a);
+
+	a.fe_ctx.model = a.model;
+	a.fe_ctx.cfg = cfg;
+	a.fe_ctx.status = &a.status;
+	a.fe_ctx.interval_s = cfg->interval_s;
+	model_tick(a.model, now_ns()); /* interval zero: the start line */
+	e = a.fe->start(&a.fe_ctx);
+	if (e) {
+		fail("cannot start the %s display: %s", a.fe->name, strerror(-e));
+		teardown(&a);
+		return 1;
+	}
+	a.fe_started = true;
+	e = run_loop(&a);
+	teardown(&a);
+	if (e) {
+		fail("%s", strerror(-e));
+		return 1;
+	}
+	return 0;
+}

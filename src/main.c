@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * main.c - memtop's entry point: parse the command line, then run.
+ */
+#include <stdio.h>
+
+#include "memtop/app.h"
+#include "memtop/cli.h"
+
+int main(int argc, char **argv)
+{
+	static char msg[16384];
+	struct mt_config cfg;
+
+	switch (cli_parse(argc, argv, &cfg, msg, sizeof(msg))) {
+	case MT_CLI_EXIT_OK:
+		fputs(msg, stdout);
+		return 0;
+	case MT_CLI_ERROR:
+		fprintf(stderr, "%s\n", msg);
+		return 2;
+	default:
+		return app_run(&cfg);
+	}
+}
