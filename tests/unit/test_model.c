@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * test_model.c - site aggregation: weights, in-use accounting through
+ * frees, call-site choice past allocator machinery, grouping and
+ * regrouping, per-process forgetting, rates and sorting.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "memtop/model.h"
+#include "memtop/sampling.h"
+#include "memtop/strpool.h"
+
+#define RATE 4096
+
+static struct mt_frame frame(const char *fn, __u64 off)
+{
+	struct mt_frame f = { 0 };
+
+	f.addr = 0x400000 + off;
+	f.rel_addr = off;
+	f.function = strpool_intern(fn);
+	f.module = strpool_intern("app");
+	f.module_path = strpool_intern("/usr/bin/app");
+	f.file = strpool_intern("app.c");
+	f.line = (__u32)off;
+	return f;
+}
+
+static void alloc(struct mt_model *m, pid_t pid, __u64 addr, __u64 size, const struct mt_frame *fr,
+		  int n)
+{
+	struct mt_sample_in in = { .pid = pid, .ts_ns = 1, .addr = addr, .size = size,
+				   .frames = fr, .nframes = n };
+
+	assert_int_equal(model_on_alloc(m, &in), 0);
+}
+
+static struct mt_site *site_named(struct mt_model *m, const char *fn)
+{
+	size_t i;
+
+	for (i = 0; i < model_site_count(m); i++)
+		if (!strcmp(model_site_at(m, i)->frame->function, fn))
+			return model_site_at(m, i);
+	return NULL;
+}
+
+static struct mt_model *new_model(enum mt_group g, const char *skip)
+{
+	struct mt_model_opts o = { .rate = RATE, .group = g, .skip_regex = skip };
+	struct mt_model *m = model_new(&o);
+
+	assert_non_null(m);
+	return m;
+}
+
+static void test_weights_and_frees(void **state)
+{
+	struct mt_model *m = new_model(MT_GROUP_FUNCTION, NULL);
+	struct mt_frame st[2] = { frame("leak_site", 10), frame("main", 20) };
+	double w = sampling_weight(100, RATE);
+	struct mt_site *s;
+
+	model_target(m, 7, true);
+	alloc(m, 7, 0x1000, 100, st, 2);
+	alloc(m, 7, 0x2000, 100, st, 2);
+	s = site_named(m, "leak_site");
+	assert_non_null(s);
+	assert_true(fabs(s->alloc_bytes - 2 * w * 100) < 1e-6);
+	assert_true(fabs(s->inuse_objects - 2 * w) < 1e-9);
+	assert_int_equal(s->samples, 2);
+	assert_int_equal(s->live_samples, 2);
+	assert_int_equal(s->size_hist[6], 2); /* 100 is in [64, 128) */
+
+	model_on_free(m, 7, 0x1000, 2);
+	assert_true(fabs(s->inuse_bytes - w * 100) < 1e-6);
+	assert_true(fabs(s->freed_bytes - w * 100) < 1e-6);
+	assert_true(fabs(model_target(m, 7, false)->inuse_bytes - w * 100) < 1e-6);
+	/* a second free of the same address, or of one never sampled */
+	model_on_free(m, 7, 0x1000, 3);
+	model_on_free(m, 8, 0x2000, 3);
+	assert_int_equal(model_drops(m)->unknown_frees, 2);
+	model_on_free(m, 7, 0x2000, 4);
+	assert_true(s->inuse_bytes == 0);
+	assert_true(fabs(s->alloc_bytes - 2 * w * 100) < 1e-6); /* allocation totals stay */
+	model_free(m);
+}
+
+static void test_untracked_counts_but_never_in_use(void **state)
+{
+	struct mt_model *m = new_model(MT_GROUP_FUNCTION, NULL);
+	struct mt_frame st[1] = { frame("f", 1) };
+	struct mt_sample_in in = { .pid = 1, .addr = 0x10, .size = 64, .untracked = true,
+				   .frames = st, .nframes = 1 };
+	struct mt_site *s;
+
+	assert_int_equal(model_on_alloc(m, &in), 0);
+	s = site_named(m, "f");
+	assert_int_equal(s->samples, 1);
+	assert_true(s->inuse_bytes == 0);
+	assert_true(s->alloc_bytes > 0);
+	model_free(m);
+}
+
+static void test_site_skips_allocator_frames(void **state)
+{
+	struct mt_model *m = new_model(MT_GROUP_FUNCTION, "^my_xalloc$");
+	struct mt_frame cpp[4] = { frame("operator new(unsigned long)", 1),
+				   frame("std::vector<int, std::allocator<int> >::_M_realloc_insert", 2),
+				   frame("build_index", 3), frame("main", 4) };
+	struct mt_frame wrapped[3] = { frame("my_xalloc", 5), frame("parse_config", 6),
+				       frame("main", 7) };
+	struct mt_frame all_machinery[1] = { frame("malloc", 8) };
+
+	alloc(m, 1, 0x10, 32, cpp, 4);
+	alloc(m, 1, 0x20, 32, wrapped, 3);
+	alloc(m, 1, 0x30, 32, all_machinery, 1);
+	assert_non_null(site_named(m, "build_index"));
+	assert_non_null(site_named(m, "parse_config"));
+	assert_non_null(site_named(m, "malloc")); /* nothing else to blame */
+	assert_int_equal(site_named(m, "build_index")->stack->site_frame, 2);
+	model_free(m);
+}
+
+static void test_grouping_and_regrouping(void **state)
+{
+	struct mt_model *m = new_model(MT_GROUP_FUNCTION, NULL);
+	/* the same function reached from two callers, at two lines */
+	struct mt_frame a[2] = { frame("cache_put", 100), frame("handler_a", 1) };
+	struct mt_frame b[2] = { frame("cache_put", 101), frame("handler_b", 2) };
+	double total;
+
+	alloc(m, 1, 0x10, 1000, a, 2);
+	alloc(m, 1, 0x20, 1000, b, 2);
+	alloc(m, 1, 0x30, 1000, b, 2);
+	assert_int_equal(model_site_count(m), 1);
+	total = model_site_at(m, 0)->inuse_bytes;
+	assert_int_equal(model_stack_count(m), 2);
+
+	assert_int_equal(model_set_group(m, MT_GROUP_LINE), 0);
+	assert_int_equal(model_site_count(m), 2);
+	assert_true(fabs(model_inuse_bytes(m) - total) < 1e-6);
+
+	assert_int_equal(model_set_group(m, MT_GROUP_STACK), 0);
+	assert_int_equal(model_site_count(m), 2);
+	/* frees after regrouping land in the new sites */
+	model_on_free(m, 1, 0x20, 5);
+	model_on_free(m, 1, 0x30, 5);
+	assert_true(fabs(model_inuse_bytes(m) - total / 3) < 1e-6);
+
+	assert_int_equal(model_set_group(m, MT_GROUP_FUNCTION), 0);
+	assert_int_equal(model_site_count(m), 1);
+	assert_int_equal(model_site_at(m, 0)->samples, 3);
+	assert_int_equal(model_site_at(m, 0)->live_samples, 1);
+	model_free(m);
+}
+
+static void test_drop_process(void **state)
+{
+	struct mt_model *m = new_model(MT_GROUP_FUNCTION, NULL);
+	struct mt_frame st[1] = { frame("f", 1) };
+	int i;
+
+	model_target(m, 1, true);
+	model_target(m, 2, true);
+	for (i = 0; i < 500; i++) {
+		alloc(m, 1, 0x1000 + i * 16, 64, st, 1);
+		alloc(m, 2, 0x1000 + i * 16, 64, st, 1);
+	}
+	model_drop_process(m, 1);
+	assert_true(model_target(m, 1, false)->inuse_bytes == 0);
+	assert_true(fabs(model_target(m, 2, false)->inuse_bytes -
+			 500 * 64 * sampling_weight(64, RATE)) < 1e-3);
+	assert_int_equal(site_named(m, "f")->live_samples, 500);
+	/* forgotten, not freed */
+	assert_true(site_named(m, "f")->freed_bytes == 0);
+	model_on_free(m, 1, 0x1000, 9);
+	assert_int_equal(model_drops(m)->unknown_frees, 1);
+	model_free(m);
+}
+
+static void test_reused_address_replaces_sample(void **state)
+{
+	struct mt_model *m = new_model(MT_GROUP_FUNCTION, NULL);
+	struct mt_frame st[1] = { frame("f", 1) };
+
+	alloc(m, 1, 0x10, 64, st, 1);
+	alloc(m, 1, 0x10, 64, st, 1); /* its free was lost */
+	assert_int_equal(site_named(m, "f")->live_samples, 1);
+	model_free(m);
+}
+
+static void test_rates_and_sorting(void **state)
+{
+	struct mt_model *m = new_model(MT_GROUP_FUNCTION, NULL);
+	struct mt_frame big[1] = { frame("big", 1) }, small[1] = { frame("small", 2) };
+	struct mt_site *out[4];
+	__u64 t0 = 1000000000ULL;
+	int i;
+
+	model_tick(m, t0);
+	for (i = 0; i < 10; i++)
+		alloc(m, 1, 0x100 + i * 64, 8192, big, 1);
+	alloc(m, 1, 0x10000, 16, small, 1);
+	model_tick(m, t0 + 2000000000ULL);
+	assert_true(fabs(model_interval_s(m) - 2.0) < 1e-9);
+	assert_true(fabs(site_named(m, "big")->alloc_bytes_per_s -
+			 10 * 8192 * sampling_weight(8192, RATE) / 2) < 1e-6);
+	assert_int_equal(model_sites_sorted(m, MT_SORT_INUSE, out, 4), 2);
+	assert_string_equal(out[0]->frame->function, "big");
+	assert_int_equal(model_sites_sorted(m, MT_SORT_NAME, out, 1), 1);
+	assert_string_equal(out[0]->frame->function, "big");
+	model_tick(m, t0 + 3000000000ULL);
+	assert_true(site_named(m, "big")->alloc_bytes_per_s == 0);
+	model_free(m);
+}
+
+static void test_bad_skip_regex(void **state)
+{
+	struct mt_model_opts o = { .rate = RATE, .skip_regex = "([unclosed" };
+
+	assert_null(model_new(&o));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_weights_and_frees),
+		cmocka_unit_test(test_untracked_counts_but_never_in_use),
+		cmocka_unit_test(test_site_skips_allocator_frames),
+		cmocka_unit_test(test_grouping_and_regrouping),
+		cmocka_unit_test(test_drop_process),
+		cmocka_unit_test(test_reused_address_replaces_sample),
+		cmocka_unit_test(test_rates_and_sorting),
+		cmocka_unit_test(test_bad_skip_regex),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * test_sampling.c - the sampler and its weights: the kernel's countdown
+ * (mirrored by sampler_take) with weight 1/(1-exp(-s/R)) must give
+ * unbiased totals. Simulated streams of known sizes at several rates are
+ * checked against bounds derived from the sampling maths: each allocation
+ * of size s contributes s/p with probability p, so the estimate of N such
+ * allocations has variance N s^2 (1-p)/p; we allow 5 standard deviations.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "memtop/sampling.h"
+
+static __u32 table[MT_EXP_TABLE_SIZE];
+
+static void test_table_mean_is_one(void **state)
+{
+	double sum = 0;
+	int i;
+
+	for (i = 0; i < MT_EXP_TABLE_SIZE; i++)
+		sum += table[i];
+	assert_true(fabs(sum / MT_EXP_TABLE_SIZE / MT_EXP_SCALE - 1.0) < 1e-4);
+	/* decreasing: stratum i covers u in [i/N, (i+1)/N) of -ln(u) */
+	for (i = 1; i < MT_EXP_TABLE_SIZE; i++)
+		assert_true(table[i] <= table[i - 1]);
+	assert_true(table[MT_EXP_TABLE_SIZE - 1] < 10);
+}
+
+static void test_weight_formula(void **state)
+{
+	/* Go's scaleHeapSample: 1 / (1 - exp(-s/R)) */
+	assert_true(fabs(sampling_weight(524288, 524288) - 1.0 / (1.0 - exp(-1.0))) < 1e-12);
+	assert_true(fabs(sampling_weight(100, 524288) - 1.0 / (1.0 - exp(-100.0 / 524288))) < 1e-6);
+	/* large allocations are (almost) always sampled: weight -> 1 */
+	assert_true(fabs(sampling_weight(64 << 20, 524288) - 1.0) < 1e-12);
+	/* rate 1 samples everything; size 0 never divides by zero */
+	assert_true(sampling_weight(100, 1) == 1.0);
+	assert_true(sampling_weight(0, 524288) == 1.0);
+	assert_true(fabs(sampling_probability(524288, 524288) - (1 - exp(-1))) < 1e-12);
+}
+
+/* Feed n allocations of size s; return the estimated bytes and count. */
+static void run_stream(__u64 rate, __u64 s, long n, __u64 seed, double *bytes, double *objs,
+		       long *nsampled)
+{
+	struct sampler sm;
+	long i;
+
+	sampler_init(&sm, rate, table, seed);
+	*bytes = *objs = 0;
+	*nsampled = 0;
+	for (i = 0; i < n; i++) {
+		if (sampler_take(&sm, s)) {
+			double w = sampling_weight(s, rate);
+
+			*bytes += w * s;
+			*objs += w;
+			(*nsampled)++;
+		}
+	}
+}
+
+static void check_unbiased(__u64 rate, __u64 s, long n, __u64 seed)
+{
+	double p = sampling_probability(s, rate);
+	double truth = (double)s * n, bytes, objs;
+	double sigma = s * sqrt(n * (1 - p) / p);
+	long k;
+
+	run_stream(rate, s, n, seed, &bytes, &objs, &k);
+	print_message("rate %llu size %llu n %ld: sampled %ld (expect %.0f), estimate %.4g vs %.4g (%.2f sigma)\n",
+		      (unsigned long long)rate, (unsigned long long)s, n, k, n * p, bytes, truth,
+		      sigma > 0 ? (bytes - truth) / sigma : 0);
+	assert_true(fabs(bytes - truth) <= 5 * sigma + 1e-6 * truth);
+	assert_true(fabs(objs - n) <= 5 * sigma / s + 1e-6 * n);
+	/* the count of samples is binomial(n, p) */
+	assert_true(fabs(k - n * p) <= 5 * sqrt(n * p * (1 - p)) + 1);
+}
+
+static void test_unbiased_small_sizes(void **state)
+{
+	check_unbiased(524288, 64, 2000000, 1);
+	check_unbiased(524288, 1000, 1000000, 2);
+	check_unbiased(4096, 100, 500000, 3);
+}
+
+static void test_unbiased_large_sizes(void **state)
+{
+	check_unbiased(524288, 524288, 100000, 4);
+	check_unbiased(524288, 4 << 20, 20000, 5);
+	check_unbiased(4096, 65536, 100000, 6);
+}
+
+/* Interleaved sizes share one countdown: each size's estimate stays
+ * unbiased on its own (the memoryless property of the countdown). */
+static void test_mixed_stream(void **state)
+{
+	const __u64 sizes[] = { 16, 256, 4096, 100000, 1 << 20 };
+	const int ns = sizeof(sizes) / sizeof(sizes[0]);
+	double est[5] = { 0 };
+	long count[5] = { 0 };
+	struct sampler sm;
+	long i;
+	int k;
+
+	sampler_init(&sm, 65536, table, 7);
+	for (i = 0; i < 2000000; i++) {
+		k = (int)((i * 2654435761u) % ns);
+		count[k]++;
+		if (sampler_take(&sm, sizes[k]))
+			est[k] += sampling_weight(sizes[k], 65536) * sizes[k];
+	}
+	for (k = 0; k < ns; k++) {
+		double p = sampling_probability(sizes[k], 65536);
+		double truth = (double)sizes[k] * count[k];
+		double sigma = sizes[k] * sqrt(count[k] * (1 - p) / p);
+
+		assert_true(fabs(est[k] - truth) <= 5 * sigma + 1e-6 * truth);
+	}
+}
+
+static void test_rate_one_samples_everything(void **state)
+{
+	struct sampler sm;
+	int i;
+
+	sampler_init(&sm, 1, table, 9);
+	for (i = 0; i < 1000; i++)
+		assert_true(sampler_take(&sm, 1 + i));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table_mean_is_one),
+		cmocka_unit_test(test_weight_formula),
+		cmocka_unit_test(test_unbiased_small_sizes),
+		cmocka_unit_test(test_unbiased_large_sizes),
+		cmocka_unit_test(test_mixed_stream),
+		cmocka_unit_test(test_rate_one_samples_everything),
+	};
+
+	sampling_exp_table(table);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
