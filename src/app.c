@@ -26,7 +26,9 @@
 #include <bpf/libbpf.h>
 
 #include "memtop/attach.h"
+#include "memtop/budget.h"
 #include "memtop/bpf_loader.h"
+#include "memtop/calibrate.h"
 #include "memtop/frontend.h"
 #include "memtop/ingest.h"
 #include "memtop/model.h"
@@ -42,6 +44,8 @@ struct watched {
 	struct mt_probe_set *probes;
 	bool launched; /* started by memtop: reaped and stopped by it */
 	bool gone;
+	__u64 prev_cpu_ns;
+	__u64 prev_hits;
 };
 
 struct app {
@@ -62,6 +66,9 @@ struct app {
 	bool fe_started;
 	int sigfd;
 	__u64 last_records;
+	struct budget budget;
+	bool allocs_on;
+	__u64 next_switch_ns;
 };
 
 static int verbose;
@@ -173,6 +180,14 @@ static int load_probes(struct app *a)
 		fail("--probe-mode session: the session program did not load on this kernel");
 		return -ENOTSUP;
 	}
+	a->status.trap_ns = calibrate_trap_ns(a->bpf);
+	if (a->status.trap_ns <= 0) {
+		/* not fatal: costs are then shown from the documented floor */
+		if (verbose)
+			fail("calibration failed (%s): assuming 700 ns per probe hit",
+			     strerror((int)-a->status.trap_ns));
+		a->status.trap_ns = 700;
+	}
 	return 0;
 }
 
@@ -258,11 +273,62 @@ static int block_signals(struct app *a)
 
 /* ---- the loop ----------------------------------------------------------- */
 
+/* The slowdown the probes caused w over the last interval (budget.h). */
+static void measure_overhead(struct app *a, struct watched *w, const struct mt_target *t,
+			     double *worst)
+{
+	__u64 cpu = target_cpu_ns(w->pid), hits = t->counters.probe_hits;
+	double slow;
+
+	if (w->prev_cpu_ns && cpu > w->prev_cpu_ns) {
+		slow = budget_slowdown_pct((hits - w->prev_hits) * a->status.trap_ns,
+					   cpu - w->prev_cpu_ns);
+		if (slow > *worst)
+			*worst = slow;
+	}
+	w->prev_cpu_ns = cpu;
+	w->prev_hits = hits;
+}
+
+/* Switch the allocation probes of every live target on or off. */
+static void set_allocs(struct app *a, bool on)
+{
+	int i;
+
+	for (i = 0; i < a->nw; i++)
+		if (a->w[i].probes && attach_set_allocs(a->w[i].probes, on) && verbose)
+			fail("PID %d: cannot switch allocation probes %s", a->w[i].pid,
+			     on ? "on" : "off");
+	a->allocs_on = on;
+}
+
+/* Follow the budget's on/off schedule. */
+static void budget_step(struct app *a, __u64 now)
+{
+	bool on = budget_phase(&a->budget, now, &a->next_switch_ns);
+
+	if (on != a->allocs_on)
+		set_allocs(a, on);
+}
+
+/* After each interval: adapt the duty to the measured slowdown. */
+static void budget_tick(struct app *a)
+{
+	if (a->cfg->max_overhead_pct <= 0)
+		return;
+	budget_update(&a->budget, a->status.est_slowdown_pct);
+	model_set_weight_scale(a->model, 1.0 / a->budget.duty);
+	a->status.duty = a->budget.duty;
+	a->status.backed_off = a->budget.duty < 1.0;
+	a->status.counters_exact = !a->budget.ever_paused;
+}
+
 /* Refresh each target's exact counters, RSS and liveness. */
 static void refresh_targets(struct app *a)
 {
 	__u64 drops[MT_DROP_COUNT];
 	struct mt_drops *d = model_drops(a->model);
+	double worst = 0;
 	int i, alive = 0;
 
 	for (i = 0; i < a->nw; i++) {
@@ -284,9 +350,11 @@ static void refresh_targets(struct app *a)
 			continue;
 		}
 		t->rss_bytes = target_rss(w->pid);
+		measure_overhead(a, w, t, &worst);
 		alive++;
 	}
 	a->status.all_exited = alive == 0;
+	a->status.est_slowdown_pct = worst;
 	bpf_loader_read_drops(a->bpf, drops);
 	d->events_lost = drops[MT_DROP_RINGBUF];
 	d->live_map_full = drops[MT_DROP_LIVE_FULL];
@@ -301,9 +369,9 @@ static void update_status(struct app *a)
 	for (i = 0; i < model_target_count(a->model); i++)
 		hits += model_target_at(a->model, i)->probe_hits_per_s;
 	a->status.probe_hits_per_s = hits;
+	a->status.est_cpu_pct = hits * a->status.trap_ns / 1e7;
 	a->status.events_per_s = dt > 0 ? (a->ingest.records - a->last_records) / dt : 0;
 	a->last_records = a->ingest.records;
-	a->status.duty = 1.0;
 }
 
 static int tick(struct app *a)
@@ -312,6 +380,7 @@ static int tick(struct app *a)
 	refresh_targets(a);
 	model_tick(a->model, now_ns());
 	update_status(a);
+	budget_tick(a);
 	return a->fe->tick(&a->fe_ctx);
 }
 
@@ -335,8 +404,8 @@ static int run_loop(struct app *a)
 			{ .fd = a->sigfd, .events = POLLIN },
 			{ .fd = a->fe->input_fd ? a->fe->input_fd(&a->fe_ctx) : -1, .events = POLLIN },
 		};
-		__u64 t = now_ns();
-		int timeout = t >= next ? 0 : (int)((next - t) / 1000000) + 1;
+		__u64 t = now_ns(), wake = next < a->next_switch_ns ? next : a->next_switch_ns;
+		int timeout = t >= wake ? 0 : (int)((wake - t) / 1000000) + 1;
 		int act = 0;
 
 		if (poll(pfd, 3, timeout) < 0 && errno != EINTR)
@@ -347,6 +416,8 @@ static int run_loop(struct app *a)
 			return 0;
 		if (pfd[2].fd >= 0 && pfd[2].revents)
 			act |= a->fe->input(&a->fe_ctx);
+		if (now_ns() >= a->next_switch_ns)
+			budget_step(a, now_ns());
 		if (now_ns() >= next) {
 			act |= tick(a);
 			ticks++;
@@ -421,9 +492,10 @@ static void announce(const struct app *a)
 	int i;
 
 	for (i = 0; i < a->nw; i++)
-		fprintf(stderr, "memtop: attached to PID %d (%s): %s mode, %d probes (%d slow): %s\n",
+		fprintf(stderr,
+			"memtop: attached to PID %d (%s): %s mode, %d probes (%d slow), %.0f ns per probe hit: %s\n",
 			a->w[i].pid, a->w[i].comm, a->status.probe_mode, a->attach.nprobes,
-			a->attach.nslow, a->attach.detail);
+			a->attach.nslow, a->status.trap_ns, a->attach.detail);
 }
 
 int app_run(const struct mt_config *cfg)
@@ -473,6 +545,11 @@ int app_run(const struct mt_config *cfg)
 	a.fe_ctx.cfg = cfg;
 	a.fe_ctx.status = &a.status;
 	a.fe_ctx.interval_s = cfg->interval_s;
+	budget_init(&a.budget, cfg->max_overhead_pct);
+	a.allocs_on = true;
+	a.status.duty = 1.0;
+	a.status.counters_exact = true;
+	a.status.budget_pct = cfg->max_overhead_pct;
 	model_tick(a.model, now_ns()); /* interval zero: the start line */
 	e = a.fe->start(&a.fe_ctx);
 	if (e) {

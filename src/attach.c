@@ -14,6 +14,7 @@
 #include "memtop/attach.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include "memtop/abi.h"
 #include "memtop/elf_file.h"
 #include "memtop/probe_place.h"
+#include "memtop/proc_maps.h"
 
 #define MT_BPF_TRACE_UPROBE_SESSION 57
 
@@ -62,11 +64,32 @@ struct probe_loc {
 	bool slow;	      /* single-stepped by the kernel */
 };
 
-struct mt_probe_set {
+/* Probes are attached in two groups: allocation functions, which the
+ * overhead budget may switch off for a while, and free(), which stays on
+ * so that in-use accounting never misses the free of a sampled block. */
+enum probe_group { GROUP_ALLOC = 0, GROUP_FREE, NGROUPS };
+
+struct link_group {
 	struct bpf_link *links[2 * NPROBES];
 	int nlinks;
-	int session_fd; /* the uprobe_multi link, or -1 */
+	int session_fd; /* a uprobe_multi session link, or -1 */
+	bool on;
 };
+
+struct mt_probe_set {
+	struct mt_bpf *b;
+	pid_t pid;
+	char path[PATH_MAX];
+	enum mt_attach_mode mode;
+	struct probe_loc locs[NPROBES];
+	int n;
+	struct link_group g[NGROUPS];
+};
+
+static int group_of(const struct probe_loc *l)
+{
+	return l->spec->fn == MT_FN_FREE ? GROUP_FREE : GROUP_ALLOC;
+}
 
 const char *attach_mode_name(enum mt_attach_mode mode)
 {
@@ -158,26 +181,7 @@ static int create_session_link(int prog_fd, pid_t pid, const char *path, const u
 	return syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 }
 
-static int attach_session(struct mt_bpf *b, struct mt_probe_set *ps, pid_t pid, const char *path,
-			  const struct probe_loc *locs, int n)
-{
-	unsigned long offsets[NPROBES];
-	__u64 cookies[NPROBES];
-	int i, fd;
-
-	for (i = 0; i < n; i++) {
-		offsets[i] = locs[i].offset;
-		cookies[i] = locs[i].spec->fn;
-	}
-	fd = create_session_link(bpf_program__fd(bpf_loader_prog_session(b)), pid, path, offsets,
-				 cookies, n);
-	if (fd < 0)
-		return -errno;
-	ps->session_fd = fd;
-	return 0;
-}
-
-static int attach_one(struct mt_probe_set *ps, struct bpf_program *prog, pid_t pid, const char *path,
+static int attach_one(struct link_group *g, struct bpf_program *prog, pid_t pid, const char *path,
 		      unsigned long offset, __u32 fn, bool retprobe)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = fn, .retprobe = retprobe);
@@ -185,29 +189,110 @@ static int attach_one(struct mt_probe_set *ps, struct bpf_program *prog, pid_t p
 
 	if (!link)
 		return -errno;
-	ps->links[ps->nlinks++] = link;
+	g->links[g->nlinks++] = link;
 	return 0;
 }
 
-static int attach_uretprobes(struct mt_bpf *b, struct mt_probe_set *ps, pid_t pid, const char *path,
-			     const struct probe_loc *locs, int n, const char **failed)
+static int group_attach_session(struct mt_probe_set *ps, struct link_group *g, int group)
+{
+	unsigned long offsets[NPROBES];
+	__u64 cookies[NPROBES];
+	int i, n = 0, fd;
+
+	for (i = 0; i < ps->n; i++) {
+		if (group_of(&ps->locs[i]) != group)
+			continue;
+		offsets[n] = ps->locs[i].offset;
+		cookies[n++] = ps->locs[i].spec->fn;
+	}
+	if (!n)
+		return 0;
+	fd = create_session_link(bpf_program__fd(bpf_loader_prog_session(ps->b)), ps->pid, ps->path,
+				 offsets, cookies, n);
+	if (fd < 0)
+		return -errno;
+	g->session_fd = fd;
+	return 0;
+}
+
+static int group_attach_uretprobes(struct mt_probe_set *ps, struct link_group *g, int group,
+				   const char **failed)
 {
 	int i, err;
 
-	for (i = 0; i < n; i++) {
-		const struct probe_loc *l = &locs[i];
+	for (i = 0; i < ps->n; i++) {
+		const struct probe_loc *l = &ps->locs[i];
 
+		if (group_of(l) != group)
+			continue;
 		*failed = l->spec->symbol;
-		err = attach_one(ps, bpf_loader_prog_entry(b), pid, path, l->offset, l->spec->fn, false);
+		err = attach_one(g, bpf_loader_prog_entry(ps->b), ps->pid, ps->path, l->offset,
+				 l->spec->fn, false);
 		if (!err && l->spec->need_return)
 			/* a return probe must sit on the entry, where [rsp]
 			 * is the return address */
-			err = attach_one(ps, bpf_loader_prog_return(b), pid, path,
+			err = attach_one(g, bpf_loader_prog_return(ps->b), ps->pid, ps->path,
 					 l->offset - l->delta, l->spec->fn, true);
 		if (err && (l->spec->required || err == -ESRCH))
 			return err;
 	}
 	return 0;
+}
+
+static void group_detach(struct link_group *g)
+{
+	int i;
+
+	for (i = 0; i < g->nlinks; i++)
+		bpf_link__destroy(g->links[i]);
+	g->nlinks = 0;
+	if (g->session_fd >= 0)
+		close(g->session_fd);
+	g->session_fd = -1;
+	g->on = false;
+}
+
+static int group_attach(struct mt_probe_set *ps, int group, const char **failed)
+{
+	struct link_group *g = &ps->g[group];
+	int e;
+
+	if (g->on)
+		return 0;
+	if (ps->mode == MT_ATTACH_SESSION)
+		e = group_attach_session(ps, g, group);
+	else
+		e = group_attach_uretprobes(ps, g, group, failed);
+	if (e)
+		group_detach(g);
+	else
+		g->on = true;
+	return e;
+}
+
+/* Both groups in one mode. 0 or -errno, nothing left attached then. */
+static int attach_mode(struct mt_probe_set *ps, enum mt_attach_mode mode, const char **failed)
+{
+	int group, e = 0;
+
+	ps->mode = mode;
+	for (group = 0; group < NGROUPS && !e; group++)
+		e = group_attach(ps, group, failed);
+	if (e)
+		for (group = 0; group < NGROUPS; group++)
+			group_detach(&ps->g[group]);
+	return e;
+}
+
+int attach_set_allocs(struct mt_probe_set *ps, bool on)
+{
+	const char *failed;
+
+	if (!on) {
+		group_detach(&ps->g[GROUP_ALLOC]);
+		return 0;
+	}
+	return group_attach(ps, GROUP_ALLOC, &failed);
 }
 
 static void describe(const struct probe_loc *locs, int n, struct attach_info *info)
@@ -231,44 +316,51 @@ static void describe(const struct probe_loc *locs, int n, struct attach_info *in
 	}
 }
 
+static struct mt_probe_set *probe_set_new(struct mt_bpf *b, pid_t pid, const char *path)
+{
+	struct mt_probe_set *ps = calloc(1, sizeof(*ps));
+	int group;
+
+	if (!ps)
+		return NULL;
+	ps->b = b;
+	ps->pid = pid;
+	snprintf(ps->path, sizeof(ps->path), "%s", path);
+	for (group = 0; group < NGROUPS; group++)
+		ps->g[group].session_fd = -1;
+	return ps;
+}
+
 struct mt_probe_set *attach_target(struct mt_bpf *b, pid_t pid, const char *lib_path,
 				   bool want_session, struct attach_info *info, char *err,
 				   size_t errlen)
 {
-	struct probe_loc locs[NPROBES];
-	struct mt_probe_set *ps;
+	struct mt_probe_set *ps = probe_set_new(b, pid, lib_path);
 	const char *failed = "?";
-	int n, e = -ENOSYS;
+	int e = -ENOSYS;
 
-	n = resolve_probes(lib_path, locs, err, errlen);
-	if (n < 0) {
-		errno = -n;
-		return NULL;
-	}
-	/* A uretprobe at a non-entry offset would hijack the wrong stack
-	 * slot: resolve_probes only moves probes of need_return functions
-	 * where [rsp] is still the return address. */
-	ps = calloc(1, sizeof(*ps));
 	if (!ps) {
 		snprintf(err, errlen, "out of memory");
 		errno = ENOMEM;
 		return NULL;
 	}
-	ps->session_fd = -1;
-	describe(locs, n, info);
-
+	ps->n = resolve_probes(lib_path, ps->locs, err, errlen);
+	if (ps->n < 0) {
+		e = ps->n;
+		free(ps);
+		errno = -e;
+		return NULL;
+	}
+	describe(ps->locs, ps->n, info);
 	if (want_session && bpf_loader_prog_session(b)) {
-		e = attach_session(b, ps, pid, lib_path, locs, n);
-		if (!e) {
-			info->mode = MT_ATTACH_SESSION;
-			return ps;
-		}
+		e = attach_mode(ps, MT_ATTACH_SESSION, &failed);
 		if (e == -ESRCH)
 			goto fail;
 	}
-	e = attach_uretprobes(b, ps, pid, lib_path, locs, n, &failed);
+	if (e)
+		e = attach_mode(ps, MT_ATTACH_URETPROBE, &failed);
 	if (!e) {
-		info->mode = MT_ATTACH_URETPROBE;
+		info->mode = ps->mode;
 		return ps;
 	}
 fail:
@@ -285,15 +377,43 @@ fail:
 	return NULL;
 }
 
+struct mt_probe_set *attach_self(struct mt_bpf *b, const void *addr, __u32 fn)
+{
+	struct mt_maps maps;
+	const struct mt_map *map;
+	struct mt_probe_set *ps;
+	int e = proc_maps_read(getpid(), &maps);
+
+	if (e) {
+		errno = -e;
+		return NULL;
+	}
+	map = proc_maps_find(&maps, (unsigned long)addr);
+	ps = map && map->path ? probe_set_new(b, getpid(), "/proc/self/exe") : NULL;
+	if (!ps) {
+		proc_maps_free(&maps);
+		errno = map ? ENOMEM : ENOENT;
+		return NULL;
+	}
+	ps->mode = MT_ATTACH_URETPROBE;
+	e = attach_one(&ps->g[GROUP_ALLOC], bpf_loader_prog_entry(b), getpid(), ps->path,
+		       (unsigned long)addr - map->start + map->offset, fn, false);
+	proc_maps_free(&maps);
+	if (e) {
+		free(ps);
+		errno = -e;
+		return NULL;
+	}
+	return ps;
+}
+
 void attach_detach(struct mt_probe_set *ps)
 {
-	int i;
+	int group;
 
 	if (!ps)
 		return;
-	for (i = 0; i < ps->nlinks; i++)
-		bpf_link__destroy(ps->links[i]);
-	if (ps->session_fd >= 0)
-		close(ps->session_fd);
+	for (group = 0; group < NGROUPS; group++)
+		group_detach(&ps->g[group]);
 	free(ps);
 }

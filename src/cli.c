@@ -44,7 +44,7 @@
 #define CLI_DEFAULT_STACK_COPY 8192
 #define CLI_DEFAULT_LIVE_MAX 65536
 #define CLI_DEFAULT_PUSH_EVERY_S 15.0
-#define CLI_DEFAULT_MAX_OVERHEAD_PCT 5.0
+#define CLI_DEFAULT_MAX_OVERHEAD_PCT 10.0
 
 #define CLI_MAX_DELAY_S 3600.0
 #define CLI_MAX_EVERY_S 86400.0 /* --output-every, --push-every */
@@ -173,8 +173,9 @@ static const struct cli_opt cli_opts[] = {
 	  "push interval, 1 to 86400 (default 15)" },
 
 	{ "max-overhead", OPT_MAX_OVERHEAD, "PCT", SEC_OVERHEAD,
-	  "budget for the probes' cost, in % of one CPU per target, "
-	  "0 < PCT <= 100; above it memtop backs off (default 5)" },
+	  "how much the probes may slow a target down, in % of its own CPU "
+	  "time (0 < PCT <= 1000, or none); above it memtop samples only part "
+	  "of the time and says so (default 10)" },
 	{ "probe-mode", OPT_PROBE_MODE, "MODE", SEC_OVERHEAD,
 	  "how returned addresses are caught: session (a return probe on "
 	  "sampled calls only, Linux 6.13+), uretprobe (on every call) or "
@@ -754,8 +755,12 @@ static enum mt_cli_result cli_option(struct cli_ctx *c, int val, const char *arg
 		return cli_seconds(c, arg, CLI_MIN_EVERY_S, CLI_MAX_EVERY_S, "1 to 86400",
 				   &cfg->push_every);
 	case OPT_MAX_OVERHEAD:
-		return cli_decimal(c, arg, 0, 100, "a percentage (e.g. 5, 2.5)", "0 < PCT <= 100",
-				   &cfg->max_overhead_pct);
+		if (!strcmp(arg, "none")) {
+			cfg->max_overhead_pct = 0;
+			return MT_CLI_RUN;
+		}
+		return cli_decimal(c, arg, 0, 1000, "a percentage (e.g. 10, 2.5) or none",
+				   "0 < PCT <= 1000", &cfg->max_overhead_pct);
 	case OPT_NO_PRELOAD:
 		cfg->no_preload = true;
 		return MT_CLI_RUN;

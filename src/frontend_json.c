@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "memtop/json_writer.h"
@@ -216,8 +217,22 @@ static int json_tick(struct mt_fe_ctx *ctx)
 	jw_double_fixed(&w, st->est_cpu_pct, 2);
 	jw_key(&w, "events_per_s");
 	jw_double_fixed(&w, st->events_per_s, 1);
+	jw_key(&w, "trap_ns");
+	jw_double_fixed(&w, st->trap_ns, 0);
+	jw_key(&w, "est_slowdown_pct");
+	jw_double_fixed(&w, st->est_slowdown_pct, 2);
+	jw_key(&w, "budget_pct");
+	jw_double_fixed(&w, st->budget_pct, 1);
+	jw_key(&w, "duty");
+	jw_double_fixed(&w, st->duty, 3);
+	jw_key(&w, "backed_off");
+	jw_bool(&w, st->backed_off);
+	jw_key(&w, "counters_exact");
+	jw_bool(&w, st->counters_exact);
 	jw_object_end(&w);
 	jw_object_end(&w);
+	if (jw_finish(&w))
+		fprintf(stderr, "memtop: cannot write JSON: %s\n", strerror(-jw_finish(&w)));
 	fputc('\n', stdout);
 	fflush(stdout);
 	jw_fini(&w);

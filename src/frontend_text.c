@@ -11,8 +11,6 @@
 
 #include "memtop/format.h"
 
-#define TEXT_DEFAULT_TOP 20
-
 static int text_start(struct mt_fe_ctx *ctx)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -44,12 +42,15 @@ static int text_tick(struct mt_fe_ctx *ctx)
 	struct mt_model *m = ctx->model;
 	const struct mt_status *st = ctx->status;
 	const struct mt_drops *d = model_drops(m);
-	size_t n = ctx->cfg->top > 0 ? (size_t)ctx->cfg->top : TEXT_DEFAULT_TOP, i;
-	struct mt_site **sites = calloc(n, sizeof(*sites));
+	size_t n = model_site_count(m), i;
+	struct mt_site **sites;
 	char a[16], b[16], c[16], e[16], g[16], label[512];
 	time_t now = time(NULL);
 	struct tm tm;
 
+	if (ctx->cfg->top > 0 && (size_t)ctx->cfg->top < n)
+		n = ctx->cfg->top;
+	sites = calloc(n ? n : 1, sizeof(*sites));
 	if (!sites)
 		return MT_FE_NONE;
 	n = model_sites_sorted(m, MT_SORT_LEAK, sites, n);

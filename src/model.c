@@ -63,6 +63,7 @@ struct live_sample {
 
 struct mt_model {
 	__u64 rate;
+	double weight_scale;
 	enum mt_group group;
 	regex_t skip_default;
 	regex_t skip_user;
@@ -403,6 +404,7 @@ struct mt_model *model_new(const struct mt_model_opts *opts)
 	if (!m)
 		return NULL;
 	m->rate = opts->rate;
+	m->weight_scale = 1.0;
 	m->group = opts->group;
 	if (regcomp(&m->skip_default, MT_DEFAULT_SKIP, REG_EXTENDED | REG_NOSUB)) {
 		free(m);
@@ -483,12 +485,17 @@ int model_set_group(struct mt_model *m, enum mt_group group)
 	return 0;
 }
 
+void model_set_weight_scale(struct mt_model *m, double scale)
+{
+	m->weight_scale = scale >= 1 ? scale : 1;
+}
+
 int model_on_alloc(struct mt_model *m, const struct mt_sample_in *in)
 {
 	struct mt_stack *stack = stack_intern(m, in);
 	struct stack_agg *a = stack ? agg_get(m, stack, in->pid) : NULL;
 	struct live_sample *l = NULL, *old;
-	double w = sampling_weight(in->size, m->rate);
+	double w = sampling_weight(in->size, m->rate) * m->weight_scale;
 	struct live_key key = { in->pid, in->addr };
 	struct totals d = { 0 };
 

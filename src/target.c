@@ -346,6 +346,21 @@ __u64 target_rss(pid_t pid)
 	return (__u64)resident * sysconf(_SC_PAGESIZE);
 }
 
+__u64 target_cpu_ns(pid_t pid)
+{
+	char buf[1024], *p;
+	unsigned long long utime, stime;
+
+	if (read_proc(pid, "stat", buf, sizeof(buf)) <= 0)
+		return 0;
+	p = strrchr(buf, ')');
+	/* fields 14 and 15, after state (3) */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+			 &stime) != 2)
+		return 0;
+	return (utime + stime) * (1000000000ULL / sysconf(_SC_CLK_TCK));
+}
+
 bool target_alive(pid_t pid)
 {
 	unsigned long flags;

@@ -37,6 +37,15 @@ struct mt_probe_set *attach_target(struct mt_bpf *b, pid_t pid, const char *lib_
 				   size_t errlen);
 void attach_detach(struct mt_probe_set *ps);
 
+/* Switch the allocation probes off or back on (free() stays probed), for
+ * the overhead budget. 0 or -errno. */
+int attach_set_allocs(struct mt_probe_set *ps, bool on);
+
 const char *attach_mode_name(enum mt_attach_mode mode);
+
+/* Attach the entry program, with cookie fn, to the function at runtime
+ * address addr in memtop's own executable (for calibration). NULL with
+ * errno set. Detach with attach_detach(). */
+struct mt_probe_set *attach_self(struct mt_bpf *b, const void *addr, __u32 fn);
 
 #endif /* MEMTOP_ATTACH_H */

@@ -23,10 +23,13 @@ struct mt_status {
 	const char *probe_mode;	   /* "session", "uretprobe", "usdt" */
 	double events_per_s;	   /* ring-buffer records per second */
 	double est_cpu_pct;	   /* estimated cost to the targets, % of one CPU */
+	double est_slowdown_pct;   /* worst target: time added to its own CPU time, % */
+	double budget_pct;	   /* --max-overhead */
 	double trap_ns;		   /* calibrated cost of one probe hit */
 	double probe_hits_per_s;
 	bool backed_off;	   /* overhead budget forced duty-cycling */
 	double duty;		   /* fraction of time allocation probes are on, 1.0 normally */
+	bool counters_exact;	   /* false once allocation probes were ever paused */
 	bool all_exited;	   /* every target has exited */
 	char message[256];	   /* last status-line message (export written, errors) */
 };

@@ -123,6 +123,11 @@ int model_set_group(struct mt_model *m, enum mt_group group);
 enum mt_group model_group(const struct mt_model *m);
 __u64 model_rate(const struct mt_model *m);
 
+/* Multiply the weight of samples recorded from now on by scale (>= 1):
+ * 1/duty while the overhead budget keeps allocation probes on only part
+ * of the time. */
+void model_set_weight_scale(struct mt_model *m, double scale);
+
 /* Record a sampled allocation / a free of a sampled address. 0 or -errno
  * (-ENOMEM: dropped and counted). A free of an unknown address is counted
  * in drops.unknown_frees and otherwise ignored. */

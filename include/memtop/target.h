@@ -41,6 +41,9 @@ int target_release(struct launched *l, char *err, size_t errlen);
 
 /* Resident set size in bytes; 0 when unknown. */
 __u64 target_rss(pid_t pid);
+/* CPU time (user + system) the process has used, in nanoseconds; 0 when
+ * unknown. Probe traps are charged to it as system time. */
+__u64 target_cpu_ns(pid_t pid);
 /* Whether pid still exists (a zombie counts as gone). */
 bool target_alive(pid_t pid);
 

@@ -106,7 +106,7 @@ static void test_defaults(void **state)
 	assert_null(cfg.folded);
 	assert_null(cfg.push_url);
 	assert_true(cfg.push_every == 15.0);
-	assert_true(cfg.max_overhead_pct == 5.0);
+	assert_true(cfg.max_overhead_pct == 10.0);
 	assert_false(cfg.no_preload);
 	assert_int_equal(cfg.verbose, 0);
 }
@@ -147,7 +147,7 @@ static void test_help(void **state)
 	/* The defaults the help states, matching test_defaults. */
 	static const char *const defaults[] = {
 		"(default 1)",	 "(default 20)",   "(default 512K)", "(default function)",
-		"(default 8K)",	 "(default 64K)",  "(default 15)",   "(default 5)",
+		"(default 8K)",	 "(default 64K)",  "(default 15)",   "(default 10)",
 		"(default auto)", "(default: run until stopped)", "(default: built-in)",
 		"(default: only at exit)",
 	};
@@ -693,12 +693,16 @@ static void test_overhead(void **state)
 	assert_true(cfg.max_overhead_pct == 100);
 	OK("-p", "1", "--max-overhead", "0.01");
 	assert_true(cfg.max_overhead_pct == 0.01);
-	ERR("memtop: --max-overhead: '0' is out of range (0 < PCT <= 100)", "-p", "1",
+	OK("-p", "1", "--max-overhead", "none");
+	assert_true(cfg.max_overhead_pct == 0);
+	OK("-p", "1");
+	assert_true(cfg.max_overhead_pct == 10);
+	ERR("memtop: --max-overhead: '0' is out of range (0 < PCT <= 1000)", "-p", "1",
 	    "--max-overhead", "0");
-	ERR("memtop: --max-overhead: '100.5' is out of range (0 < PCT <= 100)", "-p", "1",
-	    "--max-overhead", "100.5");
-	ERR("memtop: --max-overhead: '5%' is not a percentage (e.g. 5, 2.5)", "-p", "1",
-	    "--max-overhead", "5%");
+	ERR("memtop: --max-overhead: '1000.5' is out of range (0 < PCT <= 1000)", "-p", "1",
+	    "--max-overhead", "1000.5");
+	ERR("memtop: --max-overhead: '5%' is not a percentage (e.g. 10, 2.5) or none", "-p",
+	    "1", "--max-overhead", "5%");
 
 	OK("--no-preload", "--", "./server");
 	assert_true(cfg.no_preload);
