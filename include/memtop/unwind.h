@@ -3,7 +3,8 @@
  * unwind.h - user stacks without frame pointers: libunwind's remote API
  * over a copy of the top of the target's stack and the registers captured
  * by the BPF program, with unwind tables read from the mapped ELF files
- * (.eh_frame_hdr, .debug_frame as fallback).
+ * (.eh_frame_hdr and .eh_frame; objects with only .debug_frame end the
+ * walk, see docs/unwinding.md).
  */
 #ifndef MEMTOP_UNWIND_H
 #define MEMTOP_UNWIND_H
