@@ -68,6 +68,7 @@ $(OUTPUT)/vmlinux.h: | $(OUTPUT)
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(OUTPUT)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) $(DEPFLAGS) \
+		-idirafter /usr/include/$(shell uname -m)-linux-gnu \
 		-Iinclude -I$(OUTPUT) -c $< -o $@
 
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o

@@ -24,6 +24,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
 
 #include "memtop/abi.h"
 
@@ -265,36 +266,14 @@ static __always_inline __u32 copy_stack(struct mt_event_alloc *ev, __u64 sp)
 	return i * MT_STACK_CHUNK;
 }
 
-/* Return of a probed function: emit the sample if the entry took one. */
-static __always_inline void on_return(struct pt_regs *ctx)
+/* Report a sampled allocation at addr: live map, registers of the current
+ * frame, frame-pointer walk and stack copy. */
+static __always_inline void emit_sample(struct pt_regs *ctx, __u32 pid, __u32 tid, __u32 fn,
+					__u64 addr, __u64 size, __u64 weight_bytes)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 pid = id >> 32, tid = (__u32)id;
-	struct mt_live_key key = { .pid = pid };
-	struct mt_proc_counters *c;
+	struct mt_live_key key = { .pid = pid, .addr = addr };
 	struct mt_event_alloc *ev;
-	struct pending *pp, p;
 	long n;
-
-	if (!bpf_map_lookup_elem(&targets, &pid))
-		return;
-	c = proc_counters(pid);
-	if (c)
-		__sync_fetch_and_add(&c->probe_hits, 1);
-	pp = bpf_map_lookup_elem(&pending, &tid);
-	if (!pp)
-		return;
-	p = *pp;
-	bpf_map_delete_elem(&pending, &tid);
-
-	if (p.fn == MT_FN_POSIX_MEMALIGN) {
-		if (PT_REGS_RC(ctx) != 0 || bpf_probe_read_user(&key.addr, 8, (void *)p.memptr))
-			key.addr = 0;
-	} else {
-		key.addr = PT_REGS_RC(ctx);
-	}
-	if (!key.addr)
-		return; /* failed allocation: nothing to track */
 
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {
@@ -304,12 +283,13 @@ static __always_inline void on_return(struct pt_regs *ctx)
 	ev->kind = MT_EV_ALLOC;
 	ev->pid = pid;
 	ev->tid = tid;
-	ev->fn = p.fn;
+	ev->fn = fn;
 	ev->ts_ns = bpf_ktime_get_ns();
-	ev->addr = key.addr;
-	ev->size = p.size;
+	ev->addr = addr;
+	ev->size = size;
+	ev->weight_bytes = weight_bytes;
 	ev->flags = 0;
-	if (bpf_map_update_elem(&live, &key, &p.size, BPF_ANY)) {
+	if (bpf_map_update_elem(&live, &key, &size, BPF_ANY)) {
 		ev->flags |= MT_EVF_UNTRACKED;
 		count_drop(MT_DROP_LIVE_FULL);
 	}
@@ -340,6 +320,36 @@ static __always_inline void on_return(struct pt_regs *ctx)
 	bpf_ringbuf_submit(ev, 0);
 }
 
+/* Return of a probed function: emit the sample if the entry took one. */
+static __always_inline void on_return(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32, tid = (__u32)id;
+	struct mt_proc_counters *c;
+	struct pending *pp, p;
+	__u64 addr;
+
+	if (!bpf_map_lookup_elem(&targets, &pid))
+		return;
+	c = proc_counters(pid);
+	if (c)
+		__sync_fetch_and_add(&c->probe_hits, 1);
+	pp = bpf_map_lookup_elem(&pending, &tid);
+	if (!pp)
+		return;
+	p = *pp;
+	bpf_map_delete_elem(&pending, &tid);
+
+	if (p.fn == MT_FN_POSIX_MEMALIGN) {
+		if (PT_REGS_RC(ctx) != 0 || bpf_probe_read_user(&addr, 8, (void *)p.memptr))
+			addr = 0;
+	} else {
+		addr = PT_REGS_RC(ctx);
+	}
+	if (addr)
+		emit_sample(ctx, pid, tid, p.fn, addr, p.size, 0);
+}
+
 /* Session mode: one program for entry and return. */
 SEC("uprobe")
 int mt_session(struct pt_regs *ctx)
@@ -363,5 +373,48 @@ SEC("uretprobe")
 int mt_return(struct pt_regs *ctx)
 {
 	on_return(ctx);
+	return 0;
+}
+
+/*
+ * The in-process sampler's contract (docs/sampler.md): the process fires
+ * otel_memory:alloc(ptr, size, weight) for sampled allocations only and
+ * otel_memory:free(ptr) for frees of sampled pointers only. No allocator
+ * call traps unless it was sampled.
+ */
+SEC("usdt")
+int BPF_USDT(mt_usdt_alloc, void *ptr, __u64 size, __u64 weight)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32;
+	struct mt_proc_counters *c;
+
+	if (!bpf_map_lookup_elem(&targets, &pid))
+		return 0;
+	c = proc_counters(pid);
+	if (c) {
+		__sync_fetch_and_add(&c->probe_hits, 1);
+		__sync_fetch_and_add(&c->samples, 1);
+	}
+	if (ptr)
+		emit_sample(ctx, pid, (__u32)id, MT_FN_USDT, (__u64)ptr, size,
+			    weight ? weight : size);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(mt_usdt_free, void *ptr)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32;
+	struct mt_proc_counters *c;
+
+	if (!bpf_map_lookup_elem(&targets, &pid))
+		return 0;
+	c = proc_counters(pid);
+	if (c)
+		__sync_fetch_and_add(&c->probe_hits, 1);
+	if (ptr)
+		track_free(pid, (__u32)id, (__u64)ptr);
 	return 0;
 }

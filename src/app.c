@@ -36,11 +36,18 @@
 #include "memtop/symbolize.h"
 #include "memtop/target.h"
 #include "memtop/unwind.h"
+#include "memtop/usdt.h"
+
+#ifndef MEMTOP_LIBDIR
+#define MEMTOP_LIBDIR "/usr/local/lib/memtop"
+#endif
+#define SAMPLER_SO "libmemtop-sampler.so"
 
 struct watched {
 	pid_t pid;
 	char comm[16];
-	char lib[PATH_MAX];
+	char lib[PATH_MAX]; /* glibc, or the file with otel_memory probes */
+	bool usdt;	    /* the process samples itself (otel_memory USDT) */
 	struct mt_probe_set *probes;
 	bool launched; /* started by memtop: reaped and stopped by it */
 	bool gone;
@@ -118,6 +125,54 @@ static int on_record(void *ctx, void *data, size_t size)
 
 /* ---- setup ------------------------------------------------------------ */
 
+/* The in-process sampler: next to memtop's binary (a build tree), else
+ * where `make install` puts it. 0 or -ENOENT. */
+static int find_sampler(char *path, size_t len)
+{
+	char exe[PATH_MAX], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash && (size_t)(slash - exe) + sizeof(SAMPLER_SO) + 1 < len) {
+			memcpy(path, exe, slash - exe + 1);
+			strcpy(path + (slash - exe) + 1, SAMPLER_SO);
+			if (!access(path, R_OK))
+				return 0;
+		}
+	}
+	snprintf(path, len, "%s/%s", MEMTOP_LIBDIR, SAMPLER_SO);
+	return access(path, R_OK) ? -ENOENT : 0;
+}
+
+/* Launch -- CMD, with the in-process sampler unless --no-preload. */
+static int launch_command(struct app *a, struct launched *l)
+{
+	const struct mt_config *cfg = a->cfg;
+	struct watched *w = &a->w[0];
+	char sampler[PATH_MAX], err[512];
+	bool preload = !cfg->no_preload && cfg->probe_mode == MT_PROBE_AUTO;
+	int e;
+
+	if (preload && find_sampler(sampler, sizeof(sampler))) {
+		fprintf(stderr, "memtop: %s not found: probing glibc's allocator instead\n",
+			SAMPLER_SO);
+		preload = false;
+	}
+	e = target_launch(cfg->cmd_argv, preload ? sampler : NULL, cfg->rate, l, w->lib,
+			  sizeof(w->lib), err, sizeof(err));
+	if (e) {
+		fail("%s", err);
+		return e;
+	}
+	if (preload) {
+		snprintf(w->lib, sizeof(w->lib), "%s", sampler);
+		w->usdt = true;
+	}
+	return 0;
+}
+
 static int resolve_targets(struct app *a, struct launched *l)
 {
 	const struct mt_config *cfg = a->cfg;
@@ -128,12 +183,9 @@ static int resolve_targets(struct app *a, struct launched *l)
 	if (!a->w)
 		return -ENOMEM;
 	if (cfg->cmd_argv) {
-		e = target_launch(cfg->cmd_argv, l, a->w[0].lib, sizeof(a->w[0].lib), err,
-				  sizeof(err));
-		if (e) {
-			fail("%s", err);
+		e = launch_command(a, l);
+		if (e)
 			return e;
-		}
 		a->w[0].pid = l->pid;
 		a->w[0].launched = true;
 		snprintf(a->w[0].comm, sizeof(a->w[0].comm), "%s", cfg->cmd_argv[0]);
@@ -145,7 +197,12 @@ static int resolve_targets(struct app *a, struct launched *l)
 
 		w->pid = cfg->pids[i];
 		e = target_check(w->pid, w->comm, err, sizeof(err));
-		if (!e)
+		/* a process that samples itself is watched through its USDT
+		 * probes, at a fraction of the cost of trapping its allocator */
+		if (!e && cfg->probe_mode == MT_PROBE_AUTO &&
+		    !usdt_find_in_process(w->pid, "otel_memory", w->lib, sizeof(w->lib)))
+			w->usdt = true;
+		else if (!e)
 			e = target_find_allocator(w->pid, w->lib, sizeof(w->lib), err, sizeof(err));
 		if (e) {
 			fail("%s", err);
@@ -206,8 +263,11 @@ static int attach_all(struct app *a)
 			fail("cannot watch PID %d: %s", w->pid, strerror(-e));
 			return e;
 		}
-		w->probes = attach_target(a->bpf, w->pid, w->lib, session, &a->attach, err,
-					  sizeof(err));
+		if (w->usdt)
+			w->probes = attach_usdt(a->bpf, w->pid, w->lib, &a->attach, err, sizeof(err));
+		else
+			w->probes = attach_target(a->bpf, w->pid, w->lib, session, &a->attach, err,
+						  sizeof(err));
 		if (!w->probes) {
 			e = -errno;
 			fail("%s", err);
@@ -218,6 +278,7 @@ static int attach_all(struct app *a)
 			return -ENOMEM;
 		memcpy(t->comm, w->comm, sizeof(t->comm));
 		t->start_ns = now_ns();
+		t->counters_exact = !w->usdt;
 	}
 	a->status.probe_mode = attach_mode_name(a->attach.mode);
 	return 0;
@@ -296,7 +357,8 @@ static void set_allocs(struct app *a, bool on)
 	int i;
 
 	for (i = 0; i < a->nw; i++)
-		if (a->w[i].probes && attach_set_allocs(a->w[i].probes, on) && verbose)
+		if (a->w[i].probes && !a->w[i].usdt && attach_set_allocs(a->w[i].probes, on) &&
+		    verbose)
 			fail("PID %d: cannot switch allocation probes %s", a->w[i].pid,
 			     on ? "on" : "off");
 	a->allocs_on = on;
@@ -321,6 +383,12 @@ static void budget_tick(struct app *a)
 	a->status.duty = a->budget.duty;
 	a->status.backed_off = a->budget.duty < 1.0;
 	a->status.counters_exact = !a->budget.ever_paused;
+	if (a->budget.ever_paused) {
+		size_t i;
+
+		for (i = 0; i < model_target_count(a->model); i++)
+			model_target_at(a->model, i)->counters_exact = false;
+	}
 }
 
 /* Refresh each target's exact counters, RSS and liveness. */
@@ -347,6 +415,10 @@ static void refresh_targets(struct app *a)
 			t->exit_ns = now_ns();
 			attach_detach(w->probes);
 			w->probes = NULL;
+			bpf_loader_remove_target(a->bpf, w->pid);
+			if (a->unw)
+				unwinder_forget(a->unw, w->pid);
+			proc_cache_forget(a->pc, w->pid);
 			continue;
 		}
 		t->rss_bytes = target_rss(w->pid);

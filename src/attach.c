@@ -93,7 +93,14 @@ static int group_of(const struct probe_loc *l)
 
 const char *attach_mode_name(enum mt_attach_mode mode)
 {
-	return mode == MT_ATTACH_SESSION ? "session" : "uretprobe";
+	switch (mode) {
+	case MT_ATTACH_SESSION:
+		return "session";
+	case MT_ATTACH_USDT:
+		return "usdt";
+	default:
+		return "uretprobe";
+	}
 }
 
 /* Choose the instruction to probe in one function (probe_place.h). */
@@ -239,6 +246,21 @@ static int group_attach_uretprobes(struct mt_probe_set *ps, struct link_group *g
 	return 0;
 }
 
+/* The USDT contract: alloc in the allocation group, free in the other. */
+static int group_attach_usdt(struct mt_probe_set *ps, struct link_group *g, int group)
+{
+	struct bpf_program *prog = group == GROUP_FREE ? bpf_loader_prog_usdt_free(ps->b)
+						       : bpf_loader_prog_usdt_alloc(ps->b);
+	struct bpf_link *link = bpf_program__attach_usdt(prog, ps->pid, ps->path, "otel_memory",
+							 group == GROUP_FREE ? "free" : "alloc",
+							 NULL);
+
+	if (!link)
+		return -errno;
+	g->links[g->nlinks++] = link;
+	return 0;
+}
+
 static void group_detach(struct link_group *g)
 {
 	int i;
@@ -261,6 +283,8 @@ static int group_attach(struct mt_probe_set *ps, int group, const char **failed)
 		return 0;
 	if (ps->mode == MT_ATTACH_SESSION)
 		e = group_attach_session(ps, g, group);
+	else if (ps->mode == MT_ATTACH_USDT)
+		e = group_attach_usdt(ps, g, group);
 	else
 		e = group_attach_uretprobes(ps, g, group, failed);
 	if (e)
@@ -375,6 +399,37 @@ fail:
 	attach_detach(ps);
 	errno = -e;
 	return NULL;
+}
+
+struct mt_probe_set *attach_usdt(struct mt_bpf *b, pid_t pid, const char *sampler_path,
+				 struct attach_info *info, char *err, size_t errlen)
+{
+	struct mt_probe_set *ps = probe_set_new(b, pid, sampler_path);
+	const char *failed = "otel_memory";
+	int e;
+
+	if (!ps) {
+		snprintf(err, errlen, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	e = attach_mode(ps, MT_ATTACH_USDT, &failed);
+	if (e) {
+		if (e == -ESRCH)
+			snprintf(err, errlen, "process %d exited while attaching", pid);
+		else
+			snprintf(err, errlen, "cannot attach to the otel_memory probes of %s: %s",
+				 sampler_path, strerror(-e));
+		attach_detach(ps);
+		errno = -e;
+		return NULL;
+	}
+	info->mode = MT_ATTACH_USDT;
+	info->nprobes = 2;
+	info->nslow = 0;
+	snprintf(info->detail, sizeof(info->detail), "otel_memory:alloc otel_memory:free in %s",
+		 sampler_path);
+	return ps;
 }
 
 struct mt_probe_set *attach_self(struct mt_bpf *b, const void *addr, __u32 fn)

@@ -118,6 +118,16 @@ struct bpf_program *bpf_loader_prog_return(struct mt_bpf *b)
 	return b->skel->progs.mt_return;
 }
 
+struct bpf_program *bpf_loader_prog_usdt_alloc(struct mt_bpf *b)
+{
+	return b->skel->progs.mt_usdt_alloc;
+}
+
+struct bpf_program *bpf_loader_prog_usdt_free(struct mt_bpf *b)
+{
+	return b->skel->progs.mt_usdt_free;
+}
+
 int bpf_loader_add_target(struct mt_bpf *b, pid_t pid)
 {
 	__u32 key = pid;

@@ -130,12 +130,24 @@ static void write_target(struct json_writer *w, const struct mt_target *t)
 	jw_bool(w, t->alive);
 	jw_key(w, "rss_bytes");
 	jw_uint(w, t->rss_bytes);
+	jw_key(w, "counters_exact");
+	jw_bool(w, t->counters_exact);
+	/* counts memtop did not see are not zeros */
 	jw_key(w, "alloc_calls");
-	jw_uint(w, t->counters.alloc_calls);
+	if (t->counters_exact)
+		jw_uint(w, t->counters.alloc_calls);
+	else
+		jw_null(w);
 	jw_key(w, "free_calls");
-	jw_uint(w, t->counters.free_calls);
+	if (t->counters_exact)
+		jw_uint(w, t->counters.free_calls);
+	else
+		jw_null(w);
 	jw_key(w, "alloc_bytes");
-	jw_uint(w, t->counters.alloc_bytes);
+	if (t->counters_exact)
+		jw_uint(w, t->counters.alloc_bytes);
+	else
+		jw_null(w);
 	jw_key(w, "samples");
 	jw_uint(w, t->counters.samples);
 	jw_key(w, "probe_hits");

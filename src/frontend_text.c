@@ -26,14 +26,23 @@ static void print_targets(struct mt_model *m)
 	       "ALLOC/s", "CALLS/s", "ALLOCS", "FREES");
 	for (i = 0; i < model_target_count(m); i++) {
 		const struct mt_target *t = model_target_at(m, i);
+		char allocs[24] = "-", frees[24] = "-";
 
-		printf("%7d %-15s %-6s %7s %7s %7s/s %8s %12llu %12llu\n", t->pid, t->comm,
+		/* counts memtop did not see are shown as "-", not zeros */
+		if (t->counters_exact) {
+			fmt_bytes(rate, sizeof(rate), t->alloc_bytes_per_s);
+			fmt_count(calls, sizeof(calls), t->alloc_calls_per_s);
+			snprintf(allocs, sizeof(allocs), "%llu",
+				 (unsigned long long)t->counters.alloc_calls);
+			snprintf(frees, sizeof(frees), "%llu",
+				 (unsigned long long)t->counters.free_calls);
+		} else {
+			snprintf(rate, sizeof(rate), "-");
+			snprintf(calls, sizeof(calls), "-");
+		}
+		printf("%7d %-15s %-6s %7s %7s %7s/s %8s %12s %12s\n", t->pid, t->comm,
 		       t->alive ? "alive" : "exited", fmt_bytes(rss, sizeof(rss), t->rss_bytes),
-		       fmt_bytes(heap, sizeof(heap), t->inuse_bytes),
-		       fmt_bytes(rate, sizeof(rate), t->alloc_bytes_per_s),
-		       fmt_count(calls, sizeof(calls), t->alloc_calls_per_s),
-		       (unsigned long long)t->counters.alloc_calls,
-		       (unsigned long long)t->counters.free_calls);
+		       fmt_bytes(heap, sizeof(heap), t->inuse_bytes), rate, calls, allocs, frees);
 	}
 }
 

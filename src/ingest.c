@@ -89,6 +89,7 @@ static int ingest_alloc(struct ingest *in, const struct mt_event_alloc *ev)
 	s.ts_ns = ev->ts_ns;
 	s.addr = ev->addr;
 	s.size = ev->size;
+	s.weight_bytes = ev->weight_bytes;
 	s.untracked = ev->flags & MT_EVF_UNTRACKED;
 	s.truncated = truncated;
 	s.frames = frames;

@@ -495,7 +495,8 @@ int model_on_alloc(struct mt_model *m, const struct mt_sample_in *in)
 	struct mt_stack *stack = stack_intern(m, in);
 	struct stack_agg *a = stack ? agg_get(m, stack, in->pid) : NULL;
 	struct live_sample *l = NULL, *old;
-	double w = sampling_weight(in->size, m->rate) * m->weight_scale;
+	double w = in->weight_bytes && in->size ? (double)in->weight_bytes / in->size
+						: sampling_weight(in->size, m->rate) * m->weight_scale;
 	struct live_key key = { in->pid, in->addr };
 	struct totals d = { 0 };
 
@@ -587,6 +588,7 @@ struct mt_target *model_target(struct mt_model *m, pid_t pid, bool create)
 		return NULL;
 	t->pid = pid;
 	t->alive = true;
+	t->counters_exact = true;
 	t->start_ns = m->now_ns;
 	target_stats_init(&t->stats);
 	if (hmap_put(&m->targets, h, t) ||

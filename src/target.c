@@ -237,8 +237,23 @@ static int own_allocator(char *path, size_t len)
 	return e;
 }
 
-int target_launch(char **argv, struct launched *l, char *alloc_path, size_t pathlen, char *err,
-		  size_t errlen)
+/* In the child: add preload to LD_PRELOAD (first) and set the rate. */
+static void set_preload_env(const char *preload, __u64 sample_rate)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char buf[8192], rate[32];
+
+	if (old && *old)
+		snprintf(buf, sizeof(buf), "%s:%s", preload, old);
+	else
+		snprintf(buf, sizeof(buf), "%s", preload);
+	setenv("LD_PRELOAD", buf, 1);
+	snprintf(rate, sizeof(rate), "%llu", (unsigned long long)sample_rate);
+	setenv("MEMTOP_SAMPLE_RATE", rate, 1);
+}
+
+int target_launch(char **argv, const char *preload, __u64 sample_rate, struct launched *l,
+		  char *alloc_path, size_t pathlen, char *err, size_t errlen)
 {
 	char exe[PATH_MAX];
 	int go[2], ex[2], e;
@@ -292,6 +307,8 @@ int target_launch(char **argv, struct launched *l, char *alloc_path, size_t path
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
+		if (preload)
+			set_preload_env(preload, sample_rate);
 		execvp(argv[0], argv);
 		e = errno;
 		if (write(ex[1], &e, sizeof(e)) < 0)

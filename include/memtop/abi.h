@@ -13,7 +13,7 @@
 #ifndef MEMTOP_ABI_H
 #define MEMTOP_ABI_H
 
-#define MT_ABI_VERSION 1
+#define MT_ABI_VERSION 2
 
 /* Frame-pointer stack depth recorded per sample (bpf_get_stack). */
 #define MT_MAX_FRAMES 64
@@ -42,6 +42,7 @@ enum mt_alloc_fn {
 	MT_FN_VALLOC,
 	MT_FN_PVALLOC,
 	MT_FN_FREE,
+	MT_FN_USDT, /* an otel_memory:alloc USDT probe (in-process sampler) */
 	MT_FN_COUNT,
 };
 
@@ -99,6 +100,8 @@ struct mt_event_alloc {
 	__u64 ts_ns; /* CLOCK_MONOTONIC */
 	__u64 addr;  /* returned address (0: the allocation failed) */
 	__u64 size;  /* requested bytes */
+	__u64 weight_bytes; /* bytes this sample stands for when the process
+			     * sampled it (USDT); 0: memtop sampled it */
 	__u32 flags; /* enum mt_event_flags */
 	__u32 nr_frames;
 	__u32 stack_len;  /* bytes of stack[] that are valid */
@@ -137,7 +140,7 @@ struct mt_live_key {
 #ifndef __bpf__
 _Static_assert(sizeof(struct mt_regs) == 17 * 8, "mt_regs layout");
 _Static_assert(sizeof(struct mt_event_free) == 32, "mt_event_free layout");
-_Static_assert(sizeof(struct mt_event_alloc) == 56 + 136 + 8 * MT_MAX_FRAMES + MT_STACK_COPY_MAX,
+_Static_assert(sizeof(struct mt_event_alloc) == 64 + 136 + 8 * MT_MAX_FRAMES + MT_STACK_COPY_MAX,
 	       "mt_event_alloc layout");
 _Static_assert(sizeof(struct mt_proc_counters) == 40, "mt_proc_counters layout");
 _Static_assert(sizeof(struct mt_live_key) == 16, "mt_live_key layout");

@@ -19,6 +19,7 @@ struct mt_probe_set;
 enum mt_attach_mode {
 	MT_ATTACH_SESSION = 0,	/* uprobe_multi session: return trap only when sampled */
 	MT_ATTACH_URETPROBE,	/* entry uprobe + uretprobe on every call */
+	MT_ATTACH_USDT,		/* the process samples itself: otel_memory USDT probes */
 };
 
 struct attach_info {
@@ -36,6 +37,12 @@ struct mt_probe_set *attach_target(struct mt_bpf *b, pid_t pid, const char *lib_
 				   bool want_session, struct attach_info *info, char *err,
 				   size_t errlen);
 void attach_detach(struct mt_probe_set *ps);
+
+/* Attach to the otel_memory:alloc/free USDT probes of sampler_path (an
+ * ELF file pid maps, or will map, e.g. the in-process sampler). NULL with
+ * errno set and one line in err. */
+struct mt_probe_set *attach_usdt(struct mt_bpf *b, pid_t pid, const char *sampler_path,
+				 struct attach_info *info, char *err, size_t errlen);
 
 /* Switch the allocation probes off or back on (free() stays probed), for
  * the overhead budget. 0 or -errno. */

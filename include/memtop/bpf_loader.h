@@ -34,6 +34,8 @@ bool bpf_loader_has_session(const struct mt_bpf *b);
 struct bpf_program *bpf_loader_prog_session(struct mt_bpf *b);
 struct bpf_program *bpf_loader_prog_entry(struct mt_bpf *b);
 struct bpf_program *bpf_loader_prog_return(struct mt_bpf *b);
+struct bpf_program *bpf_loader_prog_usdt_alloc(struct mt_bpf *b);
+struct bpf_program *bpf_loader_prog_usdt_free(struct mt_bpf *b);
 
 /* Let the programs act for pid / stop and forget everything about it
  * (targets, counters, live samples). 0 or -errno. */

@@ -73,8 +73,11 @@ struct mt_target {
 	__u64 rss_bytes;
 	__u64 start_ns; /* CLOCK_MONOTONIC when memtop began watching */
 	__u64 exit_ns;	/* when it was seen gone; 0 while alive */
-	/* Exact, every call counted in the kernel (summed over CPUs). */
+	/* Exact, every call counted in the kernel (summed over CPUs), unless
+	 * counters_exact is false: the process samples itself (USDT) or the
+	 * overhead budget paused the allocation probes. */
 	struct mt_proc_counters counters;
+	bool counters_exact;
 	/* Over the last model_tick() interval, from the exact counters. */
 	double alloc_calls_per_s;
 	double alloc_bytes_per_s;
@@ -102,6 +105,8 @@ struct mt_sample_in {
 	__u64 ts_ns;
 	__u64 addr;
 	__u64 size;
+	__u64 weight_bytes; /* bytes it stands for, when the process sampled it;
+			     * 0: memtop sampled it at the model's rate */
 	bool untracked;	 /* no free will ever be reported for it */
 	bool truncated;	 /* stack incomplete */
 	const struct mt_frame *frames; /* innermost first, copied by the model */

@@ -31,10 +31,12 @@ struct launched {
 };
 
 /* Fork argv[0] (searched in PATH) held before exec. The allocator path is
- * the glibc memtop itself uses: the command will map the same file. 0, or
- * -errno with one line in err (not found, not executable, static). */
-int target_launch(char **argv, struct launched *l, char *alloc_path, size_t pathlen, char *err,
-		  size_t errlen);
+ * the glibc memtop itself uses: the command will map the same file. With
+ * preload, the command runs with that library added to LD_PRELOAD and
+ * MEMTOP_SAMPLE_RATE set to sample_rate. 0, or -errno with one line in err
+ * (not found, not executable, static). */
+int target_launch(char **argv, const char *preload, __u64 sample_rate, struct launched *l,
+		  char *alloc_path, size_t pathlen, char *err, size_t errlen);
 /* Let the command exec. 0, or -errno with one line in err if exec failed
  * (the child is reaped then). */
 int target_release(struct launched *l, char *err, size_t errlen);
