@@ -72,7 +72,10 @@ const struct elf_file_id *elf_file_id(struct elf_file *ef);
 
 /* The function symbol (.symtab and .dynsym, STT_FUNC/STT_GNU_IFUNC)
  * containing link-time address vaddr: its name (owned by ef, as in the
- * file, not demangled) and start vaddr. 0 or -ENOENT. */
+ * file, not demangled) and start vaddr. Of aliases at one address the
+ * public one is chosen ("malloc", not "__libc_malloc"); an unsized symbol
+ * extends to the next symbol within its section. The table is built on
+ * the first call. 0 or -ENOENT. */
 int elf_file_symbol_at(struct elf_file *ef, __u64 vaddr, const char **name, __u64 *start);
 
 /* Has a .symtab section (false once stripped). */

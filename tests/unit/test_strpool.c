@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * test_strpool.c - interning: equal strings give one pointer, different
+ * strings different ones, lengths are honoured, the set survives growth
+ * and concurrent callers.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memtop/strpool.h"
+
+static void test_basic(void **state)
+{
+	char buf[32];
+	const char *a, *b;
+	size_t before = strpool_count();
+
+	assert_null(strpool_intern(NULL));
+	assert_null(strpool_intern_len(NULL, 3));
+	a = strpool_intern("malloc");
+	strcpy(buf, "malloc");
+	b = strpool_intern(buf);
+	assert_ptr_equal(a, b);
+	assert_ptr_not_equal(b, buf);
+	assert_string_equal(a, "malloc");
+	assert_ptr_equal(strpool_intern_len("mallocX", 6), a);
+	assert_ptr_not_equal(strpool_intern("malloc2"), a);
+	assert_string_equal(strpool_intern_len("free()", 4), "free");
+	assert_ptr_equal(strpool_intern(""), strpool_intern_len("abc", 0));
+	assert_int_equal(strpool_count(), before + 4); /* malloc, malloc2, free, "" */
+	buf[0] = 'M'; /* the interned copy does not follow the caller's buffer */
+	assert_string_equal(a, "malloc");
+}
+
+static void test_growth(void **state)
+{
+	enum { N = 50000 };
+	const char **p = malloc(N * sizeof(*p));
+	char buf[32];
+
+	assert_non_null(p);
+	for (int i = 0; i < N; i++) {
+		snprintf(buf, sizeof(buf), "sym_%d", i);
+		p[i] = strpool_intern(buf);
+	}
+	for (int i = 0; i < N; i++) {
+		snprintf(buf, sizeof(buf), "sym_%d", i);
+		assert_ptr_equal(strpool_intern(buf), p[i]);
+		assert_string_equal(p[i], buf);
+	}
+	/* A string too long for the chunk allocator. */
+	{
+		char *big = malloc(100000);
+
+		assert_non_null(big);
+		memset(big, 'x', 99999);
+		big[99999] = '\0';
+		assert_ptr_equal(strpool_intern(big), strpool_intern(big));
+		assert_int_equal(strlen(strpool_intern(big)), 99999);
+		free(big);
+	}
+	free(p);
+}
+
+static void *intern_worker(void *arg)
+{
+	const char **out = arg;
+	char buf[32];
+
+	for (int i = 0; i < 2000; i++) {
+		snprintf(buf, sizeof(buf), "thread_sym_%d", i);
+		out[i] = strpool_intern(buf);
+	}
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	static const char *res[4][2000];
+	pthread_t t[4];
+
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, intern_worker, res[i]), 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < 2000; i++) {
+		assert_non_null(res[0][i]);
+		for (int k = 1; k < 4; k++)
+			assert_ptr_equal(res[0][i], res[k][i]);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_basic),
+		cmocka_unit_test(test_growth),
+		cmocka_unit_test(test_threads),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
