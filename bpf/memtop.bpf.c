@@ -89,6 +89,14 @@ struct {
 	__type(value, __u64);
 } drops SEC(".maps");
 
+/* --cgroup: the cgroup v2 directory whose new processes are reported. */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} watch_cgroup SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 16 << 20);
@@ -416,5 +424,42 @@ int BPF_USDT(mt_usdt_free, void *ptr)
 		__sync_fetch_and_add(&c->probe_hits, 1);
 	if (ptr)
 		track_free(pid, (__u32)id, (__u64)ptr);
+	return 0;
+}
+
+/* --cgroup: report processes that appear in the watched cgroup, so user
+ * space attaches to them (per PID, as to every target). */
+static __always_inline void emit_proc(__u32 pid, __u32 ppid, __u32 what)
+{
+	struct mt_event_proc *ev;
+
+	if (bpf_current_task_under_cgroup(&watch_cgroup, 0) != 1)
+		return;
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count_drop(MT_DROP_RINGBUF);
+		return;
+	}
+	ev->kind = MT_EV_PROC;
+	ev->pid = pid;
+	ev->ppid = ppid;
+	ev->what = what;
+	ev->ts_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(ev, 0);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(mt_fork, struct task_struct *parent, struct task_struct *child)
+{
+	if (child->pid != child->tgid)
+		return 0; /* a new thread */
+	emit_proc(child->tgid, parent->tgid, MT_PROC_FORK);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(mt_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	emit_proc(p->tgid, 0, MT_PROC_EXEC);
 	return 0;
 }

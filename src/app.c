@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * app.c - memtop's lifecycle: resolve the targets, load and attach the
- * probes, run the loop (drain events, tick the model, drive the front end)
- * and tear everything down in order on every way out.
+ * app.c - memtop's lifecycle: prepare the targets, load the probes and
+ * measure what a probe hit costs, attach, run the loop (drain events, tick
+ * the model, drive the front end, keep the overhead budget), and tear
+ * everything down in order on every way out.
  *
  * Setup failures print one line on stderr and leave nothing attached.
- * The loop ends on a signal (INT, TERM, HUP), when the front end asks,
- * after -n intervals, or once every target has exited (after one last
- * interval with their final numbers).
+ * The loop ends on a signal (INT, TERM, HUP, QUIT), when the front end
+ * asks, after -n intervals, or, in batch mode, once every target has
+ * exited (after one last interval with their final numbers).
  */
 #include "memtop/app.h"
 
@@ -22,43 +23,25 @@
 #include <unistd.h>
 #include <sys/signalfd.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <bpf/libbpf.h>
 
-#include "memtop/attach.h"
 #include "memtop/budget.h"
-#include "memtop/bpf_loader.h"
 #include "memtop/calibrate.h"
+#include "memtop/cgroup.h"
 #include "memtop/frontend.h"
 #include "memtop/ingest.h"
-#include "memtop/model.h"
-#include "memtop/proc_cache.h"
+#include "memtop/stats.h"
 #include "memtop/symbolize.h"
-#include "memtop/target.h"
-#include "memtop/unwind.h"
-#include "memtop/usdt.h"
+#include "memtop/watch.h"
 
-#ifndef MEMTOP_LIBDIR
-#define MEMTOP_LIBDIR "/usr/local/lib/memtop"
-#endif
-#define SAMPLER_SO "libmemtop-sampler.so"
-
-struct watched {
-	pid_t pid;
-	char comm[16];
-	char lib[PATH_MAX]; /* glibc, or the file with otel_memory probes */
-	bool usdt;	    /* the process samples itself (otel_memory USDT) */
-	struct mt_probe_set *probes;
-	bool launched; /* started by memtop: reaped and stopped by it */
-	bool gone;
-	__u64 prev_cpu_ns;
-	__u64 prev_hits;
-};
+/* How often pending --cgroup processes are retried. */
+#define PENDING_RETRY_NS 100000000ULL
+/* The window of memory.current the projection to the limit is fitted on. */
+#define CGROUP_FIT_WINDOW_S 60.0
 
 struct app {
 	const struct mt_config *cfg;
-	struct watched *w;
-	int nw;
+	struct watch_set ws;
 	struct mt_bpf *bpf;
 	struct ring_buffer *ring;
 	struct proc_cache *pc;
@@ -67,7 +50,6 @@ struct app {
 	struct mt_model *model;
 	struct ingest ingest;
 	struct mt_status status;
-	struct attach_info attach;
 	const struct mt_frontend *fe;
 	struct mt_fe_ctx fe_ctx;
 	bool fe_started;
@@ -76,6 +58,9 @@ struct app {
 	struct budget budget;
 	bool allocs_on;
 	__u64 next_switch_ns;
+	bool pending;
+	__u64 next_retry_ns;
+	struct mt_history cgroup_current;
 };
 
 static int verbose;
@@ -117,100 +102,51 @@ static bool kernel_has_session(void)
 	return major > 6 || (major == 6 && minor >= 13);
 }
 
+/* A process memtop could not watch: on stderr before the display starts,
+ * in the status line after (stderr is the terminal then). */
+static void on_warning(void *ctx, const char *msg)
+{
+	struct app *a = ctx;
+
+	if (a->fe_started && a->fe->input_fd) {
+		snprintf(a->status.message, sizeof(a->status.message), "%s", msg);
+		return;
+	}
+	fail("%s", msg);
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	ingest_record(ctx, data, size);
 	return 0;
 }
 
+static void on_proc(void *ctx, pid_t pid, __u32 what)
+{
+	struct app *a = ctx;
+
+	watch_on_proc(&a->ws, pid, what);
+	a->pending = true;
+	a->next_retry_ns = now_ns();
+}
+
 /* ---- setup ------------------------------------------------------------ */
 
-/* The in-process sampler: next to memtop's binary (a build tree), else
- * where `make install` puts it. 0 or -ENOENT. */
-static int find_sampler(char *path, size_t len)
-{
-	char exe[PATH_MAX], *slash;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n > 0) {
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash && (size_t)(slash - exe) + sizeof(SAMPLER_SO) + 1 < len) {
-			memcpy(path, exe, slash - exe + 1);
-			strcpy(path + (slash - exe) + 1, SAMPLER_SO);
-			if (!access(path, R_OK))
-				return 0;
-		}
-	}
-	snprintf(path, len, "%s/%s", MEMTOP_LIBDIR, SAMPLER_SO);
-	return access(path, R_OK) ? -ENOENT : 0;
-}
-
-/* Launch -- CMD, with the in-process sampler unless --no-preload. */
-static int launch_command(struct app *a, struct launched *l)
-{
-	const struct mt_config *cfg = a->cfg;
-	struct watched *w = &a->w[0];
-	char sampler[PATH_MAX], err[512];
-	bool preload = !cfg->no_preload && cfg->probe_mode == MT_PROBE_AUTO;
-	int e;
-
-	if (preload && find_sampler(sampler, sizeof(sampler))) {
-		fprintf(stderr, "memtop: %s not found: probing glibc's allocator instead\n",
-			SAMPLER_SO);
-		preload = false;
-	}
-	e = target_launch(cfg->cmd_argv, preload ? sampler : NULL, cfg->rate, l, w->lib,
-			  sizeof(w->lib), err, sizeof(err));
-	if (e) {
-		fail("%s", err);
-		return e;
-	}
-	if (preload) {
-		snprintf(w->lib, sizeof(w->lib), "%s", sampler);
-		w->usdt = true;
-	}
-	return 0;
-}
-
-static int resolve_targets(struct app *a, struct launched *l)
+static int prepare_targets(struct app *a)
 {
 	const struct mt_config *cfg = a->cfg;
 	char err[512];
-	int i, e;
+	int i, e = 0;
 
-	a->w = calloc(cfg->npids ? cfg->npids : 1, sizeof(*a->w));
-	if (!a->w)
-		return -ENOMEM;
-	if (cfg->cmd_argv) {
-		e = launch_command(a, l);
-		if (e)
-			return e;
-		a->w[0].pid = l->pid;
-		a->w[0].launched = true;
-		snprintf(a->w[0].comm, sizeof(a->w[0].comm), "%s", cfg->cmd_argv[0]);
-		a->nw = 1;
-		return 0;
-	}
-	for (i = 0; i < cfg->npids; i++) {
-		struct watched *w = &a->w[a->nw];
-
-		w->pid = cfg->pids[i];
-		e = target_check(w->pid, w->comm, err, sizeof(err));
-		/* a process that samples itself is watched through its USDT
-		 * probes, at a fraction of the cost of trapping its allocator */
-		if (!e && cfg->probe_mode == MT_PROBE_AUTO &&
-		    !usdt_find_in_process(w->pid, "otel_memory", w->lib, sizeof(w->lib)))
-			w->usdt = true;
-		else if (!e)
-			e = target_find_allocator(w->pid, w->lib, sizeof(w->lib), err, sizeof(err));
-		if (e) {
-			fail("%s", err);
-			return e;
-		}
-		a->nw++;
-	}
-	return 0;
+	if (cfg->cmd_argv)
+		e = watch_prepare_command(&a->ws, err, sizeof(err));
+	else if (cfg->cgroup)
+		e = watch_prepare_cgroup(&a->ws, cfg->cgroup, err, sizeof(err));
+	for (i = 0; !e && i < cfg->npids; i++)
+		e = watch_prepare_pid(&a->ws, cfg->pids[i], err, sizeof(err));
+	if (e)
+		fail("%s", err);
+	return e;
 }
 
 static int load_probes(struct app *a)
@@ -248,42 +184,6 @@ static int load_probes(struct app *a)
 	return 0;
 }
 
-static int attach_all(struct app *a)
-{
-	bool session = a->cfg->probe_mode != MT_PROBE_URETPROBE;
-	char err[512];
-	int i, e;
-
-	for (i = 0; i < a->nw; i++) {
-		struct watched *w = &a->w[i];
-		struct mt_target *t;
-
-		e = bpf_loader_add_target(a->bpf, w->pid);
-		if (e) {
-			fail("cannot watch PID %d: %s", w->pid, strerror(-e));
-			return e;
-		}
-		if (w->usdt)
-			w->probes = attach_usdt(a->bpf, w->pid, w->lib, &a->attach, err, sizeof(err));
-		else
-			w->probes = attach_target(a->bpf, w->pid, w->lib, session, &a->attach, err,
-						  sizeof(err));
-		if (!w->probes) {
-			e = -errno;
-			fail("%s", err);
-			return e ? e : -EINVAL;
-		}
-		t = model_target(a->model, w->pid, true);
-		if (!t)
-			return -ENOMEM;
-		memcpy(t->comm, w->comm, sizeof(t->comm));
-		t->start_ns = now_ns();
-		t->counters_exact = !w->usdt;
-	}
-	a->status.probe_mode = attach_mode_name(a->attach.mode);
-	return 0;
-}
-
 static int start_data_path(struct app *a)
 {
 	struct mt_model_opts mo = {
@@ -304,6 +204,28 @@ static int start_data_path(struct app *a)
 	a->ingest.model = a->model;
 	a->ingest.sym = a->sym;
 	a->ingest.unw = a->unw;
+	a->ingest.on_proc = on_proc;
+	a->ingest.proc_ctx = a;
+	a->ws.env.bpf = a->bpf;
+	a->ws.env.model = a->model;
+	a->ws.env.pc = a->pc;
+	a->ws.env.unw = a->unw;
+	a->ws.env.trap_ns = a->status.trap_ns;
+	return 0;
+}
+
+static int attach_targets(struct app *a)
+{
+	char err[512];
+	int e = watch_attach(&a->ws, err, sizeof(err));
+
+	if (e) {
+		fail("%s", err);
+		return e;
+	}
+	a->status.probe_mode = attach_mode_name(a->ws.info.mode);
+	a->status.cgroup.on = a->ws.cgroup_fd >= 0;
+	a->status.cgroup.path = a->ws.cgroup_dir;
 	return 0;
 }
 
@@ -315,6 +237,16 @@ static int open_ring(struct app *a)
 		return -errno;
 	}
 	return 0;
+}
+
+static int release_command(struct app *a)
+{
+	char err[512];
+	int e = watch_release_command(&a->ws, err, sizeof(err));
+
+	if (e)
+		fail("%s", err);
+	return e;
 }
 
 static int block_signals(struct app *a)
@@ -332,50 +264,24 @@ static int block_signals(struct app *a)
 	return a->sigfd < 0 ? -errno : 0;
 }
 
-/* ---- the loop ----------------------------------------------------------- */
-
-/* The slowdown the probes caused w over the last interval (budget.h). */
-static void measure_overhead(struct app *a, struct watched *w, const struct mt_target *t,
-			     double *worst)
-{
-	__u64 cpu = target_cpu_ns(w->pid), hits = t->counters.probe_hits;
-	double slow;
-
-	if (w->prev_cpu_ns && cpu > w->prev_cpu_ns) {
-		slow = budget_slowdown_pct((hits - w->prev_hits) * a->status.trap_ns,
-					   cpu - w->prev_cpu_ns);
-		if (slow > *worst)
-			*worst = slow;
-	}
-	w->prev_cpu_ns = cpu;
-	w->prev_hits = hits;
-}
-
-/* Switch the allocation probes of every live target on or off. */
-static void set_allocs(struct app *a, bool on)
-{
-	int i;
-
-	for (i = 0; i < a->nw; i++)
-		if (a->w[i].probes && !a->w[i].usdt && attach_set_allocs(a->w[i].probes, on) &&
-		    verbose)
-			fail("PID %d: cannot switch allocation probes %s", a->w[i].pid,
-			     on ? "on" : "off");
-	a->allocs_on = on;
-}
+/* ---- the overhead budget ------------------------------------------------- */
 
 /* Follow the budget's on/off schedule. */
 static void budget_step(struct app *a, __u64 now)
 {
 	bool on = budget_phase(&a->budget, now, &a->next_switch_ns);
 
-	if (on != a->allocs_on)
-		set_allocs(a, on);
+	if (on != a->allocs_on) {
+		watch_set_allocs(&a->ws, on);
+		a->allocs_on = on;
+	}
 }
 
 /* After each interval: adapt the duty to the measured slowdown. */
 static void budget_tick(struct app *a)
 {
+	size_t i;
+
 	if (a->cfg->max_overhead_pct <= 0)
 		return;
 	budget_update(&a->budget, a->status.est_slowdown_pct);
@@ -383,57 +289,38 @@ static void budget_tick(struct app *a)
 	a->status.duty = a->budget.duty;
 	a->status.backed_off = a->budget.duty < 1.0;
 	a->status.counters_exact = !a->budget.ever_paused;
-	if (a->budget.ever_paused) {
-		size_t i;
-
-		for (i = 0; i < model_target_count(a->model); i++)
-			model_target_at(a->model, i)->counters_exact = false;
-	}
+	if (!a->budget.ever_paused)
+		return;
+	for (i = 0; i < model_target_count(a->model); i++)
+		model_target_at(a->model, i)->counters_exact = false;
 }
 
-/* Refresh each target's exact counters, RSS and liveness. */
-static void refresh_targets(struct app *a)
+/* ---- the loop ------------------------------------------------------------- */
+
+/* The cgroup's memory, and when it reaches its limit at the current pace. */
+static void cgroup_tick(struct app *a, __u64 now)
 {
-	__u64 drops[MT_DROP_COUNT];
-	struct mt_drops *d = model_drops(a->model);
-	double worst = 0;
-	int i, alive = 0;
+	struct mt_cgroup_status *cg = &a->status.cgroup;
+	double t[MT_HIST_POINTS], v[MT_HIST_POINTS], now_s = now / 1e9;
+	struct mt_fit fit;
+	int n;
 
-	for (i = 0; i < a->nw; i++) {
-		struct watched *w = &a->w[i];
-		struct mt_target *t = model_target(a->model, w->pid, false);
-
-		if (!t || w->gone)
-			continue;
-		bpf_loader_read_counters(a->bpf, w->pid, &t->counters);
-		if (w->launched && waitpid(w->pid, NULL, WNOHANG) == w->pid)
-			w->gone = true;
-		else if (!target_alive(w->pid))
-			w->gone = true;
-		if (w->gone) {
-			t->alive = false;
-			t->exit_ns = now_ns();
-			attach_detach(w->probes);
-			w->probes = NULL;
-			bpf_loader_remove_target(a->bpf, w->pid);
-			if (a->unw)
-				unwinder_forget(a->unw, w->pid);
-			proc_cache_forget(a->pc, w->pid);
-			continue;
-		}
-		t->rss_bytes = target_rss(w->pid);
-		measure_overhead(a, w, t, &worst);
-		alive++;
-	}
-	a->status.all_exited = alive == 0;
-	a->status.est_slowdown_pct = worst;
-	bpf_loader_read_drops(a->bpf, drops);
-	d->events_lost = drops[MT_DROP_RINGBUF];
-	d->live_map_full = drops[MT_DROP_LIVE_FULL];
-	d->pending_full = drops[MT_DROP_PENDING_FULL];
+	if (!cg->on)
+		return;
+	cg->have_mem = !cgroup_read_mem(a->ws.cgroup_dir, watch_first_alive(&a->ws), &cg->mem);
+	if (!cg->have_mem)
+		return;
+	history_push(&a->cgroup_current, now_s, cg->mem.current);
+	n = history_window(&a->cgroup_current, now_s - CGROUP_FIT_WINDOW_S, t, v, MT_HIST_POINTS);
+	stats_fit(t, v, n, &fit);
+	cg->growth_bytes_per_s = fit.n ? fit.slope : 0;
+	cg->growth_r2 = fit.r2;
+	cg->time_to_max_s = -1;
+	if (cg->mem.max && fit.n && fit.slope > 0 && cg->mem.current < cg->mem.max)
+		cg->time_to_max_s = (cg->mem.max - cg->mem.current) / fit.slope;
 }
 
-static void update_status(struct app *a)
+static void update_status(struct app *a, int alive, double worst)
 {
 	double dt = model_interval_s(a->model), hits = 0;
 	size_t i;
@@ -442,16 +329,37 @@ static void update_status(struct app *a)
 		hits += model_target_at(a->model, i)->probe_hits_per_s;
 	a->status.probe_hits_per_s = hits;
 	a->status.est_cpu_pct = hits * a->status.trap_ns / 1e7;
+	a->status.est_slowdown_pct = worst;
 	a->status.events_per_s = dt > 0 ? (a->ingest.records - a->last_records) / dt : 0;
 	a->last_records = a->ingest.records;
+	a->status.all_exited = alive == 0 && !a->pending && !a->status.cgroup.on;
+	a->status.cgroup.processes = alive;
+}
+
+static void read_drops(struct app *a)
+{
+	__u64 drops[MT_DROP_COUNT];
+	struct mt_drops *d = model_drops(a->model);
+
+	bpf_loader_read_drops(a->bpf, drops);
+	d->events_lost = drops[MT_DROP_RINGBUF];
+	d->live_map_full = drops[MT_DROP_LIVE_FULL];
+	d->pending_full = drops[MT_DROP_PENDING_FULL];
 }
 
 static int tick(struct app *a)
 {
+	__u64 now;
+	double worst;
+	int alive;
+
 	ring_buffer__consume(a->ring);
-	refresh_targets(a);
-	model_tick(a->model, now_ns());
-	update_status(a);
+	now = now_ns();
+	alive = watch_refresh(&a->ws, now, &worst);
+	read_drops(a);
+	model_tick(a->model, now);
+	update_status(a, alive, worst);
+	cgroup_tick(a, now);
 	budget_tick(a);
 	return a->fe->tick(&a->fe_ctx);
 }
@@ -463,10 +371,15 @@ static bool take_signal(struct app *a)
 	return read(a->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si);
 }
 
+static __u64 earliest(__u64 a, __u64 b)
+{
+	return a < b ? a : b;
+}
+
 static int run_loop(struct app *a)
 {
 	const struct mt_config *cfg = a->cfg;
-	__u64 next = now_ns() + (__u64)(a->fe_ctx.interval_s * 1e9);
+	__u64 period = (__u64)(a->fe_ctx.interval_s * 1e9), next = now_ns() + period;
 	long ticks = 0;
 	int ring_fd = ring_buffer__epoll_fd(a->ring);
 
@@ -476,10 +389,12 @@ static int run_loop(struct app *a)
 			{ .fd = a->sigfd, .events = POLLIN },
 			{ .fd = a->fe->input_fd ? a->fe->input_fd(&a->fe_ctx) : -1, .events = POLLIN },
 		};
-		__u64 t = now_ns(), wake = next < a->next_switch_ns ? next : a->next_switch_ns;
-		int timeout = t >= wake ? 0 : (int)((wake - t) / 1000000) + 1;
-		int act = 0;
+		__u64 t = now_ns(), wake = earliest(next, a->next_switch_ns);
+		int timeout, act = 0;
 
+		if (a->pending)
+			wake = earliest(wake, a->next_retry_ns);
+		timeout = t >= wake ? 0 : (int)((wake - t) / 1000000) + 1;
 		if (poll(pfd, 3, timeout) < 0 && errno != EINTR)
 			return -errno;
 		if (pfd[0].revents)
@@ -488,14 +403,20 @@ static int run_loop(struct app *a)
 			return 0;
 		if (pfd[2].fd >= 0 && pfd[2].revents)
 			act |= a->fe->input(&a->fe_ctx);
-		if (now_ns() >= a->next_switch_ns)
-			budget_step(a, now_ns());
-		if (now_ns() >= next) {
+		t = now_ns();
+		if (t >= a->next_switch_ns)
+			budget_step(a, t);
+		if (a->pending && t >= a->next_retry_ns) {
+			a->pending = watch_retry_pending(&a->ws, t);
+			a->next_retry_ns = t + PENDING_RETRY_NS;
+		}
+		if (t >= next) {
 			act |= tick(a);
 			ticks++;
-			next += (__u64)(a->fe_ctx.interval_s * 1e9);
+			period = (__u64)(a->fe_ctx.interval_s * 1e9);
+			next += period;
 			if (next < now_ns())
-				next = now_ns() + (__u64)(a->fe_ctx.interval_s * 1e9);
+				next = now_ns() + period;
 			if (cfg->count > 0 && ticks >= cfg->count)
 				return 0;
 			if (a->status.all_exited && !a->fe->input_fd)
@@ -508,46 +429,21 @@ static int run_loop(struct app *a)
 	}
 }
 
-/* ---- teardown ----------------------------------------------------------- */
-
-static void stop_launched(struct watched *w)
-{
-	int i;
-
-	if (!w->launched || w->gone || w->pid <= 0)
-		return;
-	kill(w->pid, SIGTERM);
-	for (i = 0; i < 50; i++) {
-		if (waitpid(w->pid, NULL, WNOHANG) == w->pid)
-			return;
-		usleep(20000);
-	}
-	kill(w->pid, SIGKILL);
-	waitpid(w->pid, NULL, 0);
-}
+/* ---- teardown ------------------------------------------------------------- */
 
 static void teardown(struct app *a)
 {
-	int i;
-
-	/* Probes first, so the targets stop trapping at once. */
-	for (i = 0; i < a->nw; i++) {
-		attach_detach(a->w[i].probes);
-		a->w[i].probes = NULL;
-	}
+	watch_fini(&a->ws); /* probes first: the targets stop trapping at once */
 	if (a->fe_started)
 		a->fe->stop(&a->fe_ctx);
-	for (i = 0; i < a->nw; i++)
-		stop_launched(&a->w[i]);
 	ring_buffer__free(a->ring);
 	bpf_loader_close(a->bpf);
 	unwinder_free(a->unw);
 	symbolizer_free(a->sym);
 	proc_cache_free(a->pc);
 	model_free(a->model);
-	if (a->sigfd > 0)
+	if (a->sigfd >= 0)
 		close(a->sigfd);
-	free(a->w);
 }
 
 static const struct mt_frontend *choose_frontend(const struct mt_config *cfg)
@@ -561,53 +457,49 @@ static const struct mt_frontend *choose_frontend(const struct mt_config *cfg)
 
 static void announce(const struct app *a)
 {
+	const struct attach_info *info = &a->ws.info;
 	int i;
 
-	for (i = 0; i < a->nw; i++)
+	for (i = 0; i < a->ws.n; i++)
 		fprintf(stderr,
 			"memtop: attached to PID %d (%s): %s mode, %d probes (%d slow), %.0f ns per probe hit: %s\n",
-			a->w[i].pid, a->w[i].comm, a->status.probe_mode, a->attach.nprobes,
-			a->attach.nslow, a->status.trap_ns, a->attach.detail);
+			a->ws.v[i].pid, a->ws.v[i].comm, a->status.probe_mode, info->nprobes,
+			info->nslow, a->status.trap_ns, info->detail);
+	if (a->status.cgroup.on)
+		fprintf(stderr, "memtop: following new processes of %s\n", a->ws.cgroup_dir);
+}
+
+static int setup(struct app *a)
+{
+	int e = block_signals(a);
+
+	if (!e)
+		e = prepare_targets(a);
+	if (!e)
+		e = load_probes(a);
+	if (!e)
+		e = start_data_path(a);
+	if (!e)
+		e = attach_targets(a);
+	if (!e)
+		e = open_ring(a);
+	if (!e)
+		e = release_command(a);
+	return e;
 }
 
 int app_run(const struct mt_config *cfg)
 {
 	struct app a = { .cfg = cfg, .sigfd = -1 };
-	struct launched l = { .pid = -1, .go_fd = -1, .err_fd = -1 };
-	char err[512];
+	struct watch_env env = { .cfg = cfg, .warn = on_warning, .warn_ctx = &a };
 	int e;
 
 	verbose = cfg->verbose;
 	libbpf_set_print(libbpf_print);
 	a.fe = choose_frontend(cfg);
-	if (cfg->cgroup) {
-		fail("--cgroup is not supported yet");
-		return 1;
-	}
-	e = block_signals(&a);
-	if (!e)
-		e = resolve_targets(&a, &l);
-	if (!e)
-		e = load_probes(&a);
-	if (!e)
-		e = start_data_path(&a);
-	if (!e)
-		e = attach_all(&a);
-	if (!e)
-		e = open_ring(&a);
-	if (!e && l.pid > 0) {
-		e = target_release(&l, err, sizeof(err));
-		if (e) {
-			fail("%s", err);
-			a.w[0].gone = true;
-		}
-	}
-	if (e) {
-		if (l.pid > 0 && !a.w[0].gone) {
-			close(l.go_fd); /* the held child exits without exec */
-			waitpid(l.pid, NULL, 0);
-			a.w[0].gone = true;
-		}
+	watch_init(&a.ws, &env);
+	history_init(&a.cgroup_current);
+	if (setup(&a)) {
 		teardown(&a);
 		return 1;
 	}

@@ -23,6 +23,7 @@
 
 struct mt_bpf {
 	struct memtop_bpf *skel;
+	struct bpf_link *fork_link, *exec_link;
 	bool session;
 	int ncpus;
 };
@@ -94,6 +95,8 @@ void bpf_loader_close(struct mt_bpf *b)
 {
 	if (!b)
 		return;
+	bpf_link__destroy(b->fork_link);
+	bpf_link__destroy(b->exec_link);
 	memtop_bpf__destroy(b->skel);
 	free(b);
 }
@@ -163,6 +166,22 @@ void bpf_loader_remove_target(struct mt_bpf *b, pid_t pid)
 	bpf_map__delete_elem(b->skel->maps.targets, &key, sizeof(key), 0);
 	bpf_map__delete_elem(b->skel->maps.counters, &key, sizeof(key), 0);
 	forget_live(b, pid);
+}
+
+int bpf_loader_follow_cgroup(struct mt_bpf *b, int cgroup_fd)
+{
+	__u32 key = 0, fd = cgroup_fd;
+
+	if (bpf_map__update_elem(b->skel->maps.watch_cgroup, &key, sizeof(key), &fd, sizeof(fd),
+				 BPF_ANY))
+		return -errno;
+	b->fork_link = bpf_program__attach(b->skel->progs.mt_fork);
+	if (!b->fork_link)
+		return -errno;
+	b->exec_link = bpf_program__attach(b->skel->progs.mt_exec);
+	if (!b->exec_link)
+		return -errno;
+	return 0;
 }
 
 int bpf_loader_read_counters(struct mt_bpf *b, pid_t pid, struct mt_proc_counters *out)

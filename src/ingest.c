@@ -101,6 +101,7 @@ int ingest_record(struct ingest *in, const void *data, size_t size)
 {
 	const struct mt_event_alloc *ev = data;
 	const struct mt_event_free *fr = data;
+	const struct mt_event_proc *pr = data;
 	__u32 kind;
 
 	if (size < sizeof(kind))
@@ -111,6 +112,12 @@ int ingest_record(struct ingest *in, const void *data, size_t size)
 		if (size < sizeof(*fr))
 			goto bad;
 		model_on_free(in->model, fr->pid, fr->addr, fr->ts_ns);
+		break;
+	case MT_EV_PROC:
+		if (size < sizeof(*pr))
+			goto bad;
+		if (in->on_proc)
+			in->on_proc(in->proc_ctx, pr->pid, pr->what);
 		break;
 	case MT_EV_ALLOC:
 		if (size < MT_ALLOC_EVENT_HDR_SIZE || ev->stack_len > MT_STACK_COPY_MAX ||

@@ -50,6 +50,13 @@ enum mt_alloc_fn {
 enum mt_event_kind {
 	MT_EV_ALLOC = 1, /* a sampled allocation: struct mt_event_alloc */
 	MT_EV_FREE = 2,	 /* a free of a tracked sampled address: mt_event_free */
+	MT_EV_PROC = 3,	 /* a process appeared in the watched cgroup: mt_event_proc */
+};
+
+/* mt_event_proc.what */
+enum mt_proc_what {
+	MT_PROC_FORK = 1, /* a new process (not a thread) */
+	MT_PROC_EXEC = 2, /* a process replaced its program */
 };
 
 /* mt_event_alloc.flags */
@@ -88,6 +95,14 @@ struct mt_event_free {
 	__u32 _pad;
 	__u64 ts_ns; /* CLOCK_MONOTONIC */
 	__u64 addr;
+};
+
+struct mt_event_proc {
+	__u32 kind; /* MT_EV_PROC */
+	__u32 pid;  /* the new or exec'ing process (tgid) */
+	__u32 ppid; /* its parent, for forks */
+	__u32 what; /* enum mt_proc_what */
+	__u64 ts_ns;
 };
 
 /* A sampled allocation. Variable length: the record ends after
@@ -140,6 +155,7 @@ struct mt_live_key {
 #ifndef __bpf__
 _Static_assert(sizeof(struct mt_regs) == 17 * 8, "mt_regs layout");
 _Static_assert(sizeof(struct mt_event_free) == 32, "mt_event_free layout");
+_Static_assert(sizeof(struct mt_event_proc) == 24, "mt_event_proc layout");
 _Static_assert(sizeof(struct mt_event_alloc) == 64 + 136 + 8 * MT_MAX_FRAMES + MT_STACK_COPY_MAX,
 	       "mt_event_alloc layout");
 _Static_assert(sizeof(struct mt_proc_counters) == 40, "mt_proc_counters layout");

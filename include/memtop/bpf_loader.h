@@ -42,6 +42,10 @@ struct bpf_program *bpf_loader_prog_usdt_free(struct mt_bpf *b);
 int bpf_loader_add_target(struct mt_bpf *b, pid_t pid);
 void bpf_loader_remove_target(struct mt_bpf *b, pid_t pid);
 
+/* Report forks and execs inside the cgroup v2 directory cgroup_fd
+ * (MT_EV_PROC records). 0 or -errno. */
+int bpf_loader_follow_cgroup(struct mt_bpf *b, int cgroup_fd);
+
 /* Exact counters of pid summed over CPUs. 0 or -ENOENT (no call yet). */
 int bpf_loader_read_counters(struct mt_bpf *b, pid_t pid, struct mt_proc_counters *out);
 /* Global drop counters summed over CPUs. */

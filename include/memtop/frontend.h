@@ -15,8 +15,21 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
+#include "memtop/cgroup.h"
 #include "memtop/cli.h"
 #include "memtop/model.h"
+
+/* --cgroup: the pod's memory and where it is heading. */
+struct mt_cgroup_status {
+	bool on;		   /* watching a cgroup */
+	const char *path;	   /* its v2 directory */
+	bool have_mem;		   /* mem is valid (a memory controller was found) */
+	struct cgroup_mem mem;
+	double growth_bytes_per_s; /* least-squares slope of mem.current, last minute */
+	double growth_r2;
+	double time_to_max_s;	   /* at that slope; < 0 when not growing or no limit */
+	int processes;		   /* live watched processes */
+};
 
 /* What the data path reports about itself, refreshed before every tick. */
 struct mt_status {
@@ -31,6 +44,7 @@ struct mt_status {
 	double duty;		   /* fraction of time allocation probes are on, 1.0 normally */
 	bool counters_exact;	   /* false once allocation probes were ever paused */
 	bool all_exited;	   /* every target has exited */
+	struct mt_cgroup_status cgroup;
 	char message[256];	   /* last status-line message (export written, errors) */
 };
 

@@ -22,6 +22,9 @@ struct ingest {
 	__u64 bad_records;    /* malformed records skipped */
 	__u64 unwound;	      /* stacks from the stack copy (CFI) */
 	__u64 fp_stacks;      /* stacks from the frame-pointer walk */
+	/* Called for MT_EV_PROC records (--cgroup); may be NULL. */
+	void (*on_proc)(void *ctx, pid_t pid, __u32 what);
+	void *proc_ctx;
 };
 
 /* One record as the ring buffer delivers it. 0, or -EINVAL for a
