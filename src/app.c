@@ -13,6 +13,7 @@
 #include "memtop/app.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -61,6 +62,7 @@ struct app {
 	bool pending;
 	__u64 next_retry_ns;
 	struct mt_history cgroup_current;
+	char cgroup_v1_dir[PATH_MAX];
 };
 
 static int verbose;
@@ -307,7 +309,8 @@ static void cgroup_tick(struct app *a, __u64 now)
 
 	if (!cg->on)
 		return;
-	cg->have_mem = !cgroup_read_mem(a->ws.cgroup_dir, watch_first_alive(&a->ws), &cg->mem);
+	cg->have_mem = !cgroup_read_mem(a->ws.cgroup_dir, watch_first_alive(&a->ws),
+					a->cgroup_v1_dir, sizeof(a->cgroup_v1_dir), &cg->mem);
 	if (!cg->have_mem)
 		return;
 	history_push(&a->cgroup_current, now_s, cg->mem.current);

@@ -442,13 +442,11 @@ static int v1_memory_dir(pid_t pid, char *out, size_t len)
 /* v1 reports "no limit" as a page-rounded LLONG_MAX. */
 #define V1_UNLIMITED (1ULL << 62)
 
-static int read_v1(pid_t pid, struct cgroup_mem *out)
+static int read_v1(const char *dir, struct cgroup_mem *out)
 {
-	char dir[PATH_MAX];
 	__u64 v;
 
-	if (pid <= 0 || v1_memory_dir(pid, dir, sizeof(dir)) ||
-	    read_u64(dir, "memory.usage_in_bytes", &out->current))
+	if (!*dir || read_u64(dir, "memory.usage_in_bytes", &out->current))
 		return -ENOENT;
 	out->v1 = true;
 	out->max = effective_limit(dir, "/sys/fs/cgroup/memory", "memory.limit_in_bytes",
@@ -464,10 +462,14 @@ static int read_v1(pid_t pid, struct cgroup_mem *out)
 	return 0;
 }
 
-int cgroup_read_mem(const char *dir, pid_t pid, struct cgroup_mem *out)
+int cgroup_read_mem(const char *dir, pid_t pid, char *v1_dir, size_t len, struct cgroup_mem *out)
 {
+	char found[PATH_MAX];
+
 	memset(out, 0, sizeof(*out));
 	if (!read_v2(dir, out))
 		return 0;
-	return read_v1(pid, out);
+	if (pid > 0 && !v1_memory_dir(pid, found, sizeof(found)))
+		snprintf(v1_dir, len, "%s", found);
+	return read_v1(v1_dir, out);
 }

@@ -166,6 +166,55 @@ static void write_target(struct json_writer *w, const struct mt_target *t)
 	jw_object_end(w);
 }
 
+static void write_opt_count(struct json_writer *w, const char *key, __s64 v)
+{
+	jw_key(w, key);
+	if (v >= 0)
+		jw_int(w, v);
+	else
+		jw_null(w);
+}
+
+static void write_cgroup(struct json_writer *w, const struct mt_cgroup_status *cg)
+{
+	jw_key(w, "cgroup");
+	jw_object_begin(w);
+	jw_key(w, "path");
+	jw_string(w, cg->path);
+	jw_key(w, "processes");
+	jw_int(w, cg->processes);
+	if (cg->have_mem) {
+		jw_key(w, "memory_source");
+		jw_string(w, cg->mem.v1 ? "v1" : "v2");
+		jw_key(w, "memory_current");
+		jw_uint(w, cg->mem.current);
+		jw_key(w, "memory_max");
+		if (cg->mem.max)
+			jw_uint(w, cg->mem.max);
+		else
+			jw_null(w);
+		jw_key(w, "memory_high");
+		if (cg->mem.high)
+			jw_uint(w, cg->mem.high);
+		else
+			jw_null(w);
+		jw_key(w, "anon");
+		jw_uint(w, cg->mem.anon);
+		jw_key(w, "file");
+		jw_uint(w, cg->mem.file);
+		write_opt_count(w, "oom", cg->mem.oom);
+		write_opt_count(w, "oom_kill", cg->mem.oom_kill);
+		jw_key(w, "growth_bytes_per_s");
+		jw_double_fixed(w, cg->growth_bytes_per_s, 1);
+		jw_key(w, "time_to_max_s");
+		if (cg->time_to_max_s >= 0)
+			jw_double_fixed(w, cg->time_to_max_s, 1);
+		else
+			jw_null(w);
+	}
+	jw_object_end(w);
+}
+
 static int json_start(struct mt_fe_ctx *ctx)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -208,6 +257,8 @@ static int json_tick(struct mt_fe_ctx *ctx)
 	for (i = 0; i < n; i++)
 		write_site(&w, sites[i]);
 	jw_array_end(&w);
+	if (st->cgroup.on)
+		write_cgroup(&w, &st->cgroup);
 	jw_key(&w, "dropped");
 	jw_object_begin(&w);
 	jw_key(&w, "events");

@@ -46,6 +46,21 @@ static void print_targets(struct mt_model *m)
 	}
 }
 
+static void print_cgroup(const struct mt_cgroup_status *cg)
+{
+	char cur[16], max[16], rate[16], eta[16];
+
+	if (!cg->have_mem) {
+		printf("cgroup %s  %d processes  (no memory controller)\n", cg->path, cg->processes);
+		return;
+	}
+	printf("cgroup %s  %d processes  memory %s / %s  growth %s/s  limit in %s  oom_kill %lld\n",
+	       cg->path, cg->processes, fmt_bytes(cur, sizeof(cur), cg->mem.current),
+	       cg->mem.max ? fmt_bytes(max, sizeof(max), cg->mem.max) : "max",
+	       fmt_bytes(rate, sizeof(rate), cg->growth_bytes_per_s),
+	       fmt_age(eta, sizeof(eta), cg->time_to_max_s), (long long)cg->mem.oom_kill);
+}
+
 static int text_tick(struct mt_fe_ctx *ctx)
 {
 	struct mt_model *m = ctx->model;
@@ -69,6 +84,8 @@ static int text_tick(struct mt_fe_ctx *ctx)
 	       fmt_bytes(a, sizeof(a), model_rate(m)), st->probe_mode ? st->probe_mode : "?",
 	       st->events_per_s, (unsigned long long)d->events_lost,
 	       (unsigned long long)d->live_map_full);
+	if (st->cgroup.on)
+		print_cgroup(&st->cgroup);
 	print_targets(m);
 	printf("%9s %8s %8s %8s %5s %6s %8s  %s\n", "ALLOC/s", "OBJ/s", "IN-USE", "GROWTH/m",
 	       "LEAK", "AGE", "SAMPLES", "FUNCTION (MODULE FILE:LINE)");

@@ -49,9 +49,11 @@ struct cgroup_mem {
 };
 
 /* Memory figures for the v2 directory dir; on a hybrid layout, from the v1
- * memory cgroup of pid (a process of dir). The effective limit is the
- * smallest of dir's and its ancestors'. 0, or -ENOENT when neither
- * hierarchy has a memory controller for it. */
-int cgroup_read_mem(const char *dir, pid_t pid, struct cgroup_mem *out);
+ * memory cgroup of pid (a process of dir), remembered in v1_dir (len
+ * bytes, "" at first) so the figures stay readable once the cgroup has no
+ * process left (pid <= 0). The effective limit is the smallest of dir's
+ * and its ancestors'. 0, or -ENOENT when neither hierarchy has a memory
+ * controller for it. */
+int cgroup_read_mem(const char *dir, pid_t pid, char *v1_dir, size_t len, struct cgroup_mem *out);
 
 #endif /* MEMTOP_CGROUP_H */

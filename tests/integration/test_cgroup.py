@@ -1,0 +1,186 @@
+"""End-to-end tests of `memtop --cgroup`: real cgroup v2 groups made by the
+test (and removed after it), processes inside them started before and
+after memtop attaches, an OOM kill under a small memory limit, and the
+error paths (unknown cgroup, a v1 path, an empty cgroup).
+
+On a hybrid layout (cgroup2 at /sys/fs/cgroup/unified, memory controller on
+v1, as on this project's machines) the limit is set on the v1 memory cgroup
+of the same name and the processes join both; memtop reads memory from
+there, as it would on such a node."""
+
+import os
+import time
+
+from memtop_test import (Memtop, Proc, assert_nothing_left, assert_one_error_line, bpf_snapshot,
+                         check, fail, sites_by_function, workload_path)
+
+V1_MEMORY = "/sys/fs/cgroup/memory"
+MIB = 1024 * 1024
+
+
+def v2_root():
+    for path in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
+        if os.path.exists(os.path.join(path, "cgroup.controllers")):
+            return path
+    fail("no cgroup v2 hierarchy mounted")
+
+
+class Cgroup:
+    """A cgroup v2 directory of the test's own (plus, when memory is not on
+    the v2 hierarchy, the v1 memory cgroup of the same name)."""
+
+    def __init__(self, name, limit=None):
+        self.name = "%s-%d" % (name, os.getpid())
+        self.root = v2_root()
+        self.path = os.path.join(self.root, self.name)
+        os.mkdir(self.path)
+        with open(os.path.join(self.root, "cgroup.controllers")) as f:
+            v2_memory = "memory" in f.read().split()
+        self.v1 = None
+        if v2_memory:
+            with open(os.path.join(self.root, "cgroup.subtree_control"), "w") as f:
+                f.write("+memory")
+            if limit:
+                self._write(os.path.join(self.path, "memory.max"), limit)
+        elif os.path.isdir(V1_MEMORY):
+            self.v1 = os.path.join(V1_MEMORY, self.name)
+            os.mkdir(self.v1)
+            if limit:
+                self._write(os.path.join(self.v1, "memory.limit_in_bytes"), limit)
+                self._write(os.path.join(self.v1, "memory.memsw.limit_in_bytes"), limit,
+                            optional=True)
+
+    @staticmethod
+    def _write(path, value, optional=False):
+        try:
+            with open(path, "w") as f:
+                f.write(str(value))
+        except OSError:
+            if not optional:
+                raise
+
+    def spawn(self, *argv):
+        """Start argv inside this cgroup (it joins before it execs)."""
+        joins = ["echo $$ > %s/cgroup.procs" % self.path]
+        if self.v1:
+            joins.append("echo $$ > %s/cgroup.procs" % self.v1)
+        script = "; ".join(joins) + '; exec "$@"'
+        return Proc(["sh", "-c", script, "sh"] + [str(a) for a in argv], name=argv[0])
+
+    def remove(self):
+        for d in (self.path, self.v1):
+            if not d:
+                continue
+            for _ in range(50):
+                try:
+                    os.rmdir(d)
+                    break
+                except OSError:
+                    time.sleep(0.1)
+
+
+def wait_ready(proc, timeout=10):
+    line = proc.out.get(timeout, "%s READY" % proc.name)
+    check(line and line.startswith("READY"), "%s did not start: %s" % (proc.name, line))
+
+
+def pids_in(rec):
+    return {t["pid"] for t in rec["targets"] if t["alive"]}
+
+
+def test_cgroup_follows_new_processes():
+    """Two processes inside before attach, a third started after: all three
+    are watched (their sites appear), and the cgroup block is reported."""
+    cg = Cgroup("memtop-follow")
+    try:
+        a = cg.spawn(workload_path("cg_leaker"), "0.5")
+        b = cg.spawn(workload_path("cg_leaker"), "0.5")
+        wait_ready(a)
+        wait_ready(b)
+        m = Memtop("-b", "--json", "-d", "0.5", "--rate", "16K", "--max-overhead", "none",
+                   "--cgroup", cg.name)
+        rec = m.first_record()
+        check(pids_in(rec) == {a.pid, b.pid},
+              "first record watches %s, expected %s" % (pids_in(rec), {a.pid, b.pid}))
+        check(rec["cgroup"]["path"] == cg.path, "cgroup path %s" % rec["cgroup"])
+        c = cg.spawn(workload_path("cg_leaker"), "0.5")
+        wait_ready(c)
+        t0 = time.monotonic()
+        while c.pid not in pids_in(rec):
+            check(time.monotonic() - t0 < 3, "process %d started in the cgroup was not "
+                  "attached within 3 s: %s" % (c.pid, pids_in(rec)))
+            rec = m.record(5)
+        # and its allocations arrive: the leak site keeps growing
+        for _ in range(4):
+            rec = m.record(5)
+        check("cg_leak_site" in sites_by_function(rec),
+              "cg_leak_site missing: %s" % list(sites_by_function(rec)))
+        check(rec["cgroup"]["processes"] == 3, "processes %s" % rec["cgroup"])
+    finally:
+        for p in list(locals().values()):
+            if isinstance(p, Proc):
+                p.kill()
+        cg.remove()
+
+
+def test_cgroup_oom_kill_is_seen_and_projected():
+    """A leak under a 48 MiB limit: before the kill memtop projects the time
+    to the limit; the OOM kill shows in oom_kill and memtop keeps going."""
+    limit = 48 * MIB
+    cg = Cgroup("memtop-oom", limit=limit)
+    try:
+        victim = cg.spawn(workload_path("cg_leaker"), "6")
+        wait_ready(victim)
+        m = Memtop("-b", "--json", "-d", "0.5", "--max-overhead", "none", "--cgroup", cg.name)
+        rec = m.first_record()
+        mem = rec["cgroup"]
+        check(mem.get("memory_max") == limit, "memory_max %s, expected %d" % (mem, limit))
+        projections = []
+        while victim.poll() is None:
+            rec = m.record(10)
+            check(rec is not None, "memtop exited while the cgroup was alive")
+            eta = rec["cgroup"].get("time_to_max_s")
+            if eta is not None:
+                projections.append((time.monotonic(), eta, rec["cgroup"].get("memory_current")))
+            check(len(m.records) < 60, "the leaker was not OOM-killed within 30 s")
+        killed_at = time.monotonic()
+        check(projections, "no projection to the limit before the kill")
+        # the last projections pointed at the kill: within 3 s or 50%
+        # the last projection before the kill freed the memory: the one
+        # made at the highest usage
+        when, eta, _ = max(projections, key=lambda p: p[2])
+        predicted = when + eta
+        check(abs(predicted - killed_at) < max(3.0, 0.5 * (killed_at - when)),
+              "projected the limit at +%.1fs, the kill came at +%.1fs (projections: %s)" %
+              (eta, killed_at - when, projections[-6:]))
+        deadline = time.monotonic() + 5
+        while True:
+            rec = m.record(5)
+            check(rec is not None, "memtop stopped after the OOM kill: %s" % m.err.text()[-500:])
+            if (rec["cgroup"].get("oom_kill") or 0) >= 1:
+                break
+            check(time.monotonic() < deadline, "oom_kill never reported: %s" % rec["cgroup"])
+        check(m.poll() is None, "memtop exited after the OOM kill")
+    finally:
+        for p in list(locals().values()):
+            if isinstance(p, Proc):
+                p.kill()
+        cg.remove()
+
+
+def test_cgroup_errors():
+    """Unknown, v1 and empty cgroups: one clear line, non-zero exit, nothing
+    left attached."""
+    before = bpf_snapshot()
+    m = Memtop("-b", "--cgroup", "no-such-cgroup-%d" % os.getpid())
+    assert_one_error_line(m, m.wait(20), r"no cgroup matches|no such cgroup")
+    if os.path.isdir(V1_MEMORY):
+        m = Memtop("-b", "--cgroup", V1_MEMORY)
+        assert_one_error_line(m, m.wait(20), r"v1")
+    cg = Cgroup("memtop-empty")
+    try:
+        m = Memtop("-b", "--cgroup", cg.name)
+        assert_one_error_line(m, m.wait(20), r"empty")
+    finally:
+        cg.remove()
+    assert_nothing_left(before)
