@@ -100,7 +100,7 @@ $(OUTPUT)/tests/test_%: tests/unit/test_%.c $(OUTPUT)/libmemtop.a | $(OUTPUT)/te
 # Workloads print their own ground truth. Built as distributions build
 # (-O2, no frame pointers) unless the file asks otherwise on its first
 # line with "// cflags: ...".
-$(OUTPUT)/workloads/%: tests/workloads/%.c | $(OUTPUT)/workloads
+$(OUTPUT)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | $(OUTPUT)/workloads
 	$(call msg,WORK,$@)
 	$(Q)$(CC) $$(sed -n '1s|^// cflags:||p' $<) -g -Wall -o $@ $< -lpthread -lm \
 		$$(sed -n '2s|^// ldflags:||p' $<)

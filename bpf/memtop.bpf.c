@@ -19,7 +19,7 @@
  * the ring buffer, and the (pid, address) enters the live map. A free()
  * of an address in the live map removes it and reports the free. Nothing
  * here attaches: user space attaches per PID, never system-wide, and the
- * targets map is a second filter.
+ * counters map (an entry per watched process) is a second filter.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -33,19 +33,18 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by user space before load. */
 const volatile __u64 sample_rate = 512 * 1024; /* mean bytes between samples; <= 1: all */
 const volatile __u32 stack_copy = 8192;	       /* bytes of user stack copied per sample */
+/* Chunks reserved per sample record: enough for stack_copy from any skew.
+ * A constant to the verifier (frozen rodata), so records are only as large
+ * as the configured copy. */
+const volatile __u32 stack_chunks = 8192 / MT_STACK_CHUNK + 1;
 const volatile __u32 exp_table[MT_EXP_TABLE_SIZE]; /* -ln(u) * MT_EXP_SCALE */
 
 /* uprobe session kfunc (kernel >= 6.13); weak so older kernels still load
  * the uretprobe-mode programs. */
 extern bool bpf_session_is_return(void) __ksym __weak;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32); /* tgid */
-	__type(value, __u8);
-} targets SEC(".maps");
-
+/* The watched processes: user space creates a process's entry when it
+ * starts watching it, so a lookup is both the filter and the counters. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 4096);
@@ -53,11 +52,12 @@ struct {
 	__type(value, struct mt_proc_counters);
 } counters SEC(".maps");
 
+/* Bytes until the thread's next sample; 0 until the first draw. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32); /* tid */
-	__type(value, __s64); /* bytes until the next sample */
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __s64);
 } countdown SEC(".maps");
 
 /* A sampled call between its entry and its return. */
@@ -99,7 +99,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20);
+	__uint(max_entries, 32 << 20);
 } events SEC(".maps");
 
 static __always_inline void count_drop(__u32 what)
@@ -110,14 +110,9 @@ static __always_inline void count_drop(__u32 what)
 		__sync_fetch_and_add(v, 1);
 }
 
+/* The counters of a watched process, or NULL: not watched. */
 static __always_inline struct mt_proc_counters *proc_counters(__u32 pid)
 {
-	static const struct mt_proc_counters zero;
-	struct mt_proc_counters *c = bpf_map_lookup_elem(&counters, &pid);
-
-	if (c)
-		return c;
-	bpf_map_update_elem(&counters, &pid, &zero, BPF_NOEXIST);
 	return bpf_map_lookup_elem(&counters, &pid);
 }
 
@@ -130,20 +125,18 @@ static __always_inline __s64 draw_interval(void)
 }
 
 /* Advance this thread's countdown by size; true when the call is sampled. */
-static __always_inline bool take_sample(__u32 tid, __u64 size)
+static __always_inline bool take_sample(__u64 size)
 {
-	__s64 *left, fresh;
+	__s64 *left;
 
 	if (sample_rate <= 1)
 		return true;
-	left = bpf_map_lookup_elem(&countdown, &tid);
-	if (!left) {
-		fresh = draw_interval();
-		bpf_map_update_elem(&countdown, &tid, &fresh, BPF_ANY);
-		left = bpf_map_lookup_elem(&countdown, &tid);
-		if (!left)
-			return false;
-	}
+	left = bpf_task_storage_get(&countdown, bpf_get_current_task_btf(), 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!left)
+		return false;
+	if (!*left)
+		*left = draw_interval();
 	*left -= (__s64)size;
 	if (*left > 0)
 		return false;
@@ -186,8 +179,6 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u32 fn)
 	struct pending p = {};
 	__u64 ptr, size;
 
-	if (!bpf_map_lookup_elem(&targets, &pid))
-		return 1;
 	c = proc_counters(pid);
 	if (!c)
 		return 1;
@@ -236,7 +227,7 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u32 fn)
 
 	__sync_fetch_and_add(&c->alloc_calls, 1);
 	__sync_fetch_and_add(&c->alloc_bytes, size);
-	if (!take_sample(tid, size))
+	if (!take_sample(size))
 		return 1;
 	__sync_fetch_and_add(&c->samples, 1);
 	p.size = size;
@@ -263,7 +254,7 @@ static __always_inline __u32 copy_stack(struct mt_event_alloc *ev, __u64 sp)
 	if (!stack_copy)
 		return 0;
 	for (i = 0; i < MT_STACK_COPY_MAX / MT_STACK_CHUNK; i++) {
-		if ((__u32)i * MT_STACK_CHUNK >= want)
+		if (i >= stack_chunks || (__u32)i * MT_STACK_CHUNK >= want)
 			break;
 		if (bpf_probe_read_user(&ev->stack[i * MT_STACK_CHUNK], MT_STACK_CHUNK,
 					(void *)(base + i * MT_STACK_CHUNK))) {
@@ -283,7 +274,7 @@ static __always_inline void emit_sample(struct pt_regs *ctx, __u32 pid, __u32 ti
 	struct mt_event_alloc *ev;
 	long n;
 
-	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	ev = bpf_ringbuf_reserve(&events, MT_ALLOC_EVENT_HDR_SIZE + stack_chunks * MT_STACK_CHUNK, 0);
 	if (!ev) {
 		count_drop(MT_DROP_RINGBUF);
 		return;
@@ -337,11 +328,10 @@ static __always_inline void on_return(struct pt_regs *ctx)
 	struct pending *pp, p;
 	__u64 addr;
 
-	if (!bpf_map_lookup_elem(&targets, &pid))
-		return;
 	c = proc_counters(pid);
-	if (c)
-		__sync_fetch_and_add(&c->probe_hits, 1);
+	if (!c)
+		return;
+	__sync_fetch_and_add(&c->probe_hits, 1);
 	pp = bpf_map_lookup_elem(&pending, &tid);
 	if (!pp)
 		return;
@@ -397,13 +387,11 @@ int BPF_USDT(mt_usdt_alloc, void *ptr, __u64 size, __u64 weight)
 	__u32 pid = id >> 32;
 	struct mt_proc_counters *c;
 
-	if (!bpf_map_lookup_elem(&targets, &pid))
-		return 0;
 	c = proc_counters(pid);
-	if (c) {
-		__sync_fetch_and_add(&c->probe_hits, 1);
-		__sync_fetch_and_add(&c->samples, 1);
-	}
+	if (!c)
+		return 0;
+	__sync_fetch_and_add(&c->probe_hits, 1);
+	__sync_fetch_and_add(&c->samples, 1);
 	if (ptr)
 		emit_sample(ctx, pid, (__u32)id, MT_FN_USDT, (__u64)ptr, size,
 			    weight ? weight : size);
@@ -417,11 +405,10 @@ int BPF_USDT(mt_usdt_free, void *ptr)
 	__u32 pid = id >> 32;
 	struct mt_proc_counters *c;
 
-	if (!bpf_map_lookup_elem(&targets, &pid))
-		return 0;
 	c = proc_counters(pid);
-	if (c)
-		__sync_fetch_and_add(&c->probe_hits, 1);
+	if (!c)
+		return 0;
+	__sync_fetch_and_add(&c->probe_hits, 1);
 	if (ptr)
 		track_free(pid, (__u32)id, (__u64)ptr);
 	return 0;

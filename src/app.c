@@ -104,6 +104,28 @@ static bool kernel_has_session(void)
 	return major > 6 || (major == 6 && minor >= 13);
 }
 
+/* Root, or CAP_BPF with CAP_PERFMON (or CAP_SYS_ADMIN), from CapEff. */
+static bool has_privileges(void)
+{
+	char line[256];
+	unsigned long long eff = 0;
+	bool found = false;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return geteuid() == 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+			found = true;
+			break;
+		}
+	fclose(f);
+	if (!found)
+		return geteuid() == 0;
+	return (eff >> 21 & 1) /* CAP_SYS_ADMIN */ ||
+	       ((eff >> 39 & 1) /* CAP_BPF */ && (eff >> 38 & 1) /* CAP_PERFMON */);
+}
+
 /* A process memtop could not watch: on stderr before the display starts,
  * in the status line after (stderr is the terminal then). */
 static void on_warning(void *ctx, const char *msg)
@@ -474,8 +496,13 @@ static void announce(const struct app *a)
 
 static int setup(struct app *a)
 {
-	int e = block_signals(a);
+	int e;
 
+	if (!has_privileges()) {
+		fail("memtop needs root, or the CAP_BPF and CAP_PERFMON capabilities, to load its probes");
+		return -EPERM;
+	}
+	e = block_signals(a);
 	if (!e)
 		e = prepare_targets(a);
 	if (!e)

@@ -39,6 +39,9 @@ static struct memtop_bpf *open_and_load(const struct mt_bpf_opts *o, bool sessio
 	}
 	skel->rodata->sample_rate = o->rate;
 	skel->rodata->stack_copy = o->stack_copy;
+	skel->rodata->stack_chunks = o->stack_copy ? (o->stack_copy + MT_STACK_CHUNK - 1) / MT_STACK_CHUNK + 1 : 0;
+	if (skel->rodata->stack_chunks > MT_STACK_COPY_MAX / MT_STACK_CHUNK)
+		skel->rodata->stack_chunks = MT_STACK_COPY_MAX / MT_STACK_CHUNK;
 	sampling_exp_table((__u32 *)skel->rodata->exp_table);
 	bpf_map__set_max_entries(skel->maps.live, o->live_max);
 	if (session)
@@ -133,12 +136,18 @@ struct bpf_program *bpf_loader_prog_usdt_free(struct mt_bpf *b)
 
 int bpf_loader_add_target(struct mt_bpf *b, pid_t pid)
 {
+	struct mt_proc_counters *zero = calloc(b->ncpus, sizeof(*zero));
 	__u32 key = pid;
-	__u8 one = 1;
+	int e = 0;
 
-	if (bpf_map__update_elem(b->skel->maps.targets, &key, sizeof(key), &one, sizeof(one), BPF_ANY))
-		return -errno;
-	return 0;
+	/* an entry in counters is what makes the programs act for pid */
+	if (!zero)
+		return -ENOMEM;
+	if (bpf_map__update_elem(b->skel->maps.counters, &key, sizeof(key), zero,
+				 sizeof(*zero) * b->ncpus, BPF_ANY))
+		e = -errno;
+	free(zero);
+	return e;
 }
 
 /* Delete every live-map entry of pid. */
@@ -163,7 +172,6 @@ void bpf_loader_remove_target(struct mt_bpf *b, pid_t pid)
 {
 	__u32 key = pid;
 
-	bpf_map__delete_elem(b->skel->maps.targets, &key, sizeof(key), 0);
 	bpf_map__delete_elem(b->skel->maps.counters, &key, sizeof(key), 0);
 	forget_live(b, pid);
 }

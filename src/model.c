@@ -215,8 +215,16 @@ static bool stack_eq(const void *val, const void *key)
 	return true;
 }
 
+/* Modules whose every frame is allocator machinery. */
+static bool is_allocator_module(const char *module)
+{
+	return module && !strncmp(module, "libmemtop-sampler.so", 20);
+}
+
 static bool is_machinery(const struct mt_model *m, const struct mt_frame *f)
 {
+	if (is_allocator_module(f->module))
+		return true;
 	if (!f->function)
 		return false;
 	if (!regexec(&m->skip_default, f->function, 0, NULL, 0))

@@ -1,0 +1,520 @@
+"""memtop_test - helpers for memtop's end-to-end tests (Python 3 stdlib only).
+
+The tests run the real build/memtop as root against the workloads in
+tests/workloads/ (built into build/workloads/). A workload prints
+"READY pid=N", waits for a byte on stdin, runs its measured phase, prints its
+ground truth as one JSON line and waits for EOF on stdin before it _exit()s;
+after READY it makes no allocator call outside the phase
+(tests/workloads/mt_workload.h). So in -p mode, with memtop attached before
+the trigger, memtop's exact per-target counters must equal the truth.
+
+Every process a test starts is registered here; tests/run-integration calls
+cleanup_all() after each test, so nothing outlives a failing test, and
+describe_processes() to show what each process printed when a test fails.
+
+Sampling tolerances (used by assert_estimate and friends)
+---------------------------------------------------------
+memtop samples like pprof: a per-thread byte countdown drawn from an
+exponential distribution with mean R (--rate). Because the exponential is
+memoryless, an allocation of s bytes contains at least one sampling point,
+independently of every other allocation, with probability
+
+    p(s) = 1 - exp(-s/R)
+
+and a sampled allocation is weighted by 1/p(s) objects and s/p(s) bytes
+(Go's scaleHeapSample). For a set of allocations with n_i of size s_i the
+estimates are unbiased sums of independent Bernoulli terms with variances
+
+    Var(bytes)   = sum_i n_i * s_i^2 * (1 - p_i) / p_i
+    Var(objects) = sum_i n_i * (1 - p_i) / p_i
+
+The same holds for in-use: the live blocks form such a set (each was sampled
+or not when allocated), and memtop's in-use estimate is the sum of the
+weights of live samples. Tests assert |estimate - truth| <= K_SIGMA * sigma
++ slack with K_SIGMA = 5: a correct memtop fails a single check with
+probability < 1e-6 (Gaussian tails; with >= ~30 expected samples per check
+the binomial is close enough), while a wrong weight (say R/s instead of
+1/p), lost events or unmatched frees move estimates by far more. The slack
+is REL_SLACK of the truth (memtop draws the countdown from a quantised table
+of exponential quantiles, which biases the mean rate by well under 1%) plus
+one sample's weight max(s/p(s)), because an estimate moves in steps of whole
+samples. Tests use --rate 4K so every check rests on hundreds of samples.
+"""
+
+import json
+import math
+import os
+import queue
+import re
+import signal
+import subprocess
+import threading
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.environ.get("MEMTOP_BUILD", os.path.join(ROOT, "build"))
+MEMTOP = os.environ.get("MEMTOP", os.path.join(BUILD, "memtop"))
+WORKLOADS = os.path.join(BUILD, "workloads")
+
+K_SIGMA = 5.0
+REL_SLACK = 0.02
+TEST_RATE = 4096
+
+TARGET_FIELDS = {"pid": int, "comm": str, "alive": bool, "rss_bytes": int,
+                 "alloc_calls": int, "free_calls": int, "alloc_bytes": int}
+EXACT_COUNTERS = ("alloc_calls", "free_calls", "alloc_bytes")
+SITE_FIELDS = {"function": (str, type(None)), "module": (str, type(None)),
+               "file": (str, type(None)), "line": (int, type(None)),
+               "alloc_bytes_per_s": (int, float), "alloc_objects_per_s": (int, float),
+               "inuse_bytes": (int, float), "inuse_objects": (int, float),
+               "samples": int}
+
+
+class TestFailure(AssertionError):
+    """A test's assertion failed; the message says what and by how much."""
+
+
+def fail(msg):
+    raise TestFailure(msg)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+# ==== Processes ====
+
+_started = []
+
+
+class _Lines:
+    """Collects a pipe's lines on a thread; get() waits with a timeout."""
+
+    def __init__(self, pipe, label):
+        self.label = label
+        self.lines = []
+        self.eof = False
+        self._q = queue.Queue()
+        self._pipe = pipe
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        for raw in iter(self._pipe.readline, b""):
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            self.lines.append(line)
+            self._q.put(line)
+        self.eof = True
+        self._q.put(None)
+
+    def get(self, timeout, what):
+        """Next line, or None at EOF; fails after timeout seconds."""
+        try:
+            line = self._q.get(timeout=timeout)
+        except queue.Empty:
+            fail("%s: nothing on %s within %.1fs" % (what, self.label, timeout))
+        if line is None:
+            self._q.put(None)  # stay at EOF for later callers
+        return line
+
+    def join(self, timeout=5):
+        self._thread.join(timeout)
+
+    def text(self):
+        return "\n".join(self.lines)
+
+
+class Proc:
+    """A started process with its stdout/stderr read line by line."""
+
+    def __init__(self, argv, stdin=subprocess.PIPE, name=None, **kw):
+        self.argv = [str(a) for a in argv]
+        self.name = name or os.path.basename(self.argv[0])
+        self.popen = subprocess.Popen(self.argv, stdin=stdin, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, **kw)
+        self.pid = self.popen.pid
+        self.started = time.monotonic()
+        self.out = _Lines(self.popen.stdout, "%s stdout" % self.name)
+        self.err = _Lines(self.popen.stderr, "%s stderr" % self.name)
+        _started.append(self)
+
+    def poll(self):
+        return self.popen.poll()
+
+    def wait(self, timeout):
+        """Exit status (negative: killed by that signal); fails on timeout."""
+        try:
+            rc = self.popen.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            fail("%s did not exit within %.1fs" % (self.name, timeout))
+        self.out.join()
+        self.err.join()
+        return rc
+
+    def send(self, sig):
+        if self.popen.poll() is None:
+            self.popen.send_signal(sig)
+
+    def kill(self):
+        if self.popen.poll() is None:
+            self.popen.kill()
+        try:
+            self.popen.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        for f in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
+            try:
+                if f:
+                    f.close()
+            except OSError:
+                pass
+
+    def stderr_lines(self):
+        return [l for l in self.err.lines if l.strip()]
+
+
+class Workload(Proc):
+    """A ground-truth workload from build/workloads."""
+
+    def __init__(self, name, *args, stdin=subprocess.PIPE):
+        super().__init__([os.path.join(WORKLOADS, name)] + list(args), stdin=stdin, name=name)
+
+    def wait_ready(self, timeout=10):
+        while True:
+            line = self.out.get(max(0.1, timeout - (time.monotonic() - self.started)),
+                                "%s READY" % self.name)
+            if line is None:
+                fail("%s exited before READY (rc %s): %s" %
+                     (self.name, self.poll(), self.err.text()[-500:]))
+            if line.startswith("READY"):
+                return self
+
+    def trigger(self):
+        self.popen.stdin.write(b"g")
+        self.popen.stdin.flush()
+
+    def read_truth(self, timeout=30):
+        t0 = time.monotonic()
+        while True:
+            line = self.out.get(max(0.1, timeout - (time.monotonic() - t0)),
+                                "%s truth" % self.name)
+            if line is None:
+                fail("%s exited without its truth (rc %s): %s" %
+                     (self.name, self.poll(), self.err.text()[-500:]))
+            if line.startswith("{"):
+                return parse_truth(line, self.name)
+
+    def release(self):
+        """Close stdin: the workload _exit()s (after its truth, if started)."""
+        try:
+            self.popen.stdin.close()
+        except OSError:
+            pass
+
+
+def parse_truth(line, what):
+    try:
+        truth = json.loads(line)
+    except ValueError as e:
+        fail("%s printed a bad truth line (%s): %s" % (what, e, line[:300]))
+    check("truth" in truth, "%s: not a truth line: %s" % (what, line[:300]))
+    return truth
+
+
+def read_truth_file(path):
+    with open(path) as f:
+        for line in f:
+            if line.startswith("{"):
+                return parse_truth(line, path)
+    fail("no truth line in %s" % path)
+
+
+class Memtop(Proc):
+    """build/memtop with the given arguments; stdin is /dev/null."""
+
+    def __init__(self, *args, stdin=subprocess.DEVNULL, prefix=()):
+        super().__init__(list(prefix) + [MEMTOP] + [str(a) for a in args], stdin=stdin,
+                         name="memtop")
+        self.records = []
+
+    def record(self, timeout=15):
+        """Next JSON record (schema-checked), or None once memtop has exited."""
+        line = self.out.get(timeout, "memtop JSON record")
+        if line is None:
+            return None
+        try:
+            rec = json.loads(line)
+        except ValueError as e:
+            fail("memtop printed a line that is not JSON (%s): %s" % (e, line[:300]))
+        check_schema(rec)
+        self.records.append(rec)
+        return rec
+
+    def first_record(self, timeout=20):
+        rec = self.record(timeout)
+        if rec is None:
+            fail("memtop exited (rc %s) before its first record; stderr: %s" %
+                 (self.wait(5), self.err.text()[-800:]))
+        return rec
+
+    def records_after(self, t_wall, count=2, timeout=20):
+        """Read records until `count` of them have a time after t_wall (unix
+        seconds); returns the last one read."""
+        seen, rec = 0, None
+        t0 = time.monotonic()
+        while seen < count:
+            left = timeout - (time.monotonic() - t0)
+            check(left > 0, "memtop: fewer than %d records after the truth in %.0fs" %
+                  (count, timeout))
+            rec = self.record(left)
+            if rec is None:
+                fail("memtop exited (rc %s) while records were expected; stderr: %s" %
+                     (self.wait(5), self.err.text()[-800:]))
+            if rec["time"] > t_wall:
+                seen += 1
+        return rec
+
+    def drain(self, timeout=20):
+        """Read records until memtop exits; returns its exit status."""
+        t0 = time.monotonic()
+        while self.record(max(0.1, timeout - (time.monotonic() - t0))) is not None:
+            pass
+        return self.wait(max(0.1, timeout - (time.monotonic() - t0)))
+
+
+def workload_path(name):
+    return os.path.join(WORKLOADS, name)
+
+
+def cleanup_all():
+    """Kill every process started by the current test."""
+    while _started:
+        _started.pop().kill()
+
+
+def describe_processes(max_lines=15):
+    """What each process of the current test printed, for failure reports."""
+    out = []
+    for p in _started:
+        out.append("  $ %s  (rc %s)" % (" ".join(p.argv), p.poll()))
+        for label, lines in (("stderr", p.err.lines), ("stdout", p.out.lines)):
+            for l in lines[-max_lines:]:
+                out.append("    %s| %s" % (label, l[:240]))
+    return "\n".join(out)
+
+
+# ==== JSON records ====
+
+def _type_ok(v, types):
+    if not isinstance(types, tuple):
+        types = (types,)
+    if isinstance(v, bool) and bool not in types:
+        return False
+    return isinstance(v, types)
+
+
+def check_schema(rec):
+    """Fail unless rec has the documented fields with the documented types."""
+    def need(obj, key, types, where):
+        check(key in obj, "%s: no field %r in %s" % (where, key, json.dumps(obj)[:300]))
+        check(_type_ok(obj[key], types), "%s: field %r has type %s: %r" %
+              (where, key, type(obj[key]).__name__, obj[key]))
+
+    need(rec, "time", (int, float), "record")
+    need(rec, "interval_s", (int, float), "record")
+    need(rec, "rate", int, "record")
+    need(rec, "targets", list, "record")
+    need(rec, "sites", list, "record")
+    need(rec, "dropped", dict, "record")
+    need(rec["dropped"], "events", int, "record.dropped")
+    need(rec["dropped"], "live_map_full", int, "record.dropped")
+    for t in rec["targets"]:
+        for k, ty in TARGET_FIELDS.items():
+            # a target whose counters are not exact (probes duty-cycled, or
+            # a USDT source) shows them as null rather than wrong
+            if t.get("counters_exact") is False and k in EXACT_COUNTERS and t.get(k) is None:
+                continue
+            need(t, k, ty, "target")
+    for s in rec["sites"]:
+        for k, ty in SITE_FIELDS.items():
+            need(s, k, ty, "site")
+
+
+def target(rec, pid):
+    for t in rec["targets"]:
+        if t["pid"] == pid:
+            return t
+    fail("pid %d not among the record's targets %s" % (pid, [t["pid"] for t in rec["targets"]]))
+
+
+SUMMED = ("alloc_bytes_per_s", "alloc_objects_per_s", "inuse_bytes", "inuse_objects",
+          "samples", "alloc_bytes", "alloc_objects")
+
+
+def sites_by_function(rec):
+    """{function: site} with numbers summed over entries of one function
+    (memtop may split a function by line or stack)."""
+    out = {}
+    for s in rec["sites"]:
+        acc = out.setdefault(s["function"], {"function": s["function"], "entries": []})
+        acc["entries"].append(s)
+        for k in SUMMED:
+            if k in s:
+                acc[k] = acc.get(k, 0) + s[k]
+    return out
+
+
+def site_value(rec, function, key, default=0):
+    return sites_by_function(rec).get(function, {}).get(key, default)
+
+
+def truth_site(truth, function):
+    for s in truth["sites"]:
+        if s["function"] == function:
+            return s
+    fail("no site %s in the truth" % function)
+
+
+# ==== Sampling maths (see the module comment) ====
+
+def p_sample(size, rate):
+    return -math.expm1(-size / rate)
+
+
+def sigma(sizes, rate):
+    """Sampling error of the estimates of a set of allocations [[size,
+    count], ...]: (bytes sigma, objects sigma, largest one-sample weight in
+    bytes, largest one-sample weight in objects)."""
+    vb = vo = step_b = step_o = 0.0
+    for size, n in sizes:
+        if n <= 0 or size <= 0:
+            continue
+        p = p_sample(size, rate)
+        vb += n * size * size * (1 - p) / p
+        vo += n * (1 - p) / p
+        step_b = max(step_b, size / p)
+        step_o = max(step_o, 1 / p)
+    return math.sqrt(vb), math.sqrt(vo), step_b, step_o
+
+
+def tolerance(truth, sig, step):
+    return K_SIGMA * sig + REL_SLACK * abs(truth) + step
+
+
+def assert_estimate(what, est, truth, sizes, rate, objects=False):
+    """est must be within the sampling tolerance of truth."""
+    sb, so, step_b, step_o = sigma(sizes, rate)
+    sig, step = (so, step_o) if objects else (sb, step_b)
+    tol = tolerance(truth, sig, step)
+    if abs(est - truth) > tol:
+        fail("%s: estimate %.0f, truth %.0f, off by %+.0f (%.1f sigma); tolerance %.0f "
+             "(%g sigma of %.0f + %g%% + one sample %.0f)" %
+             (what, est, truth, est - truth, (est - truth) / sig if sig else float("inf"),
+              tol, K_SIGMA, sig, REL_SLACK * 100, step))
+
+
+def upper_bound(truth_peak, peak_sizes, rate):
+    """Largest in-use estimate a correct memtop shows for a site whose live
+    blocks never exceeded truth_peak bytes (peak_sizes at that moment)."""
+    sb, _, step, _ = sigma(peak_sizes, rate)
+    return truth_peak + tolerance(truth_peak, sb, step)
+
+
+# ==== Assertions ====
+
+def assert_eq(what, actual, expected):
+    if actual != expected:
+        fail("%s: got %r, expected %r (diff %+r)" %
+             (what, actual, expected,
+              actual - expected if isinstance(actual, (int, float)) and
+              isinstance(expected, (int, float)) else "n/a"))
+
+
+def assert_counters_equal(rec, pid, truth, what="counters"):
+    t = target(rec, pid)
+    check(t.get("counters_exact") is not False and None not in (
+        t["alloc_calls"], t["free_calls"], t["alloc_bytes"]),
+        "%s of pid %d: memtop says they are not exact: %s" % (what, pid, t))
+    diffs = ["%s %d != truth %d (%+d)" % (k, t[k], truth[k], t[k] - truth[k])
+             for k in ("alloc_calls", "free_calls", "alloc_bytes") if t[k] != truth[k]]
+    if diffs:
+        fail("%s of pid %d: %s" % (what, pid, "; ".join(diffs)))
+
+
+def assert_one_error_line(proc, rc, pattern=None):
+    """memtop failed: non-zero exit (not a crash), exactly one stderr line
+    starting with "memtop: ", matching pattern (a regex, case-insensitive)."""
+    lines = proc.stderr_lines()
+    check(rc is not None and rc > 0,
+          "expected a non-zero exit, got %s; stderr: %s" % (rc, lines[:5]))
+    check(len(lines) == 1, "expected exactly one stderr line, got %d: %s" %
+          (len(lines), lines[:8]))
+    check(lines[0].startswith("memtop: "),
+          "stderr line does not start with 'memtop: ': %r" % lines[0])
+    if pattern:
+        check(re.search(pattern, lines[0], re.I),
+              "stderr line %r does not match /%s/" % (lines[0], pattern))
+    return lines[0]
+
+
+# ==== Leftovers ====
+
+def _bpftool(kind):
+    try:
+        out = subprocess.run(["bpftool", "-j", kind, "show"], capture_output=True,
+                             timeout=10, check=False).stdout
+        return {(kind, x.get("id"), x.get("name", x.get("type"))) for x in json.loads(out or b"[]")}
+    except (OSError, ValueError, subprocess.TimeoutExpired) as e:
+        fail("bpftool %s show failed: %s" % (kind, e))
+
+
+def _uprobe_events():
+    for path in ("/sys/kernel/tracing/uprobe_events", "/sys/kernel/debug/tracing/uprobe_events"):
+        try:
+            with open(path) as f:
+                return {("uprobe_event", l.strip(), "") for l in f if l.strip()}
+        except OSError:
+            continue
+    return set()
+
+
+def _memtop_pids():
+    pids = set()
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/comm" % d) as f:
+                    if f.read().strip() == "memtop":
+                        pids.add(int(d))
+            except OSError:
+                pass
+    return pids
+
+
+def bpf_snapshot():
+    """BPF programs, links and uprobe events present now."""
+    return _bpftool("prog") | _bpftool("link") | _uprobe_events()
+
+
+def assert_nothing_left(before, settle=3.0):
+    """No BPF program, link or uprobe event that was not there before
+    outlives our memtop. Objects of another memtop running on the machine at
+    the same time (a developer's, not CI's) cannot be told apart from ours,
+    so they are excused while such a process is alive."""
+    ours = {p.pid for p in _started}
+    deadline = time.monotonic() + settle
+    while True:
+        extra = bpf_snapshot() - before
+        if not extra:
+            return
+        if _memtop_pids() - ours:
+            return
+        if time.monotonic() > deadline:
+            fail("left behind after memtop exited: %s" % sorted(extra, key=str)[:10])
+        time.sleep(0.2)
+
+
+def rss_bytes(pid):
+    with open("/proc/%d/statm" % pid) as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")

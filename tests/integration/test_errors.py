@@ -1,0 +1,147 @@
+"""Bad input and faults: each must end memtop with a non-zero status and
+exactly one stderr line starting with "memtop: ", print nothing on stdout,
+and leave no BPF program, link or uprobe behind (compared with bpftool
+before and after). A workload watched through a failed attach must keep
+running undisturbed."""
+
+import os
+import subprocess
+import time
+
+from memtop_test import (Memtop, Workload, assert_nothing_left, assert_one_error_line,
+                         bpf_snapshot, check, fail, target, workload_path)
+
+QUICK = ("-b", "--json", "-n", "2", "-d", "0.2")
+PRIV_RE = r"root|CAP_BPF|CAP_PERFMON"
+
+
+def expect_error(args, pattern=None, prefix=(), timeout=20):
+    """Run memtop with args; it must fail cleanly. Returns the error line."""
+    before = bpf_snapshot()
+    m = Memtop(*args, prefix=prefix)
+    rc = m.wait(timeout)
+    line = assert_one_error_line(m, rc, pattern)
+    check(not m.out.lines, "stdout must stay empty on error, got: %s" % m.out.lines[:3])
+    assert_nothing_left(before)
+    return line
+
+
+def check_undisturbed(w):
+    """The workload survived the failed attach and still runs its phase."""
+    check(w.poll() is None, "the workload died while memtop failed to attach")
+    w.trigger()
+    check(w.read_truth(timeout=30)["alloc_calls"] > 0, "workload phase did not run")
+
+
+def free_pid():
+    """A pid no process has: one that just exited (pids are not reused until
+    the counter wraps)."""
+    p = subprocess.Popen(["true"])
+    p.wait()
+    check(not os.path.exists("/proc/%d" % p.pid), "pid %d still exists" % p.pid)
+    return p.pid
+
+
+def test_nonexistent_pid():
+    pid = free_pid()
+    expect_error(QUICK + ("-p", pid), r"\b%d\b" % pid)
+
+
+def test_kernel_thread():
+    with open("/proc/2/comm") as f:
+        check(f.read().strip() == "kthreadd", "pid 2 is not kthreadd here")
+    expect_error(QUICK + ("-p", "2"), r"kernel")
+
+
+def test_pid_exits_during_attach():
+    """`sleep 0.05` exits while memtop attaches. Either memtop noticed during
+    attach (one error line) or it attached first and then ended cleanly
+    because its only target exited (status 0, target shown dead). Either way
+    nothing is left and memtop does not hang or crash."""
+    before = bpf_snapshot()
+    sleeper = subprocess.Popen(["sleep", "0.05"])
+    try:
+        m = Memtop(*QUICK, "-p", sleeper.pid)
+        rc = m.drain(timeout=20)
+    finally:
+        sleeper.wait()
+    if rc == 0:
+        check(m.records, "status 0 but no record")
+        t = target(m.records[-1], sleeper.pid)
+        check(t["alive"] is False, "status 0 but the exited target is shown alive: %s" % t)
+    else:
+        assert_one_error_line(m, rc)
+    assert_nothing_left(before)
+
+
+def test_static_binary():
+    w = Workload("mt_static").wait_ready()
+    line = expect_error(QUICK + ("-p", w.pid), r"static|glibc|allocator")
+    check("mt_static" in line or str(w.pid) in line,
+          "the message should name the target: %r" % line)
+    check_undisturbed(w)
+
+
+def test_static_command():
+    before = bpf_snapshot()
+    m = Memtop(*QUICK, "--", workload_path("mt_static"), "--start=0", "--hold=0",
+               "--iterations=77")
+    rc = m.wait(20)
+    assert_one_error_line(m, rc, r"static|glibc|allocator")
+    assert_nothing_left(before)
+    time.sleep(0.2)
+    left = subprocess.run(["pgrep", "-f", "mt_static --start=0 --hold=0 --iterations=77"],
+                          capture_output=True, text=True).stdout.split()
+    check(not left, "the refused command is still running: pids %s" % left)
+
+
+def test_unexecutable_command():
+    expect_error(QUICK + ("--", "/nonexistent/program", "arg"), r"/nonexistent/program")
+    # exists but is not executable
+    expect_error(QUICK + ("--", os.path.abspath(__file__)), r"test_errors\.py")
+
+
+def test_bad_flags():
+    w = Workload("mt_sites").wait_ready()
+    pid = str(w.pid)
+    cases = [
+        ("no target", ("-b", "--json")),
+        ("unknown option", ("-b", "--bogus", "-p", pid)),
+        ("pid not a number", ("-b", "-p", "abc")),
+        ("negative pid", ("-b", "-p", "-5")),
+        ("empty pid in list", ("-b", "-p", pid + ",,")),
+        ("zero interval", ("-b", "-d", "0", "-p", pid)),
+        ("negative interval", ("-b", "-d", "-1", "-p", pid)),
+        ("interval not a number", ("-b", "-d", "soon", "-p", pid)),
+        ("zero rate", ("-b", "--rate", "0", "-p", pid)),
+        ("bad rate suffix", ("-b", "--rate", "12Q", "-p", pid)),
+        ("count not a number", ("-b", "-n", "many", "-p", pid)),
+        ("empty command", ("-b", "--")),
+    ]
+    failures = []
+    for what, args in cases:
+        try:
+            expect_error(args)
+        except AssertionError as e:
+            failures.append("%s %s: %s" % (what, " ".join(args), e))
+    if failures:
+        fail("%d of %d bad command lines not rejected cleanly:\n    %s" %
+             (len(failures), len(cases), "\n    ".join(failures)))
+    check_undisturbed(w)
+
+
+def test_not_root():
+    w = Workload("mt_sites").wait_ready()
+    expect_error(QUICK + ("-p", w.pid), PRIV_RE,
+                 prefix=("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"))
+    check_undisturbed(w)
+
+
+def test_missing_capabilities():
+    """Root without CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN (dropped from the
+    bounding set, so the exec'd memtop never gets them)."""
+    drop = "-bpf,-perfmon,-sys_admin"
+    w = Workload("mt_sites").wait_ready()
+    expect_error(QUICK + ("-p", w.pid), PRIV_RE,
+                 prefix=("setpriv", "--inh-caps=" + drop, "--bounding-set=" + drop))
+    check_undisturbed(w)
