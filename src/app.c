@@ -31,6 +31,7 @@
 #include "memtop/cgroup.h"
 #include "memtop/frontend.h"
 #include "memtop/ingest.h"
+#include "memtop/snapshots.h"
 #include "memtop/stats.h"
 #include "memtop/symbolize.h"
 #include "memtop/watch.h"
@@ -63,6 +64,7 @@ struct app {
 	__u64 next_retry_ns;
 	struct mt_history cgroup_current;
 	char cgroup_v1_dir[PATH_MAX];
+	struct snapshots snap;
 };
 
 static int verbose;
@@ -386,6 +388,7 @@ static int tick(struct app *a)
 	update_status(a, alive, worst);
 	cgroup_tick(a, now);
 	budget_tick(a);
+	snapshots_tick(&a->snap, a->model, now, &a->status);
 	return a->fe->tick(&a->fe_ctx);
 }
 
@@ -458,6 +461,7 @@ static int run_loop(struct app *a)
 
 static void teardown(struct app *a)
 {
+	snapshots_fini(&a->snap);
 	watch_fini(&a->ws); /* probes first: the targets stop trapping at once */
 	if (a->fe_started)
 		a->fe->stop(&a->fe_ctx);
@@ -496,11 +500,17 @@ static void announce(const struct app *a)
 
 static int setup(struct app *a)
 {
+	char err[512];
 	int e;
 
 	if (!has_privileges()) {
 		fail("memtop needs root, or the CAP_BPF and CAP_PERFMON capabilities, to load its probes");
 		return -EPERM;
+	}
+	e = snapshots_init(&a->snap, a->cfg, err, sizeof(err));
+	if (e) {
+		fail("%s", err);
+		return e;
 	}
 	e = block_signals(a);
 	if (!e)
@@ -521,6 +531,7 @@ static int setup(struct app *a)
 int app_run(const struct mt_config *cfg)
 {
 	struct app a = { .cfg = cfg, .sigfd = -1 };
+	char err[512];
 	struct watch_env env = { .cfg = cfg, .warn = on_warning, .warn_ctx = &a };
 	int e;
 
@@ -553,10 +564,15 @@ int app_run(const struct mt_config *cfg)
 	}
 	a.fe_started = true;
 	e = run_loop(&a);
-	teardown(&a);
-	if (e) {
+	if (e)
 		fail("%s", strerror(-e));
-		return 1;
+	/* the display is still up: stop it before the final files' messages */
+	a.fe->stop(&a.fe_ctx);
+	a.fe_started = false;
+	if (snapshots_finish(&a.snap, a.model, err, sizeof(err))) {
+		fail("%s", err);
+		e = -EIO;
 	}
-	return 0;
+	teardown(&a);
+	return e ? 1 : 0;
 }

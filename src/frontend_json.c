@@ -215,6 +215,30 @@ static void write_cgroup(struct json_writer *w, const struct mt_cgroup_status *c
 	jw_object_end(w);
 }
 
+static void write_push(struct json_writer *w, const struct push_status *p)
+{
+	jw_key(w, "push");
+	jw_object_begin(w);
+	jw_key(w, "sent");
+	jw_uint(w, p->sent);
+	jw_key(w, "failed");
+	jw_uint(w, p->failed);
+	jw_key(w, "dropped");
+	jw_uint(w, p->dropped);
+	jw_key(w, "skipped");
+	jw_uint(w, p->skipped);
+	jw_key(w, "pending");
+	jw_bool(w, p->pending);
+	jw_key(w, "last_ok_time");
+	if (p->last_ok_time)
+		jw_int(w, p->last_ok_time);
+	else
+		jw_null(w);
+	jw_key(w, "last_error");
+	jw_string(w, p->last_error);
+	jw_object_end(w);
+}
+
 static int json_start(struct mt_fe_ctx *ctx)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -259,6 +283,8 @@ static int json_tick(struct mt_fe_ctx *ctx)
 	jw_array_end(&w);
 	if (st->cgroup.on)
 		write_cgroup(&w, &st->cgroup);
+	if (st->push_on)
+		write_push(&w, &st->push);
 	jw_key(&w, "dropped");
 	jw_object_begin(&w);
 	jw_key(&w, "events");

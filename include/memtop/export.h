@@ -38,6 +38,13 @@ int export_folded_buf(struct mt_model *m, char **out, size_t *outlen);
  * 0 or -errno. */
 int export_write_file(const char *path, const void *data, size_t len, char *err, size_t errlen);
 
+/* Can export_write_file() create path? Tries it: creates and removes a
+ * temporary file beside path (so a read-only file system or a missing
+ * directory is found even for root), and refuses a directory. For
+ * checking --output/--folded at startup rather than at exit. 0, or -errno
+ * with the same message as export_write_file(). */
+int export_check_path(const char *path, char *err, size_t errlen);
+
 /* The n-th file name of a series based on base, for --output-every:
  * ".NNNN" (at least four digits) goes before a ".pb.gz" suffix, else
  * before the last extension, else at the end: heap.pb.gz -> heap.0001.pb.gz,

@@ -18,6 +18,7 @@
 #include "memtop/cgroup.h"
 #include "memtop/cli.h"
 #include "memtop/model.h"
+#include "memtop/push.h"
 
 /* --cgroup: the pod's memory and where it is heading. */
 struct mt_cgroup_status {
@@ -45,7 +46,9 @@ struct mt_status {
 	bool counters_exact;	   /* false once allocation probes were ever paused */
 	bool all_exited;	   /* every target has exited */
 	struct mt_cgroup_status cgroup;
-	char message[256];	   /* last status-line message (export written, errors) */
+	bool push_on;		   /* --push */
+	struct push_status push;
+	char message[512];	   /* last status-line message (export written, errors) */
 };
 
 /* What a front end may ask of the loop; returned by tick()/input(). */
