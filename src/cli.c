@@ -163,12 +163,13 @@ static const struct cli_opt cli_opts[] = {
 	{ "output", OPT_OUTPUT, "FILE", SEC_EXPORT,
 	  "write a gzipped pprof heap profile to FILE at exit" },
 	{ "output-every", OPT_OUTPUT_EVERY, "SECS", SEC_EXPORT,
-	  "also rewrite --output every SECS, 1 to 86400 (default: only at exit)" },
+	  "also write numbered snapshots (FILE.0001.pb.gz, ...) every SECS, "
+	  "1 to 86400 (default: only at exit)" },
 	{ "folded", OPT_FOLDED, "FILE", SEC_EXPORT,
 	  "write folded stacks of in-use bytes (flamegraph.pl) to FILE at exit" },
 	{ "push", OPT_PUSH, "URL", SEC_EXPORT,
-	  "push pprof profiles to an http:// or https:// URL (Pyroscope, "
-	  "Parca)" },
+	  "push pprof profiles to a Pyroscope-compatible /ingest endpoint "
+	  "at an http:// or https:// URL" },
 	{ "push-every", OPT_PUSH_EVERY, "SECS", SEC_EXPORT,
 	  "push interval, 1 to 86400 (default 15)" },
 

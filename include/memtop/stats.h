@@ -80,14 +80,14 @@ struct mt_site_obs {
 };
 
 /* The factors of the score, each 0..1 (docs/leak-score.md):
- * score = 100 * confidence * growth * fit * persist * (0.6 + 0.25 age + 0.15 unfreed) */
+ * score = 100 * confidence * growth * fit * persist * (0.6 + 0.4 max(age, unfreed)) */
 struct mt_score_terms {
-	double growth;	/* net growth over the long window, in samples, is significant */
-	double fit;	/* R^2 of that growth */
-	double persist; /* the recent window still grows at the long-window pace */
-	double age;	/* live bytes are old relative to the window: survivors accumulate */
-	double unfreed; /* 1 - freed_fraction */
-	double confidence;
+	double growth;	   /* net growth over the long window: >= 12 samples, >= 4 sigma */
+	double fit;	   /* R^2 of the long window */
+	double persist;	   /* the short window still grows, at >= 45% of the long pace */
+	double age;	   /* live bytes old relative to the window: survivors accumulate */
+	double unfreed;	   /* 1 - freed_fraction */
+	double confidence; /* samples seen and time watched */
 };
 
 struct mt_site_stats {
@@ -100,7 +100,7 @@ struct mt_site_stats {
 	bool plateau;		      /* grew over the long window, flat in the short one */
 	double freed_fraction;	      /* freed / allocated (sampled bytes), 0..1 */
 	double oldest_live_age_s;
-	double old_fraction;	      /* live bytes older than long_fit.span_s / 4 */
+	double old_fraction;	      /* live bytes older than long_fit.span_s / 3 */
 	double leak_score;	      /* 0..100 */
 	double confidence;	      /* 0..1: how much the score can be trusted */
 	struct mt_score_terms terms;
