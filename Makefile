@@ -133,6 +133,8 @@ bench: deps
 
 install: $(OUTPUT)/memtop
 	install -D -m 0755 $(OUTPUT)/memtop $(DESTDIR)$(PREFIX)/bin/memtop
+	install -d $(DESTDIR)$(PREFIX)/share/memtop/themes
+	install -m 0644 themes/*.theme $(DESTDIR)$(PREFIX)/share/memtop/themes/
 
 clean:
 	rm -rf $(OUTPUT)

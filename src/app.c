@@ -63,6 +63,7 @@ struct app {
 	bool pending;
 	__u64 next_retry_ns;
 	struct mt_history cgroup_current;
+	char cgroup_dir[PATH_MAX]; /* --cgroup's, or the first target's */
 	char cgroup_v1_dir[PATH_MAX];
 	struct snapshots snap;
 };
@@ -251,7 +252,19 @@ static int attach_targets(struct app *a)
 	}
 	a->status.probe_mode = attach_mode_name(a->ws.info.mode);
 	a->status.cgroup.on = a->ws.cgroup_fd >= 0;
-	a->status.cgroup.path = a->ws.cgroup_dir;
+	a->status.cgroup.path = a->cgroup_dir;
+	if (a->status.cgroup.on) {
+		snprintf(a->cgroup_dir, sizeof(a->cgroup_dir), "%s", a->ws.cgroup_dir);
+	} else {
+		/* -p / -- CMD: the limit the first target lives under, for the
+		 * headers; not an error when there is none */
+		char root[PATH_MAX];
+		pid_t pid = watch_first_alive(&a->ws);
+
+		if (pid <= 0 || cgroup_v2_root(root, sizeof(root), err, sizeof(err)) ||
+		    cgroup_of_pid(pid, root, a->cgroup_dir, sizeof(a->cgroup_dir)))
+			a->cgroup_dir[0] = '\0';
+	}
 	return 0;
 }
 
@@ -331,9 +344,9 @@ static void cgroup_tick(struct app *a, __u64 now)
 	struct mt_fit fit;
 	int n;
 
-	if (!cg->on)
+	if (!a->cgroup_dir[0])
 		return;
-	cg->have_mem = !cgroup_read_mem(a->ws.cgroup_dir, watch_first_alive(&a->ws),
+	cg->have_mem = !cgroup_read_mem(a->cgroup_dir, watch_first_alive(&a->ws),
 					a->cgroup_v1_dir, sizeof(a->cgroup_v1_dir), &cg->mem);
 	if (!cg->have_mem)
 		return;
@@ -558,7 +571,10 @@ int app_run(const struct mt_config *cfg)
 	model_tick(a.model, now_ns()); /* interval zero: the start line */
 	e = a.fe->start(&a.fe_ctx);
 	if (e) {
-		fail("cannot start the %s display: %s", a.fe->name, strerror(-e));
+		if (a.status.message[0])
+			fail("%s", a.status.message);
+		else
+			fail("cannot start the %s display: %s", a.fe->name, strerror(-e));
 		teardown(&a);
 		return 1;
 	}

@@ -241,6 +241,28 @@ int cgroup_resolve(const char *root, const char *spec, char *out, size_t len, ch
 	return e;
 }
 
+int cgroup_of_pid(pid_t pid, const char *root, char *out, size_t len)
+{
+	char path[64], line[PATH_MAX];
+	FILE *f;
+	int e = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(out, len, "%s%s", root, strcmp(line + 3, "/") ? line + 3 : "");
+		e = is_dir(out) ? 0 : -ENOENT;
+		break;
+	}
+	fclose(f);
+	return e;
+}
+
 /* ---- processes ----------------------------------------------------------- */
 
 struct pid_vec {

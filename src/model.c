@@ -638,6 +638,11 @@ const struct mt_stack_agg *model_stack_at(const struct mt_model *m, size_t i)
 	return i < m->nagg ? &m->agg_v[i]->pub : NULL;
 }
 
+const struct mt_site *model_stack_site(const struct mt_model *m, size_t i)
+{
+	return i < m->nagg ? m->agg_v[i]->site : NULL;
+}
+
 struct mt_drops *model_drops(struct mt_model *m)
 {
 	return &m->drops;

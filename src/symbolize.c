@@ -103,7 +103,8 @@ static void results_clear(struct symbolizer *s)
 {
 	for (size_t i = 0; i < s->res_cap; i++)
 		free(s->res[i].frames);
-	memset(s->res, 0, s->res_cap * sizeof(*s->res));
+	if (s->res)
+		memset(s->res, 0, s->res_cap * sizeof(*s->res));
 	s->res_used = 0;
 }
 

@@ -33,6 +33,10 @@ int cgroup_v2_root(char *root, size_t len, char *err, size_t errlen);
 int cgroup_resolve(const char *root, const char *spec, char *out, size_t len, char *err,
 		   size_t errlen);
 
+/* The cgroup v2 directory of pid (its "0::" line in /proc/PID/cgroup)
+ * under root. 0 or -errno. */
+int cgroup_of_pid(pid_t pid, const char *root, char *out, size_t len);
+
 /* Processes (tgids) of dir and every cgroup below it, sorted, no
  * duplicates, into a malloc'ed array. Returns the count or -errno. */
 int cgroup_pids(const char *dir, pid_t **out);

@@ -68,7 +68,8 @@ struct mt_fe_ctx {
 
 struct mt_frontend {
 	const char *name;
-	/* Set up (screen, headers). 0 or -errno; on error nothing is left to undo. */
+	/* Set up (screen, headers). 0 or -errno; on error nothing is left to
+	 * undo and ctx->status->message may say why in one line. */
 	int (*start)(struct mt_fe_ctx *ctx);
 	/* The fd to watch for input, or -1. */
 	int (*input_fd)(struct mt_fe_ctx *ctx);

@@ -186,6 +186,8 @@ struct mt_stack_agg {
 };
 size_t model_stack_count(const struct mt_model *m);
 const struct mt_stack_agg *model_stack_at(const struct mt_model *m, size_t i);
+/* The site aggregate i belongs to under the current grouping. */
+const struct mt_site *model_stack_site(const struct mt_model *m, size_t i);
 
 /* Sum of estimated in-use bytes over all sites. */
 double model_inuse_bytes(const struct mt_model *m);
