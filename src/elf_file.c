@@ -15,6 +15,8 @@
  */
 #include "memtop/elf_file.h"
 
+#include "memtop/strpool.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -24,6 +26,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+
+#include "memtop/strpool.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -581,6 +585,7 @@ static int syms_collect(struct elf_file *ef, Elf_Scn *scn, size_t *cap)
 	for (size_t i = 1; i < n; i++) {
 		GElf_Sym sym;
 		const char *s;
+		const char *at;
 		int bind;
 
 		if (!gelf_getsym(data, (int)i, &sym) || !sym_is_func(&sym))
@@ -598,17 +603,21 @@ static int syms_collect(struct elf_file *ef, Elf_Scn *scn, size_t *cap)
 			*cap = ncap;
 		}
 		bind = GELF_ST_BIND(sym.st_info);
+		at = strchr(s, '@');
 		ef->syms[ef->nsyms++] = (struct elf_sym){
 			.start = sym.st_value,
 			.end = sym.st_size ? sym.st_value + sym.st_size : section_end(ef, &sym),
 			.sized = sym.st_size != 0,
-			.name = s,
-			/* Among aliases prefer .symtab, sized, unversioned (not
-			 * "cfree@GLIBC_2.2.5"), public ("malloc" over
-			 * "__libc_malloc"), global, weak. */
+			/* "__libc_start_main@@GLIBC_2.34" is shown without its version */
+			.name = at ? strpool_intern_len(s, at - s) : s,
+			/* Among aliases prefer .symtab, sized, exported (not a
+			 * local alias such as "__libc_start_main_alias_1"), the
+			 * default version (not "cfree@GLIBC_2.2.5"), public
+			 * ("calloc" over "__libc_calloc"), global over weak. */
 			.rank = (scn == ef->symtab ? 32 : 0) + (sym.st_size ? 16 : 0) +
-				(strchr(s, '@') ? 0 : 8) + (s[0] != '_' ? 4 : 0) +
-				(bind == STB_GLOBAL ? 2 : bind == STB_WEAK),
+				(bind != STB_LOCAL ? 8 : 0) +
+				(!at || at[1] == '@' ? 4 : 0) + (s[0] != '_' ? 2 : 0) +
+				(bind == STB_GLOBAL),
 		};
 	}
 	return 0;
