@@ -138,8 +138,12 @@ static const struct region *walk_region(struct walk *w, __u64 addr)
 	region_put(r);
 	r->start = map->start;
 	r->end = map->end;
-	/* Writable mappings hold run-time data that differs from the file. */
-	if (map->path && map->path[0] != '[' && map->perms[1] != 'w') {
+	/* File-backed mappings are read from the file. For writable ones
+	 * (.data, .got) that is the data as linked, not as it is now: the
+	 * unwinder only reads them while parsing a CIE (the indirect
+	 * personality pointer, DW.ref.__gxx_personality_v0 in C++ code),
+	 * whose value it records but never uses. */
+	if (map->path && map->path[0] != '[') {
 		struct elf_file *ef = proc_cache_elf(w->u->pc, w->pid, map);
 
 		/* Held for the walk: a maps re-read may drop the cache's reference. */
