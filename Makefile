@@ -22,14 +22,14 @@ PREFIX      ?= /usr/local
 # Debian packages `make deps` installs when something is missing.
 DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev libunwind-dev \
 	libncurses-dev zlib1g-dev libcurl4-openssl-dev libiberty-dev libcmocka-dev \
-	systemtap-sdt-dev pkg-config make gcc python3 tmux golang-go
+	systemtap-sdt-dev pkg-config make gcc g++ python3 tmux golang-go bpftrace
 
 PKGS     := libbpf libelf libdw libunwind-generic ncursesw zlib libcurl
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 DEPFLAGS  = -MMD -MP
 ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(OUTPUT) \
-	-DMEMTOP_VERSION='"$(VERSION)"'
+	-DMEMTOP_VERSION='"$(VERSION)"' -DMEMTOP_LIBDIR='"$(PREFIX)/lib/memtop"'
 LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -liberty -lm
 VERSION  := 0.1.0
 
@@ -55,7 +55,7 @@ WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(WORKLOAD_SRC
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: $(OUTPUT)/memtop
+all: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so
 
 $(OUTPUT) $(OUTPUT)/obj $(OUTPUT)/obj/tui $(OUTPUT)/tests $(OUTPUT)/workloads:
 	$(Q)mkdir -p $@
@@ -90,6 +90,15 @@ $(OUTPUT)/libmemtop.a: $(LIB_OBJS)
 $(OUTPUT)/memtop: $(OUTPUT)/obj/main.o $(OUTPUT)/libmemtop.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# The in-process sampler (docs/sampler.md): no dependency beyond glibc, so
+# it can be preloaded into any glibc process.
+SAMPLER_SRCS := $(wildcard src/sampler/*.c)
+$(OUTPUT)/libmemtop-sampler.so: $(SAMPLER_SRCS) include/memtop/sampler_abi.h | $(OUTPUT)
+	$(call msg,SO,$@)
+	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -fPIC -shared \
+		-fvisibility=hidden -ftls-model=initial-exec -fno-plt -fno-builtin \
+		-o $@ $(SAMPLER_SRCS) -Wl,-z,now -Wl,--no-as-needed -l:libdl.so.2 -lm
 
 # --- tests -----------------------------------------------------------------
 $(OUTPUT)/tests/test_%: tests/unit/test_%.c $(OUTPUT)/libmemtop.a | $(OUTPUT)/tests
@@ -131,7 +140,7 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(WORKLOADS)
 	$(Q)tests/bench/run
 
-install: $(OUTPUT)/memtop
+install: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so
 	install -D -m 0755 $(OUTPUT)/memtop $(DESTDIR)$(PREFIX)/bin/memtop
 	install -d $(DESTDIR)$(PREFIX)/share/memtop/themes
 	install -m 0644 themes/*.theme $(DESTDIR)$(PREFIX)/share/memtop/themes/

@@ -102,6 +102,16 @@ struct {
 	__uint(max_entries, 32 << 20);
 } events SEC(".maps");
 
+/* Wake the reader only once records pile up: user space also drains the
+ * ring on a timer, and a wakeup per record would cost more than the record. */
+#define MT_WAKEUP_BYTES (1 << 20)
+
+static __always_inline __u64 submit_flags(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= MT_WAKEUP_BYTES ? BPF_RB_FORCE_WAKEUP
+										 : BPF_RB_NO_WAKEUP;
+}
+
 static __always_inline void count_drop(__u32 what)
 {
 	__u64 *v = bpf_map_lookup_elem(&drops, &what);
@@ -163,7 +173,7 @@ static __always_inline void track_free(__u32 pid, __u32 tid, __u64 ptr)
 	ev->_pad = 0;
 	ev->ts_ns = bpf_ktime_get_ns();
 	ev->addr = ptr;
-	bpf_ringbuf_submit(ev, 0);
+	bpf_ringbuf_submit(ev, submit_flags());
 }
 
 /*
@@ -316,7 +326,7 @@ static __always_inline void emit_sample(struct pt_regs *ctx, __u32 pid, __u32 ti
 	if (n >= (long)sizeof(ev->frames))
 		ev->flags |= MT_EVF_FP_FULL;
 	ev->stack_len = copy_stack(ev, ctx->sp);
-	bpf_ringbuf_submit(ev, 0);
+	bpf_ringbuf_submit(ev, submit_flags());
 }
 
 /* Return of a probed function: emit the sample if the entry took one. */
@@ -432,7 +442,7 @@ static __always_inline void emit_proc(__u32 pid, __u32 ppid, __u32 what)
 	ev->ppid = ppid;
 	ev->what = what;
 	ev->ts_ns = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(ev, 0);
+	bpf_ringbuf_submit(ev, submit_flags());
 }
 
 SEC("tp_btf/sched_process_fork")

@@ -36,6 +36,9 @@
 #include "memtop/symbolize.h"
 #include "memtop/watch.h"
 
+/* The BPF side wakes the loop only when records pile up: drain at least
+ * this often. */
+#define DRAIN_NS 50000000ULL
 /* How often pending --cgroup processes are retried. */
 #define PENDING_RETRY_NS 100000000ULL
 /* The window of memory.current the projection to the limit is fitted on. */
@@ -435,11 +438,11 @@ static int run_loop(struct app *a)
 
 		if (a->pending)
 			wake = earliest(wake, a->next_retry_ns);
+		wake = earliest(wake, t + DRAIN_NS);
 		timeout = t >= wake ? 0 : (int)((wake - t) / 1000000) + 1;
 		if (poll(pfd, 3, timeout) < 0 && errno != EINTR)
 			return -errno;
-		if (pfd[0].revents)
-			ring_buffer__consume(a->ring);
+		ring_buffer__consume(a->ring);
 		if (pfd[1].revents && take_signal(a))
 			return 0;
 		if (pfd[2].fd >= 0 && pfd[2].revents)

@@ -237,14 +237,15 @@ static int own_allocator(char *path, size_t len)
 	return e;
 }
 
-/* In the child: add preload to LD_PRELOAD (first) and set the rate. */
+/* In the child: add preload to LD_PRELOAD and set the rate. It goes last,
+ * so a library the user preloads keeps its place. */
 static void set_preload_env(const char *preload, __u64 sample_rate)
 {
 	const char *old = getenv("LD_PRELOAD");
 	char buf[8192], rate[32];
 
 	if (old && *old)
-		snprintf(buf, sizeof(buf), "%s:%s", preload, old);
+		snprintf(buf, sizeof(buf), "%s:%s", old, preload);
 	else
 		snprintf(buf, sizeof(buf), "%s", preload);
 	setenv("LD_PRELOAD", buf, 1);

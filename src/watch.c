@@ -93,17 +93,23 @@ static struct watched *add(struct watch_set *ws, pid_t pid)
 /* Check a running process and choose what to probe in it. */
 static int prepare_running(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
+	char usdt[PATH_MAX];
 	int e = target_check(w->pid, w->comm, err, errlen);
 
+	/* glibc's allocator must be the one in use (no static binary, no
+	 * other allocator first), also for a process running the sampler:
+	 * otherwise its notes exist but never fire */
+	if (!e)
+		e = target_find_allocator(w->pid, w->lib, sizeof(w->lib), err, errlen);
 	if (e)
 		return e;
 	/* a process that samples itself is watched through its USDT probes,
 	 * at a fraction of the cost of trapping its allocator */
 	w->usdt = ws->env.cfg->probe_mode == MT_PROBE_AUTO &&
-		  !usdt_find_in_process(w->pid, "otel_memory", w->lib, sizeof(w->lib));
+		  !usdt_find_in_process(w->pid, "otel_memory", usdt, sizeof(usdt));
 	if (w->usdt)
-		return 0;
-	return target_find_allocator(w->pid, w->lib, sizeof(w->lib), err, errlen);
+		snprintf(w->lib, sizeof(w->lib), "%s", usdt);
+	return 0;
 }
 
 int watch_prepare_pid(struct watch_set *ws, pid_t pid, char *err, size_t errlen)

@@ -32,7 +32,7 @@ struct launched {
 
 /* Fork argv[0] (searched in PATH) held before exec. The allocator path is
  * the glibc memtop itself uses: the command will map the same file. With
- * preload, the command runs with that library added to LD_PRELOAD and
+ * preload, the command runs with that library added to LD_PRELOAD (last) and
  * MEMTOP_SAMPLE_RATE set to sample_rate. 0, or -errno with one line in err
  * (not found, not executable, static). */
 int target_launch(char **argv, const char *preload, __u64 sample_rate, struct launched *l,
