@@ -120,6 +120,16 @@ static __always_inline void count_drop(__u32 what)
 		__sync_fetch_and_add(v, 1);
 }
 
+/* A ring-buffer record of size bytes, or NULL (counted as a drop). */
+static __always_inline void *reserve(__u64 size)
+{
+	void *rec = bpf_ringbuf_reserve(&events, size, 0);
+
+	if (!rec)
+		count_drop(MT_DROP_RINGBUF);
+	return rec;
+}
+
 /* The counters of a watched process, or NULL: not watched. */
 static __always_inline struct mt_proc_counters *proc_counters(__u32 pid)
 {
@@ -162,11 +172,9 @@ static __always_inline void track_free(__u32 pid, __u32 tid, __u64 ptr)
 
 	if (bpf_map_delete_elem(&live, &key))
 		return; /* not a live sampled allocation */
-	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-	if (!ev) {
-		count_drop(MT_DROP_RINGBUF);
+	ev = reserve(sizeof(*ev));
+	if (!ev)
 		return;
-	}
 	ev->kind = MT_EV_FREE;
 	ev->pid = pid;
 	ev->tid = tid;
@@ -284,11 +292,9 @@ static __always_inline void emit_sample(struct pt_regs *ctx, __u32 pid, __u32 ti
 	struct mt_event_alloc *ev;
 	long n;
 
-	ev = bpf_ringbuf_reserve(&events, MT_ALLOC_EVENT_HDR_SIZE + stack_chunks * MT_STACK_CHUNK, 0);
-	if (!ev) {
-		count_drop(MT_DROP_RINGBUF);
+	ev = reserve(MT_ALLOC_EVENT_HDR_SIZE + stack_chunks * MT_STACK_CHUNK);
+	if (!ev)
 		return;
-	}
 	ev->kind = MT_EV_ALLOC;
 	ev->pid = pid;
 	ev->tid = tid;
@@ -432,11 +438,9 @@ static __always_inline void emit_proc(__u32 pid, __u32 ppid, __u32 what)
 
 	if (bpf_current_task_under_cgroup(&watch_cgroup, 0) != 1)
 		return;
-	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-	if (!ev) {
-		count_drop(MT_DROP_RINGBUF);
+	ev = reserve(sizeof(*ev));
+	if (!ev)
 		return;
-	}
 	ev->kind = MT_EV_PROC;
 	ev->pid = pid;
 	ev->ppid = ppid;

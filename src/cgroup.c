@@ -23,6 +23,7 @@
 #define MAX_DEPTH 12
 #define MAX_MATCHES 16
 #define MIN_ID_PREFIX 12
+#define V1_MEMORY_ROOT "/sys/fs/cgroup/memory"
 
 static bool is_dir(const char *path)
 {
@@ -241,7 +242,9 @@ int cgroup_resolve(const char *root, const char *spec, char *out, size_t len, ch
 	return e;
 }
 
-int cgroup_of_pid(pid_t pid, const char *root, char *out, size_t len)
+/* The path of pid's cgroup for controller ("" for the v2 "0::" line) from
+ * /proc/PID/cgroup, lines "ID:CONTROLLERS:PATH". 0 or -errno. */
+static int proc_cgroup_path(pid_t pid, const char *controller, char *out, size_t len)
 {
 	char path[64], line[PATH_MAX];
 	FILE *f;
@@ -252,15 +255,32 @@ int cgroup_of_pid(pid_t pid, const char *root, char *out, size_t len)
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "0::", 3))
+		char *ctl = strchr(line, ':'), *p;
+
+		if (!ctl || !(p = strchr(ctl + 1, ':')))
 			continue;
-		line[strcspn(line, "\n")] = '\0';
-		snprintf(out, len, "%s%s", root, strcmp(line + 3, "/") ? line + 3 : "");
-		e = is_dir(out) ? 0 : -ENOENT;
+		*p = '\0';
+		if (strcmp(ctl + 1, controller))
+			continue;
+		p[1 + strcspn(p + 1, "\n")] = '\0';
+		snprintf(out, len, "%s", strcmp(p + 1, "/") ? p + 1 : "");
+		e = 0;
 		break;
 	}
 	fclose(f);
 	return e;
+}
+
+int cgroup_of_pid(pid_t pid, const char *root, char *out, size_t len)
+{
+	char rel[PATH_MAX];
+	int e = proc_cgroup_path(pid, "", rel, sizeof(rel));
+
+	if (e)
+		return e;
+	if (snprintf(out, len, "%s%s", root, rel) >= (int)len)
+		return -ENAMETOOLONG;
+	return is_dir(out) ? 0 : -ENOENT;
 }
 
 /* ---- processes ----------------------------------------------------------- */
@@ -433,32 +453,17 @@ static int read_v2(const char *dir, struct cgroup_mem *out)
 	return 0;
 }
 
-/* The v1 memory cgroup of pid, from /proc/PID/cgroup ("N:memory:/path"). */
+/* The v1 memory cgroup of pid. 0 or -errno. */
 static int v1_memory_dir(pid_t pid, char *out, size_t len)
 {
-	char path[64], line[PATH_MAX];
-	FILE *f;
-	int e = -ENOENT;
+	char rel[PATH_MAX];
+	int e = proc_cgroup_path(pid, "memory", rel, sizeof(rel));
 
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		char *ctl = strchr(line, ':'), *p;
-
-		if (!ctl || !(p = strchr(ctl + 1, ':')))
-			continue;
-		*p = '\0';
-		if (strcmp(ctl + 1, "memory"))
-			continue;
-		p[1 + strcspn(p + 1, "\n")] = '\0';
-		snprintf(out, len, "/sys/fs/cgroup/memory%s", p + 1);
-		e = is_dir(out) ? 0 : -ENOENT;
-		break;
-	}
-	fclose(f);
-	return e;
+	if (e)
+		return e;
+	if (snprintf(out, len, "%s%s", V1_MEMORY_ROOT, rel) >= (int)len)
+		return -ENAMETOOLONG;
+	return is_dir(out) ? 0 : -ENOENT;
 }
 
 /* v1 reports "no limit" as a page-rounded LLONG_MAX. */
@@ -471,9 +476,8 @@ static int read_v1(const char *dir, struct cgroup_mem *out)
 	if (!*dir || read_u64(dir, "memory.usage_in_bytes", &out->current))
 		return -ENOENT;
 	out->v1 = true;
-	out->max = effective_limit(dir, "/sys/fs/cgroup/memory", "memory.limit_in_bytes",
-				   V1_UNLIMITED);
-	out->high = effective_limit(dir, "/sys/fs/cgroup/memory", "memory.soft_limit_in_bytes",
+	out->max = effective_limit(dir, V1_MEMORY_ROOT, "memory.limit_in_bytes", V1_UNLIMITED);
+	out->high = effective_limit(dir, V1_MEMORY_ROOT, "memory.soft_limit_in_bytes",
 				    V1_UNLIMITED);
 	out->oom = -1;
 	out->oom_kill = !read_key(dir, "memory.oom_control", "oom_kill", &v) ? (__s64)v : -1;

@@ -14,89 +14,115 @@
 
 #include "memtop/json_writer.h"
 
+/* One "key": value member; the _or_null forms write null unless present. */
+static void kv_uint(struct json_writer *w, const char *k, __u64 v)
+{
+	jw_key(w, k);
+	jw_uint(w, v);
+}
+
+static void kv_int(struct json_writer *w, const char *k, __s64 v)
+{
+	jw_key(w, k);
+	jw_int(w, v);
+}
+
+static void kv_bool(struct json_writer *w, const char *k, bool v)
+{
+	jw_key(w, k);
+	jw_bool(w, v);
+}
+
+/* NULL writes null */
+static void kv_string(struct json_writer *w, const char *k, const char *v)
+{
+	jw_key(w, k);
+	jw_string(w, v);
+}
+
+static void kv_double(struct json_writer *w, const char *k, double v, int decimals)
+{
+	jw_key(w, k);
+	jw_double_fixed(w, v, decimals);
+}
+
+static void kv_uint_or_null(struct json_writer *w, const char *k, __u64 v, bool present)
+{
+	jw_key(w, k);
+	if (present)
+		jw_uint(w, v);
+	else
+		jw_null(w);
+}
+
+static void kv_int_or_null(struct json_writer *w, const char *k, __s64 v, bool present)
+{
+	jw_key(w, k);
+	if (present)
+		jw_int(w, v);
+	else
+		jw_null(w);
+}
+
+static void kv_double_or_null(struct json_writer *w, const char *k, double v, int decimals,
+			      bool present)
+{
+	jw_key(w, k);
+	if (present)
+		jw_double_fixed(w, v, decimals);
+	else
+		jw_null(w);
+}
+
+/* Where a frame is: the members a site and each of its frames share. */
+static void write_location(struct json_writer *w, const struct mt_frame *f)
+{
+	kv_string(w, "function", f->function);
+	kv_string(w, "module", f->module ? f->module : "");
+	kv_string(w, "file", f->file);
+	kv_uint(w, "line", f->line);
+}
+
 static void write_frame(struct json_writer *w, const struct mt_frame *f)
 {
 	jw_object_begin(w);
-	jw_key(w, "function");
-	if (f->function)
-		jw_string(w, f->function);
-	else
-		jw_null(w);
-	jw_key(w, "module");
-	jw_string(w, f->module ? f->module : "");
-	jw_key(w, "file");
-	if (f->file)
-		jw_string(w, f->file);
-	else
-		jw_null(w);
-	jw_key(w, "line");
-	jw_uint(w, f->line);
-	jw_key(w, "offset");
-	jw_uint(w, f->rel_addr);
-	if (f->flags & MT_FRAME_INLINED) {
-		jw_key(w, "inlined");
-		jw_bool(w, true);
-	}
+	write_location(w, f);
+	kv_uint(w, "offset", f->rel_addr);
+	if (f->flags & MT_FRAME_INLINED)
+		kv_bool(w, "inlined", true);
 	jw_object_end(w);
 }
 
-static void write_site(struct json_writer *w, const struct mt_site *s)
+static void write_site(struct json_writer *w, const struct mt_model *m, const struct mt_site *s)
 {
-	const struct mt_frame *f = s->frame;
 	const struct mt_site_stats *st = &s->stats;
+	double absorbed;
+	__u64 cap;
 	__u32 i;
 	int r;
 
 	jw_object_begin(w);
-	jw_key(w, "id");
-	jw_uint(w, s->id);
-	jw_key(w, "function");
-	if (f->function)
-		jw_string(w, f->function);
-	else
-		jw_null(w);
-	jw_key(w, "module");
-	jw_string(w, f->module ? f->module : "");
-	jw_key(w, "file");
-	if (f->file)
-		jw_string(w, f->file);
-	else
-		jw_null(w);
-	jw_key(w, "line");
-	jw_uint(w, f->line);
-	jw_key(w, "alloc_bytes_per_s");
-	jw_double_fixed(w, s->alloc_bytes_per_s, 1);
-	jw_key(w, "alloc_objects_per_s");
-	jw_double_fixed(w, s->alloc_objects_per_s, 2);
-	jw_key(w, "inuse_bytes");
-	jw_double_fixed(w, s->inuse_bytes, 0);
-	jw_key(w, "inuse_objects");
-	jw_double_fixed(w, s->inuse_objects, 1);
-	jw_key(w, "alloc_bytes");
-	jw_double_fixed(w, s->alloc_bytes, 0);
-	jw_key(w, "alloc_objects");
-	jw_double_fixed(w, s->alloc_objects, 1);
-	jw_key(w, "samples");
-	jw_uint(w, s->samples);
-	jw_key(w, "live_samples");
-	jw_uint(w, s->live_samples);
-	jw_key(w, "slope_bytes_per_s");
-	jw_double_fixed(w, st->long_fit.slope, 1);
-	jw_key(w, "slope_r2");
-	jw_double_fixed(w, st->long_fit.r2, 3);
-	jw_key(w, "leak_score");
-	jw_double_fixed(w, st->leak_score, 1);
-	jw_key(w, "leak_confidence");
-	jw_double_fixed(w, st->confidence, 2);
+	kv_uint(w, "id", s->id);
+	write_location(w, s->frame);
+	kv_double(w, "alloc_bytes_per_s", s->alloc_bytes_per_s, 1);
+	kv_double(w, "alloc_objects_per_s", s->alloc_objects_per_s, 2);
+	kv_double(w, "inuse_bytes", s->inuse_bytes, 0);
+	kv_double(w, "inuse_objects", s->inuse_objects, 1);
+	kv_double(w, "alloc_bytes", s->alloc_bytes, 0);
+	kv_double(w, "alloc_objects", s->alloc_objects, 1);
+	kv_uint(w, "samples", s->samples);
+	kv_uint(w, "live_samples", s->live_samples);
+	kv_double(w, "slope_bytes_per_s", st->long_fit.slope, 1);
+	kv_double(w, "slope_r2", st->long_fit.r2, 3);
+	kv_double(w, "leak_score", st->leak_score, 1);
+	kv_double(w, "leak_confidence", st->confidence, 2);
 	jw_key(w, "leak_reasons");
 	jw_array_begin(w);
 	for (r = 0; r < st->nreasons && r < MT_REASONS; r++)
 		jw_string(w, st->reasons[r]);
 	jw_array_end(w);
-	jw_key(w, "oldest_live_age_s");
-	jw_double_fixed(w, st->oldest_live_age_s, 1);
-	jw_key(w, "freed_fraction");
-	jw_double_fixed(w, st->freed_fraction, 3);
+	kv_double(w, "oldest_live_age_s", st->oldest_live_age_s, 1);
+	kv_double(w, "freed_fraction", st->freed_fraction, 3);
 	jw_key(w, "size_histogram");
 	jw_object_begin(w);
 	for (i = 0; i < MT_SIZE_BUCKETS; i++) {
@@ -104,13 +130,17 @@ static void write_site(struct json_writer *w, const struct mt_site *s)
 
 		if (!s->size_hist[i])
 			continue;
+		/* keyed by the bucket's upper bound: sizes in (2^(i-1), 2^i] */
 		snprintf(key, sizeof(key), "%llu", 1ULL << i);
 		jw_key(w, key);
 		jw_uint(w, s->size_hist[i]);
 	}
 	jw_object_end(w);
-	jw_key(w, "truncated");
-	jw_bool(w, s->stack->truncated);
+	cap = model_site_inline_capacity(m, s, 0.9, &absorbed);
+	kv_uint_or_null(w, "inline_capacity_90", cap, cap);
+	if (cap)
+		kv_double(w, "inline_absorbed", absorbed, 3);
+	kv_bool(w, "truncated", s->stack->truncated);
 	jw_key(w, "stack");
 	jw_array_begin(w);
 	for (i = 0; i < s->stack->nframes; i++)
@@ -122,95 +152,42 @@ static void write_site(struct json_writer *w, const struct mt_site *s)
 static void write_target(struct json_writer *w, const struct mt_target *t)
 {
 	jw_object_begin(w);
-	jw_key(w, "pid");
-	jw_int(w, t->pid);
-	jw_key(w, "comm");
-	jw_string(w, t->comm);
-	jw_key(w, "alive");
-	jw_bool(w, t->alive);
-	jw_key(w, "rss_bytes");
-	jw_uint(w, t->rss_bytes);
-	jw_key(w, "counters_exact");
-	jw_bool(w, t->counters_exact);
+	kv_int(w, "pid", t->pid);
+	kv_string(w, "comm", t->comm);
+	kv_bool(w, "alive", t->alive);
+	kv_uint(w, "rss_bytes", t->rss_bytes);
+	kv_bool(w, "counters_exact", t->counters_exact);
 	/* counts memtop did not see are not zeros */
-	jw_key(w, "alloc_calls");
-	if (t->counters_exact)
-		jw_uint(w, t->counters.alloc_calls);
-	else
-		jw_null(w);
-	jw_key(w, "free_calls");
-	if (t->counters_exact)
-		jw_uint(w, t->counters.free_calls);
-	else
-		jw_null(w);
-	jw_key(w, "alloc_bytes");
-	if (t->counters_exact)
-		jw_uint(w, t->counters.alloc_bytes);
-	else
-		jw_null(w);
-	jw_key(w, "samples");
-	jw_uint(w, t->counters.samples);
-	jw_key(w, "probe_hits");
-	jw_uint(w, t->counters.probe_hits);
-	jw_key(w, "alloc_calls_per_s");
-	jw_double_fixed(w, t->alloc_calls_per_s, 1);
-	jw_key(w, "alloc_bytes_per_s");
-	jw_double_fixed(w, t->alloc_bytes_per_s, 1);
-	jw_key(w, "inuse_bytes");
-	jw_double_fixed(w, t->inuse_bytes, 0);
-	jw_key(w, "heap_explains_rss_growth");
-	if (t->stats.heap_explains >= 0)
-		jw_double_fixed(w, t->stats.heap_explains, 3);
-	else
-		jw_null(w);
+	kv_uint_or_null(w, "alloc_calls", t->counters.alloc_calls, t->counters_exact);
+	kv_uint_or_null(w, "free_calls", t->counters.free_calls, t->counters_exact);
+	kv_uint_or_null(w, "alloc_bytes", t->counters.alloc_bytes, t->counters_exact);
+	kv_uint(w, "samples", t->counters.samples);
+	kv_uint(w, "probe_hits", t->counters.probe_hits);
+	kv_double(w, "alloc_calls_per_s", t->alloc_calls_per_s, 1);
+	kv_double(w, "alloc_bytes_per_s", t->alloc_bytes_per_s, 1);
+	kv_double(w, "inuse_bytes", t->inuse_bytes, 0);
+	kv_double_or_null(w, "heap_explains_rss_growth", t->stats.heap_explains, 3,
+			  t->stats.heap_explains >= 0);
 	jw_object_end(w);
-}
-
-static void write_opt_count(struct json_writer *w, const char *key, __s64 v)
-{
-	jw_key(w, key);
-	if (v >= 0)
-		jw_int(w, v);
-	else
-		jw_null(w);
 }
 
 static void write_cgroup(struct json_writer *w, const struct mt_cgroup_status *cg)
 {
 	jw_key(w, "cgroup");
 	jw_object_begin(w);
-	jw_key(w, "path");
-	jw_string(w, cg->path);
-	jw_key(w, "processes");
-	jw_int(w, cg->processes);
+	kv_string(w, "path", cg->path);
+	kv_int(w, "processes", cg->processes);
 	if (cg->have_mem) {
-		jw_key(w, "memory_source");
-		jw_string(w, cg->mem.v1 ? "v1" : "v2");
-		jw_key(w, "memory_current");
-		jw_uint(w, cg->mem.current);
-		jw_key(w, "memory_max");
-		if (cg->mem.max)
-			jw_uint(w, cg->mem.max);
-		else
-			jw_null(w);
-		jw_key(w, "memory_high");
-		if (cg->mem.high)
-			jw_uint(w, cg->mem.high);
-		else
-			jw_null(w);
-		jw_key(w, "anon");
-		jw_uint(w, cg->mem.anon);
-		jw_key(w, "file");
-		jw_uint(w, cg->mem.file);
-		write_opt_count(w, "oom", cg->mem.oom);
-		write_opt_count(w, "oom_kill", cg->mem.oom_kill);
-		jw_key(w, "growth_bytes_per_s");
-		jw_double_fixed(w, cg->growth_bytes_per_s, 1);
-		jw_key(w, "time_to_max_s");
-		if (cg->time_to_max_s >= 0)
-			jw_double_fixed(w, cg->time_to_max_s, 1);
-		else
-			jw_null(w);
+		kv_string(w, "memory_source", cg->mem.v1 ? "v1" : "v2");
+		kv_uint(w, "memory_current", cg->mem.current);
+		kv_uint_or_null(w, "memory_max", cg->mem.max, cg->mem.max);
+		kv_uint_or_null(w, "memory_high", cg->mem.high, cg->mem.high);
+		kv_uint(w, "anon", cg->mem.anon);
+		kv_uint(w, "file", cg->mem.file);
+		kv_int_or_null(w, "oom", cg->mem.oom, cg->mem.oom >= 0);
+		kv_int_or_null(w, "oom_kill", cg->mem.oom_kill, cg->mem.oom_kill >= 0);
+		kv_double(w, "growth_bytes_per_s", cg->growth_bytes_per_s, 1);
+		kv_double_or_null(w, "time_to_max_s", cg->time_to_max_s, 1, cg->time_to_max_s >= 0);
 	}
 	jw_object_end(w);
 }
@@ -219,23 +196,13 @@ static void write_push(struct json_writer *w, const struct push_status *p)
 {
 	jw_key(w, "push");
 	jw_object_begin(w);
-	jw_key(w, "sent");
-	jw_uint(w, p->sent);
-	jw_key(w, "failed");
-	jw_uint(w, p->failed);
-	jw_key(w, "dropped");
-	jw_uint(w, p->dropped);
-	jw_key(w, "skipped");
-	jw_uint(w, p->skipped);
-	jw_key(w, "pending");
-	jw_bool(w, p->pending);
-	jw_key(w, "last_ok_time");
-	if (p->last_ok_time)
-		jw_int(w, p->last_ok_time);
-	else
-		jw_null(w);
-	jw_key(w, "last_error");
-	jw_string(w, p->last_error);
+	kv_uint(w, "sent", p->sent);
+	kv_uint(w, "failed", p->failed);
+	kv_uint(w, "dropped", p->dropped);
+	kv_uint(w, "skipped", p->skipped);
+	kv_bool(w, "pending", p->pending);
+	kv_int_or_null(w, "last_ok_time", p->last_ok_time, p->last_ok_time);
+	kv_string(w, "last_error", p->last_error);
 	jw_object_end(w);
 }
 
@@ -265,12 +232,9 @@ static int json_tick(struct mt_fe_ctx *ctx)
 
 	jw_init(&w, stdout);
 	jw_object_begin(&w);
-	jw_key(&w, "time");
-	jw_double_fixed(&w, now.tv_sec + now.tv_nsec / 1e9, 3);
-	jw_key(&w, "interval_s");
-	jw_double_fixed(&w, model_interval_s(m), 3);
-	jw_key(&w, "rate");
-	jw_uint(&w, model_rate(m));
+	kv_double(&w, "time", now.tv_sec + now.tv_nsec / 1e9, 3);
+	kv_double(&w, "interval_s", model_interval_s(m), 3);
+	kv_uint(&w, "rate", model_rate(m));
 	jw_key(&w, "targets");
 	jw_array_begin(&w);
 	for (i = 0; i < model_target_count(m); i++)
@@ -279,7 +243,7 @@ static int json_tick(struct mt_fe_ctx *ctx)
 	jw_key(&w, "sites");
 	jw_array_begin(&w);
 	for (i = 0; i < n; i++)
-		write_site(&w, sites[i]);
+		write_site(&w, m, sites[i]);
 	jw_array_end(&w);
 	if (st->cgroup.on)
 		write_cgroup(&w, &st->cgroup);
@@ -287,37 +251,23 @@ static int json_tick(struct mt_fe_ctx *ctx)
 		write_push(&w, &st->push);
 	jw_key(&w, "dropped");
 	jw_object_begin(&w);
-	jw_key(&w, "events");
-	jw_uint(&w, d->events_lost);
-	jw_key(&w, "live_map_full");
-	jw_uint(&w, d->live_map_full);
-	jw_key(&w, "pending_full");
-	jw_uint(&w, d->pending_full);
-	jw_key(&w, "unknown_frees");
-	jw_uint(&w, d->unknown_frees);
+	kv_uint(&w, "events", d->events_lost);
+	kv_uint(&w, "live_map_full", d->live_map_full);
+	kv_uint(&w, "pending_full", d->pending_full);
+	kv_uint(&w, "unknown_frees", d->unknown_frees);
 	jw_object_end(&w);
 	jw_key(&w, "overhead");
 	jw_object_begin(&w);
-	jw_key(&w, "mode");
-	jw_string(&w, st->probe_mode ? st->probe_mode : "");
-	jw_key(&w, "probe_hits_per_s");
-	jw_double_fixed(&w, st->probe_hits_per_s, 1);
-	jw_key(&w, "est_cpu_pct");
-	jw_double_fixed(&w, st->est_cpu_pct, 2);
-	jw_key(&w, "events_per_s");
-	jw_double_fixed(&w, st->events_per_s, 1);
-	jw_key(&w, "trap_ns");
-	jw_double_fixed(&w, st->trap_ns, 0);
-	jw_key(&w, "est_slowdown_pct");
-	jw_double_fixed(&w, st->est_slowdown_pct, 2);
-	jw_key(&w, "budget_pct");
-	jw_double_fixed(&w, st->budget_pct, 1);
-	jw_key(&w, "duty");
-	jw_double_fixed(&w, st->duty, 3);
-	jw_key(&w, "backed_off");
-	jw_bool(&w, st->backed_off);
-	jw_key(&w, "counters_exact");
-	jw_bool(&w, st->counters_exact);
+	kv_string(&w, "mode", st->probe_mode ? st->probe_mode : "");
+	kv_double(&w, "probe_hits_per_s", st->probe_hits_per_s, 1);
+	kv_double(&w, "est_cpu_pct", st->est_cpu_pct, 2);
+	kv_double(&w, "events_per_s", st->events_per_s, 1);
+	kv_double(&w, "trap_ns", st->trap_ns, 0);
+	kv_double(&w, "est_slowdown_pct", st->est_slowdown_pct, 2);
+	kv_double(&w, "budget_pct", st->budget_pct, 1);
+	kv_double(&w, "duty", st->duty, 3);
+	kv_bool(&w, "backed_off", st->backed_off);
+	kv_bool(&w, "counters_exact", st->counters_exact);
 	jw_object_end(&w);
 	jw_object_end(&w);
 	if (jw_finish(&w))

@@ -106,13 +106,6 @@ static int vec_push(void ***v, size_t *n, size_t *cap, void *item)
 	return 0;
 }
 
-static int size_bucket(__u64 size)
-{
-	int b = size > 1 ? 63 - __builtin_clzll(size) : 0;
-
-	return b < MT_SIZE_BUCKETS ? b : MT_SIZE_BUCKETS - 1;
-}
-
 static void totals_add(struct totals *dst, const struct totals *d, int sign)
 {
 	int i;
@@ -520,7 +513,7 @@ int model_on_alloc(struct mt_model *m, const struct mt_sample_in *in)
 	d.alloc_objects = w;
 	d.samples = 1;
 	d.truncated_samples = in->truncated;
-	d.size_hist[size_bucket(in->size)] = 1;
+	d.size_hist[size_hist_bucket(in->size, MT_SIZE_BUCKETS)] = 1;
 	if (!in->untracked) {
 		l = malloc(sizeof(*l));
 		if (l) {
@@ -656,6 +649,28 @@ __u64 model_now(const struct mt_model *m)
 double model_interval_s(const struct mt_model *m)
 {
 	return m->interval_s;
+}
+
+__u64 model_site_inline_capacity(const struct mt_model *m, const struct mt_site *s, double frac,
+				 double *absorbed)
+{
+	double objs[MT_SIZE_BUCKETS], total = 0, fit = 0;
+	__u64 cap;
+	int i;
+
+	for (i = 0; i < MT_SIZE_BUCKETS; i++) {
+		/* estimated objects: samples weighted at the bucket's middle */
+		__u64 mid = i == 0 ? 1 : (__u64)ldexp(1.5, i - 1);
+
+		objs[i] = s->size_hist[i] * sampling_weight(mid, m->rate);
+		total += objs[i];
+	}
+	cap = size_hist_inline_capacity(objs, MT_SIZE_BUCKETS, frac);
+	for (i = 0; cap && i < MT_SIZE_BUCKETS && ((__u64)1 << i) <= cap; i++)
+		fit += objs[i];
+	if (absorbed)
+		*absorbed = cap && total > 0 ? fit / total : 0;
+	return cap;
 }
 
 double model_inuse_bytes(const struct mt_model *m)

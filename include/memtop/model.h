@@ -24,7 +24,7 @@
 #include "memtop/frame.h"
 #include "memtop/stats.h"
 
-#define MT_SIZE_BUCKETS 48 /* log2 buckets: [2^i, 2^(i+1)), bucket 0 holds 0 and 1 */
+#define MT_SIZE_BUCKETS 48 /* log2 buckets as size_hist_bucket() (stats.h): (2^(i-1), 2^i] */
 
 enum mt_group {
 	MT_GROUP_FUNCTION = 0, /* one site per call-site function+module */
@@ -58,7 +58,8 @@ struct mt_site {
 	/* Over the last model_tick() interval. */
 	double alloc_bytes_per_s;
 	double alloc_objects_per_s;
-	/* Sampled allocations per log2 size bucket (counts of samples). */
+	/* Sampled allocations per size_hist_bucket() bucket (counts of
+	 * samples): bucket i holds sizes in (2^(i-1), 2^i]. */
 	__u64 size_hist[MT_SIZE_BUCKETS];
 	/* History, slopes and leak score; updated by model_tick(). */
 	struct mt_site_stats stats;
@@ -188,6 +189,13 @@ size_t model_stack_count(const struct mt_model *m);
 const struct mt_stack_agg *model_stack_at(const struct mt_model *m, size_t i);
 /* The site aggregate i belongs to under the current grouping. */
 const struct mt_site *model_stack_site(const struct mt_model *m, size_t i);
+
+/* Inline-capacity advice for a site: the smallest power-of-two buffer that
+ * would hold at least frac of its allocations (estimated objects per size
+ * bucket), and in *absorbed the share it would hold. 0 when none applies
+ * (no samples, or above MT_INLINE_MAX). */
+__u64 model_site_inline_capacity(const struct mt_model *m, const struct mt_site *s, double frac,
+				 double *absorbed);
 
 /* Sum of estimated in-use bytes over all sites. */
 double model_inuse_bytes(const struct mt_model *m);

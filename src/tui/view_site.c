@@ -209,12 +209,13 @@ static void bucket_label(char *buf, size_t len, int i)
 {
 	char lo[16], hi[16];
 
+	/* the model's bucket i: sizes in (2^(i-1), 2^i] */
 	if (i == 0) {
 		snprintf(buf, len, "0-1 B");
 		return;
 	}
-	fmt_bytes(lo, sizeof(lo), ldexp(1, i));
-	fmt_bytes(hi, sizeof(hi), ldexp(1, i + 1) - 1);
+	fmt_bytes(lo, sizeof(lo), ldexp(1, i - 1) + 1);
+	fmt_bytes(hi, sizeof(hi), ldexp(1, i));
 	snprintf(buf, len, "%s-%s B", lo, hi);
 }
 
@@ -222,26 +223,25 @@ static void draw_sizes(struct tui *t, struct tui_page *pg)
 {
 	const struct mt_site *s = &t->site.snap;
 	__u64 rate = model_rate(t->model);
-	/* objs[i + 1] holds model bucket i: the model's bucket i is
-	 * [2^i, 2^(i+1)), stats' bucket i + 1 is (2^i, 2^(i+1)], so a capacity
-	 * 2^(i+1) holds all of it (and reading it this way never overstates). */
-	double objs[MT_SIZE_BUCKETS + 1] = { 0 }, bytes[MT_SIZE_BUCKETS] = { 0 };
-	double total = 0, total_bytes = 0, max = 0, fit = 0;
+	/* buckets as size_hist_bucket(): a capacity of 2^i holds all of
+	 * bucket i and below */
+	double objs[MT_SIZE_BUCKETS] = { 0 }, bytes[MT_SIZE_BUCKETS] = { 0 };
+	double total = 0, total_bytes = 0, max = 0, fit;
 	int first = -1, last = -1;
 	__u64 cap;
 	char a[32];
 
 	for (int i = 0; i < MT_SIZE_BUCKETS; i++) {
-		double size = i == 0 ? 1 : ldexp(1.5, i);
+		double size = i == 0 ? 1 : ldexp(1.5, i - 1); /* mid-bucket */
 
 		if (!s->size_hist[i])
 			continue;
-		objs[i + 1] = s->size_hist[i] * sampling_weight((__u64)size, rate);
-		bytes[i] = objs[i + 1] * size;
-		total += objs[i + 1];
+		objs[i] = s->size_hist[i] * sampling_weight((__u64)size, rate);
+		bytes[i] = objs[i] * size;
+		total += objs[i];
 		total_bytes += bytes[i];
-		if (objs[i + 1] > max)
-			max = objs[i + 1];
+		if (objs[i] > max)
+			max = objs[i];
 		if (first < 0)
 			first = i;
 		last = i;
@@ -260,18 +260,16 @@ static void draw_sizes(struct tui *t, struct tui_page *pg)
 		bucket_label(label, sizeof(label), i);
 		tui_put_right(t, y, 0, 14, t->attr[THEME_NORMAL], label);
 		tui_putf(t, y, 15, 12, t->attr[THEME_NORMAL], "%5.1f%% %5.1f%%",
-			 100 * objs[i + 1] / total, 100 * bytes[i] / total_bytes);
+			 100 * objs[i] / total, 100 * bytes[i] / total_bytes);
 		if (bw > 40)
 			bw = 40;
-		tui_bar(t, y, 30, bw, objs[i + 1] / max, t->attr[THEME_GRAPH]);
+		tui_bar(t, y, 30, bw, objs[i] / max, t->attr[THEME_GRAPH]);
 	}
-	cap = size_hist_inline_capacity(objs, MT_SIZE_BUCKETS + 1, INLINE_FRACTION);
-	for (int i = 0; cap && i < MT_SIZE_BUCKETS && ldexp(1, i + 1) <= (double)cap; i++)
-		fit += objs[i + 1];
+	cap = model_site_inline_capacity(t->model, s, INLINE_FRACTION, &fit);
 	if (cap)
 		tui_putf(t, tui_page_line(pg), 2, t->cols - 2, t->attr[THEME_HEADER_VALUE],
 			 "an inline buffer of %s would absorb %.0f%% of these allocations",
-			 fmt_bytes(a, sizeof(a), (double)cap), 100 * fit / total);
+			 fmt_bytes(a, sizeof(a), (double)cap), 100 * fit);
 	else
 		tui_putf(t, tui_page_line(pg), 2, t->cols - 2, t->attr[THEME_DIM],
 			 "no inline buffer up to %s would absorb %.0f%% of these allocations",

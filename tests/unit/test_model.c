@@ -75,7 +75,7 @@ static void test_weights_and_frees(void **state)
 	assert_true(fabs(s->inuse_objects - 2 * w) < 1e-9);
 	assert_int_equal(s->samples, 2);
 	assert_int_equal(s->live_samples, 2);
-	assert_int_equal(s->size_hist[6], 2); /* 100 is in [64, 128) */
+	assert_int_equal(s->size_hist[7], 2); /* 100 is in (64, 128] */
 
 	model_on_free(m, 7, 0x1000, 2);
 	assert_true(fabs(s->inuse_bytes - w * 100) < 1e-6);
