@@ -330,6 +330,11 @@ static void budget_tick(struct app *a)
 	model_set_weight_scale(a->model, 1.0 / a->budget.duty);
 	a->status.duty = a->budget.duty;
 	a->status.backed_off = a->budget.duty < 1.0;
+	if (a->budget.unreachable && !a->status.budget_unreachable)
+		snprintf(a->status.message, sizeof(a->status.message),
+			 "free() probes alone cost more than --max-overhead %.0f%%: for less, run the target with %s",
+			 a->cfg->max_overhead_pct, "libmemtop-sampler.so (docs/sampler.md)");
+	a->status.budget_unreachable = a->budget.unreachable;
 	a->status.counters_exact = !a->budget.ever_paused;
 	if (!a->budget.ever_paused)
 		return;

@@ -34,6 +34,7 @@
 struct probe_spec {
 	const char *symbol;
 	__u32 fn;	  /* enum mt_alloc_fn: the attach cookie */
+	__u8 nargs;	  /* argument registers the entry program reads */
 	bool need_return; /* returns the address of a sampled allocation */
 	bool required;	  /* attach fails without it */
 };
@@ -44,15 +45,15 @@ struct probe_spec {
  * count each one twice (tests/workloads/mt_apis.c checks the counts).
  */
 static const struct probe_spec probe_table[] = {
-	{ "malloc", MT_FN_MALLOC, true, true },
-	{ "calloc", MT_FN_CALLOC, true, true },
-	{ "realloc", MT_FN_REALLOC, true, true },
-	{ "posix_memalign", MT_FN_POSIX_MEMALIGN, true, false },
-	{ "aligned_alloc", MT_FN_ALIGNED_ALLOC, true, false },
-	{ "memalign", MT_FN_MEMALIGN, true, false },
-	{ "valloc", MT_FN_VALLOC, true, false },
-	{ "pvalloc", MT_FN_PVALLOC, true, false },
-	{ "free", MT_FN_FREE, false, true },
+	{ "malloc", MT_FN_MALLOC, 1, true, true },
+	{ "calloc", MT_FN_CALLOC, 2, true, true },
+	{ "realloc", MT_FN_REALLOC, 2, true, true },
+	{ "posix_memalign", MT_FN_POSIX_MEMALIGN, 3, true, false },
+	{ "aligned_alloc", MT_FN_ALIGNED_ALLOC, 2, true, false },
+	{ "memalign", MT_FN_MEMALIGN, 2, true, false },
+	{ "valloc", MT_FN_VALLOC, 1, true, false },
+	{ "pvalloc", MT_FN_PVALLOC, 1, true, false },
+	{ "free", MT_FN_FREE, 1, false, true },
 };
 #define NPROBES (sizeof(probe_table) / sizeof(probe_table[0]))
 
@@ -103,11 +104,15 @@ const char *attach_mode_name(enum mt_attach_mode mode)
 	}
 }
 
+/* Bytes of a function given to the placement decoder: all of it, so that
+ * jumps back towards the entry are seen, up to this. */
+#define PLACE_CODE_MAX 4096
+
 /* Choose the instruction to probe in one function (probe_place.h). */
 static int place_probe(struct elf_file *ef, const struct probe_spec *spec, __u64 sym_off,
 		       __u64 size, struct probe_loc *loc)
 {
-	__u8 code[64];
+	static __u8 code[PLACE_CODE_MAX];
 	size_t len = size < sizeof(code) ? size : sizeof(code);
 	struct probe_place pp;
 
@@ -117,7 +122,7 @@ static int place_probe(struct elf_file *ef, const struct probe_spec *spec, __u64
 	loc->slow = true;
 	if (len == 0 || elf_file_read(ef, sym_off, code, len))
 		return 0; /* unreadable: entry, reported slow */
-	if (probe_place_choose(code, len, size, spec->need_return, true, &pp))
+	if (probe_place_choose_nargs(code, len, size, spec->need_return, spec->nargs, &pp))
 		return 0;
 	loc->offset = sym_off + pp.offset;
 	loc->delta = pp.offset;

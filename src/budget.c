@@ -16,6 +16,7 @@ void budget_init(struct budget *b, double limit_pct)
 	b->duty = 1.0;
 	b->slowdown_pct = 0;
 	b->ever_paused = false;
+	b->unreachable = false;
 	b->period_start_ns = 0;
 }
 
@@ -51,6 +52,7 @@ double budget_update(struct budget *b, double slowdown_pct)
 		want = BUDGET_MIN_DUTY;
 	if (want > 1.0)
 		want = 1.0;
+	b->unreachable = b->duty <= BUDGET_MIN_DUTY && slowdown_pct > b->limit_pct;
 	b->duty = want;
 	if (want < 1.0)
 		b->ever_paused = true;

@@ -267,6 +267,7 @@ static int json_tick(struct mt_fe_ctx *ctx)
 	kv_double(&w, "budget_pct", st->budget_pct, 1);
 	kv_double(&w, "duty", st->duty, 3);
 	kv_bool(&w, "backed_off", st->backed_off);
+	kv_bool(&w, "budget_unreachable", st->budget_unreachable);
 	kv_bool(&w, "counters_exact", st->counters_exact);
 	jw_object_end(&w);
 	jw_object_end(&w);

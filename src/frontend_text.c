@@ -5,14 +5,24 @@
  */
 #include "memtop/frontend.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "memtop/format.h"
 
+/* The last status message printed, so each is printed once. */
+struct text_state {
+	char last_message[sizeof(((struct mt_status *)0)->message)];
+};
+
 static int text_start(struct mt_fe_ctx *ctx)
 {
+	ctx->priv = calloc(1, sizeof(struct text_state));
+	if (!ctx->priv)
+		return -ENOMEM;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return 0;
 }
@@ -63,6 +73,7 @@ static void print_cgroup(const struct mt_cgroup_status *cg)
 
 static int text_tick(struct mt_fe_ctx *ctx)
 {
+	struct text_state *ts = ctx->priv;
 	struct mt_model *m = ctx->model;
 	const struct mt_status *st = ctx->status;
 	const struct mt_drops *d = model_drops(m);
@@ -84,6 +95,16 @@ static int text_tick(struct mt_fe_ctx *ctx)
 	       fmt_bytes(a, sizeof(a), model_rate(m)), st->probe_mode ? st->probe_mode : "?",
 	       st->events_per_s, (unsigned long long)d->events_lost,
 	       (unsigned long long)d->live_map_full);
+	printf("overhead: %.0f ns per probe hit, %.0f hits/s, target slowdown %.1f%%", st->trap_ns,
+	       st->probe_hits_per_s, st->est_slowdown_pct);
+	if (st->backed_off)
+		printf(", budget %.0f%%: allocation probes on %.0f%% of the time, counts not exact",
+		       st->budget_pct, 100 * st->duty);
+	putchar('\n');
+	if (st->message[0] && strcmp(st->message, ts->last_message)) {
+		printf("note: %s\n", st->message);
+		memcpy(ts->last_message, st->message, sizeof(ts->last_message));
+	}
 	if (st->cgroup.on)
 		print_cgroup(&st->cgroup);
 	print_targets(m);
@@ -110,6 +131,8 @@ static int text_tick(struct mt_fe_ctx *ctx)
 static void text_stop(struct mt_fe_ctx *ctx)
 {
 	fflush(stdout);
+	free(ctx->priv);
+	ctx->priv = NULL;
 }
 
 const struct mt_frontend frontend_text = {

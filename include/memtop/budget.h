@@ -24,6 +24,8 @@ struct budget {
 	double duty;	     /* fraction of each period with allocation probes on */
 	double slowdown_pct; /* last measured */
 	bool ever_paused;
+	bool unreachable;    /* even at the smallest duty the slowdown is above the
+			      * limit: free() probes alone cost more */
 	__u64 period_start_ns;
 };
 

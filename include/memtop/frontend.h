@@ -42,6 +42,7 @@ struct mt_status {
 	double trap_ns;		   /* calibrated cost of one probe hit */
 	double probe_hits_per_s;
 	bool backed_off;	   /* overhead budget forced duty-cycling */
+	bool budget_unreachable;   /* free() probes alone exceed the budget */
 	double duty;		   /* fraction of time allocation probes are on, 1.0 normally */
 	bool counters_exact;	   /* false once allocation probes were ever paused */
 	bool all_exited;	   /* every target has exited */
