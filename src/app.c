@@ -39,6 +39,8 @@
 /* The BPF side wakes the loop only when records pile up: drain at least
  * this often. */
 #define DRAIN_NS 50000000ULL
+/* How often the overhead budget measures and adapts, whatever -d says. */
+#define BUDGET_STEP_NS 250000000ULL
 /* How often pending --cgroup processes are retried. */
 #define PENDING_RETRY_NS 100000000ULL
 /* The window of memory.current the projection to the limit is fitted on. */
@@ -63,6 +65,7 @@ struct app {
 	struct budget budget;
 	bool allocs_on;
 	__u64 next_switch_ns;
+	__u64 next_budget_ns;
 	bool pending;
 	__u64 next_retry_ns;
 	struct mt_history cgroup_current;
@@ -319,11 +322,12 @@ static void budget_step(struct app *a, __u64 now)
 	}
 }
 
-/* After each interval: adapt the duty to the measured slowdown. */
+/* Every BUDGET_STEP_NS: measure the slowdown and adapt the duty. */
 static void budget_tick(struct app *a)
 {
 	size_t i;
 
+	a->status.est_slowdown_pct = watch_overhead(&a->ws);
 	if (a->cfg->max_overhead_pct <= 0)
 		return;
 	budget_update(&a->budget, a->status.est_slowdown_pct);
@@ -368,7 +372,7 @@ static void cgroup_tick(struct app *a, __u64 now)
 		cg->time_to_max_s = (cg->mem.max - cg->mem.current) / fit.slope;
 }
 
-static void update_status(struct app *a, int alive, double worst)
+static void update_status(struct app *a, int alive)
 {
 	double dt = model_interval_s(a->model), hits = 0;
 	size_t i;
@@ -377,7 +381,6 @@ static void update_status(struct app *a, int alive, double worst)
 		hits += model_target_at(a->model, i)->probe_hits_per_s;
 	a->status.probe_hits_per_s = hits;
 	a->status.est_cpu_pct = hits * a->status.trap_ns / 1e7;
-	a->status.est_slowdown_pct = worst;
 	a->status.events_per_s = dt > 0 ? (a->ingest.records - a->last_records) / dt : 0;
 	a->last_records = a->ingest.records;
 	a->status.all_exited = alive == 0 && !a->pending && !a->status.cgroup.on;
@@ -398,17 +401,15 @@ static void read_drops(struct app *a)
 static int tick(struct app *a)
 {
 	__u64 now;
-	double worst;
 	int alive;
 
 	ring_buffer__consume(a->ring);
 	now = now_ns();
-	alive = watch_refresh(&a->ws, now, &worst);
+	alive = watch_refresh(&a->ws, now);
 	read_drops(a);
 	model_tick(a->model, now);
-	update_status(a, alive, worst);
+	update_status(a, alive);
 	cgroup_tick(a, now);
-	budget_tick(a);
 	snapshots_tick(&a->snap, a->model, now, &a->status);
 	return a->fe->tick(&a->fe_ctx);
 }
@@ -443,6 +444,7 @@ static int run_loop(struct app *a)
 
 		if (a->pending)
 			wake = earliest(wake, a->next_retry_ns);
+		wake = earliest(wake, a->next_budget_ns);
 		wake = earliest(wake, t + DRAIN_NS);
 		timeout = t >= wake ? 0 : (int)((wake - t) / 1000000) + 1;
 		if (poll(pfd, 3, timeout) < 0 && errno != EINTR)
@@ -453,6 +455,10 @@ static int run_loop(struct app *a)
 		if (pfd[2].fd >= 0 && pfd[2].revents)
 			act |= a->fe->input(&a->fe_ctx);
 		t = now_ns();
+		if (t >= a->next_budget_ns) {
+			budget_tick(a);
+			a->next_budget_ns = t + BUDGET_STEP_NS;
+		}
 		if (t >= a->next_switch_ns)
 			budget_step(a, t);
 		if (a->pending && t >= a->next_retry_ns) {

@@ -365,11 +365,16 @@ bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 
 /* ---- refreshing ------------------------------------------------------------- */
 
-/* The slowdown the probes caused w over the last interval (budget.h). */
-static double measure_overhead(struct watch_set *ws, struct watched *w, const struct mt_target *t)
+/* The slowdown the probes caused w since the last measure (budget.h). */
+static double measure_overhead(struct watch_set *ws, struct watched *w)
 {
-	__u64 cpu = target_cpu_ns(w->pid), hits = t->counters.probe_hits;
+	struct mt_proc_counters c;
+	__u64 cpu = target_cpu_ns(w->pid), hits;
 	double slow = 0;
+
+	if (bpf_loader_read_counters(ws->env.bpf, w->pid, &c))
+		return 0;
+	hits = c.probe_hits;
 
 	if (w->prev_cpu_ns && cpu > w->prev_cpu_ns && hits >= w->prev_hits)
 		slow = budget_slowdown_pct((hits - w->prev_hits) * ws->env.trap_ns,
@@ -379,15 +384,28 @@ static double measure_overhead(struct watch_set *ws, struct watched *w, const st
 	return slow;
 }
 
-int watch_refresh(struct watch_set *ws, __u64 now_ns, double *worst)
+double watch_overhead(struct watch_set *ws)
+{
+	double worst = 0, slow;
+	int i;
+
+	for (i = 0; i < ws->n; i++) {
+		if (ws->v[i].gone || ws->v[i].pending || !ws->v[i].probes)
+			continue;
+		slow = measure_overhead(ws, &ws->v[i]);
+		if (slow > worst)
+			worst = slow;
+	}
+	return worst;
+}
+
+int watch_refresh(struct watch_set *ws, __u64 now_ns)
 {
 	int i, alive = 0;
 
-	*worst = 0;
 	for (i = 0; i < ws->n; i++) {
 		struct watched *w = &ws->v[i];
 		struct mt_target *t = model_target(ws->env.model, w->pid, false);
-		double slow;
 
 		if (w->gone || w->pending || !t)
 			continue;
@@ -403,9 +421,6 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns, double *worst)
 			continue;
 		}
 		t->rss_bytes = target_rss(w->pid);
-		slow = measure_overhead(ws, w, t);
-		if (slow > *worst)
-			*worst = slow;
 		alive++;
 	}
 	return alive;

@@ -90,9 +90,13 @@ void watch_on_proc(struct watch_set *ws, pid_t pid, __u32 what);
 bool watch_retry_pending(struct watch_set *ws, __u64 now_ns);
 
 /* Read each live target's exact counters, RSS and liveness into the
- * model, release the exited ones, and measure the worst slowdown the
- * probes caused (budget.h). Returns the number of live targets. */
-int watch_refresh(struct watch_set *ws, __u64 now_ns, double *worst_slowdown_pct);
+ * model and release the exited ones. Returns the number of live targets. */
+int watch_refresh(struct watch_set *ws, __u64 now_ns);
+
+/* The worst slowdown the probes caused a live target since the last call
+ * (budget.h): its probe hits times the cost of one, against its own CPU
+ * time. Called on the budget's own clock, not the display's. */
+double watch_overhead(struct watch_set *ws);
 
 /* Allocation probes of every uprobe-mode target on or off (budget). */
 void watch_set_allocs(struct watch_set *ws, bool on);
