@@ -365,23 +365,36 @@ bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 
 /* ---- refreshing ------------------------------------------------------------- */
 
-/* The slowdown the probes caused w since the last measure (budget.h). */
+/* CPU time a measure needs to rest on: /proc counts it in clock ticks. */
+#define MEASURE_MIN_CPU_NS 50000000ULL
+/* ... unless this much wall time has passed. */
+#define MEASURE_MAX_WAIT_NS 2000000000ULL
+
+/* The slowdown the probes caused w since the last measure (budget.h).
+ * A target that used little CPU is measured over a longer span, so the
+ * ratio does not rest on one or two clock ticks. */
 static double measure_overhead(struct watch_set *ws, struct watched *w)
 {
 	struct mt_proc_counters c;
-	__u64 cpu = target_cpu_ns(w->pid), hits;
-	double slow = 0;
+	__u64 cpu = target_cpu_ns(w->pid), now = mono_ns();
 
 	if (bpf_loader_read_counters(ws->env.bpf, w->pid, &c))
+		return w->last_slowdown;
+	if (!w->prev_measure_ns || cpu < w->prev_cpu_ns || c.probe_hits < w->prev_hits) {
+		w->prev_cpu_ns = cpu;
+		w->prev_hits = c.probe_hits;
+		w->prev_measure_ns = now;
 		return 0;
-	hits = c.probe_hits;
-
-	if (w->prev_cpu_ns && cpu > w->prev_cpu_ns && hits >= w->prev_hits)
-		slow = budget_slowdown_pct((hits - w->prev_hits) * ws->env.trap_ns,
-					   cpu - w->prev_cpu_ns);
+	}
+	if (cpu - w->prev_cpu_ns < MEASURE_MIN_CPU_NS &&
+	    now - w->prev_measure_ns < MEASURE_MAX_WAIT_NS)
+		return w->last_slowdown;
+	w->last_slowdown = budget_slowdown_pct((c.probe_hits - w->prev_hits) * ws->env.trap_ns,
+					       cpu - w->prev_cpu_ns);
 	w->prev_cpu_ns = cpu;
-	w->prev_hits = hits;
-	return slow;
+	w->prev_hits = c.probe_hits;
+	w->prev_measure_ns = now;
+	return w->last_slowdown;
 }
 
 double watch_overhead(struct watch_set *ws)

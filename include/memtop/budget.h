@@ -17,7 +17,7 @@
 #include <linux/types.h>
 
 #define BUDGET_PERIOD_NS 1000000000ULL /* one on/off cycle */
-#define BUDGET_MIN_DUTY 0.02
+#define BUDGET_MIN_DUTY 0.1 /* below this, estimates get too noisy (weight x10) */
 
 struct budget {
 	double limit_pct;    /* allowed slowdown, % */

@@ -20,8 +20,9 @@ enum key_view {
 	KV_FLAME = 1 << 2, /* the flame view */
 	KV_HELP = 1 << 3,  /* the help screen */
 	KV_INPUT = 1 << 4, /* a filter or search text being typed */
+	KV_PROCS = 1 << 5, /* the process list */
 };
-#define KV_MAIN (KV_TOP | KV_SITE | KV_FLAME)
+#define KV_MAIN (KV_TOP | KV_SITE | KV_FLAME | KV_PROCS)
 
 enum key_action {
 	KA_NONE = 0,
@@ -45,6 +46,7 @@ enum key_action {
 	KA_SORT_LEAK,
 	KA_GROUP,
 	KA_FLAME_MODE,
+	KA_PROCS,
 	KA_UP,
 	KA_DOWN,
 	KA_LEFT,

@@ -51,6 +51,7 @@ extern const struct tui_view view_top;
 extern const struct tui_view view_site;
 extern const struct tui_view view_flame;
 extern const struct tui_view view_help;
+extern const struct tui_view view_procs;
 
 /* ---- per-view state ----------------------------------------------------- */
 
@@ -80,6 +81,7 @@ struct tui_top {
 	int sel;
 	int scroll;
 	int page; /* rows shown at the last draw */
+	pid_t pid;   /* only sites with allocations of this process; 0: all */
 };
 
 #define TUI_SITE_STACKS 8
@@ -112,6 +114,27 @@ struct tui_flame {
 	bool alloc_mode; /* allocated bytes instead of in-use */
 	char search[TUI_TEXT_MAX];
 	int scroll; /* first depth shown */
+	int page;
+};
+
+/* One line of the process list, copied at refresh. */
+struct tui_proc_row {
+	pid_t pid;
+	char comm[16];
+	bool alive;
+	bool exact;
+	double rss_bytes;
+	double inuse_bytes;
+	double alloc_bytes_per_s;
+	double alloc_calls_per_s;
+	double probe_hits_per_s;
+};
+
+struct tui_procs {
+	struct tui_proc_row *rows; /* rows[0] stands for all processes */
+	size_t nrows, cap;
+	int sel;
+	int scroll;
 	int page;
 };
 
@@ -187,6 +210,7 @@ struct tui {
 	struct tui_top top;
 	struct tui_site site;
 	struct tui_flame flame;
+	struct tui_procs procs;
 	struct tui_help help;
 };
 

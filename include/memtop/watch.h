@@ -49,8 +49,10 @@ struct watched {
 	bool pending;	    /* to be (re)attached: new in the cgroup, or exec'd */
 	__u64 pending_since_ns;
 	struct mt_probe_set *probes;
-	__u64 prev_cpu_ns;
+	__u64 prev_cpu_ns;	/* at the last overhead measure */
 	__u64 prev_hits;
+	__u64 prev_measure_ns;
+	double last_slowdown;
 };
 
 struct watch_set {

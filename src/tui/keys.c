@@ -27,11 +27,13 @@ const struct key_binding key_table[] = {
 	{ { '\t', 'f' }, KA_NEXT_VIEW, KV_MAIN, "View",
 	  "Switch between the site table and the flame view" },
 	{ { ESC }, KA_BACK, KV_MAIN, NULL,
-	  "Back: leave the site detail, zoom out of the flame view, clear the filter" },
+	  "Back: leave a detail or the process list, zoom out, clear the filter" },
 	{ { ' ', 'P' }, KA_PAUSE, KV_MAIN, "Pause",
 	  "Pause or resume the display (data is still collected)" },
 	{ { '+' }, KA_SLOWER, KV_MAIN, NULL, "Refresh less often (longer interval)" },
 	{ { '-' }, KA_FASTER, KV_MAIN, NULL, "Refresh more often (shorter interval)" },
+	{ { 'p' }, KA_PROCS, KV_MAIN, "Procs",
+	  "Process list; Enter there shows the sites of one process" },
 	{ { 'e' }, KA_EXPORT, KV_MAIN, "Export",
 	  "Write a pprof snapshot to the current directory (name in the status line)" },
 	{ { CTRL('L') }, KA_REDRAW, KV_MAIN, NULL, "Redraw the whole screen" },
@@ -67,6 +69,10 @@ const struct key_binding key_table[] = {
 	{ { 'i' }, KA_FLAME_MODE, KV_FLAME, "Bytes",
 	  "Show in-use bytes or allocated bytes (toggles)" },
 
+	/* Process list. */
+	{ { ENTER_KEYS }, KA_ENTER, KV_PROCS, "Sites",
+	  "Show the sites of the selected process (the first row: all processes)" },
+
 	/* Help screen. */
 	{ { ESC, 'q', '?', KEY_F(1) }, KA_BACK, KV_HELP, "Close", "Close the help" },
 
@@ -85,6 +91,7 @@ const struct key_section key_sections[] = {
 	{ KV_TOP, "Site table" },
 	{ KV_SITE, "Site detail" },
 	{ KV_FLAME, "Flame view" },
+	{ KV_PROCS, "Process list" },
 	{ KV_HELP, "Help screen" },
 	{ KV_INPUT, "Typing a filter or search" },
 };

@@ -392,6 +392,9 @@ static int global_action(struct tui *t, enum key_action a)
 	case KA_NEXT_VIEW:
 		tui_show(t, t->view == &view_flame ? &view_top : &view_flame);
 		return 0;
+	case KA_PROCS:
+		tui_show(t, &view_procs);
+		return 0;
 	case KA_PAUSE:
 		t->paused = !t->paused;
 		t->snapped = t->view->kv; /* other views' snapshots are older */
@@ -627,7 +630,8 @@ static int tui_input(struct mt_fe_ctx *ctx)
 static void tui_stop(struct mt_fe_ctx *ctx)
 {
 	struct tui *t = ctx->priv;
-	const struct tui_view *views[] = { &view_top, &view_site, &view_flame, &view_help };
+	const struct tui_view *views[] = { &view_top, &view_site, &view_flame, &view_procs,
+					   &view_help };
 
 	if (!t)
 		return;

@@ -11,6 +11,7 @@
  */
 #include "memtop/tui.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,14 +74,40 @@ static int rows_reserve(struct tui_top *p, size_t n)
 	return 0;
 }
 
+/* With a process selected (the process list): that process's in-use per
+ * site id, and NAN for sites it has no allocation at. NULL: no filter. */
+static double *pid_inuse(struct tui *t, size_t nsites)
+{
+	double *v;
+
+	if (!t->top.pid)
+		return NULL;
+	v = malloc((nsites + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i <= nsites; i++)
+		v[i] = NAN;
+	for (size_t i = 0; i < model_stack_count(t->model); i++) {
+		const struct mt_stack_agg *a = model_stack_at(t->model, i);
+		const struct mt_site *s = model_stack_site(t->model, i);
+
+		if (a->pid != t->top.pid || !s || s->id > nsites)
+			continue;
+		v[s->id] = (isnan(v[s->id]) ? 0 : v[s->id]) + a->inuse_bytes;
+	}
+	return v;
+}
+
 static void top_refresh(struct tui *t)
 {
 	struct tui_top *p = &t->top;
 	size_t n = model_site_count(t->model);
 	struct mt_site **v = malloc((n ? n : 1) * sizeof(*v));
+	double *mine = pid_inuse(t, n);
 
-	if (!v || rows_reserve(p, n)) {
+	if (!v || rows_reserve(p, n) || (p->pid && !mine)) {
 		free(v);
+		free(mine);
 		tui_message(t, true, "out of memory");
 		return;
 	}
@@ -91,19 +118,22 @@ static void top_refresh(struct tui *t)
 		const struct mt_site *s = v[i];
 		struct tui_row *r;
 
-		if (!site_matches(s, p->filter))
+		if (!site_matches(s, p->filter) || (mine && isnan(mine[s->id])))
 			continue;
 		r = &p->rows[p->nrows++];
 		r->id = s->id;
 		r->frame = *s->frame;
 		r->alloc_bytes_per_s = s->alloc_bytes_per_s;
 		r->alloc_objects_per_s = s->alloc_objects_per_s;
-		r->inuse_bytes = s->inuse_bytes;
+		/* in use by the selected process; the other columns are the
+		 * site's over all processes (the status line says so) */
+		r->inuse_bytes = mine ? mine[s->id] : s->inuse_bytes;
 		r->growth_per_min = s->stats.long_fit.slope * 60;
 		r->leak_score = s->stats.leak_score;
 		r->age_s = s->stats.oldest_live_age_s;
 	}
 	free(v);
+	free(mine);
 	if (p->invert) {
 		for (size_t i = 0; i < p->nrows / 2; i++) {
 			struct tui_row tmp = p->rows[i];
@@ -245,8 +275,9 @@ static bool top_action(struct tui *t, enum key_action a)
 		tui_input_begin(t, KA_FILTER, p->filter);
 		return true;
 	case KA_BACK:
-		if (p->filter[0]) {
+		if (p->filter[0] || p->pid) {
 			p->filter[0] = '\0';
+			p->pid = 0;
 			reorder(t);
 		}
 		return true;
@@ -289,6 +320,9 @@ static void top_status(struct tui *t, char *buf, size_t len)
 
 	if (p->filter[0])
 		n += snprintf(buf + n, len - n, " (%zu match \"%s\")", p->nrows, p->filter);
+	if (p->pid)
+		n += snprintf(buf + n, len - n, ", %zu of PID %d (IN-USE: its own; Esc: all)",
+			      p->nrows, p->pid);
 	snprintf(buf + n, len - n, ", by %s, sorted by %s%s", group_names[model_group(t->model)],
 		 columns[column_of(p->sort)].title, p->invert ? " (inverted)" : "");
 }

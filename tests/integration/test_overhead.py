@@ -25,8 +25,11 @@ def records(m, n):
 
 
 def test_budget_backs_off_and_says_so():
-    w = start_leaker()
-    m = Memtop("-b", "--json", "-d", "0.5", "--max-overhead", "10", "-p", w.pid)
+    # 2 MiB/s of leak at --rate 64K: about 2 samples/s even at the smallest
+    # duty, so the leak stays in view
+    w = start_leaker("2")
+    m = Memtop("-b", "--json", "-d", "0.5", "--rate", "64K", "--max-overhead", "10",
+               "-p", w.pid)
     recs = records(m, 10)
     first, last = recs[0], recs[-1]
     check(first["overhead"]["trap_ns"] > 100,
@@ -39,9 +42,12 @@ def test_budget_backs_off_and_says_so():
     t = target(last, w.pid)
     check(t["alloc_calls"] is None and t["counters_exact"] is False,
           "paused probes, yet counts are shown as exact: %s" % t)
-    # measured while backed off, the slowdown is near the budget
+    # measured while backed off, the slowdown is near the budget, or memtop
+    # says the free() probes alone cost more
     tail = [r["overhead"]["est_slowdown_pct"] for r in recs[-4:]]
-    check(min(tail) <= 25, "slowdown stays at %s%% with a 10%% budget" % tail)
+    check(min(tail) <= 25 or o["budget_unreachable"],
+          "slowdown stays at %s%% with a 10%% budget and memtop does not say it cannot "
+          "do better: %s" % (tail, o))
     check("cg_leak_site" in sites_by_function(last),
           "the leak is no longer seen while backed off: %s" % list(sites_by_function(last)))
     m.send(2)

@@ -45,15 +45,15 @@ static void test_recovers_slowly(void **state)
 
 	budget_init(&b, 10);
 	budget_update(&b, 1000);
-	assert_true(fabs(b.duty - 0.02) < 1e-9); /* floor */
+	assert_true(fabs(b.duty - BUDGET_MIN_DUTY) < 1e-9); /* floor */
 	assert_false(b.unreachable);		  /* not yet tried at the floor */
 	budget_update(&b, 400);			  /* free() alone is above the limit */
 	assert_true(b.unreachable);
 	budget_update(&b, 0.0);			  /* load went away */
 	assert_false(b.unreachable);
-	assert_true(fabs(b.duty - 0.04) < 1e-9); /* at most doubles */
+	assert_true(fabs(b.duty - 2 * BUDGET_MIN_DUTY) < 1e-9); /* at most doubles */
 	budget_update(&b, 9.0);			  /* close to the limit: hold */
-	assert_true(fabs(b.duty - 0.04) < 1e-9);
+	assert_true(fabs(b.duty - 2 * BUDGET_MIN_DUTY) < 1e-9);
 	for (int i = 0; i < 10; i++)
 		budget_update(&b, 0);
 	assert_true(b.duty == 1.0);
