@@ -458,9 +458,10 @@ static int run_loop(struct app *a)
 		if (t >= a->next_budget_ns) {
 			budget_tick(a);
 			a->next_budget_ns = t + BUDGET_STEP_NS;
-		}
-		if (t >= a->next_switch_ns)
+			budget_step(a, t); /* a smaller duty may end this period's on-phase now */
+		} else if (t >= a->next_switch_ns) {
 			budget_step(a, t);
+		}
 		if (a->pending && t >= a->next_retry_ns) {
 			a->pending = watch_retry_pending(&a->ws, t);
 			a->next_retry_ns = t + PENDING_RETRY_NS;
