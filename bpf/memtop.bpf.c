@@ -130,10 +130,15 @@ static __always_inline void *reserve(__u64 size)
 	return rec;
 }
 
-/* The counters of a watched process, or NULL: not watched. */
-static __always_inline struct mt_proc_counters *proc_counters(__u32 pid)
+/* The counters of a watched process with this probe run counted, or
+ * NULL: the process is not watched. */
+static __always_inline struct mt_proc_counters *count_hit(__u32 pid)
 {
-	return bpf_map_lookup_elem(&counters, &pid);
+	struct mt_proc_counters *c = bpf_map_lookup_elem(&counters, &pid);
+
+	if (c)
+		__sync_fetch_and_add(&c->probe_hits, 1);
+	return c;
 }
 
 /* Bytes to the next sample: an exponential draw of mean sample_rate. */
@@ -197,10 +202,9 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u32 fn)
 	struct pending p = {};
 	__u64 ptr, size;
 
-	c = proc_counters(pid);
+	c = count_hit(pid);
 	if (!c)
 		return 1;
-	__sync_fetch_and_add(&c->probe_hits, 1);
 
 	switch (fn) {
 	case MT_FN_FREE:
@@ -340,14 +344,11 @@ static __always_inline void on_return(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, tid = (__u32)id;
-	struct mt_proc_counters *c;
 	struct pending *pp, p;
 	__u64 addr;
 
-	c = proc_counters(pid);
-	if (!c)
+	if (!count_hit(pid))
 		return;
-	__sync_fetch_and_add(&c->probe_hits, 1);
 	pp = bpf_map_lookup_elem(&pending, &tid);
 	if (!pp)
 		return;
@@ -403,10 +404,9 @@ int BPF_USDT(mt_usdt_alloc, void *ptr, __u64 size, __u64 weight)
 	__u32 pid = id >> 32;
 	struct mt_proc_counters *c;
 
-	c = proc_counters(pid);
+	c = count_hit(pid);
 	if (!c)
 		return 0;
-	__sync_fetch_and_add(&c->probe_hits, 1);
 	__sync_fetch_and_add(&c->samples, 1);
 	if (ptr)
 		emit_sample(ctx, pid, (__u32)id, MT_FN_USDT, (__u64)ptr, size,
@@ -419,12 +419,8 @@ int BPF_USDT(mt_usdt_free, void *ptr)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32;
-	struct mt_proc_counters *c;
-
-	c = proc_counters(pid);
-	if (!c)
+	if (!count_hit(pid))
 		return 0;
-	__sync_fetch_and_add(&c->probe_hits, 1);
 	if (ptr)
 		track_free(pid, (__u32)id, (__u64)ptr);
 	return 0;

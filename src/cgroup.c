@@ -271,16 +271,24 @@ static int proc_cgroup_path(pid_t pid, const char *controller, char *out, size_t
 	return e;
 }
 
-int cgroup_of_pid(pid_t pid, const char *root, char *out, size_t len)
+/* The directory of pid's cgroup for controller under the hierarchy
+ * mounted at root. 0 or -errno. */
+static int pid_cgroup_dir(pid_t pid, const char *controller, const char *root, char *out,
+			  size_t len)
 {
 	char rel[PATH_MAX];
-	int e = proc_cgroup_path(pid, "", rel, sizeof(rel));
+	int e = proc_cgroup_path(pid, controller, rel, sizeof(rel));
 
 	if (e)
 		return e;
 	if (snprintf(out, len, "%s%s", root, rel) >= (int)len)
 		return -ENAMETOOLONG;
 	return is_dir(out) ? 0 : -ENOENT;
+}
+
+int cgroup_of_pid(pid_t pid, const char *root, char *out, size_t len)
+{
+	return pid_cgroup_dir(pid, "", root, out, len);
 }
 
 /* ---- processes ----------------------------------------------------------- */
@@ -453,19 +461,6 @@ static int read_v2(const char *dir, struct cgroup_mem *out)
 	return 0;
 }
 
-/* The v1 memory cgroup of pid. 0 or -errno. */
-static int v1_memory_dir(pid_t pid, char *out, size_t len)
-{
-	char rel[PATH_MAX];
-	int e = proc_cgroup_path(pid, "memory", rel, sizeof(rel));
-
-	if (e)
-		return e;
-	if (snprintf(out, len, "%s%s", V1_MEMORY_ROOT, rel) >= (int)len)
-		return -ENAMETOOLONG;
-	return is_dir(out) ? 0 : -ENOENT;
-}
-
 /* v1 reports "no limit" as a page-rounded LLONG_MAX. */
 #define V1_UNLIMITED (1ULL << 62)
 
@@ -495,7 +490,7 @@ int cgroup_read_mem(const char *dir, pid_t pid, char *v1_dir, size_t len, struct
 	memset(out, 0, sizeof(*out));
 	if (!read_v2(dir, out))
 		return 0;
-	if (pid > 0 && !v1_memory_dir(pid, found, sizeof(found)))
+	if (pid > 0 && !pid_cgroup_dir(pid, "memory", V1_MEMORY_ROOT, found, sizeof(found)))
 		snprintf(v1_dir, len, "%s", found);
 	return read_v1(v1_dir, out);
 }
