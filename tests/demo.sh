@@ -2,8 +2,9 @@
 # demo.sh - what `make demo` runs: start build/workloads/demo_leaky_server (a
 # pretend server with a slow leak in session_cache_leak, a bounded LRU cache
 # and request churn) and watch it with memtop: the TUI when stdout is a
-# terminal, otherwise five batch intervals. The server is killed on every
-# way out, Ctrl-C included. Needs root (memtop attaches uprobes).
+# terminal, otherwise twelve batch intervals (the leak score needs about ten
+# seconds of history). The server is killed on every way out, Ctrl-C
+# included. Needs root (memtop attaches uprobes).
 set -u
 
 cd "$(dirname "$0")/.." || exit 1
@@ -38,5 +39,5 @@ echo "demo: watching demo_leaky_server (pid $pid); the leak is in session_cache_
 if [ -t 1 ]; then
 	"$memtop" -p "$pid"
 else
-	"$memtop" -b -n 5 -p "$pid"
+	"$memtop" -b -n 12 -p "$pid"
 fi
