@@ -22,7 +22,7 @@ PREFIX      ?= /usr/local
 # Debian packages `make deps` installs when something is missing.
 DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev libunwind-dev \
 	libncurses-dev zlib1g-dev libcurl4-openssl-dev libiberty-dev libcmocka-dev \
-	systemtap-sdt-dev pkg-config make gcc g++ python3 tmux golang-go bpftrace
+	systemtap-sdt-dev pkg-config make gcc g++ python3 tmux golang-go bpftrace sqlite3
 
 PKGS     := libbpf libelf libdw libunwind-generic ncursesw zlib libcurl
 CFLAGS   ?= -O2 -g
