@@ -291,6 +291,18 @@ int cgroup_of_pid(pid_t pid, const char *root, char *out, size_t len)
 	return pid_cgroup_dir(pid, "", root, out, len);
 }
 
+/* dir/file opened for reading, or NULL with errno set. */
+static FILE *open_in(const char *dir, const char *file)
+{
+	char path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >= (int)sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	return fopen(path, "re");
+}
+
 /* ---- processes ----------------------------------------------------------- */
 
 struct pid_vec {
@@ -322,8 +334,7 @@ static int collect(const char *dir, int depth, struct pid_vec *pv)
 	long pid;
 	int e = 0;
 
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	f = fopen(path, "re");
+	f = open_in(dir, "cgroup.procs");
 	if (!f)
 		return depth ? 0 : -errno;
 	while (!e && fscanf(f, "%ld", &pid) == 1)
@@ -372,12 +383,10 @@ int cgroup_pids(const char *dir, pid_t **out)
 /* One number from dir/file; "max" (v2) reads as 0: no limit. */
 static int read_u64(const char *dir, const char *file, __u64 *out)
 {
-	char path[PATH_MAX], buf[64];
-	FILE *f;
+	char buf[64];
+	FILE *f = open_in(dir, file);
 	int e = -ENOENT;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	f = fopen(path, "re");
 	if (!f)
 		return -errno;
 	if (fgets(buf, sizeof(buf), f)) {
@@ -395,13 +404,11 @@ static int read_u64(const char *dir, const char *file, __u64 *out)
 /* A "key value" line of a flat-keyed file (memory.stat, memory.events). */
 static int read_key(const char *dir, const char *file, const char *key, __u64 *out)
 {
-	char path[PATH_MAX], k[64];
+	char k[64];
 	unsigned long long v;
-	FILE *f;
+	FILE *f = open_in(dir, file);
 	int e = -ENOENT;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	f = fopen(path, "re");
 	if (!f)
 		return -errno;
 	while (fscanf(f, "%63s %llu", k, &v) == 2) {

@@ -253,17 +253,25 @@ int elf_file_read(struct elf_file *ef, __u64 off, void *buf, size_t len)
 	return 0;
 }
 
-int elf_file_read_vaddr(struct elf_file *ef, __u64 vaddr, void *buf, size_t len)
+/* The PT_LOAD segment whose file-backed part holds vaddr, or NULL. */
+static const GElf_Phdr *segment_of_vaddr(const struct elf_file *ef, __u64 vaddr)
 {
 	for (size_t i = 0; i < ef->phnum; i++) {
 		const GElf_Phdr *ph = &ef->phdrs[i];
 
-		if (ph->p_type != PT_LOAD || vaddr < ph->p_vaddr ||
-		    vaddr - ph->p_vaddr >= ph->p_filesz || len > ph->p_filesz - (vaddr - ph->p_vaddr))
-			continue;
-		return elf_file_read(ef, ph->p_offset + (vaddr - ph->p_vaddr), buf, len) ? -EFAULT : 0;
+		if (ph->p_type == PT_LOAD && vaddr >= ph->p_vaddr && vaddr - ph->p_vaddr < ph->p_filesz)
+			return ph;
 	}
-	return -EFAULT;
+	return NULL;
+}
+
+int elf_file_read_vaddr(struct elf_file *ef, __u64 vaddr, void *buf, size_t len)
+{
+	const GElf_Phdr *ph = segment_of_vaddr(ef, vaddr);
+
+	if (!ph || len > ph->p_filesz - (vaddr - ph->p_vaddr))
+		return -EFAULT;
+	return elf_file_read(ef, ph->p_offset + (vaddr - ph->p_vaddr), buf, len) ? -EFAULT : 0;
 }
 
 int elf_file_off_to_vaddr(struct elf_file *ef, __u64 off, __u64 *vaddr)
@@ -281,15 +289,12 @@ int elf_file_off_to_vaddr(struct elf_file *ef, __u64 off, __u64 *vaddr)
 
 int elf_file_vaddr_to_off(struct elf_file *ef, __u64 vaddr, __u64 *off)
 {
-	for (size_t i = 0; i < ef->phnum; i++) {
-		const GElf_Phdr *ph = &ef->phdrs[i];
+	const GElf_Phdr *ph = segment_of_vaddr(ef, vaddr);
 
-		if (ph->p_type == PT_LOAD && vaddr >= ph->p_vaddr && vaddr - ph->p_vaddr < ph->p_filesz) {
-			*off = ph->p_offset + (vaddr - ph->p_vaddr);
-			return 0;
-		}
-	}
-	return -ENOENT;
+	if (!ph)
+		return -ENOENT;
+	*off = ph->p_offset + (vaddr - ph->p_vaddr);
+	return 0;
 }
 
 int elf_file_load_bias(struct elf_file *ef, __u64 map_start, __u64 map_offset, __u64 *bias)

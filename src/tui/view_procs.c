@@ -12,27 +12,13 @@
 
 #include "memtop/format.h"
 
-static int procs_reserve(struct tui_procs *p, size_t n)
-{
-	struct tui_proc_row *v;
-
-	if (n <= p->cap)
-		return 0;
-	v = realloc(p->rows, n * sizeof(*v));
-	if (!v)
-		return -1;
-	p->rows = v;
-	p->cap = n;
-	return 0;
-}
-
 static void procs_snapshot(struct tui *t)
 {
 	struct tui_procs *p = &t->procs;
 	size_t n = model_target_count(t->model), i;
 	struct tui_proc_row *all;
 
-	if (procs_reserve(p, n + 1)) {
+	if (tui_reserve((void **)&p->rows, &p->cap, n + 1, sizeof(*p->rows))) {
 		tui_message(t, true, "out of memory");
 		return;
 	}

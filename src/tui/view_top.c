@@ -61,19 +61,6 @@ static bool site_matches(const struct mt_site *s, const char *filter)
 	       (f->file && strcasestr(f->file, filter));
 }
 
-static int rows_reserve(struct tui_top *p, size_t n)
-{
-	if (n <= p->cap)
-		return 0;
-	struct tui_row *r = realloc(p->rows, n * sizeof(*r));
-
-	if (!r)
-		return -1;
-	p->rows = r;
-	p->cap = n;
-	return 0;
-}
-
 /* With a process selected (the process list): that process's in-use per
  * site id, and NAN for sites it has no allocation at. NULL: no filter. */
 static double *pid_inuse(struct tui *t, size_t nsites)
@@ -105,7 +92,7 @@ static void top_refresh(struct tui *t)
 	struct mt_site **v = malloc((n ? n : 1) * sizeof(*v));
 	double *mine = pid_inuse(t, n);
 
-	if (!v || rows_reserve(p, n) || (p->pid && !mine)) {
+	if (!v || tui_reserve((void **)&p->rows, &p->cap, n, sizeof(*p->rows)) || (p->pid && !mine)) {
 		free(v);
 		free(mine);
 		tui_message(t, true, "out of memory");

@@ -11,6 +11,9 @@
  */
 #include "memtop/tui.h"
 
+#include <errno.h>
+#include <stdlib.h>
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -374,4 +377,18 @@ int tui_page_line(struct tui_page *pg)
 	int r = pg->n++ - pg->scroll;
 
 	return r >= 0 && r < pg->h ? pg->y0 + r : -1;
+}
+
+int tui_reserve(void **v, size_t *cap, size_t n, size_t elem)
+{
+	void *nv;
+
+	if (n <= *cap)
+		return 0;
+	nv = realloc(*v, n * elem);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = n;
+	return 0;
 }
