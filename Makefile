@@ -28,7 +28,7 @@ PKGS     := libbpf libelf libdw libunwind-generic ncursesw zlib libcurl
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 DEPFLAGS  = -MMD -MP
-ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(OUTPUT) \
+ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Isrc -Iinclude -I$(OUTPUT) \
 	-DMEMTOP_VERSION='"$(VERSION)"' -DMEMTOP_LIBDIR='"$(PREFIX)/lib/memtop"'
 LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -liberty -lm
 VERSION  := 0.1.0
@@ -41,9 +41,11 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-# Every src/ file but main.c goes into one archive: the binary, the unit
-# tests and the benchmarks link only the objects they use from it.
-SRCS      := $(wildcard src/*.c src/tui/*.c)
+# Every src/ file but main.c and the in-process sampler goes into one
+# archive: the binary, the unit tests and the benchmarks link only the
+# objects they use from it. src/ is laid out by pipeline stage
+# (docs/architecture.md); private headers sit beside their sources.
+SRCS      := $(shell find src -name '*.c' -not -path 'src/sampler/*' | sort)
 LIB_SRCS  := $(filter-out src/main.c,$(SRCS))
 LIB_OBJS  := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -57,7 +59,7 @@ WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(WORKLOAD_SRC
 
 all: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so
 
-$(OUTPUT) $(OUTPUT)/obj $(OUTPUT)/obj/tui $(OUTPUT)/tests $(OUTPUT)/workloads:
+$(OUTPUT) $(OUTPUT)/obj $(OUTPUT)/tests $(OUTPUT)/workloads:
 	$(Q)mkdir -p $@
 
 # --- BPF -------------------------------------------------------------------
@@ -76,11 +78,12 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
 # Only the loader includes the skeleton.
-$(OUTPUT)/obj/bpf_loader.o: $(OUTPUT)/memtop.skel.h
+$(OUTPUT)/obj/probe/bpf_loader.o: $(OUTPUT)/memtop.skel.h
 
 # --- user space ------------------------------------------------------------
-$(OUTPUT)/obj/%.o: src/%.c | $(OUTPUT)/obj $(OUTPUT)/obj/tui
+$(OUTPUT)/obj/%.o: src/%.c
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(OUTPUT)/libmemtop.a: $(LIB_OBJS)
@@ -148,4 +151,4 @@ install: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so
 clean:
 	rm -rf $(OUTPUT)
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/obj/*.d $(OUTPUT)/obj/tui/*.d $(OUTPUT)/tests/*.d)
+-include $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)

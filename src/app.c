@@ -10,7 +10,7 @@
  * asks, after -n intervals, or, in batch mode, once every target has
  * exited (after one last interval with their final numbers).
  */
-#include "memtop/app.h"
+#include "app.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -26,15 +26,15 @@
 #include <sys/utsname.h>
 #include <bpf/libbpf.h>
 
-#include "memtop/budget.h"
-#include "memtop/calibrate.h"
-#include "memtop/cgroup.h"
-#include "memtop/frontend.h"
-#include "memtop/ingest.h"
-#include "memtop/snapshots.h"
-#include "memtop/stats.h"
-#include "memtop/symbolize.h"
-#include "memtop/watch.h"
+#include "probe/budget.h"
+#include "probe/calibrate.h"
+#include "probe/cgroup.h"
+#include "ui/frontend.h"
+#include "model/ingest.h"
+#include "export/snapshots.h"
+#include "model/stats.h"
+#include "stacks/symbolize.h"
+#include "probe/watch.h"
 
 /* The BPF side wakes the loop only when records pile up: drain at least
  * this often. */

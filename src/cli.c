@@ -17,7 +17,7 @@
  * (getopt_long's rule); a repeated option keeps its last value, except -p
  * (adds processes) and --cgroup (one per run).
  */
-#include "memtop/cli.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <getopt.h>

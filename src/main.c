@@ -4,8 +4,8 @@
  */
 #include <stdio.h>
 
-#include "memtop/app.h"
-#include "memtop/cli.h"
+#include "app.h"
+#include "cli.h"
 
 int main(int argc, char **argv)
 {

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "memtop/symbolize.h"
+#include "stacks/symbolize.h"
 
 #define N 4000
 #define WARM_ROUNDS 50

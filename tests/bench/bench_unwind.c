@@ -25,8 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "memtop/proc_cache.h"
-#include "memtop/unwind.h"
+#include "stacks/proc_cache.h"
+#include "stacks/unwind.h"
 
 #include "../fixtures/unwind/capture.h"
 

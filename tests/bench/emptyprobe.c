@@ -27,8 +27,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "memtop/elf_file.h"
-#include "memtop/probe_place.h"
+#include "stacks/elf_file.h"
+#include "probe/probe_place.h"
 
 #define MAX_PROBES 16
 

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "memtop/budget.h"
+#include "probe/budget.h"
 
 static void test_slowdown(void **state)
 {

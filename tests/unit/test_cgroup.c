@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
-#include "memtop/cgroup.h"
+#include "probe/cgroup.h"
 
 static char root[PATH_MAX];
 

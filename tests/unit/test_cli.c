@@ -15,7 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "memtop/cli.h"
+#include "cli.h"
 
 #include "memtop/abi.h"
 

@@ -21,8 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "memtop/elf_file.h"
-#include "memtop/proc_maps.h"
+#include "stacks/elf_file.h"
+#include "stacks/proc_maps.h"
 
 __attribute__((noinline)) int elf_test_target(int x)
 {

@@ -22,9 +22,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "memtop/export.h"
-#include "memtop/pprof.h"
-#include "memtop/strpool.h"
+#include "export/export.h"
+#include "export/pprof.h"
+#include "util/strpool.h"
 #include "pbdec.h"
 
 static char dir[] = "/tmp/memtop-test-export-XXXXXX";

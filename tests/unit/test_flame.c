@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "memtop/flame.h"
+#include "ui/flame.h"
 
 /* Frames innermost first, as the model stores them. */
 static struct mt_frame fr(const char *fn)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "memtop/hmap.h"
+#include "util/hmap.h"
 
 struct item {
 	__u64 key;

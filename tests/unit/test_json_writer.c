@@ -16,7 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "memtop/json_writer.h"
+#include "util/json_writer.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

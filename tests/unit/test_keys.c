@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "memtop/keys.h"
+#include "ui/tui/keys.h"
 
 #define BEGIN_MARK "<!-- BEGIN GENERATED: test_keys --write-docs -->\n"
 #define END_MARK "<!-- END GENERATED -->\n"

@@ -11,9 +11,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "memtop/model.h"
-#include "memtop/sampling.h"
-#include "memtop/strpool.h"
+#include "model/model.h"
+#include "model/sampling.h"
+#include "util/strpool.h"
 
 #define RATE 4096
 

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memtop/pbuf.h"
+#include "util/pbuf.h"
 #include "pbdec.h"
 
 static void test_spec_examples(void **state)

@@ -21,8 +21,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "memtop/pprof.h"
-#include "memtop/strpool.h"
+#include "export/pprof.h"
+#include "util/strpool.h"
 #include "pbdec.h"
 
 /* ==== a decoded Profile =============================================== */

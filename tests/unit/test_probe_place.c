@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memtop/elf_file.h"
-#include "memtop/probe_place.h"
+#include "stacks/elf_file.h"
+#include "probe/probe_place.h"
 
 /* ---- real prologues ---------------------------------------------------- */
 

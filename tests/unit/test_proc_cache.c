@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "memtop/proc_cache.h"
+#include "stacks/proc_cache.h"
 
 __attribute__((noinline)) int cache_test_target(int x)
 {

@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "memtop/proc_maps.h"
-#include "memtop/strpool.h"
+#include "stacks/proc_maps.h"
+#include "util/strpool.h"
 
 /* Fixtures are found from the working directory (make runs tests from the
  * top of the tree) or relative to build/tests/<binary>. */

@@ -22,8 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "memtop/push.h"
-#include "memtop/strpool.h"
+#include "export/push.h"
+#include "util/strpool.h"
 #include "pbdec.h"
 
 /* ==== a one-thread HTTP server ======================================== */

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "memtop/sampling.h"
+#include "model/sampling.h"
 
 static __u32 table[MT_EXP_TABLE_SIZE];
 

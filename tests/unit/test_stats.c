@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memtop/stats.h"
+#include "model/stats.h"
 
 #define KiB 1024.0
 #define MiB (1024.0 * 1024.0)

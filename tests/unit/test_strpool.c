@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memtop/strpool.h"
+#include "util/strpool.h"
 
 static void test_basic(void **state)
 {

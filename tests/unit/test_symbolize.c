@@ -23,10 +23,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "memtop/debuginfo.h"
-#include "memtop/demangle.h"
-#include "memtop/strpool.h"
-#include "memtop/symbolize.h"
+#include "stacks/debuginfo.h"
+#include "stacks/demangle.h"
+#include "util/strpool.h"
+#include "stacks/symbolize.h"
 
 /* Each function sits on one line, so that line is both where it starts
  * and where its call happens. */

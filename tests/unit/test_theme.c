@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "memtop/theme.h"
+#include "ui/tui/theme.h"
 
 static char themes_dir[PATH_MAX];
 

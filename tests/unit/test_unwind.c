@@ -24,8 +24,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "memtop/proc_cache.h"
-#include "memtop/unwind.h"
+#include "stacks/proc_cache.h"
+#include "stacks/unwind.h"
 
 #include "../fixtures/unwind/capture.h"
 

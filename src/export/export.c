@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * export.c - model snapshots as files (see export.h): gzipped pprof from
+ * pprof.c, folded stacks for flame-graph tools, and the one place that
+ * writes them to disk.
+ *
+ * Every file goes through export_write_file(): a mkostemp() sibling of the
+ * destination (O_EXCL, so a planted symlink is never followed), fully
+ * written and fsync'ed, then renamed over the destination. A full disk, a
+ * read-only directory or a missing one fails before the rename and the
+ * temporary file is unlinked, so readers see the old file or the new one,
+ * never a prefix.
+ */
+#include "export/export.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "export/pprof.h"
+
+/* ==== atomic file writes ============================================== */
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Best effort: make the rename itself durable. */
+static void sync_dir_of(const char *path)
+{
+	char copy[PATH_MAX];
+	int fd;
+
+	snprintf(copy, sizeof(copy), "%s", path);
+	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+/* Create the temporary sibling of path: its name goes into tmp. Returns
+ * the descriptor or -errno. */
+static int open_temp(const char *path, char tmp[PATH_MAX])
+{
+	int fd;
+
+	if (!path || !*path)
+		return -EINVAL;
+	if ((size_t)snprintf(tmp, PATH_MAX, "%s.XXXXXX", path) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static int write_error(const char *path, int rc, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "cannot write %s: %s", path && *path ? path : "file",
+		 rc == -EINVAL ? "empty path" : strerror(-rc));
+	return rc;
+}
+
+int export_write_file(const char *path, const void *data, size_t len, char *err, size_t errlen)
+{
+	char tmp[PATH_MAX];
+	int fd = open_temp(path, tmp), rc;
+
+	if (fd < 0)
+		return write_error(path, fd, err, errlen);
+	rc = write_all(fd, data, len);
+	if (!rc && fchmod(fd, 0644))
+		rc = -errno;
+	if (!rc && fsync(fd))
+		rc = -errno;
+	if (close(fd) && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, path))
+		rc = -errno;
+	if (rc) {
+		unlink(tmp);
+		return write_error(path, rc, err, errlen);
+	}
+	sync_dir_of(path);
+	return 0;
+}
+
+int export_check_path(const char *path, char *err, size_t errlen)
+{
+	char tmp[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (path && !stat(path, &st) && S_ISDIR(st.st_mode))
+		return write_error(path, -EISDIR, err, errlen);
+	fd = open_temp(path, tmp);
+	if (fd < 0)
+		return write_error(path, fd, err, errlen);
+	close(fd);
+	unlink(tmp);
+	return 0;
+}
+
+int export_numbered_path(const char *base, unsigned int n, char *buf, size_t len)
+{
+	static const char gz_suffix[] = ".pb.gz";
+	const char *name = strrchr(base, '/'), *ext;
+	size_t blen = strlen(base), glen = sizeof(gz_suffix) - 1;
+	int w;
+
+	name = name ? name + 1 : base;
+	if (strlen(name) > glen && !strcmp(base + blen - glen, gz_suffix))
+		ext = base + blen - glen;
+	else
+		ext = strrchr(name, '.');
+	if (!ext || ext == name) /* no extension, or a dot file like ".prof" */
+		ext = base + blen;
+	w = snprintf(buf, len, "%.*s.%04u%s", (int)(ext - base), base, n, ext);
+	if (w < 0 || (size_t)w >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* ==== pprof =========================================================== */
+
+int export_pprof_buf(struct mt_model *m, __u8 **out, size_t *outlen)
+{
+	struct pprof *p = pprof_from_model(m, NULL);
+	int err;
+
+	if (!p)
+		return -errno;
+	err = pprof_encode_gz(p, out, outlen);
+	pprof_free(p);
+	return err;
+}
+
+int export_pprof_file(struct mt_model *m, const char *path, char *err, size_t errlen)
+{
+	size_t len;
+	__u8 *buf;
+	int rc = export_pprof_buf(m, &buf, &len);
+
+	if (rc) {
+		snprintf(err, errlen, "cannot encode pprof for %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	rc = export_write_file(path, buf, len, err, errlen);
+	free(buf);
+	return rc;
+}
+
+/* ==== folded stacks =================================================== */
+
+struct folded_line {
+	char *stack;
+	__u64 value;
+};
+
+struct text {
+	char *s;
+	size_t len, cap;
+	int err;
+};
+
+static void text_add(struct text *t, const char *s, size_t n)
+{
+	if (t->err)
+		return;
+	if (t->len + n + 1 > t->cap) {
+		size_t cap = t->cap ? t->cap : 256;
+		char *q;
+
+		while (cap < t->len + n + 1)
+			cap *= 2;
+		q = realloc(t->s, cap);
+		if (!q) {
+			t->err = -ENOMEM;
+			return;
+		}
+		t->s = q;
+		t->cap = cap;
+	}
+	memcpy(t->s + t->len, s, n);
+	t->len += n;
+	t->s[t->len] = '\0';
+}
+
+/* A frame name with the characters the format reserves (';' separates
+ * frames, a newline ends the line) replaced. */
+static void text_add_frame(struct text *t, const char *name)
+{
+	size_t i, start = t->len;
+
+	text_add(t, name, strlen(name));
+	for (i = start; !t->err && i < t->len; i++)
+		if (t->s[i] == ';' || t->s[i] == '\n' || t->s[i] == '\r')
+			t->s[i] = '_';
+}
+
+/* "outermost;...;innermost" for one stack aggregate into t (reset first). */
+static void fold_stack(struct text *t, struct mt_model *m, const struct mt_stack_agg *a,
+		       bool prefix)
+{
+	const struct mt_frame *frames;
+	char buf[160];
+	bool first = true;
+	__u32 n;
+
+	frames = pprof_stack_frames(a->stack, &n);
+	t->len = 0;
+	if (t->s)
+		t->s[0] = '\0';
+	if (prefix) {
+		struct mt_target *tg = model_target(m, a->pid, false);
+
+		snprintf(buf, sizeof(buf), "%.*s-%d", (int)sizeof(tg->comm), tg ? tg->comm : "?",
+			 (int)a->pid);
+		text_add_frame(t, buf);
+		first = false;
+	}
+	if (a->stack->truncated) {
+		text_add(t, first ? "" : ";", first ? 0 : 1);
+		text_add_frame(t, PPROF_TRUNCATED_FRAME);
+		first = false;
+	}
+	while (n--) {
+		text_add(t, first ? "" : ";", first ? 0 : 1);
+		text_add_frame(t, pprof_frame_name(&frames[n], buf, sizeof(buf)));
+		first = false;
+	}
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(((const struct folded_line *)a)->stack, ((const struct folded_line *)b)->stack);
+}
+
+/* Collect one line per stack aggregate with in-use bytes into *lines. */
+static int collect_lines(struct mt_model *m, struct folded_line **lines, size_t *nlines)
+{
+	size_t n = model_stack_count(m), i, k = 0;
+	bool prefix = model_target_count(m) > 1;
+	struct folded_line *v = calloc(n ? n : 1, sizeof(*v));
+	struct text t = { 0 };
+
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const struct mt_stack_agg *a = model_stack_at(m, i);
+		double bytes = a && a->stack ? a->inuse_bytes : 0;
+
+		if (!(bytes >= 0.5) || !isfinite(bytes))
+			continue;
+		fold_stack(&t, m, a, prefix);
+		if (t.err || !(v[k].stack = strdup(t.s ? t.s : "")))
+			goto nomem;
+		v[k++].value = (__u64)llround(bytes);
+	}
+	free(t.s);
+	*lines = v;
+	*nlines = k;
+	return 0;
+nomem:
+	while (k--)
+		free(v[k].stack);
+	free(v);
+	free(t.s);
+	return -ENOMEM;
+}
+
+int export_folded_buf(struct mt_model *m, char **out, size_t *outlen)
+{
+	struct folded_line *v;
+	struct text t = { 0 };
+	size_t n, i, j;
+	int rc = collect_lines(m, &v, &n);
+
+	if (rc)
+		return rc;
+	qsort(v, n, sizeof(*v), cmp_line);
+	text_add(&t, "", 0); /* an empty model still yields "" */
+	for (i = 0; i < n; i = j) {
+		__u64 sum = 0;
+		char num[32];
+
+		/* stacks that differ only in addresses fold to the same line */
+		for (j = i; j < n && !strcmp(v[i].stack, v[j].stack); j++)
+			sum += v[j].value;
+		text_add(&t, v[i].stack, strlen(v[i].stack));
+		snprintf(num, sizeof(num), " %llu\n", (unsigned long long)sum);
+		text_add(&t, num, strlen(num));
+	}
+	for (i = 0; i < n; i++)
+		free(v[i].stack);
+	free(v);
+	if (t.err) {
+		free(t.s);
+		return t.err;
+	}
+	*out = t.s;
+	*outlen = t.len;
+	return 0;
+}
+
+int export_folded_file(struct mt_model *m, const char *path, char *err, size_t errlen)
+{
+	size_t len;
+	char *buf;
+	int rc = export_folded_buf(m, &buf, &len);
+
+	if (rc) {
+		snprintf(err, errlen, "cannot build folded stacks for %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	rc = export_write_file(path, buf, len, err, errlen);
+	free(buf);
+	return rc;
+}

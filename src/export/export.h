@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * export.h - snapshots of the model in formats other tools read: gzipped
+ * pprof (profile.proto), folded stacks. Files are written to a temporary
+ * name in the same directory and renamed, so a failure never leaves a
+ * partial file behind.
+ */
+#ifndef MEMTOP_EXPORT_H
+#define MEMTOP_EXPORT_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "model/model.h"
+
+/* Write a gzipped pprof heap profile of m to path. On failure returns
+ * -errno and puts one line (no newline) naming the cause into err. */
+int export_pprof_file(struct mt_model *m, const char *path, char *err, size_t errlen);
+
+/* Encode m as a gzipped pprof into a malloc'ed buffer (*out, *outlen).
+ * 0 or -errno. */
+int export_pprof_buf(struct mt_model *m, __u8 **out, size_t *outlen);
+
+/* Folded stacks ("root;...;leaf value" lines) of estimated in-use bytes.
+ * Same error contract as export_pprof_file(). */
+int export_folded_file(struct mt_model *m, const char *path, char *err, size_t errlen);
+
+/* Folded stacks of m into a malloc'ed, NUL-terminated buffer: one
+ * "outermost;...;innermost BYTES" line per distinct stack with at least
+ * one estimated in-use byte, sorted, from the call-site frame outwards.
+ * With several targets each line starts with a "comm-pid" frame; a
+ * truncated stack starts with "[truncated]". 0 or -errno. */
+int export_folded_buf(struct mt_model *m, char **out, size_t *outlen);
+
+/* Write data[0..len) to path atomically: a new file beside it, written,
+ * fsync'ed and renamed over path (mode 0644). On failure nothing is left
+ * behind, path is unchanged, and err gets "cannot write PATH: CAUSE".
+ * 0 or -errno. */
+int export_write_file(const char *path, const void *data, size_t len, char *err, size_t errlen);
+
+/* Can export_write_file() create path? Tries it: creates and removes a
+ * temporary file beside path (so a read-only file system or a missing
+ * directory is found even for root), and refuses a directory. For
+ * checking --output/--folded at startup rather than at exit. 0, or -errno
+ * with the same message as export_write_file(). */
+int export_check_path(const char *path, char *err, size_t errlen);
+
+/* The n-th file name of a series based on base, for --output-every:
+ * ".NNNN" (at least four digits) goes before a ".pb.gz" suffix, else
+ * before the last extension, else at the end: heap.pb.gz -> heap.0001.pb.gz,
+ * out.folded -> out.0001.folded, /tmp/prof -> /tmp/prof.0001.
+ * 0 or -ENAMETOOLONG (buf too small). */
+int export_numbered_path(const char *base, unsigned int n, char *buf, size_t len);
+
+#endif /* MEMTOP_EXPORT_H */

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * snapshots.c - schedules the exports (snapshots.h). The encoding is
+ * export.c's and pprof.c's, the sending push.c's; this file only decides
+ * when, and reports how it went.
+ */
+#include "export/snapshots.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "export/export.h"
+
+#define PUSH_GRACE_S 3.0
+
+int snapshots_init(struct snapshots *s, const struct mt_config *cfg, char *err, size_t errlen)
+{
+	struct push_opts po = { 0 };
+	int e;
+
+	memset(s, 0, sizeof(*s));
+	s->cfg = cfg;
+	if (cfg->output && (e = export_check_path(cfg->output, err, errlen)))
+		return e;
+	if (cfg->folded && (e = export_check_path(cfg->folded, err, errlen)))
+		return e;
+	if (cfg->push_url) {
+		po.url = cfg->push_url;
+		po.every_s = cfg->push_every;
+		s->push = push_new(&po);
+		if (!s->push) {
+			e = -errno;
+			snprintf(err, errlen, "--push %s: %s", cfg->push_url,
+				 e == -EINVAL ? "not a usable URL" : strerror(-e));
+			return e;
+		}
+	}
+	return 0;
+}
+
+static void write_numbered(struct snapshots *s, struct mt_model *m, struct mt_status *st)
+{
+	char path[4096], err[512];
+
+	if (export_numbered_path(s->cfg->output, ++s->numbered, path, sizeof(path))) {
+		snprintf(st->message, sizeof(st->message), "--output-every: name too long");
+		return;
+	}
+	if (export_pprof_file(m, path, err, sizeof(err))) {
+		snprintf(st->message, sizeof(st->message), "%.500s", err);
+		fprintf(stderr, "memtop: %s\n", err);
+	} else {
+		snprintf(st->message, sizeof(st->message), "wrote %.500s", path);
+	}
+}
+
+void snapshots_tick(struct snapshots *s, struct mt_model *m, __u64 now_ns, struct mt_status *st)
+{
+	if (s->cfg->output && s->cfg->output_every > 0) {
+		if (!s->next_ns)
+			s->next_ns = now_ns + (__u64)(s->cfg->output_every * 1e9);
+		else if (now_ns >= s->next_ns) {
+			write_numbered(s, m, st);
+			s->next_ns += (__u64)(s->cfg->output_every * 1e9);
+		}
+	}
+	if (s->push) {
+		push_tick(s->push, m); /* -EBUSY: the last batch is still going */
+		push_get_status(s->push, &st->push);
+		st->push_on = true;
+	}
+}
+
+int snapshots_finish(struct snapshots *s, struct mt_model *m, char *err, size_t errlen)
+{
+	int e = 0;
+
+	if (s->cfg->output)
+		e = export_pprof_file(m, s->cfg->output, err, errlen);
+	if (!e && s->cfg->folded)
+		e = export_folded_file(m, s->cfg->folded, err, errlen);
+	if (s->push) {
+		push_now(s->push, m);
+		push_free(s->push, PUSH_GRACE_S);
+		s->push = NULL;
+	}
+	return e;
+}
+
+void snapshots_fini(struct snapshots *s)
+{
+	if (s->push)
+		push_free(s->push, 0);
+	s->push = NULL;
+}

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * ingest.c - decodes ring-buffer records (abi.h) into the model.
+ *
+ * A sampled allocation's stack comes from unwinding the stack copy with
+ * CFI (unwind.h) when there is one, or from the kernel's frame-pointer
+ * walk; the longer complete walk wins, so binaries with frame pointers
+ * keep working when unwind tables are missing. Every program counter is a
+ * return address (the sample is taken after the allocator returned), and
+ * each one is symbolized into one frame or several (inlining).
+ */
+#include "model/ingest.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "memtop/abi.h"
+
+#define MT_STACK_MAX_IPS 128
+#define MT_STACK_MAX_FRAMES 192
+
+/* Functions where a walk properly ends: the stack is complete there. */
+static bool is_outermost(const char *fn)
+{
+	static const char *const roots[] = { "_start", "__libc_start_main", "__libc_start_call_main",
+					     "start_thread", "clone", "clone3", "__clone",
+					     "__clone3" };
+	size_t i;
+
+	if (!fn)
+		return false;
+	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
+		if (!strcmp(fn, roots[i]))
+			return true;
+	return false;
+}
+
+/* Program counters of a sample, innermost first. Returns the count. */
+static int sample_ips(struct ingest *in, const struct mt_event_alloc *ev, __u64 *ips,
+		      bool *truncated)
+{
+	int n = 0, nfp = ev->nr_frames < MT_MAX_FRAMES ? ev->nr_frames : MT_MAX_FRAMES;
+	bool cfi_trunc = true;
+
+	if (in->unw && ev->stack_len > ev->stack_skew) {
+		n = unwinder_unwind(in->unw, ev->pid, &ev->regs, ev->stack + ev->stack_skew,
+				    ev->stack_len - ev->stack_skew, ips, MT_STACK_MAX_IPS, &cfi_trunc);
+		if (n < 0)
+			n = 0;
+	}
+	if (n > 0 && (!cfi_trunc || n >= nfp)) {
+		in->unwound++;
+		*truncated = cfi_trunc;
+		return n;
+	}
+	if (nfp == 0) {
+		ips[0] = ev->regs.ip;
+		nfp = 1;
+	} else {
+		memcpy(ips, ev->frames, nfp * sizeof(ips[0]));
+	}
+	in->fp_stacks++;
+	/* A frame-pointer walk says nothing of its own completeness: judged
+	 * by its last frame once symbolized. */
+	*truncated = (ev->flags & MT_EVF_FP_FULL) != 0;
+	return nfp;
+}
+
+static int ingest_alloc(struct ingest *in, const struct mt_event_alloc *ev)
+{
+	__u64 ips[MT_STACK_MAX_IPS];
+	struct mt_frame frames[MT_STACK_MAX_FRAMES];
+	struct mt_sample_in s = { 0 };
+	bool truncated = false, cfi;
+	int nips, nf = 0, i;
+	__u64 unwound_before = in->unwound;
+
+	nips = sample_ips(in, ev, ips, &truncated);
+	cfi = in->unwound != unwound_before;
+	for (i = 0; i < nips && nf < MT_STACK_MAX_FRAMES; i++)
+		nf += symbolizer_resolve(in->sym, ev->pid, ips[i], true, &frames[nf],
+					 MT_STACK_MAX_FRAMES - nf);
+	if (i < nips)
+		truncated = true;
+	if (!cfi && !truncated && nf > 0)
+		truncated = !is_outermost(frames[nf - 1].function);
+
+	s.pid = ev->pid;
+	s.ts_ns = ev->ts_ns;
+	s.addr = ev->addr;
+	s.size = ev->size;
+	s.weight_bytes = ev->weight_bytes;
+	s.untracked = ev->flags & MT_EVF_UNTRACKED;
+	s.truncated = truncated;
+	s.frames = frames;
+	s.nframes = nf;
+	return model_on_alloc(in->model, &s);
+}
+
+int ingest_record(struct ingest *in, const void *data, size_t size)
+{
+	const struct mt_event_alloc *ev = data;
+	const struct mt_event_free *fr = data;
+	const struct mt_event_proc *pr = data;
+	__u32 kind;
+
+	if (size < sizeof(kind))
+		goto bad;
+	memcpy(&kind, data, sizeof(kind));
+	switch (kind) {
+	case MT_EV_FREE:
+		if (size < sizeof(*fr))
+			goto bad;
+		model_on_free(in->model, fr->pid, fr->addr, fr->ts_ns);
+		break;
+	case MT_EV_PROC:
+		if (size < sizeof(*pr))
+			goto bad;
+		if (in->on_proc)
+			in->on_proc(in->proc_ctx, pr->pid, pr->what);
+		break;
+	case MT_EV_ALLOC:
+		if (size < MT_ALLOC_EVENT_HDR_SIZE || ev->stack_len > MT_STACK_COPY_MAX ||
+		    ev->stack_skew >= MT_STACK_CHUNK ||
+		    size < MT_ALLOC_EVENT_HDR_SIZE + ev->stack_len)
+			goto bad;
+		ingest_alloc(in, ev);
+		break;
+	default:
+		goto bad;
+	}
+	in->records++;
+	return 0;
+bad:
+	in->bad_records++;
+	return -EINVAL;
+}

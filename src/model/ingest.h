@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * ingest.h - ring-buffer records to model updates: validates each record,
+ * unwinds and symbolizes sampled stacks, and feeds the model. Takes plain
+ * bytes, so a recorded event stream replays through it without BPF.
+ */
+#ifndef MEMTOP_INGEST_H
+#define MEMTOP_INGEST_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "model/model.h"
+#include "stacks/symbolize.h"
+#include "stacks/unwind.h"
+
+struct ingest {
+	struct mt_model *model;
+	struct symbolizer *sym;
+	struct unwinder *unw; /* NULL: frame-pointer stacks only */
+	__u64 records;	      /* records accepted */
+	__u64 bad_records;    /* malformed records skipped */
+	__u64 unwound;	      /* stacks from the stack copy (CFI) */
+	__u64 fp_stacks;      /* stacks from the frame-pointer walk */
+	/* Called for MT_EV_PROC records (--cgroup); may be NULL. */
+	void (*on_proc)(void *ctx, pid_t pid, __u32 what);
+	void *proc_ctx;
+};
+
+/* One record as the ring buffer delivers it. 0, or -EINVAL for a
+ * malformed record (counted, skipped). */
+int ingest_record(struct ingest *in, const void *data, size_t size);
+
+#endif /* MEMTOP_INGEST_H */

@@ -1,0 +1,834 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * model.c - targets, interned stacks, call sites and live samples.
+ *
+ * Every sampled allocation lands in a stack aggregate (one per distinct
+ * stack and process) and in the site its grouping key selects; a live
+ * sample (pid, addr) remembers its aggregate so a later free can take its
+ * weight back out of both. Sites are sums of their aggregates, which is
+ * what makes regrouping possible: model_set_group() rebuilds the sites by
+ * re-adding every aggregate under the new key.
+ *
+ * The call-site frame of a stack is its first frame that is not allocator
+ * machinery (MT_DEFAULT_SKIP, plus --skip).
+ */
+#include "model/model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/hmap.h"
+#include "model/sampling.h"
+
+/* Frames that are the allocator, not its caller (POSIX ERE, matched
+ * against the whole demangled function name). */
+#define MT_DEFAULT_SKIP                                                                         \
+	"^(malloc|calloc|realloc|reallocarray|free|posix_memalign|aligned_alloc|memalign|valloc|" \
+	"pvalloc|strdup|strndup|__strdup|__strndup|__libc_[a-z_]+|operator new.*|"               \
+	"operator delete.*|std::.*|__gnu_cxx::.*|g_malloc.*|g_realloc.*|g_try_malloc.*|"         \
+	"g_try_realloc.*|g_slice_alloc.*|g_memdup.*|g_strdup.*|xmalloc|xcalloc|xrealloc|"        \
+	"xstrdup|xzalloc)$"
+
+/* Additive numbers shared by stack aggregates and sites. */
+struct totals {
+	double alloc_bytes;
+	double alloc_objects;
+	double inuse_bytes;
+	double inuse_objects;
+	double freed_bytes;
+	__s64 samples;
+	__s64 live_samples;
+	__s64 truncated_samples;
+	__s64 size_hist[MT_SIZE_BUCKETS];
+};
+
+struct stack_agg {
+	struct mt_stack_agg pub; /* first: model_stack_at() hands out &pub */
+	struct totals t;
+	struct mt_site *site;
+};
+
+struct live_sample {
+	pid_t pid;
+	__u64 addr;
+	__u64 size;
+	double weight;
+	__u64 ts_ns;
+	struct stack_agg *agg;
+};
+
+struct mt_model {
+	__u64 rate;
+	double weight_scale;
+	enum mt_group group;
+	regex_t skip_default;
+	regex_t skip_user;
+	bool has_skip_user;
+
+	struct hmap stacks; /* mt_stack by frames */
+	struct hmap aggs;   /* stack_agg by (stack, pid) */
+	struct stack_agg **agg_v;
+	size_t nagg, agg_cap;
+
+	struct hmap sites; /* mt_site by group key */
+	struct mt_site **site_v;
+	size_t nsite, site_cap;
+
+	struct hmap live; /* live_sample by (pid, addr) */
+
+	struct hmap targets;
+	struct mt_target **target_v;
+	size_t ntarget, target_cap;
+
+	struct mt_drops drops;
+	__u64 start_ns, now_ns;
+	double interval_s;
+};
+
+/* ---- small helpers -------------------------------------------------- */
+
+static int vec_push(void ***v, size_t *n, size_t *cap, void *item)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		void **nv = realloc(*v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = ncap;
+	}
+	(*v)[(*n)++] = item;
+	return 0;
+}
+
+static void totals_add(struct totals *dst, const struct totals *d, int sign)
+{
+	int i;
+
+	dst->alloc_bytes += sign * d->alloc_bytes;
+	dst->alloc_objects += sign * d->alloc_objects;
+	dst->inuse_bytes += sign * d->inuse_bytes;
+	dst->inuse_objects += sign * d->inuse_objects;
+	dst->freed_bytes += sign * d->freed_bytes;
+	dst->samples += sign * d->samples;
+	dst->live_samples += sign * d->live_samples;
+	dst->truncated_samples += sign * d->truncated_samples;
+	for (i = 0; i < MT_SIZE_BUCKETS; i++)
+		dst->size_hist[i] += sign * d->size_hist[i];
+}
+
+/* The site's public fields are the sum of its aggregates' totals. */
+static void site_add(struct mt_site *s, const struct totals *d)
+{
+	int i;
+
+	s->alloc_bytes += d->alloc_bytes;
+	s->alloc_objects += d->alloc_objects;
+	s->inuse_bytes += d->inuse_bytes;
+	s->inuse_objects += d->inuse_objects;
+	s->freed_bytes += d->freed_bytes;
+	s->samples += d->samples;
+	s->live_samples += d->live_samples;
+	s->truncated_samples += d->truncated_samples;
+	for (i = 0; i < MT_SIZE_BUCKETS; i++)
+		s->size_hist[i] += d->size_hist[i];
+	/* floating sums drift below zero once everything is freed */
+	if (s->inuse_bytes < 0.5)
+		s->inuse_bytes = 0;
+	if (s->inuse_objects < 1e-6)
+		s->inuse_objects = 0;
+}
+
+/* Apply one change to an aggregate, its site and its target. */
+static void account(struct mt_model *m, struct stack_agg *a, const struct totals *d)
+{
+	struct mt_target *t = model_target(m, a->pub.pid, false);
+
+	totals_add(&a->t, d, 1);
+	a->pub.alloc_bytes = a->t.alloc_bytes;
+	a->pub.alloc_objects = a->t.alloc_objects;
+	a->pub.inuse_bytes = a->t.inuse_bytes > 0.5 ? a->t.inuse_bytes : 0;
+	a->pub.inuse_objects = a->t.inuse_objects > 1e-6 ? a->t.inuse_objects : 0;
+	site_add(a->site, d);
+	if (t) {
+		t->inuse_bytes += d->inuse_bytes;
+		t->inuse_objects += d->inuse_objects;
+		if (t->inuse_bytes < 0.5)
+			t->inuse_bytes = 0;
+		if (t->inuse_objects < 1e-6)
+			t->inuse_objects = 0;
+	}
+}
+
+/* ---- stacks ---------------------------------------------------------- */
+
+static __u64 frames_hash(const struct mt_frame *f, __u32 n, bool truncated)
+{
+	__u64 h = hmap_mix(n, truncated);
+	__u32 i;
+
+	for (i = 0; i < n; i++) {
+		h = hmap_mix(h, (unsigned long)f[i].module_path);
+		h = hmap_mix(h, f[i].rel_addr);
+		h = hmap_mix(h, (unsigned long)f[i].function);
+		h = hmap_mix(h, f[i].line);
+	}
+	return h;
+}
+
+static bool frame_same(const struct mt_frame *a, const struct mt_frame *b)
+{
+	return a->module_path == b->module_path && a->rel_addr == b->rel_addr &&
+	       a->function == b->function && a->line == b->line && a->file == b->file &&
+	       a->flags == b->flags;
+}
+
+struct stack_key {
+	const struct mt_frame *frames;
+	__u32 n;
+	bool truncated;
+};
+
+static bool stack_eq(const void *val, const void *key)
+{
+	const struct mt_stack *s = val;
+	const struct stack_key *k = key;
+	__u32 i;
+
+	if (s->nframes != k->n || s->truncated != k->truncated)
+		return false;
+	for (i = 0; i < k->n; i++)
+		if (!frame_same(&s->frames[i], &k->frames[i]))
+			return false;
+	return true;
+}
+
+/* Modules whose every frame is allocator machinery. */
+static bool is_allocator_module(const char *module)
+{
+	return module && !strncmp(module, "libmemtop-sampler.so", 20);
+}
+
+static bool is_machinery(const struct mt_model *m, const struct mt_frame *f)
+{
+	if (is_allocator_module(f->module))
+		return true;
+	if (!f->function)
+		return false;
+	if (!regexec(&m->skip_default, f->function, 0, NULL, 0))
+		return true;
+	return m->has_skip_user && !regexec(&m->skip_user, f->function, 0, NULL, 0);
+}
+
+static struct mt_stack *stack_intern(struct mt_model *m, const struct mt_sample_in *in)
+{
+	struct stack_key key = { in->frames, in->nframes, in->truncated };
+	__u64 h = frames_hash(in->frames, in->nframes, in->truncated);
+	struct mt_stack *s = hmap_get(&m->stacks, h, stack_eq, &key);
+	__u32 i;
+
+	if (s)
+		return s;
+	s = malloc(sizeof(*s) + in->nframes * sizeof(s->frames[0]));
+	if (!s)
+		return NULL;
+	s->id = m->stacks.len + 1;
+	s->nframes = in->nframes;
+	s->truncated = in->truncated;
+	memcpy(s->frames, in->frames, in->nframes * sizeof(s->frames[0]));
+	/* the call site: first frame outside the allocator, else the last */
+	s->site_frame = in->nframes ? in->nframes - 1 : 0;
+	for (i = 0; i < in->nframes; i++) {
+		if (!is_machinery(m, &in->frames[i])) {
+			s->site_frame = i;
+			break;
+		}
+	}
+	if (hmap_put(&m->stacks, h, s)) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* ---- sites ------------------------------------------------------------ */
+
+/* What identifies a site under the current grouping. A frame with no
+ * function name is identified by module and offset. */
+struct site_key {
+	enum mt_group group;
+	const struct mt_stack *stack;
+	const struct mt_frame *frame;
+};
+
+static __u64 site_hash(const struct site_key *k)
+{
+	const struct mt_frame *f = k->frame;
+	__u64 h;
+
+	if (k->group == MT_GROUP_STACK)
+		return hmap_mix(3, (unsigned long)k->stack);
+	h = hmap_mix(k->group, (unsigned long)f->module_path);
+	if (!f->function)
+		return hmap_mix(h, f->rel_addr);
+	h = hmap_mix(h, (unsigned long)f->function);
+	if (k->group == MT_GROUP_LINE)
+		h = hmap_mix(hmap_mix(h, (unsigned long)f->file), f->line);
+	return h;
+}
+
+static bool site_eq(const void *val, const void *key)
+{
+	const struct mt_site *s = val;
+	const struct site_key *k = key;
+	const struct mt_frame *a = s->frame, *b = k->frame;
+
+	if (k->group == MT_GROUP_STACK)
+		return s->stack == k->stack;
+	if (a->module_path != b->module_path || a->function != b->function)
+		return false;
+	if (!a->function)
+		return a->rel_addr == b->rel_addr;
+	return k->group != MT_GROUP_LINE || (a->file == b->file && a->line == b->line);
+}
+
+static struct mt_site *site_get(struct mt_model *m, const struct mt_stack *stack)
+{
+	struct site_key key = { m->group, stack, &stack->frames[stack->site_frame] };
+	__u64 h = site_hash(&key);
+	struct mt_site *s = hmap_get(&m->sites, h, site_eq, &key);
+
+	if (s)
+		return s;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->id = m->nsite + 1;
+	s->stack = stack;
+	s->frame = key.frame;
+	site_stats_init(&s->stats);
+	if (hmap_put(&m->sites, h, s) || vec_push((void ***)&m->site_v, &m->nsite, &m->site_cap, s)) {
+		hmap_del(&m->sites, h, site_eq, &key);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* ---- aggregates ------------------------------------------------------- */
+
+struct agg_key {
+	const struct mt_stack *stack;
+	pid_t pid;
+};
+
+static bool agg_eq(const void *val, const void *key)
+{
+	const struct stack_agg *a = val;
+	const struct agg_key *k = key;
+
+	return a->pub.stack == k->stack && a->pub.pid == k->pid;
+}
+
+static struct stack_agg *agg_get(struct mt_model *m, const struct mt_stack *stack, pid_t pid)
+{
+	struct agg_key key = { stack, pid };
+	__u64 h = hmap_mix((unsigned long)stack, pid);
+	struct stack_agg *a = hmap_get(&m->aggs, h, agg_eq, &key);
+
+	if (a)
+		return a;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->pub.stack = stack;
+	a->pub.pid = pid;
+	a->site = site_get(m, stack);
+	if (!a->site || hmap_put(&m->aggs, h, a)) {
+		free(a);
+		return NULL;
+	}
+	if (vec_push((void ***)&m->agg_v, &m->nagg, &m->agg_cap, a)) {
+		hmap_del(&m->aggs, h, agg_eq, &key);
+		free(a);
+		return NULL;
+	}
+	return a;
+}
+
+/* ---- live samples ----------------------------------------------------- */
+
+struct live_key {
+	pid_t pid;
+	__u64 addr;
+};
+
+static bool live_eq(const void *val, const void *key)
+{
+	const struct live_sample *l = val;
+	const struct live_key *k = key;
+
+	return l->pid == k->pid && l->addr == k->addr;
+}
+
+static __u64 live_hash(pid_t pid, __u64 addr)
+{
+	return hmap_mix(pid, addr);
+}
+
+/* Take a live sample out of the in-use numbers; counted as freed when
+ * the program freed it (not when its process went away). */
+static void live_release(struct mt_model *m, struct live_sample *l, bool freed)
+{
+	struct totals d = { 0 };
+
+	d.inuse_bytes = -l->weight * l->size;
+	d.inuse_objects = -l->weight;
+	d.live_samples = -1;
+	if (freed)
+		d.freed_bytes = l->weight * l->size;
+	account(m, l->agg, &d);
+	free(l);
+}
+
+/* ---- public API -------------------------------------------------------- */
+
+struct mt_model *model_new(const struct mt_model_opts *opts)
+{
+	struct mt_model *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->rate = opts->rate;
+	m->weight_scale = 1.0;
+	m->group = opts->group;
+	if (regcomp(&m->skip_default, MT_DEFAULT_SKIP, REG_EXTENDED | REG_NOSUB)) {
+		free(m);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (opts->skip_regex) {
+		if (regcomp(&m->skip_user, opts->skip_regex, REG_EXTENDED | REG_NOSUB)) {
+			regfree(&m->skip_default);
+			free(m);
+			errno = EINVAL;
+			return NULL;
+		}
+		m->has_skip_user = true;
+	}
+	hmap_init(&m->stacks);
+	hmap_init(&m->aggs);
+	hmap_init(&m->sites);
+	hmap_init(&m->live);
+	hmap_init(&m->targets);
+	return m;
+}
+
+static void free_hmap_values(struct hmap *h)
+{
+	size_t i;
+
+	for (i = 0; i < h->cap; i++)
+		free(h->v[i].val);
+	hmap_fini(h);
+}
+
+void model_free(struct mt_model *m)
+{
+	if (!m)
+		return;
+	free_hmap_values(&m->live);
+	free_hmap_values(&m->aggs);
+	free_hmap_values(&m->sites);
+	free_hmap_values(&m->stacks);
+	free_hmap_values(&m->targets);
+	free(m->agg_v);
+	free(m->site_v);
+	free(m->target_v);
+	regfree(&m->skip_default);
+	if (m->has_skip_user)
+		regfree(&m->skip_user);
+	free(m);
+}
+
+enum mt_group model_group(const struct mt_model *m)
+{
+	return m->group;
+}
+
+__u64 model_rate(const struct mt_model *m)
+{
+	return m->rate;
+}
+
+int model_set_group(struct mt_model *m, enum mt_group group)
+{
+	size_t i;
+
+	if (group == m->group)
+		return 0;
+	free_hmap_values(&m->sites);
+	m->nsite = 0;
+	m->group = group;
+	for (i = 0; i < m->nagg; i++) {
+		struct stack_agg *a = m->agg_v[i];
+
+		a->site = site_get(m, a->pub.stack);
+		if (!a->site)
+			return -ENOMEM;
+		site_add(a->site, &a->t);
+	}
+	return 0;
+}
+
+void model_set_weight_scale(struct mt_model *m, double scale)
+{
+	m->weight_scale = scale >= 1 ? scale : 1;
+}
+
+int model_on_alloc(struct mt_model *m, const struct mt_sample_in *in)
+{
+	struct mt_stack *stack = stack_intern(m, in);
+	struct stack_agg *a = stack ? agg_get(m, stack, in->pid) : NULL;
+	struct live_sample *l = NULL, *old;
+	double w = in->weight_bytes && in->size ? (double)in->weight_bytes / in->size
+						: sampling_weight(in->size, m->rate) * m->weight_scale;
+	struct live_key key = { in->pid, in->addr };
+	struct totals d = { 0 };
+
+	if (!a)
+		return -ENOMEM;
+	/* The same address again without a free in between: the free was
+	 * lost (ring buffer full); the old sample is no longer in use. */
+	old = hmap_del(&m->live, live_hash(in->pid, in->addr), live_eq, &key);
+	if (old)
+		live_release(m, old, true);
+
+	d.alloc_bytes = w * in->size;
+	d.alloc_objects = w;
+	d.samples = 1;
+	d.truncated_samples = in->truncated;
+	d.size_hist[size_hist_bucket(in->size, MT_SIZE_BUCKETS)] = 1;
+	if (!in->untracked) {
+		l = malloc(sizeof(*l));
+		if (l) {
+			l->pid = in->pid;
+			l->addr = in->addr;
+			l->size = in->size;
+			l->weight = w;
+			l->ts_ns = in->ts_ns;
+			l->agg = a;
+			if (hmap_put(&m->live, live_hash(in->pid, in->addr), l)) {
+				free(l);
+				l = NULL;
+			}
+		}
+		if (!l)
+			m->drops.live_map_full++;
+	}
+	if (l) {
+		d.inuse_bytes = w * in->size;
+		d.inuse_objects = w;
+		d.live_samples = 1;
+	}
+	account(m, a, &d);
+	return 0;
+}
+
+void model_on_free(struct mt_model *m, pid_t pid, __u64 addr, __u64 ts_ns)
+{
+	struct live_key key = { pid, addr };
+	struct live_sample *l = hmap_del(&m->live, live_hash(pid, addr), live_eq, &key);
+
+	if (!l) {
+		m->drops.unknown_frees++;
+		return;
+	}
+	live_release(m, l, true);
+}
+
+void model_drop_process(struct mt_model *m, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < m->live.cap;) {
+		struct live_sample *l = m->live.v[i].val;
+		struct live_key key;
+
+		if (!l || l->pid != pid) {
+			i++;
+			continue;
+		}
+		/* deletion shifts later entries into slot i: look at it again */
+		key.pid = l->pid;
+		key.addr = l->addr;
+		hmap_del(&m->live, live_hash(l->pid, l->addr), live_eq, &key);
+		live_release(m, l, false);
+	}
+}
+
+static bool target_eq(const void *val, const void *key)
+{
+	return ((const struct mt_target *)val)->pid == *(const pid_t *)key;
+}
+
+struct mt_target *model_target(struct mt_model *m, pid_t pid, bool create)
+{
+	__u64 h = hmap_mix(0x7a7, pid);
+	struct mt_target *t = hmap_get(&m->targets, h, target_eq, &pid);
+
+	if (t || !create)
+		return t;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->pid = pid;
+	t->alive = true;
+	t->counters_exact = true;
+	t->start_ns = m->now_ns;
+	target_stats_init(&t->stats);
+	if (hmap_put(&m->targets, h, t) ||
+	    vec_push((void ***)&m->target_v, &m->ntarget, &m->target_cap, t)) {
+		hmap_del(&m->targets, h, target_eq, &pid);
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+size_t model_target_count(const struct mt_model *m)
+{
+	return m->ntarget;
+}
+
+struct mt_target *model_target_at(const struct mt_model *m, size_t i)
+{
+	return i < m->ntarget ? m->target_v[i] : NULL;
+}
+
+size_t model_site_count(const struct mt_model *m)
+{
+	return m->nsite;
+}
+
+struct mt_site *model_site_at(const struct mt_model *m, size_t i)
+{
+	return i < m->nsite ? m->site_v[i] : NULL;
+}
+
+size_t model_stack_count(const struct mt_model *m)
+{
+	return m->nagg;
+}
+
+const struct mt_stack_agg *model_stack_at(const struct mt_model *m, size_t i)
+{
+	return i < m->nagg ? &m->agg_v[i]->pub : NULL;
+}
+
+const struct mt_site *model_stack_site(const struct mt_model *m, size_t i)
+{
+	return i < m->nagg ? m->agg_v[i]->site : NULL;
+}
+
+struct mt_drops *model_drops(struct mt_model *m)
+{
+	return &m->drops;
+}
+
+__u64 model_now(const struct mt_model *m)
+{
+	return m->now_ns;
+}
+
+double model_interval_s(const struct mt_model *m)
+{
+	return m->interval_s;
+}
+
+__u64 model_site_inline_capacity(const struct mt_model *m, const struct mt_site *s, double frac,
+				 double *absorbed)
+{
+	double objs[MT_SIZE_BUCKETS], total = 0, fit = 0;
+	__u64 cap;
+	int i;
+
+	for (i = 0; i < MT_SIZE_BUCKETS; i++) {
+		/* estimated objects: samples weighted at the bucket's middle */
+		__u64 mid = i == 0 ? 1 : (__u64)ldexp(1.5, i - 1);
+
+		objs[i] = s->size_hist[i] * sampling_weight(mid, m->rate);
+		total += objs[i];
+	}
+	cap = size_hist_inline_capacity(objs, MT_SIZE_BUCKETS, frac);
+	for (i = 0; cap && i < MT_SIZE_BUCKETS && ((__u64)1 << i) <= cap; i++)
+		fit += objs[i];
+	if (absorbed)
+		*absorbed = cap && total > 0 ? fit / total : 0;
+	return cap;
+}
+
+double model_inuse_bytes(const struct mt_model *m)
+{
+	double sum = 0;
+	size_t i;
+
+	for (i = 0; i < m->nsite; i++)
+		sum += m->site_v[i]->inuse_bytes;
+	return sum;
+}
+
+static int age_bucket(double age_s)
+{
+	int b = age_s < 2 ? 0 : (int)floor(log2(age_s));
+
+	return b < MT_AGE_BUCKETS ? b : MT_AGE_BUCKETS - 1;
+}
+
+/* Ages of live samples per site: oldest and bytes per age bucket, into
+ * obs[site index]. */
+static void observe_ages(struct mt_model *m, struct mt_site_obs *obs, __u64 now_ns)
+{
+	size_t i;
+
+	for (i = 0; i < m->live.cap; i++) {
+		const struct live_sample *l = m->live.v[i].val;
+		struct mt_site_obs *o;
+		double age;
+
+		if (!l)
+			continue;
+		o = &obs[l->agg->site->id - 1];
+		age = now_ns > l->ts_ns ? (now_ns - l->ts_ns) / 1e9 : 0;
+		if (age > o->oldest_live_age_s)
+			o->oldest_live_age_s = age;
+		o->live_bytes_by_age[age_bucket(age)] += l->weight * l->size;
+	}
+}
+
+static double per_s(double now, double before, double dt)
+{
+	return dt > 0 && now >= before ? (now - before) / dt : 0;
+}
+
+void model_tick(struct mt_model *m, __u64 now_ns)
+{
+	struct mt_site_obs *obs = calloc(m->nsite ? m->nsite : 1, sizeof(*obs));
+	double dt, now_s = now_ns / 1e9;
+	size_t i;
+
+	if (!m->start_ns)
+		m->start_ns = now_ns;
+	dt = m->now_ns ? (now_ns - m->now_ns) / 1e9 : 0;
+	m->interval_s = dt;
+	m->now_ns = now_ns;
+	if (obs)
+		observe_ages(m, obs, now_ns);
+
+	for (i = 0; i < m->nsite; i++) {
+		struct mt_site *s = m->site_v[i];
+
+		s->alloc_bytes_per_s = per_s(s->alloc_bytes, s->prev_alloc_bytes, dt);
+		s->alloc_objects_per_s = per_s(s->alloc_objects, s->prev_alloc_objects, dt);
+		s->prev_alloc_bytes = s->alloc_bytes;
+		s->prev_alloc_objects = s->alloc_objects;
+		s->oldest_live_ns = 0;
+		if (!obs)
+			continue;
+		obs[i].now_s = now_s;
+		obs[i].inuse_bytes = s->inuse_bytes;
+		obs[i].alloc_bytes = s->alloc_bytes;
+		obs[i].freed_bytes = s->freed_bytes;
+		obs[i].alloc_bytes_per_s = s->alloc_bytes_per_s;
+		obs[i].samples = s->samples;
+		obs[i].live_samples = s->live_samples;
+		if (s->live_samples)
+			s->oldest_live_ns = now_ns - (__u64)(obs[i].oldest_live_age_s * 1e9);
+		site_stats_update(&s->stats, &obs[i]);
+	}
+	free(obs);
+
+	for (i = 0; i < m->ntarget; i++) {
+		struct mt_target *t = m->target_v[i];
+
+		t->alloc_calls_per_s =
+			per_s(t->counters.alloc_calls, t->prev_counters.alloc_calls, dt);
+		t->alloc_bytes_per_s =
+			per_s(t->counters.alloc_bytes, t->prev_counters.alloc_bytes, dt);
+		t->probe_hits_per_s = per_s(t->counters.probe_hits, t->prev_counters.probe_hits, dt);
+		t->prev_counters = t->counters;
+		if (t->alive)
+			target_stats_update(&t->stats, now_s, t->rss_bytes, t->inuse_bytes);
+	}
+}
+
+/* ---- sorting ------------------------------------------------------------ */
+
+static double sort_value(const struct mt_site *s, enum mt_sort key)
+{
+	switch (key) {
+	case MT_SORT_INUSE:
+		return s->inuse_bytes;
+	case MT_SORT_ALLOC_RATE:
+		return s->alloc_bytes_per_s;
+	case MT_SORT_OBJ_RATE:
+		return s->alloc_objects_per_s;
+	case MT_SORT_GROWTH:
+		return s->stats.long_fit.slope;
+	case MT_SORT_LEAK:
+		return s->stats.leak_score;
+	case MT_SORT_AGE:
+		return s->stats.oldest_live_age_s;
+	default:
+		return 0;
+	}
+}
+
+static enum mt_sort sort_key_for_qsort;
+
+static const char *site_name(const struct mt_site *s)
+{
+	return s->frame->function ? s->frame->function : (s->frame->module ? s->frame->module : "");
+}
+
+static int site_cmp(const void *pa, const void *pb)
+{
+	const struct mt_site *a = *(struct mt_site *const *)pa, *b = *(struct mt_site *const *)pb;
+	double va, vb;
+
+	if (sort_key_for_qsort == MT_SORT_NAME)
+		return strcmp(site_name(a), site_name(b));
+	va = sort_value(a, sort_key_for_qsort);
+	vb = sort_value(b, sort_key_for_qsort);
+	if (va != vb)
+		return va < vb ? 1 : -1;
+	if (a->inuse_bytes != b->inuse_bytes)
+		return a->inuse_bytes < b->inuse_bytes ? 1 : -1;
+	return (int)a->id - (int)b->id;
+}
+
+size_t model_sites_sorted(const struct mt_model *m, enum mt_sort key, struct mt_site **out,
+			  size_t max)
+{
+	size_t n = m->nsite;
+
+	if (!max)
+		return 0;
+	struct mt_site **tmp = malloc((n ? n : 1) * sizeof(*tmp));
+
+	if (!tmp)
+		return 0;
+	memcpy(tmp, m->site_v, n * sizeof(*tmp));
+	sort_key_for_qsort = key;
+	qsort(tmp, n, sizeof(*tmp), site_cmp);
+	if (n > max)
+		n = max;
+	memcpy(out, tmp, n * sizeof(*tmp));
+	free(tmp);
+	return n;
+}

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * model.h - what memtop knows: targets, interned stacks, call sites and the
+ * live sampled allocations behind their in-use estimates.
+ *
+ * ingest.c feeds it decoded, symbolized samples and frees; app.c calls
+ * model_tick() once per interval; views (text, JSON, TUI, pprof) read the
+ * public fields of mt_target and mt_site and never write them. Single
+ * threaded: everything runs on the main loop.
+ *
+ * Estimates are unsampled: a sample of size s drawn at mean rate R stands
+ * for w = 1 / (1 - exp(-s/R)) allocations (sampling.h), so a site's
+ * alloc_bytes is the sum of w*s over its samples.
+ */
+#ifndef MEMTOP_MODEL_H
+#define MEMTOP_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "memtop/abi.h"
+#include "stacks/frame.h"
+#include "model/stats.h"
+
+#define MT_SIZE_BUCKETS 48 /* log2 buckets as size_hist_bucket() (stats.h): (2^(i-1), 2^i] */
+
+enum mt_group {
+	MT_GROUP_FUNCTION = 0, /* one site per call-site function+module */
+	MT_GROUP_LINE,	       /* one site per function+file:line */
+	MT_GROUP_STACK,	       /* one site per full stack */
+};
+
+/* A deduplicated stack, innermost frame first. Owned by the model. */
+struct mt_stack {
+	__u32 id;
+	__u32 nframes;
+	__u32 site_frame; /* index of the call-site frame (first non-allocator) */
+	bool truncated;	  /* the unwinder could not reach the outermost frame */
+	struct mt_frame frames[];
+};
+
+struct mt_site {
+	__u32 id;			/* stable while the grouping is unchanged */
+	const struct mt_stack *stack;	/* first stack seen for this site */
+	const struct mt_frame *frame;	/* the call-site frame within stack */
+	/* Estimates since attach (unsampled, see the header comment). */
+	double alloc_bytes;
+	double alloc_objects;
+	double inuse_bytes;
+	double inuse_objects;
+	double freed_bytes; /* estimated bytes of this site later freed */
+	__u64 samples;	    /* sampled allocations seen */
+	__u64 live_samples; /* of those, not freed yet */
+	__u64 truncated_samples;
+	__u64 oldest_live_ns; /* CLOCK_MONOTONIC of the oldest live sample; 0: none */
+	/* Over the last model_tick() interval. */
+	double alloc_bytes_per_s;
+	double alloc_objects_per_s;
+	/* Sampled allocations per size_hist_bucket() bucket (counts of
+	 * samples): bucket i holds sizes in (2^(i-1), 2^i]. */
+	__u64 size_hist[MT_SIZE_BUCKETS];
+	/* History, slopes and leak score; updated by model_tick(). */
+	struct mt_site_stats stats;
+	/* private to model.c */
+	double prev_alloc_bytes, prev_alloc_objects;
+};
+
+struct mt_target {
+	pid_t pid;
+	char comm[16];
+	bool alive;
+	__u64 rss_bytes;
+	__u64 start_ns; /* CLOCK_MONOTONIC when memtop began watching */
+	__u64 exit_ns;	/* when it was seen gone; 0 while alive */
+	/* Exact, every call counted in the kernel (summed over CPUs), unless
+	 * counters_exact is false: the process samples itself (USDT) or the
+	 * overhead budget paused the allocation probes. */
+	struct mt_proc_counters counters;
+	bool counters_exact;
+	/* Over the last model_tick() interval, from the exact counters. */
+	double alloc_calls_per_s;
+	double alloc_bytes_per_s;
+	double probe_hits_per_s;
+	/* Estimated from samples. */
+	double inuse_bytes;
+	double inuse_objects;
+	/* History of rss and in-use for the target (stats.h). */
+	struct mt_target_stats stats;
+	/* private to model.c */
+	struct mt_proc_counters prev_counters;
+};
+
+/* Global fault counters, cumulative. */
+struct mt_drops {
+	__u64 events_lost;   /* ring buffer full: samples or frees lost */
+	__u64 live_map_full; /* samples not tracked for in-use */
+	__u64 pending_full;  /* sampled calls whose return was lost */
+	__u64 unknown_frees; /* frees of addresses the model did not know */
+};
+
+/* One sampled allocation as ingest hands it over. */
+struct mt_sample_in {
+	pid_t pid;
+	__u64 ts_ns;
+	__u64 addr;
+	__u64 size;
+	__u64 weight_bytes; /* bytes it stands for, when the process sampled it;
+			     * 0: memtop sampled it at the model's rate */
+	bool untracked;	 /* no free will ever be reported for it */
+	bool truncated;	 /* stack incomplete */
+	const struct mt_frame *frames; /* innermost first, copied by the model */
+	__u32 nframes;
+};
+
+struct mt_model_opts {
+	__u64 rate;	     /* mean sampling interval in bytes (1: every call) */
+	enum mt_group group;
+	const char *skip_regex; /* extra allocator frames to skip; NULL: none */
+};
+
+/* NULL with errno set on failure (EINVAL for a bad skip_regex). */
+struct mt_model *model_new(const struct mt_model_opts *opts);
+void model_free(struct mt_model *m);
+
+/* Regroup every site; histories restart. 0 or -errno. */
+int model_set_group(struct mt_model *m, enum mt_group group);
+enum mt_group model_group(const struct mt_model *m);
+__u64 model_rate(const struct mt_model *m);
+
+/* Multiply the weight of samples recorded from now on by scale (>= 1):
+ * 1/duty while the overhead budget keeps allocation probes on only part
+ * of the time. */
+void model_set_weight_scale(struct mt_model *m, double scale);
+
+/* Record a sampled allocation / a free of a sampled address. 0 or -errno
+ * (-ENOMEM: dropped and counted). A free of an unknown address is counted
+ * in drops.unknown_frees and otherwise ignored. */
+int model_on_alloc(struct mt_model *m, const struct mt_sample_in *in);
+void model_on_free(struct mt_model *m, pid_t pid, __u64 addr, __u64 ts_ns);
+
+/* Forget the live samples of a process (it exited or exec'd): they no
+ * longer count as in use. */
+void model_drop_process(struct mt_model *m, pid_t pid);
+
+/* The target for pid; created when create is true. NULL if absent. */
+struct mt_target *model_target(struct mt_model *m, pid_t pid, bool create);
+size_t model_target_count(const struct mt_model *m);
+struct mt_target *model_target_at(const struct mt_model *m, size_t i);
+
+size_t model_site_count(const struct mt_model *m);
+struct mt_site *model_site_at(const struct mt_model *m, size_t i);
+
+struct mt_drops *model_drops(struct mt_model *m);
+
+/* Close an interval ending at now_ns: per-second rates, histories, slopes
+ * and leak scores of every site and target. */
+void model_tick(struct mt_model *m, __u64 now_ns);
+/* CLOCK_MONOTONIC of the last tick and the length of its interval. */
+__u64 model_now(const struct mt_model *m);
+double model_interval_s(const struct mt_model *m);
+
+/* Sites sorted by key, best first, into out (at most max). Returns count. */
+enum mt_sort {
+	MT_SORT_INUSE = 0,
+	MT_SORT_ALLOC_RATE,
+	MT_SORT_OBJ_RATE,
+	MT_SORT_GROWTH,
+	MT_SORT_LEAK,
+	MT_SORT_AGE,
+	MT_SORT_NAME,
+	MT_SORT_COUNT,
+};
+size_t model_sites_sorted(const struct mt_model *m, enum mt_sort key, struct mt_site **out,
+			  size_t max);
+
+/* Per (stack, process) aggregates, for exports and the flame view, which
+ * need whole stacks rather than sites. Estimates as in mt_site. */
+struct mt_stack_agg {
+	const struct mt_stack *stack;
+	pid_t pid;
+	double alloc_bytes;
+	double alloc_objects;
+	double inuse_bytes;
+	double inuse_objects;
+};
+size_t model_stack_count(const struct mt_model *m);
+const struct mt_stack_agg *model_stack_at(const struct mt_model *m, size_t i);
+/* The site aggregate i belongs to under the current grouping. */
+const struct mt_site *model_stack_site(const struct mt_model *m, size_t i);
+
+/* Inline-capacity advice for a site: the smallest power-of-two buffer that
+ * would hold at least frac of its allocations (estimated objects per size
+ * bucket), and in *absorbed the share it would hold. 0 when none applies
+ * (no samples, or above MT_INLINE_MAX). */
+__u64 model_site_inline_capacity(const struct mt_model *m, const struct mt_site *s, double frac,
+				 double *absorbed);
+
+/* Sum of estimated in-use bytes over all sites. */
+double model_inuse_bytes(const struct mt_model *m);
+
+#endif /* MEMTOP_MODEL_H */

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * attach.h - the probe table turned into per-process links: which
+ * allocator functions are probed, where in each function, and in which
+ * mode (uprobe session, or entry uprobe + uretprobe). Never system-wide:
+ * every link names one pid.
+ */
+#ifndef MEMTOP_ATTACH_H
+#define MEMTOP_ATTACH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "probe/bpf_loader.h"
+
+struct mt_probe_set;
+
+enum mt_attach_mode {
+	MT_ATTACH_SESSION = 0,	/* uprobe_multi session: return trap only when sampled */
+	MT_ATTACH_URETPROBE,	/* entry uprobe + uretprobe on every call */
+	MT_ATTACH_USDT,		/* the process samples itself: otel_memory USDT probes */
+};
+
+struct attach_info {
+	enum mt_attach_mode mode;
+	int nprobes;	  /* functions probed */
+	int nslow;	  /* of those, probes the kernel single-steps */
+	char detail[512]; /* "malloc@entry free@+3 ..." */
+};
+
+/* Attach the probe table to pid's allocator library lib_path (a path
+ * memtop can open, e.g. under /proc/PID/root). Tries a session link when
+ * want_session and the session program is loaded, else uretprobes.
+ * NULL with errno set and one line in err; nothing stays attached then. */
+struct mt_probe_set *attach_target(struct mt_bpf *b, pid_t pid, const char *lib_path,
+				   bool want_session, struct attach_info *info, char *err,
+				   size_t errlen);
+void attach_detach(struct mt_probe_set *ps);
+
+/* Attach to the otel_memory:alloc/free USDT probes of sampler_path (an
+ * ELF file pid maps, or will map, e.g. the in-process sampler). NULL with
+ * errno set and one line in err. */
+struct mt_probe_set *attach_usdt(struct mt_bpf *b, pid_t pid, const char *sampler_path,
+				 struct attach_info *info, char *err, size_t errlen);
+
+/* Switch the allocation probes off or back on (free() stays probed), for
+ * the overhead budget. 0 or -errno. */
+int attach_set_allocs(struct mt_probe_set *ps, bool on);
+
+const char *attach_mode_name(enum mt_attach_mode mode);
+
+/* Attach the entry program, with cookie fn, to the function at runtime
+ * address addr in memtop's own executable (for calibration). NULL with
+ * errno set. Detach with attach_detach(). */
+struct mt_probe_set *attach_self(struct mt_bpf *b, const void *addr, __u32 fn);
+
+#endif /* MEMTOP_ATTACH_H */

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * bpf_loader.c - owns the memtop BPF skeleton: sets the read-only
+ * configuration (sampling rate, exponential table, stack copy size) and map
+ * sizes before load, loads with the session program when asked, and wraps
+ * the few map operations the rest of memtop needs.
+ */
+#include "probe/bpf_loader.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "memtop.skel.h"
+#include "model/sampling.h"
+
+/* BPF_TRACE_UPROBE_SESSION (kernel 6.13); not in the installed uapi. */
+#define MT_BPF_TRACE_UPROBE_SESSION 57
+
+struct mt_bpf {
+	struct memtop_bpf *skel;
+	struct bpf_link *fork_link, *exec_link;
+	bool session;
+	int ncpus;
+};
+
+static struct memtop_bpf *open_and_load(const struct mt_bpf_opts *o, bool session, int *perr)
+{
+	struct memtop_bpf *skel = memtop_bpf__open();
+	int err;
+
+	if (!skel) {
+		*perr = -errno;
+		return NULL;
+	}
+	skel->rodata->sample_rate = o->rate;
+	skel->rodata->stack_copy = o->stack_copy;
+	skel->rodata->stack_chunks = o->stack_copy ? (o->stack_copy + MT_STACK_CHUNK - 1) / MT_STACK_CHUNK + 1 : 0;
+	if (skel->rodata->stack_chunks > MT_STACK_COPY_MAX / MT_STACK_CHUNK)
+		skel->rodata->stack_chunks = MT_STACK_COPY_MAX / MT_STACK_CHUNK;
+	sampling_exp_table((__u32 *)skel->rodata->exp_table);
+	bpf_map__set_max_entries(skel->maps.live, o->live_max);
+	if (session)
+		bpf_program__set_expected_attach_type(skel->progs.mt_session,
+						      MT_BPF_TRACE_UPROBE_SESSION);
+	else
+		bpf_program__set_autoload(skel->progs.mt_session, false);
+	err = memtop_bpf__load(skel);
+	if (err) {
+		*perr = err;
+		memtop_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+struct mt_bpf *bpf_loader_open(const struct mt_bpf_opts *opts, char *err, size_t errlen)
+{
+	struct mt_bpf *b = calloc(1, sizeof(*b));
+	int e = 0;
+
+	if (!b) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	b->ncpus = libbpf_num_possible_cpus();
+	if (opts->session) {
+		b->skel = open_and_load(opts, true, &e);
+		b->session = b->skel != NULL;
+	}
+	if (!b->skel)
+		b->skel = open_and_load(opts, false, &e);
+	if (!b->skel || b->ncpus <= 0) {
+		if (e == -EPERM || (e == -EACCES && geteuid() != 0))
+			snprintf(err, errlen,
+				 "cannot load BPF programs: permission denied (run as root, or with CAP_BPF and CAP_PERFMON)");
+		else if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+			snprintf(err, errlen,
+				 "cannot load BPF programs: kernel BTF (/sys/kernel/btf/vmlinux) is missing");
+		else if (e == -EACCES)
+			snprintf(err, errlen,
+				 "the kernel's verifier rejected memtop's BPF programs (run with -vv for its log)");
+		else
+			snprintf(err, errlen, "cannot load BPF programs: %s (run with -vv for details)",
+				 strerror(-e));
+		bpf_loader_close(b);
+		errno = e ? -e : EINVAL;
+		return NULL;
+	}
+	return b;
+}
+
+void bpf_loader_close(struct mt_bpf *b)
+{
+	if (!b)
+		return;
+	bpf_link__destroy(b->fork_link);
+	bpf_link__destroy(b->exec_link);
+	memtop_bpf__destroy(b->skel);
+	free(b);
+}
+
+bool bpf_loader_has_session(const struct mt_bpf *b)
+{
+	return b->session;
+}
+
+struct bpf_program *bpf_loader_prog_session(struct mt_bpf *b)
+{
+	return b->session ? b->skel->progs.mt_session : NULL;
+}
+
+struct bpf_program *bpf_loader_prog_entry(struct mt_bpf *b)
+{
+	return b->skel->progs.mt_entry;
+}
+
+struct bpf_program *bpf_loader_prog_return(struct mt_bpf *b)
+{
+	return b->skel->progs.mt_return;
+}
+
+struct bpf_program *bpf_loader_prog_usdt_alloc(struct mt_bpf *b)
+{
+	return b->skel->progs.mt_usdt_alloc;
+}
+
+struct bpf_program *bpf_loader_prog_usdt_free(struct mt_bpf *b)
+{
+	return b->skel->progs.mt_usdt_free;
+}
+
+int bpf_loader_add_target(struct mt_bpf *b, pid_t pid)
+{
+	struct mt_proc_counters *zero = calloc(b->ncpus, sizeof(*zero));
+	__u32 key = pid;
+	int e = 0;
+
+	/* an entry in counters is what makes the programs act for pid */
+	if (!zero)
+		return -ENOMEM;
+	if (bpf_map__update_elem(b->skel->maps.counters, &key, sizeof(key), zero,
+				 sizeof(*zero) * b->ncpus, BPF_ANY))
+		e = -errno;
+	free(zero);
+	return e;
+}
+
+/* Delete every live-map entry of pid. */
+static void forget_live(struct mt_bpf *b, pid_t pid)
+{
+	int fd = bpf_map__fd(b->skel->maps.live);
+	struct mt_live_key key, next, *prev = NULL;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		if (next.pid == (__u32)pid) {
+			bpf_map_delete_elem(fd, &next);
+			/* restart from the top: the deleted key can't be a cursor */
+			prev = NULL;
+			continue;
+		}
+		key = next;
+		prev = &key;
+	}
+}
+
+void bpf_loader_remove_target(struct mt_bpf *b, pid_t pid)
+{
+	__u32 key = pid;
+
+	bpf_map__delete_elem(b->skel->maps.counters, &key, sizeof(key), 0);
+	forget_live(b, pid);
+}
+
+int bpf_loader_follow_cgroup(struct mt_bpf *b, int cgroup_fd)
+{
+	__u32 key = 0, fd = cgroup_fd;
+
+	if (bpf_map__update_elem(b->skel->maps.watch_cgroup, &key, sizeof(key), &fd, sizeof(fd),
+				 BPF_ANY))
+		return -errno;
+	b->fork_link = bpf_program__attach(b->skel->progs.mt_fork);
+	if (!b->fork_link)
+		return -errno;
+	b->exec_link = bpf_program__attach(b->skel->progs.mt_exec);
+	if (!b->exec_link)
+		return -errno;
+	return 0;
+}
+
+int bpf_loader_read_counters(struct mt_bpf *b, pid_t pid, struct mt_proc_counters *out)
+{
+	struct mt_proc_counters *per = calloc(b->ncpus, sizeof(*per));
+	__u32 key = pid;
+	int i;
+
+	if (!per)
+		return -ENOMEM;
+	if (bpf_map__lookup_elem(b->skel->maps.counters, &key, sizeof(key), per,
+				 sizeof(*per) * b->ncpus, 0)) {
+		free(per);
+		return -ENOENT;
+	}
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < b->ncpus; i++) {
+		out->alloc_calls += per[i].alloc_calls;
+		out->free_calls += per[i].free_calls;
+		out->alloc_bytes += per[i].alloc_bytes;
+		out->probe_hits += per[i].probe_hits;
+		out->samples += per[i].samples;
+	}
+	free(per);
+	return 0;
+}
+
+void bpf_loader_read_drops(struct mt_bpf *b, __u64 out[MT_DROP_COUNT])
+{
+	__u64 per[b->ncpus];
+	__u32 k;
+	int i;
+
+	for (k = 0; k < MT_DROP_COUNT; k++) {
+		out[k] = 0;
+		if (bpf_map__lookup_elem(b->skel->maps.drops, &k, sizeof(k), per, sizeof(per), 0))
+			continue;
+		for (i = 0; i < b->ncpus; i++)
+			out[k] += per[i];
+	}
+}
+
+struct ring_buffer *bpf_loader_ring(struct mt_bpf *b, int (*cb)(void *ctx, void *data, size_t size),
+				    void *ctx)
+{
+	return ring_buffer__new(bpf_map__fd(b->skel->maps.events), cb, ctx, NULL);
+}

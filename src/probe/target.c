@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * target.c - what memtop needs to know about a process before and while
+ * probing it, all read from /proc.
+ */
+#include "probe/target.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "stacks/elf_file.h"
+#include "stacks/proc_maps.h"
+
+#define PF_KTHREAD 0x00200000
+
+/* Allocators that replace glibc's malloc when mapped. */
+static const char *const foreign_allocators[] = { "libjemalloc", "libtcmalloc", "libmimalloc",
+						  "libhoard", "libtbbmalloc" };
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static bool is_glibc_name(const char *path)
+{
+	const char *b = base_name(path);
+
+	return !strncmp(b, "libc.so", 7) || (!strncmp(b, "libc-", 5) && strstr(b, ".so"));
+}
+
+/* Read a small /proc file into buf (NUL-terminated). Bytes read or -errno. */
+static ssize_t read_proc(pid_t pid, const char *what, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, what);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return n;
+}
+
+/* Field 9 (flags) of /proc/PID/stat, after the parenthesised comm. */
+static int stat_flags(pid_t pid, unsigned long *flags, char *state)
+{
+	char buf[1024], *p;
+	ssize_t n = read_proc(pid, "stat", buf, sizeof(buf));
+
+	if (n < 0)
+		return (int)n;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%c %*d %*d %*d %*d %*d %lu", state, flags) != 2)
+		return -EINVAL;
+	return 0;
+}
+
+int target_check(pid_t pid, char comm[16], char *err, size_t errlen)
+{
+	unsigned long flags = 0;
+	char state = 0;
+	ssize_t n;
+	int e;
+
+	if (pid <= 0) {
+		snprintf(err, errlen, "invalid PID %d", pid);
+		return -EINVAL;
+	}
+	if (pid == getpid()) {
+		snprintf(err, errlen, "PID %d is memtop itself", pid);
+		return -EINVAL;
+	}
+	e = stat_flags(pid, &flags, &state);
+	if (e) {
+		snprintf(err, errlen, "no process with PID %d", pid);
+		return -ESRCH;
+	}
+	n = read_proc(pid, "comm", comm, 16);
+	if (n <= 0)
+		strcpy(comm, "?");
+	else if (comm[n - 1] == '\n')
+		comm[n - 1] = '\0';
+	if (flags & PF_KTHREAD) {
+		snprintf(err, errlen, "PID %d (%s) is a kernel thread: it has no user-space allocator",
+			 pid, comm);
+		return -EINVAL;
+	}
+	if (state == 'Z' || state == 'X') {
+		snprintf(err, errlen, "PID %d (%s) has exited", pid, comm);
+		return -ESRCH;
+	}
+	return 0;
+}
+
+/* Does the ELF file at path define malloc itself (a built-in allocator)? */
+static bool defines_malloc(const char *path)
+{
+	struct elf_file *ef = elf_file_open(path);
+	__u64 off, size;
+	bool yes;
+
+	if (!ef)
+		return false;
+	yes = elf_file_func_offset(ef, "malloc", &off, &size) == 0;
+	elf_file_close(ef);
+	return yes;
+}
+
+static bool is_static_exe(pid_t pid)
+{
+	char exe[64];
+	struct elf_file *ef;
+	bool dynamic;
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	ef = elf_file_open(exe);
+	if (!ef)
+		return false;
+	dynamic = elf_file_is_dynamic(ef);
+	elf_file_close(ef);
+	return !dynamic;
+}
+
+int target_find_allocator(pid_t pid, char *path, size_t pathlen, char *err, size_t errlen)
+{
+	struct mt_maps maps;
+	const char *libc = NULL, *foreign = NULL;
+	char exe[64];
+	size_t i, k;
+	int e = proc_maps_read(pid, &maps);
+
+	if (e) {
+		snprintf(err, errlen, "cannot read the memory map of PID %d: %s", pid, strerror(-e));
+		return e;
+	}
+	for (i = 0; i < maps.n; i++) {
+		const char *p = maps.v[i].path;
+
+		if (!p || p[0] != '/')
+			continue;
+		if (!libc && is_glibc_name(p))
+			libc = p;
+		for (k = 0; k < sizeof(foreign_allocators) / sizeof(foreign_allocators[0]); k++)
+			if (!foreign && !strncmp(base_name(p), foreign_allocators[k],
+						 strlen(foreign_allocators[k])))
+				foreign = p;
+	}
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	if (foreign) {
+		snprintf(err, errlen,
+			 "PID %d uses %s instead of glibc malloc: not supported (memtop probes glibc's allocator)",
+			 pid, base_name(foreign));
+		e = -ENOTSUP;
+	} else if (!libc) {
+		if (is_static_exe(pid))
+			snprintf(err, errlen,
+				 "PID %d is a static executable: no shared glibc allocator to probe",
+				 pid);
+		else
+			snprintf(err, errlen, "PID %d does not map glibc (libc.so.6): nothing to probe",
+				 pid);
+		e = -ENOTSUP;
+	} else if (defines_malloc(exe)) {
+		snprintf(err, errlen,
+			 "PID %d's executable defines its own malloc: its allocations bypass glibc's",
+			 pid);
+		e = -ENOTSUP;
+	} else {
+		snprintf(path, pathlen, "/proc/%d/root%s", pid, libc);
+		e = 0;
+	}
+	proc_maps_free(&maps);
+	return e;
+}
+
+/* Resolve argv0 like execvp would, into out. 0 or -errno. */
+static int find_in_path(const char *argv0, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+	char *dirs, *dir, *save = NULL;
+	int e = -ENOENT;
+
+	if (strchr(argv0, '/')) {
+		snprintf(out, len, "%s", argv0);
+		return access(out, X_OK) ? -errno : 0;
+	}
+	dirs = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+	if (!dirs)
+		return -ENOMEM;
+	for (dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		snprintf(out, len, "%s/%s", *dir ? dir : ".", argv0);
+		if (!access(out, X_OK)) {
+			e = 0;
+			break;
+		}
+		if (errno == EACCES)
+			e = -EACCES;
+	}
+	free(dirs);
+	return e;
+}
+
+/* The glibc memtop runs on, from its own maps. */
+static int own_allocator(char *path, size_t len)
+{
+	struct mt_maps maps;
+	size_t i;
+	int e = proc_maps_read(getpid(), &maps);
+
+	if (e)
+		return e;
+	e = -ENOENT;
+	for (i = 0; i < maps.n; i++) {
+		if (maps.v[i].path && is_glibc_name(maps.v[i].path)) {
+			snprintf(path, len, "%s", maps.v[i].path);
+			e = 0;
+			break;
+		}
+	}
+	proc_maps_free(&maps);
+	return e;
+}
+
+/* In the child: add preload to LD_PRELOAD and set the rate. It goes last,
+ * so a library the user preloads keeps its place. */
+static void set_preload_env(const char *preload, __u64 sample_rate)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char buf[8192], rate[32];
+
+	if (old && *old)
+		snprintf(buf, sizeof(buf), "%s:%s", old, preload);
+	else
+		snprintf(buf, sizeof(buf), "%s", preload);
+	setenv("LD_PRELOAD", buf, 1);
+	snprintf(rate, sizeof(rate), "%llu", (unsigned long long)sample_rate);
+	setenv("MEMTOP_SAMPLE_RATE", rate, 1);
+}
+
+int target_launch(char **argv, const char *preload, __u64 sample_rate, struct launched *l,
+		  char *alloc_path, size_t pathlen, char *err, size_t errlen)
+{
+	char exe[PATH_MAX];
+	int go[2], ex[2], e;
+	struct elf_file *ef;
+
+	e = find_in_path(argv[0], exe, sizeof(exe));
+	if (e) {
+		snprintf(err, errlen, "cannot execute %s: %s", argv[0], strerror(-e));
+		return e;
+	}
+	ef = elf_file_open(exe);
+	if (ef) {
+		bool dynamic = elf_file_is_dynamic(ef);
+
+		elf_file_close(ef);
+		if (!dynamic) {
+			snprintf(err, errlen,
+				 "%s is a static executable: no shared glibc allocator to probe", exe);
+			return -ENOTSUP;
+		}
+	}
+	e = own_allocator(alloc_path, pathlen);
+	if (e) {
+		snprintf(err, errlen, "cannot find memtop's own glibc to probe: %s", strerror(-e));
+		return e;
+	}
+	if (pipe2(go, O_CLOEXEC))
+		goto sys_fail;
+	if (pipe2(ex, O_CLOEXEC)) {
+		close(go[0]);
+		close(go[1]);
+		goto sys_fail;
+	}
+	l->pid = fork();
+	if (l->pid < 0) {
+		close(go[0]);
+		close(go[1]);
+		close(ex[0]);
+		close(ex[1]);
+		goto sys_fail;
+	}
+	if (l->pid == 0) {
+		char c;
+
+		sigset_t none;
+
+		close(go[1]);
+		close(ex[0]);
+		/* memtop blocks the signals it takes through a signalfd */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		if (preload)
+			set_preload_env(preload, sample_rate);
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(ex[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(ex[1]);
+	l->go_fd = go[1];
+	l->err_fd = ex[0];
+	return 0;
+sys_fail:
+	e = -errno;
+	snprintf(err, errlen, "cannot start %s: %s", argv[0], strerror(errno));
+	return e;
+}
+
+int target_release(struct launched *l, char *err, size_t errlen)
+{
+	char go = 1;
+	int child_errno = 0;
+	ssize_t n;
+
+	if (write(l->go_fd, &go, 1) != 1) {
+		snprintf(err, errlen, "cannot start the command: %s", strerror(errno));
+		return -errno;
+	}
+	close(l->go_fd);
+	l->go_fd = -1;
+	do
+		n = read(l->err_fd, &child_errno, sizeof(child_errno));
+	while (n < 0 && errno == EINTR);
+	close(l->err_fd);
+	l->err_fd = -1;
+	if (n == (ssize_t)sizeof(child_errno)) {
+		waitpid(l->pid, NULL, 0);
+		snprintf(err, errlen, "cannot execute the command: %s", strerror(child_errno));
+		return -child_errno;
+	}
+	return 0;
+}
+
+__u64 target_rss(pid_t pid)
+{
+	char buf[256];
+	unsigned long size, resident;
+
+	if (read_proc(pid, "statm", buf, sizeof(buf)) <= 0)
+		return 0;
+	if (sscanf(buf, "%lu %lu", &size, &resident) != 2)
+		return 0;
+	return (__u64)resident * sysconf(_SC_PAGESIZE);
+}
+
+__u64 target_cpu_ns(pid_t pid)
+{
+	char buf[1024], *p;
+	unsigned long long utime, stime;
+
+	if (read_proc(pid, "stat", buf, sizeof(buf)) <= 0)
+		return 0;
+	p = strrchr(buf, ')');
+	/* fields 14 and 15, after state (3) */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+			 &stime) != 2)
+		return 0;
+	return (utime + stime) * (1000000000ULL / sysconf(_SC_CLK_TCK));
+}
+
+bool target_alive(pid_t pid)
+{
+	unsigned long flags;
+	char state = 0;
+
+	if (stat_flags(pid, &flags, &state))
+		return false;
+	return state != 'Z' && state != 'X';
+}

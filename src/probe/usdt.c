@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * usdt.c - reads SystemTap SDT notes: in section .note.stapsdt, notes of
+ * type 3 named "stapsdt" whose descriptor holds three addresses (probe pc,
+ * .stapsdt.base, semaphore) followed by the provider, the probe name and
+ * the argument string, each NUL-terminated. Only the names matter here;
+ * libbpf reads the rest when it attaches.
+ */
+#include "probe/usdt.h"
+
+#include <errno.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "stacks/proc_maps.h"
+
+#define NT_STAPSDT 3
+
+bool usdt_has_probe(struct elf_file *ef, const char *provider, const char *name)
+{
+	Elf *elf = elf_file_libelf(ef);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		GElf_Nhdr nh;
+		size_t off = 0, next, name_off, desc_off;
+		const char *sname;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		sname = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!sname || strcmp(sname, ".note.stapsdt"))
+			continue;
+		data = elf_getdata(scn, NULL);
+		while (data && (next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			const char *desc = (const char *)data->d_buf + desc_off;
+			size_t addrs = 3 * (gelf_getclass(elf) == ELFCLASS32 ? 4 : 8);
+			const char *prov, *probe;
+
+			off = next;
+			if (nh.n_type != NT_STAPSDT || nh.n_descsz <= addrs ||
+			    desc_off + nh.n_descsz > data->d_size)
+				continue;
+			prov = desc + addrs;
+			if (!memchr(prov, '\0', nh.n_descsz - addrs))
+				continue;
+			probe = prov + strlen(prov) + 1;
+			if (probe >= desc + nh.n_descsz ||
+			    !memchr(probe, '\0', desc + nh.n_descsz - probe))
+				continue;
+			if (!strcmp(prov, provider) && !strcmp(probe, name))
+				return true;
+		}
+	}
+	return false;
+}
+
+int usdt_find_in_process(pid_t pid, const char *provider, char *path, size_t len)
+{
+	struct mt_maps maps;
+	const char *last = NULL;
+	size_t i;
+	int e = proc_maps_read(pid, &maps);
+
+	if (e)
+		return e;
+	e = -ENOENT;
+	for (i = 0; i < maps.n && e; i++) {
+		const char *p = maps.v[i].path;
+		struct elf_file *ef;
+		char full[4096];
+
+		/* each file once: its mappings are adjacent */
+		if (!p || p[0] != '/' || p == last)
+			continue;
+		last = p;
+		snprintf(full, sizeof(full), "/proc/%d/root%s", pid, p);
+		ef = elf_file_open(full);
+		if (!ef)
+			continue;
+		if (usdt_has_probe(ef, provider, "alloc") && usdt_has_probe(ef, provider, "free")) {
+			snprintf(path, len, "%s", full);
+			e = 0;
+		}
+		elf_file_close(ef);
+	}
+	proc_maps_free(&maps);
+	return e;
+}

@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * watch.c - the watched processes and their probes (watch.h).
+ */
+#include "probe/watch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "probe/budget.h"
+#include "probe/cgroup.h"
+#include "ui/format.h"
+#include "probe/usdt.h"
+
+#ifndef MEMTOP_LIBDIR
+#define MEMTOP_LIBDIR "/usr/local/lib/memtop"
+#endif
+#define SAMPLER_SO "libmemtop-sampler.so"
+/* How long a new process may take to map glibc before it is given up. */
+#define PENDING_TIMEOUT_NS (5 * 1000000000ULL)
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void warn(struct watch_set *ws, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(struct watch_set *ws, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (!ws->env.warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ws->env.warn(ws->env.warn_ctx, msg);
+}
+
+void watch_init(struct watch_set *ws, const struct watch_env *env)
+{
+	memset(ws, 0, sizeof(*ws));
+	ws->env = *env;
+	ws->cgroup_fd = -1;
+	ws->launch.pid = -1;
+	ws->launch.go_fd = -1;
+	ws->launch.err_fd = -1;
+}
+
+static struct watched *find(struct watch_set *ws, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < ws->n; i++)
+		if (ws->v[i].pid == pid)
+			return &ws->v[i];
+	return NULL;
+}
+
+static struct watched *add(struct watch_set *ws, pid_t pid)
+{
+	struct watched *w;
+
+	if (ws->n == ws->cap) {
+		int cap = ws->cap ? ws->cap * 2 : 8;
+		struct watched *v = realloc(ws->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		ws->v = v;
+		ws->cap = cap;
+	}
+	w = &ws->v[ws->n++];
+	memset(w, 0, sizeof(*w));
+	w->pid = pid;
+	return w;
+}
+
+/* ---- preparing ------------------------------------------------------------ */
+
+/* Check a running process and choose what to probe in it. */
+static int prepare_running(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
+{
+	char usdt[PATH_MAX];
+	int e = target_check(w->pid, w->comm, err, errlen);
+
+	/* glibc's allocator must be the one in use (no static binary, no
+	 * other allocator first), also for a process running the sampler:
+	 * otherwise its notes exist but never fire */
+	if (!e)
+		e = target_find_allocator(w->pid, w->lib, sizeof(w->lib), err, errlen);
+	if (e)
+		return e;
+	/* a process that samples itself is watched through its USDT probes,
+	 * at a fraction of the cost of trapping its allocator */
+	w->usdt = ws->env.cfg->probe_mode == MT_PROBE_AUTO &&
+		  !usdt_find_in_process(w->pid, "otel_memory", usdt, sizeof(usdt));
+	if (w->usdt)
+		snprintf(w->lib, sizeof(w->lib), "%s", usdt);
+	return 0;
+}
+
+int watch_prepare_pid(struct watch_set *ws, pid_t pid, char *err, size_t errlen)
+{
+	struct watched *w;
+	int e;
+
+	if (find(ws, pid))
+		return 0;
+	w = add(ws, pid);
+	if (!w) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	e = prepare_running(ws, w, err, errlen);
+	if (e)
+		ws->n--;
+	return e;
+}
+
+/* The in-process sampler: next to memtop's binary (a build tree), else
+ * where `make install` puts it. 0 or -ENOENT. */
+static int find_sampler(char *path, size_t len)
+{
+	char exe[PATH_MAX], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash && (size_t)(slash - exe) + sizeof(SAMPLER_SO) + 1 < len) {
+			memcpy(path, exe, slash - exe + 1);
+			strcpy(path + (slash - exe) + 1, SAMPLER_SO);
+			if (!access(path, R_OK))
+				return 0;
+		}
+	}
+	snprintf(path, len, "%s/%s", MEMTOP_LIBDIR, SAMPLER_SO);
+	return access(path, R_OK) ? -ENOENT : 0;
+}
+
+int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
+{
+	const struct mt_config *cfg = ws->env.cfg;
+	bool preload = !cfg->no_preload && cfg->probe_mode == MT_PROBE_AUTO;
+	char sampler[PATH_MAX];
+	struct watched *w = add(ws, 0);
+	int e;
+
+	if (!w) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (preload && find_sampler(sampler, sizeof(sampler))) {
+		warn(ws, "%s not found: probing glibc's allocator instead", SAMPLER_SO);
+		preload = false;
+	}
+	e = target_launch(cfg->cmd_argv, preload ? sampler : NULL, cfg->rate, &ws->launch, w->lib,
+			  sizeof(w->lib), err, errlen);
+	if (e) {
+		ws->n--;
+		return e;
+	}
+	w->pid = ws->launch.pid;
+	w->launched = true;
+	snprintf(w->comm, sizeof(w->comm), "%s", fmt_basename(cfg->cmd_argv[0]));
+	if (preload) {
+		snprintf(w->lib, sizeof(w->lib), "%s", sampler);
+		w->usdt = true;
+	}
+	return 0;
+}
+
+int watch_prepare_cgroup(struct watch_set *ws, const char *spec, char *err, size_t errlen)
+{
+	char root[PATH_MAX], msg[512];
+	pid_t *pids = NULL;
+	int n, i, e;
+
+	e = cgroup_v2_root(root, sizeof(root), err, errlen);
+	if (!e)
+		e = cgroup_resolve(root, spec, ws->cgroup_dir, sizeof(ws->cgroup_dir), err, errlen);
+	if (e)
+		return e;
+	ws->cgroup_fd = open(ws->cgroup_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ws->cgroup_fd < 0) {
+		e = -errno;
+		snprintf(err, errlen, "cannot open %s: %s", ws->cgroup_dir, strerror(errno));
+		return e;
+	}
+	n = cgroup_pids(ws->cgroup_dir, &pids);
+	if (n < 0) {
+		snprintf(err, errlen, "cannot list the processes of %s: %s", ws->cgroup_dir,
+			 strerror(-n));
+		return n;
+	}
+	for (i = 0; i < n; i++) {
+		if (pids[i] == getpid())
+			continue;
+		if (watch_prepare_pid(ws, pids[i], msg, sizeof(msg)))
+			warn(ws, "%s: not watched", msg);
+	}
+	free(pids);
+	if (ws->n == 0) {
+		snprintf(err, errlen, "cgroup %s has no process memtop can watch%s", ws->cgroup_dir,
+			 n ? "" : " (it is empty)");
+		return -ESRCH;
+	}
+	return 0;
+}
+
+/* ---- attaching --------------------------------------------------------------- */
+
+static int attach_watched(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
+{
+	const struct mt_config *cfg = ws->env.cfg;
+	struct mt_target *t;
+	int e = bpf_loader_add_target(ws->env.bpf, w->pid);
+
+	if (e) {
+		snprintf(err, errlen, "cannot watch PID %d: %s", w->pid, strerror(-e));
+		return e;
+	}
+	if (w->usdt)
+		w->probes = attach_usdt(ws->env.bpf, w->pid, w->lib, &ws->info, err, errlen);
+	else
+		w->probes = attach_target(ws->env.bpf, w->pid, w->lib,
+					  cfg->probe_mode != MT_PROBE_URETPROBE, &ws->info, err,
+					  errlen);
+	if (!w->probes) {
+		e = errno ? -errno : -EINVAL;
+		bpf_loader_remove_target(ws->env.bpf, w->pid);
+		return e;
+	}
+	t = model_target(ws->env.model, w->pid, true);
+	if (!t)
+		return -ENOMEM;
+	memcpy(t->comm, w->comm, sizeof(t->comm));
+	t->alive = true;
+	t->exit_ns = 0;
+	t->start_ns = mono_ns();
+	t->counters_exact = !w->usdt;
+	w->pending = false;
+	return 0;
+}
+
+static void release(struct watch_set *ws, struct watched *w)
+{
+	attach_detach(w->probes);
+	w->probes = NULL;
+	bpf_loader_remove_target(ws->env.bpf, w->pid);
+	if (ws->env.unw)
+		unwinder_forget(ws->env.unw, w->pid);
+	proc_cache_forget(ws->env.pc, w->pid);
+}
+
+int watch_attach(struct watch_set *ws, char *err, size_t errlen)
+{
+	int i, e;
+
+	for (i = 0; i < ws->n; i++) {
+		e = attach_watched(ws, &ws->v[i], err, errlen);
+		if (!e)
+			continue;
+		if (ws->cgroup_fd < 0 || e == -ENOMEM) {
+			for (; i >= 0; i--)
+				release(ws, &ws->v[i]);
+			return e;
+		}
+		/* --cgroup: one process that cannot be probed ends nothing */
+		warn(ws, "%s: not watched", err);
+		ws->v[i--] = ws->v[--ws->n];
+	}
+	if (ws->cgroup_fd >= 0) {
+		e = bpf_loader_follow_cgroup(ws->env.bpf, ws->cgroup_fd);
+		if (e) {
+			snprintf(err, errlen, "cannot follow new processes of %s: %s",
+				 ws->cgroup_dir, strerror(-e));
+			for (i = 0; i < ws->n; i++)
+				release(ws, &ws->v[i]);
+			return e;
+		}
+	}
+	return 0;
+}
+
+int watch_release_command(struct watch_set *ws, char *err, size_t errlen)
+{
+	int e;
+
+	if (ws->launch.pid <= 0 || ws->launch.go_fd < 0)
+		return 0;
+	e = target_release(&ws->launch, err, errlen);
+	if (e && ws->n)
+		ws->v[0].gone = true; /* reaped by target_release */
+	return e;
+}
+
+/* ---- following a cgroup ------------------------------------------------------ */
+
+void watch_on_proc(struct watch_set *ws, pid_t pid, __u32 what)
+{
+	struct watched *w = find(ws, pid);
+
+	if (w && w->gone)
+		return;
+	if (w && what == MT_PROC_EXEC) {
+		/* a new program: its old allocations and addresses are gone */
+		release(ws, w);
+		model_drop_process(ws->env.model, pid);
+	} else if (w) {
+		return;
+	} else {
+		w = add(ws, pid);
+		if (!w)
+			return;
+	}
+	w->pending = true;
+	w->pending_since_ns = mono_ns();
+}
+
+bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
+{
+	bool left = false;
+	char err[512];
+	int i;
+
+	for (i = 0; i < ws->n; i++) {
+		struct watched *w = &ws->v[i];
+		int e;
+
+		if (!w->pending)
+			continue;
+		e = prepare_running(ws, w, err, sizeof(err));
+		if (!e)
+			e = attach_watched(ws, w, err, sizeof(err));
+		if (!e)
+			continue;
+		if (e == -ESRCH) {
+			w->pending = false;
+			w->gone = true;
+		} else if (now_ns - w->pending_since_ns > PENDING_TIMEOUT_NS) {
+			/* still no glibc mapped, or it cannot be probed */
+			warn(ws, "%s: not watched", err);
+			w->pending = false;
+			w->gone = true;
+		} else {
+			left = true;
+		}
+	}
+	return left;
+}
+
+/* ---- refreshing ------------------------------------------------------------- */
+
+/* CPU time a measure needs to rest on: /proc counts it in clock ticks. */
+#define MEASURE_MIN_CPU_NS 50000000ULL
+/* ... unless this much wall time has passed. */
+#define MEASURE_MAX_WAIT_NS 2000000000ULL
+
+/* The slowdown the probes caused w since the last measure (budget.h).
+ * A target that used little CPU is measured over a longer span, so the
+ * ratio does not rest on one or two clock ticks. */
+static double measure_overhead(struct watch_set *ws, struct watched *w)
+{
+	struct mt_proc_counters c;
+	__u64 cpu = target_cpu_ns(w->pid), now = mono_ns();
+
+	if (bpf_loader_read_counters(ws->env.bpf, w->pid, &c))
+		return w->last_slowdown;
+	if (!w->prev_measure_ns || cpu < w->prev_cpu_ns || c.probe_hits < w->prev_hits) {
+		w->prev_cpu_ns = cpu;
+		w->prev_hits = c.probe_hits;
+		w->prev_measure_ns = now;
+		return 0;
+	}
+	if (cpu - w->prev_cpu_ns < MEASURE_MIN_CPU_NS &&
+	    now - w->prev_measure_ns < MEASURE_MAX_WAIT_NS)
+		return w->last_slowdown;
+	w->last_slowdown = budget_slowdown_pct((c.probe_hits - w->prev_hits) * ws->env.trap_ns,
+					       cpu - w->prev_cpu_ns);
+	w->prev_cpu_ns = cpu;
+	w->prev_hits = c.probe_hits;
+	w->prev_measure_ns = now;
+	return w->last_slowdown;
+}
+
+double watch_overhead(struct watch_set *ws)
+{
+	double worst = 0, slow;
+	int i;
+
+	for (i = 0; i < ws->n; i++) {
+		if (ws->v[i].gone || ws->v[i].pending || !ws->v[i].probes)
+			continue;
+		slow = measure_overhead(ws, &ws->v[i]);
+		if (slow > worst)
+			worst = slow;
+	}
+	return worst;
+}
+
+int watch_refresh(struct watch_set *ws, __u64 now_ns)
+{
+	int i, alive = 0;
+
+	for (i = 0; i < ws->n; i++) {
+		struct watched *w = &ws->v[i];
+		struct mt_target *t = model_target(ws->env.model, w->pid, false);
+
+		if (w->gone || w->pending || !t)
+			continue;
+		bpf_loader_read_counters(ws->env.bpf, w->pid, &t->counters);
+		if (w->launched && waitpid(w->pid, NULL, WNOHANG) == w->pid)
+			w->gone = true;
+		else if (!target_alive(w->pid))
+			w->gone = true;
+		if (w->gone) {
+			t->alive = false;
+			t->exit_ns = now_ns;
+			release(ws, w);
+			continue;
+		}
+		t->rss_bytes = target_rss(w->pid);
+		alive++;
+	}
+	return alive;
+}
+
+void watch_set_allocs(struct watch_set *ws, bool on)
+{
+	int i;
+
+	for (i = 0; i < ws->n; i++)
+		if (ws->v[i].probes && !ws->v[i].usdt)
+			attach_set_allocs(ws->v[i].probes, on);
+}
+
+pid_t watch_first_alive(const struct watch_set *ws)
+{
+	int i;
+
+	for (i = 0; i < ws->n; i++)
+		if (!ws->v[i].gone && !ws->v[i].pending)
+			return ws->v[i].pid;
+	return -1;
+}
+
+/* ---- teardown ------------------------------------------------------------------ */
+
+static void stop_launched(struct watched *w)
+{
+	int i;
+
+	if (!w->launched || w->gone || w->pid <= 0)
+		return;
+	kill(w->pid, SIGTERM);
+	for (i = 0; i < 50; i++) {
+		if (waitpid(w->pid, NULL, WNOHANG) == w->pid)
+			return;
+		usleep(20000);
+	}
+	kill(w->pid, SIGKILL);
+	waitpid(w->pid, NULL, 0);
+}
+
+void watch_fini(struct watch_set *ws)
+{
+	int i;
+
+	/* probes first, so the targets stop trapping at once */
+	for (i = 0; i < ws->n; i++) {
+		attach_detach(ws->v[i].probes);
+		ws->v[i].probes = NULL;
+	}
+	if (ws->launch.go_fd >= 0) {
+		/* held before exec: closing the pipe makes it exit */
+		close(ws->launch.go_fd);
+		close(ws->launch.err_fd);
+		waitpid(ws->launch.pid, NULL, 0);
+		if (ws->n)
+			ws->v[0].gone = true;
+	}
+	for (i = 0; i < ws->n; i++)
+		stop_launched(&ws->v[i]);
+	if (ws->cgroup_fd >= 0)
+		close(ws->cgroup_fd);
+	free(ws->v);
+	ws->v = NULL;
+	ws->n = ws->cap = 0;
+}

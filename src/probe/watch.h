@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * watch.h - the set of processes memtop watches, and their probes.
+ *
+ * A process is first prepared (checked, and the file to probe chosen:
+ * glibc, or a file with otel_memory USDT probes), then attached. -p and
+ * -- CMD prepare everything up front and any failure ends the run; with
+ * --cgroup the set grows while running (processes forked or exec'd inside
+ * the cgroup arrive from the BPF side) and a process that cannot be
+ * probed is reported and skipped. Exits are noticed on refresh, and an
+ * exited process's probes and cached state are released.
+ */
+#ifndef MEMTOP_WATCH_H
+#define MEMTOP_WATCH_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "probe/attach.h"
+#include "probe/bpf_loader.h"
+#include "cli.h"
+#include "model/model.h"
+#include "stacks/proc_cache.h"
+#include "probe/target.h"
+#include "stacks/unwind.h"
+
+struct watch_env {
+	const struct mt_config *cfg;
+	struct mt_bpf *bpf;
+	struct mt_model *model;
+	struct proc_cache *pc;
+	struct unwinder *unw; /* may be NULL */
+	double trap_ns;	      /* calibrated cost of a probe hit */
+	/* A process could not be watched (cgroup mode); may be NULL. */
+	void (*warn)(void *ctx, const char *msg);
+	void *warn_ctx;
+};
+
+struct watched {
+	pid_t pid;
+	char comm[16];
+	char lib[PATH_MAX]; /* glibc, or the file with otel_memory probes */
+	bool usdt;	    /* the process samples itself (otel_memory USDT) */
+	bool launched;	    /* started by memtop: reaped and stopped by it */
+	bool gone;
+	bool pending;	    /* to be (re)attached: new in the cgroup, or exec'd */
+	__u64 pending_since_ns;
+	struct mt_probe_set *probes;
+	__u64 prev_cpu_ns;	/* at the last overhead measure */
+	__u64 prev_hits;
+	__u64 prev_measure_ns;
+	double last_slowdown;
+};
+
+struct watch_set {
+	struct watch_env env;
+	struct watched *v;
+	int n, cap;
+	struct attach_info info; /* of the last attach */
+	struct launched launch;	 /* -- CMD held before exec */
+	char cgroup_dir[PATH_MAX];
+	int cgroup_fd;		 /* --cgroup: the v2 directory, or -1 */
+};
+
+void watch_init(struct watch_set *ws, const struct watch_env *env);
+/* Detach everything and stop a command memtop launched. */
+void watch_fini(struct watch_set *ws);
+
+/* Prepare -p PID. 0, or -errno with one line in err. */
+int watch_prepare_pid(struct watch_set *ws, pid_t pid, char *err, size_t errlen);
+/* Launch -- CMD held before exec (with the in-process sampler unless
+ * --no-preload). 0, or -errno with one line in err. */
+int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen);
+/* Resolve --cgroup and prepare its processes. Processes that cannot be
+ * watched are warned about and skipped. 0, or -errno with one line in err
+ * (unknown or v1 cgroup, no process at all). */
+int watch_prepare_cgroup(struct watch_set *ws, const char *spec, char *err, size_t errlen);
+
+/* Attach every prepared process. 0, or -errno with one line in err;
+ * nothing stays attached then. */
+int watch_attach(struct watch_set *ws, char *err, size_t errlen);
+/* Let a launched command exec. 0, or -errno with one line in err. */
+int watch_release_command(struct watch_set *ws, char *err, size_t errlen);
+
+/* A process appeared in the cgroup (MT_EV_PROC). */
+void watch_on_proc(struct watch_set *ws, pid_t pid, __u32 what);
+/* Attach pending processes that are ready; give up on those that stayed
+ * unprobeable too long. True while some remain pending. */
+bool watch_retry_pending(struct watch_set *ws, __u64 now_ns);
+
+/* Read each live target's exact counters, RSS and liveness into the
+ * model and release the exited ones. Returns the number of live targets. */
+int watch_refresh(struct watch_set *ws, __u64 now_ns);
+
+/* The worst slowdown the probes caused a live target since the last call
+ * (budget.h): its probe hits times the cost of one, against its own CPU
+ * time. Called on the budget's own clock, not the display's. */
+double watch_overhead(struct watch_set *ws);
+
+/* Allocation probes of every uprobe-mode target on or off (budget). */
+void watch_set_allocs(struct watch_set *ws, bool on);
+
+/* The first live target, for cgroup memory on a hybrid layout; -1 if none. */
+pid_t watch_first_alive(const struct watch_set *ws);
+
+#endif /* MEMTOP_WATCH_H */

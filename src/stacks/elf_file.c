@@ -1,0 +1,694 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * elf_file.c - one ELF file read through libelf. Owns the descriptor, the
+ * libelf handle (the file is mapped read-only, ELF_C_READ_MMAP) and what is
+ * derived from them: program headers, build ID, .gnu_debuglink, and a
+ * sorted function-symbol table built on first use from .symtab and
+ * .dynsym. The file is validated at open: ELF header, program headers and
+ * every section header (a section with data past the end of the file, or
+ * a section header table outside it, is ENOEXEC), so later calls only
+ * meet well-formed tables; each call still bounds-checks what it reads.
+ *
+ * libelf is used rather than hand parsing because it handles both ELF
+ * classes, both byte orders, extended section numbering and compressed
+ * sections, and because libdw (DWARF) takes the same Elf handle.
+ */
+#include "stacks/elf_file.h"
+
+#include "util/strpool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "util/strpool.h"
+
+#ifndef NT_GNU_BUILD_ID
+#define NT_GNU_BUILD_ID 3
+#endif
+#define VERSYM_HIDDEN 0x8000
+
+struct elf_sym {
+	__u64 start;
+	__u64 end;	/* exclusive; for an unsized symbol, its section's end */
+	const char *name;
+	int rank;	/* higher wins when two symbols share a start */
+	bool sized;
+};
+
+struct elf_file {
+	int refs;
+	int fd;
+	Elf *elf;
+	char *path;
+	struct elf_file_id id;
+	const char *image;	/* whole file, from elf_rawfile() */
+	size_t image_size;
+	GElf_Ehdr ehdr;
+	GElf_Phdr *phdrs;
+	size_t phnum;
+	Elf_Scn *symtab;
+	Elf_Scn *dynsym;
+	Elf_Scn *versym;	/* parallel to dynsym */
+	bool has_dwarf;
+	bool build_id_done;
+	char *build_id;
+	bool syms_done;
+	struct elf_sym *syms;
+	size_t nsyms;
+};
+
+static int elf_lib_init(void)
+{
+	static int ready;	/* 1 ok, -1 failed */
+
+	if (!ready)
+		ready = elf_version(EV_CURRENT) == EV_NONE ? -1 : 1;
+	return ready > 0 ? 0 : -ENOSYS;
+}
+
+/* Reject files whose section header table or any section's data lies
+ * outside the file, and note the sections used later. */
+static int elf_scan_sections(struct elf_file *ef)
+{
+	bool has_info = false, has_line = false;
+	size_t shnum, shstrndx;
+	Elf_Scn *scn = NULL;
+
+	/* libelf reports no sections at all when the table is out of range,
+	 * so compare with what the header claims. */
+	if (!ef->ehdr.e_shoff)
+		return 0;
+	if (ef->ehdr.e_shentsize != (ef->ehdr.e_ident[EI_CLASS] == ELFCLASS64 ?
+				     sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr)) ||
+	    ef->ehdr.e_shoff > ef->image_size ||
+	    ef->image_size - ef->ehdr.e_shoff < ef->ehdr.e_shentsize)
+		return -ENOEXEC;
+	if (elf_getshdrnum(ef->elf, &shnum) || !shnum ||
+	    (ef->ehdr.e_shnum && shnum != ef->ehdr.e_shnum) ||
+	    shnum > (ef->image_size - ef->ehdr.e_shoff) / ef->ehdr.e_shentsize)
+		return -ENOEXEC;
+	if (elf_getshdrstrndx(ef->elf, &shstrndx) || shstrndx >= shnum)
+		return -ENOEXEC;
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			return -ENOEXEC;
+		if (sh.sh_type != SHT_NOBITS &&
+		    (sh.sh_offset > ef->image_size || sh.sh_size > ef->image_size - sh.sh_offset))
+			return -ENOEXEC;
+		switch (sh.sh_type) {
+		case SHT_SYMTAB:
+			ef->symtab = scn;
+			break;
+		case SHT_DYNSYM:
+			ef->dynsym = scn;
+			break;
+		case SHT_GNU_versym:
+			ef->versym = scn;
+			break;
+		default:
+			break;
+		}
+		name = elf_strptr(ef->elf, shstrndx, sh.sh_name);
+		if (name && sh.sh_type != SHT_NOBITS && sh.sh_size) {
+			if (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info"))
+				has_info = true;
+			else if (!strcmp(name, ".debug_line") || !strcmp(name, ".zdebug_line"))
+				has_line = true;
+		}
+	}
+	ef->has_dwarf = has_info && has_line;
+	return 0;
+}
+
+static int elf_file_load(struct elf_file *ef)
+{
+	struct stat st;
+	int err;
+
+	if (fstat(ef->fd, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -ENOEXEC;
+	ef->id = (struct elf_file_id){
+		.dev = (__u64)st.st_dev,
+		.ino = (__u64)st.st_ino,
+		.size = (__u64)st.st_size,
+		.mtime_ns = (__u64)st.st_mtim.tv_sec * 1000000000ULL + (__u64)st.st_mtim.tv_nsec,
+	};
+	err = elf_lib_init();
+	if (err)
+		return err;
+	ef->elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
+	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF)
+		return -ENOEXEC;
+	ef->image = elf_rawfile(ef->elf, &ef->image_size);
+	if (!ef->image || !gelf_getehdr(ef->elf, &ef->ehdr))
+		return -ENOEXEC;
+	if (elf_getphdrnum(ef->elf, &ef->phnum))
+		return -ENOEXEC;
+	if (ef->phnum) {
+		if (ef->ehdr.e_phoff > ef->image_size)
+			return -ENOEXEC;
+		ef->phdrs = calloc(ef->phnum, sizeof(*ef->phdrs));
+		if (!ef->phdrs)
+			return -ENOMEM;
+		for (size_t i = 0; i < ef->phnum; i++) {
+			if (!gelf_getphdr(ef->elf, (int)i, &ef->phdrs[i]))
+				return -ENOEXEC;
+		}
+	}
+	return elf_scan_sections(ef);
+}
+
+struct elf_file *elf_file_open_fd(int fd, const char *path)
+{
+	struct elf_file *ef;
+	int err;
+
+	if (fd < 0) {
+		errno = EBADF;
+		return NULL;
+	}
+	ef = calloc(1, sizeof(*ef));
+	if (!ef) {
+		close(fd);
+		errno = ENOMEM;
+		return NULL;
+	}
+	ef->refs = 1;
+	ef->fd = fd;
+	ef->path = strdup(path ? path : "");
+	err = ef->path ? elf_file_load(ef) : -ENOMEM;
+	if (err) {
+		elf_file_close(ef);
+		errno = -err;
+		return NULL;
+	}
+	return ef;
+}
+
+struct elf_file *elf_file_open(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	return elf_file_open_fd(fd, path);
+}
+
+struct elf_file *elf_file_ref(struct elf_file *ef)
+{
+	if (ef)
+		__atomic_add_fetch(&ef->refs, 1, __ATOMIC_RELAXED);
+	return ef;
+}
+
+void elf_file_close(struct elf_file *ef)
+{
+	if (!ef || __atomic_sub_fetch(&ef->refs, 1, __ATOMIC_ACQ_REL) > 0)
+		return;
+	free(ef->syms);
+	free(ef->build_id);
+	free(ef->phdrs);
+	if (ef->elf)
+		elf_end(ef->elf);
+	if (ef->fd >= 0)
+		close(ef->fd);
+	free(ef->path);
+	free(ef);
+}
+
+const char *elf_file_path(struct elf_file *ef)
+{
+	return ef->path;
+}
+
+const struct elf_file_id *elf_file_id(struct elf_file *ef)
+{
+	return &ef->id;
+}
+
+struct Elf *elf_file_libelf(struct elf_file *ef)
+{
+	return ef->elf;
+}
+
+/* ==== Raw bytes and segments ==== */
+
+int elf_file_read(struct elf_file *ef, __u64 off, void *buf, size_t len)
+{
+	if (off > ef->image_size || len > ef->image_size - off)
+		return -EINVAL;
+	memcpy(buf, ef->image + off, len);
+	return 0;
+}
+
+/* The PT_LOAD segment whose file-backed part holds vaddr, or NULL. */
+static const GElf_Phdr *segment_of_vaddr(const struct elf_file *ef, __u64 vaddr)
+{
+	for (size_t i = 0; i < ef->phnum; i++) {
+		const GElf_Phdr *ph = &ef->phdrs[i];
+
+		if (ph->p_type == PT_LOAD && vaddr >= ph->p_vaddr && vaddr - ph->p_vaddr < ph->p_filesz)
+			return ph;
+	}
+	return NULL;
+}
+
+int elf_file_read_vaddr(struct elf_file *ef, __u64 vaddr, void *buf, size_t len)
+{
+	const GElf_Phdr *ph = segment_of_vaddr(ef, vaddr);
+
+	if (!ph || len > ph->p_filesz - (vaddr - ph->p_vaddr))
+		return -EFAULT;
+	return elf_file_read(ef, ph->p_offset + (vaddr - ph->p_vaddr), buf, len) ? -EFAULT : 0;
+}
+
+int elf_file_off_to_vaddr(struct elf_file *ef, __u64 off, __u64 *vaddr)
+{
+	for (size_t i = 0; i < ef->phnum; i++) {
+		const GElf_Phdr *ph = &ef->phdrs[i];
+
+		if (ph->p_type == PT_LOAD && off >= ph->p_offset && off - ph->p_offset < ph->p_filesz) {
+			*vaddr = ph->p_vaddr + (off - ph->p_offset);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int elf_file_vaddr_to_off(struct elf_file *ef, __u64 vaddr, __u64 *off)
+{
+	const GElf_Phdr *ph = segment_of_vaddr(ef, vaddr);
+
+	if (!ph)
+		return -ENOENT;
+	*off = ph->p_offset + (vaddr - ph->p_vaddr);
+	return 0;
+}
+
+int elf_file_load_bias(struct elf_file *ef, __u64 map_start, __u64 map_offset, __u64 *bias)
+{
+	const GElf_Phdr *best = NULL;
+	__u64 page = (__u64)sysconf(_SC_PAGESIZE);
+
+	for (size_t i = 0; i < ef->phnum; i++) {
+		const GElf_Phdr *ph = &ef->phdrs[i];
+		__u64 lo = ph->p_offset & ~(page - 1);
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (lo == map_offset) {
+			best = ph;
+			break;
+		}
+		if (!best && map_offset >= lo && map_offset < ph->p_offset + ph->p_filesz)
+			best = ph;
+	}
+	if (!best)
+		return -ENOENT;
+	*bias = map_start - map_offset + best->p_offset - best->p_vaddr;
+	return 0;
+}
+
+bool elf_file_is_dyn(struct elf_file *ef)
+{
+	return ef->ehdr.e_type == ET_DYN;
+}
+
+bool elf_file_is_dynamic(struct elf_file *ef)
+{
+	for (size_t i = 0; i < ef->phnum; i++) {
+		if (ef->phdrs[i].p_type == PT_INTERP || ef->phdrs[i].p_type == PT_DYNAMIC)
+			return true;
+	}
+	return false;
+}
+
+int elf_file_eh_frame_hdr(struct elf_file *ef, __u64 *vaddr, __u64 *size)
+{
+	for (size_t i = 0; i < ef->phnum; i++) {
+		if (ef->phdrs[i].p_type == PT_GNU_EH_FRAME) {
+			*vaddr = ef->phdrs[i].p_vaddr;
+			*size = ef->phdrs[i].p_memsz;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* ==== Notes: build ID ==== */
+
+/* Find NT_GNU_BUILD_ID in one block of notes; hex into ef->build_id. */
+static bool build_id_from_notes(struct elf_file *ef, Elf_Data *data)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t off = 0, next, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	while (data && (next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		const unsigned char *desc = (const unsigned char *)data->d_buf + desc_off;
+
+		off = next;
+		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 || !nh.n_descsz ||
+		    memcmp((const char *)data->d_buf + name_off, "GNU", 4))
+			continue;
+		ef->build_id = malloc(nh.n_descsz * 2 + 1);
+		if (!ef->build_id)
+			return false;
+		for (size_t i = 0; i < nh.n_descsz; i++) {
+			ef->build_id[2 * i] = hex[desc[i] >> 4];
+			ef->build_id[2 * i + 1] = hex[desc[i] & 15];
+		}
+		ef->build_id[nh.n_descsz * 2] = '\0';
+		return true;
+	}
+	return false;
+}
+
+const char *elf_file_build_id(struct elf_file *ef)
+{
+	Elf_Scn *scn = NULL;
+
+	if (ef->build_id_done)
+		return ef->build_id;
+	ef->build_id_done = true;
+	/* Sections first: separate debug files keep note sections but not
+	 * always meaningful program headers. */
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
+		    build_id_from_notes(ef, elf_getdata(scn, NULL)))
+			return ef->build_id;
+	}
+	for (size_t i = 0; i < ef->phnum; i++) {
+		const GElf_Phdr *ph = &ef->phdrs[i];
+
+		if (ph->p_type == PT_NOTE &&
+		    build_id_from_notes(ef, elf_getdata_rawchunk(ef->elf, (int64_t)ph->p_offset,
+							       ph->p_filesz, ELF_T_NHDR)))
+			return ef->build_id;
+	}
+	return NULL;
+}
+
+/* ==== Debug links ==== */
+
+static Elf_Scn *section_by_name(struct elf_file *ef, const char *want)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(ef->elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(ef->elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, want))
+			return scn;
+	}
+	return NULL;
+}
+
+int elf_file_debuglink(struct elf_file *ef, const char **name, __u32 *crc)
+{
+	Elf_Scn *scn = section_by_name(ef, ".gnu_debuglink");
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	const char *s;
+	size_t len, crc_off;
+	Elf_Data src, dst;
+	__u32 raw;
+
+	if (!d || !d->d_buf || d->d_size < 6)
+		return -ENOENT;
+	s = d->d_buf;
+	len = strnlen(s, d->d_size);
+	if (!len || len == d->d_size)
+		return -ENOENT;
+	crc_off = (len + 4) & ~(size_t)3; /* NUL, then padding to 4 */
+	if (crc_off + 4 > d->d_size)
+		return -ENOENT;
+	memcpy(&raw, s + crc_off, 4);
+	src = (Elf_Data){ .d_buf = &raw, .d_type = ELF_T_WORD, .d_size = 4,
+			  .d_version = EV_CURRENT };
+	dst = (Elf_Data){ .d_buf = crc, .d_type = ELF_T_WORD, .d_size = 4,
+			  .d_version = EV_CURRENT };
+	if (!gelf_xlatetom(ef->elf, &dst, &src, ef->ehdr.e_ident[EI_DATA]))
+		return -ENOENT;
+	*name = s;
+	return 0;
+}
+
+__u32 elf_file_crc32(struct elf_file *ef)
+{
+	uLong crc = crc32(0L, Z_NULL, 0);
+	size_t done = 0;
+
+	while (done < ef->image_size) { /* zlib takes uInt lengths */
+		size_t n = ef->image_size - done;
+
+		if (n > (1u << 30))
+			n = 1u << 30;
+		crc = crc32(crc, (const Bytef *)ef->image + done, (uInt)n);
+		done += n;
+	}
+	return (__u32)crc;
+}
+
+bool elf_file_has_symtab(struct elf_file *ef)
+{
+	return ef->symtab != NULL;
+}
+
+bool elf_file_has_dwarf(struct elf_file *ef)
+{
+	return ef->has_dwarf;
+}
+
+/* ==== Symbols ==== */
+
+static bool sym_is_func(const GElf_Sym *sym)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+
+	return (type == STT_FUNC || type == STT_GNU_IFUNC) && sym->st_shndx != SHN_UNDEF;
+}
+
+/* Number of symbols in a symbol section, 0 when unusable. */
+static size_t sym_count(Elf_Scn *scn, Elf_Data **data, GElf_Shdr *sh)
+{
+	if (!scn || !gelf_getshdr(scn, sh) || !sh->sh_entsize)
+		return 0;
+	*data = elf_getdata(scn, NULL);
+	if (!*data)
+		return 0;
+	return (*data)->d_size / sh->sh_entsize;
+}
+
+/* Whether .dynsym entry i has a hidden (non-default) version. */
+static bool dynsym_hidden(struct elf_file *ef, size_t i)
+{
+	Elf_Data *vd = ef->versym ? elf_getdata(ef->versym, NULL) : NULL;
+	GElf_Versym v;
+
+	return vd && gelf_getversym(vd, (int)i, &v) && (v & VERSYM_HIDDEN);
+}
+
+/* Look name up in one table. *hidden_only tells the caller the only match
+ * was a hidden version (kept in *found as a fallback). */
+static bool sym_find_in(struct elf_file *ef, Elf_Scn *scn, const char *name, GElf_Sym *found,
+			bool *have_fallback)
+{
+	GElf_Shdr sh;
+	Elf_Data *data = NULL;
+	size_t n = sym_count(scn, &data, &sh);
+
+	for (size_t i = 1; i < n; i++) {
+		GElf_Sym sym;
+		const char *s;
+
+		if (!gelf_getsym(data, (int)i, &sym) || !sym_is_func(&sym))
+			continue;
+		s = elf_strptr(ef->elf, sh.sh_link, sym.st_name);
+		if (!s || strcmp(s, name))
+			continue;
+		if (scn == ef->dynsym && dynsym_hidden(ef, i)) {
+			if (!*have_fallback) {
+				*found = sym;
+				*have_fallback = true;
+			}
+			continue;
+		}
+		*found = sym;
+		return true;
+	}
+	return false;
+}
+
+int elf_file_func_offset(struct elf_file *ef, const char *name, __u64 *file_off, __u64 *size)
+{
+	bool fallback = false;
+	GElf_Sym sym;
+	__u64 off;
+
+	if (!sym_find_in(ef, ef->dynsym, name, &sym, &fallback) &&
+	    !sym_find_in(ef, ef->symtab, name, &sym, &fallback) && !fallback)
+		return -ENOENT;
+	if (elf_file_vaddr_to_off(ef, sym.st_value, &off))
+		return -ENOENT;
+	*file_off = off;
+	if (size)
+		*size = sym.st_size;
+	return 0;
+}
+
+/* End address of the section holding sym; start + 1 when unknown. */
+static __u64 section_end(struct elf_file *ef, const GElf_Sym *sym)
+{
+	Elf_Scn *scn = sym->st_shndx < SHN_LORESERVE ? elf_getscn(ef->elf, sym->st_shndx) : NULL;
+	GElf_Shdr sh;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || sym->st_value < sh.sh_addr ||
+	    sym->st_value - sh.sh_addr >= sh.sh_size)
+		return sym->st_value + 1;
+	return sh.sh_addr + sh.sh_size;
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct elf_sym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return y->rank - x->rank; /* best first */
+	return strcmp(x->name, y->name); /* stable choice among equals */
+}
+
+/* Append the function symbols of one table. */
+static int syms_collect(struct elf_file *ef, Elf_Scn *scn, size_t *cap)
+{
+	GElf_Shdr sh;
+	Elf_Data *data = NULL;
+	size_t n = sym_count(scn, &data, &sh);
+
+	for (size_t i = 1; i < n; i++) {
+		GElf_Sym sym;
+		const char *s;
+		const char *at;
+		int bind;
+
+		if (!gelf_getsym(data, (int)i, &sym) || !sym_is_func(&sym))
+			continue;
+		s = elf_strptr(ef->elf, sh.sh_link, sym.st_name);
+		if (!s || !*s)
+			continue;
+		if (ef->nsyms == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 256;
+			struct elf_sym *v = realloc(ef->syms, ncap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			ef->syms = v;
+			*cap = ncap;
+		}
+		bind = GELF_ST_BIND(sym.st_info);
+		at = strchr(s, '@');
+		ef->syms[ef->nsyms++] = (struct elf_sym){
+			.start = sym.st_value,
+			.end = sym.st_size ? sym.st_value + sym.st_size : section_end(ef, &sym),
+			.sized = sym.st_size != 0,
+			/* "__libc_start_main@@GLIBC_2.34" is shown without its version */
+			.name = at ? strpool_intern_len(s, at - s) : s,
+			/* Among aliases prefer .symtab, sized, exported (not a
+			 * local alias such as "__libc_start_main_alias_1"), the
+			 * default version (not "cfree@GLIBC_2.2.5"), public
+			 * ("calloc" over "__libc_calloc"), global over weak. */
+			.rank = (scn == ef->symtab ? 32 : 0) + (sym.st_size ? 16 : 0) +
+				(bind != STB_LOCAL ? 8 : 0) +
+				(!at || at[1] == '@' ? 4 : 0) + (s[0] != '_' ? 2 : 0) +
+				(bind == STB_GLOBAL),
+		};
+	}
+	return 0;
+}
+
+static int syms_build(struct elf_file *ef)
+{
+	size_t cap = 0, w = 0;
+	int err;
+
+	err = syms_collect(ef, ef->symtab, &cap);
+	if (!err)
+		err = syms_collect(ef, ef->dynsym, &cap);
+	if (err) {
+		free(ef->syms);
+		ef->syms = NULL;
+		ef->nsyms = 0;
+		return err;
+	}
+	if (ef->nsyms)
+		qsort(ef->syms, ef->nsyms, sizeof(*ef->syms), sym_cmp);
+	for (size_t i = 0; i < ef->nsyms; i++) { /* one entry per start, best rank */
+		if (w && ef->syms[w - 1].start == ef->syms[i].start)
+			continue;
+		ef->syms[w++] = ef->syms[i];
+	}
+	ef->nsyms = w;
+	/* Unsized symbols (assembly) extend to the next symbol, within their
+	 * section (so _init does not swallow the PLT). */
+	for (size_t i = 0; i < ef->nsyms; i++) {
+		struct elf_sym *sym = &ef->syms[i];
+
+		if (!sym->sized && i + 1 < ef->nsyms && ef->syms[i + 1].start < sym->end)
+			sym->end = ef->syms[i + 1].start;
+	}
+	return 0;
+}
+
+int elf_file_symbol_at(struct elf_file *ef, __u64 vaddr, const char **name, __u64 *start)
+{
+	size_t lo = 0, hi;
+
+	if (!ef->syms_done) {
+		ef->syms_done = true;
+		if (syms_build(ef))
+			ef->syms_done = false; /* out of memory: try again next time */
+	}
+	hi = ef->nsyms;
+	while (lo < hi) { /* first symbol with start > vaddr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ef->syms[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Nested symbols: the nearest start may end before vaddr while an
+	 * enclosing one a little earlier still covers it. */
+	for (size_t i = lo, tries = 0; i > 0 && tries < 4; i--, tries++) {
+		const struct elf_sym *sym = &ef->syms[i - 1];
+
+		if (vaddr < sym->end) {
+			*name = sym->name;
+			*start = sym->start;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * proc_cache.c - per-process mappings and the ELF files behind them.
+ *
+ * Owns two tables. Processes (by pid) hold their parsed maps; a lookup
+ * that misses re-reads /proc/PID/maps, at most once per REREAD_NS per
+ * process, so libraries dlopen'ed after attach are found while addresses
+ * that are truly unmapped cost a binary search. A table older than
+ * MAX_AGE_NS is re-read on its next use even on a hit, so an address
+ * reused by a later mmap (dlclose, then dlopen of another library) is
+ * named after the new mapping within seconds. A re-read does not free
+ * the previous table at once: the last GENERATIONS tables stay allocated,
+ * so a `const struct mt_map *` handed out stays valid across the next
+ * GENERATIONS - 1 re-reads of that process (at least 0.7 s).
+ *
+ * Files (by device, inode, size and mtime from fstat) hold one elf_file
+ * each, shared by every mapping of every process that maps the file, and
+ * are closed when the last such mapping is dropped. A mapping's file is
+ * opened once, through /proc/PID/map_files/START-END (right for deleted or
+ * replaced binaries and for other mount namespaces; needs privilege),
+ * else /proc/PID/root/PATH provided its inode is the one the maps line
+ * names (so a binary replaced on disk is never mistaken for the one
+ * running). Not thread-safe: one thread uses a proc_cache at a time.
+ */
+#include "stacks/proc_cache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define GENERATIONS 8
+#define REREAD_NS (100 * 1000 * 1000ULL)
+#define MAX_AGE_NS (5 * 1000 * 1000 * 1000ULL)
+#define PROC_BUCKETS 256
+#define FILE_BUCKETS 256
+
+struct pc_file {
+	struct elf_file_id id;
+	struct elf_file *ef;
+	unsigned long refs;	/* mapping slots pointing here */
+	struct pc_file *next;
+};
+
+/* Sentinel for a mapping whose file could not be opened. */
+static struct pc_file file_failed;
+
+struct pc_gen {
+	struct mt_maps maps;
+	struct pc_file **files;	/* parallel to maps.v; NULL = not tried yet */
+};
+
+struct pc_proc {
+	pid_t pid;
+	struct pc_gen gens[GENERATIONS]; /* ring; gens[cur] is current */
+	unsigned int cur;
+	__u64 last_read_ns;
+	struct pc_proc *next;
+};
+
+struct proc_cache {
+	struct pc_proc *procs[PROC_BUCKETS];
+	struct pc_file *files[FILE_BUCKETS];
+	struct pc_proc *last;	/* most recently used process */
+};
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts); /* ms resolution is plenty */
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+struct proc_cache *proc_cache_new(void)
+{
+	struct proc_cache *pc = calloc(1, sizeof(*pc));
+
+	if (!pc)
+		errno = ENOMEM;
+	return pc;
+}
+
+/* ==== Files ==== */
+
+static size_t file_bucket(const struct elf_file_id *id)
+{
+	__u64 h = id->ino * 0x9e3779b97f4a7c15ULL ^ id->dev ^ (id->mtime_ns >> 7);
+
+	return (size_t)(h % FILE_BUCKETS);
+}
+
+static void file_put(struct proc_cache *pc, struct pc_file *f)
+{
+	struct pc_file **pp;
+
+	if (!f || f == &file_failed || --f->refs)
+		return;
+	for (pp = &pc->files[file_bucket(&f->id)]; *pp; pp = &(*pp)->next) {
+		if (*pp == f) {
+			*pp = f->next;
+			break;
+		}
+	}
+	elf_file_close(f->ef);
+	free(f);
+}
+
+/* Open the file behind a mapping, as the target sees it. -1 on failure. */
+static int map_open(pid_t pid, const struct mt_map *map)
+{
+	char path[PATH_MAX + 64];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
+		 (uint64_t)map->start, (uint64_t)map->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	if (map->path[0] != '/')
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, map->path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	/* The path may now name another file (deleted, replaced, upgraded). */
+	if (fstat(fd, &st) || (map->inode && (__u64)st.st_ino != map->inode)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static struct pc_file *file_get(struct proc_cache *pc, pid_t pid, const struct mt_map *map)
+{
+	struct elf_file_id id;
+	struct pc_file *f;
+	struct stat st;
+	int fd;
+
+	if (!map->path || map->path[0] == '[')
+		return &file_failed;
+	fd = map_open(pid, map);
+	if (fd < 0)
+		return &file_failed;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return &file_failed;
+	}
+	id = (struct elf_file_id){
+		.dev = (__u64)st.st_dev,
+		.ino = (__u64)st.st_ino,
+		.size = (__u64)st.st_size,
+		.mtime_ns = (__u64)st.st_mtim.tv_sec * 1000000000ULL + (__u64)st.st_mtim.tv_nsec,
+	};
+	for (f = pc->files[file_bucket(&id)]; f; f = f->next) {
+		if (!memcmp(&f->id, &id, sizeof(id))) {
+			close(fd);
+			f->refs++;
+			return f;
+		}
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		close(fd);
+		return &file_failed;
+	}
+	f->ef = elf_file_open_fd(fd, map->path);
+	if (!f->ef) {
+		free(f);
+		return &file_failed;
+	}
+	f->id = *elf_file_id(f->ef);
+	f->refs = 1;
+	f->next = pc->files[file_bucket(&f->id)];
+	pc->files[file_bucket(&f->id)] = f;
+	return f;
+}
+
+/* ==== Processes ==== */
+
+static void gen_clear(struct proc_cache *pc, struct pc_gen *g)
+{
+	if (g->files) {
+		for (size_t i = 0; i < g->maps.n; i++)
+			file_put(pc, g->files[i]);
+	}
+	free(g->files);
+	g->files = NULL;
+	proc_maps_free(&g->maps);
+}
+
+static bool map_same(const struct mt_map *a, const struct mt_map *b)
+{
+	return a->start == b->start && a->end == b->end && a->offset == b->offset &&
+	       a->inode == b->inode && a->dev_major == b->dev_major &&
+	       a->dev_minor == b->dev_minor && a->path == b->path && a->deleted == b->deleted;
+}
+
+/* Give the new generation the files already opened for identical
+ * mappings in the old one (both tables are sorted by start). */
+static void gen_inherit(struct pc_gen *to, const struct pc_gen *from)
+{
+	size_t i = 0, j = 0;
+
+	while (i < to->maps.n && j < from->maps.n) {
+		const struct mt_map *a = &to->maps.v[i], *b = &from->maps.v[j];
+
+		if (a->start < b->start) {
+			i++;
+		} else if (a->start > b->start) {
+			j++;
+		} else {
+			struct pc_file *f = from->files[j];
+
+			if (f && map_same(a, b)) {
+				if (f != &file_failed)
+					f->refs++;
+				to->files[i] = f;
+			}
+			i++;
+			j++;
+		}
+	}
+}
+
+/* Read the maps of p into a new current generation. */
+static int proc_reread(struct proc_cache *pc, struct pc_proc *p)
+{
+	struct pc_gen fresh = { 0 }, *old = &p->gens[p->cur];
+	unsigned int next = (p->cur + 1) % GENERATIONS;
+	int err;
+
+	p->last_read_ns = now_ns();
+	err = proc_maps_read(p->pid, &fresh.maps);
+	if (err)
+		return err;
+	fresh.files = calloc(fresh.maps.n ?: 1, sizeof(*fresh.files));
+	if (!fresh.files) {
+		proc_maps_free(&fresh.maps);
+		return -ENOMEM;
+	}
+	if (old->files)
+		gen_inherit(&fresh, old);
+	gen_clear(pc, &p->gens[next]);
+	p->gens[next] = fresh;
+	p->cur = next;
+	return 0;
+}
+
+static struct pc_proc *proc_lookup(struct proc_cache *pc, pid_t pid)
+{
+	struct pc_proc *p;
+
+	if (pc->last && pc->last->pid == pid)
+		return pc->last;
+	for (p = pc->procs[(unsigned int)pid % PROC_BUCKETS]; p; p = p->next) {
+		if (p->pid == pid) {
+			pc->last = p;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+const struct mt_map *proc_cache_find_map(struct proc_cache *pc, pid_t pid, __u64 addr)
+{
+	struct pc_proc *p = proc_lookup(pc, pid);
+	const struct mt_map *m;
+
+	if (!p) {
+		if (pid <= 0)
+			return NULL;
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return NULL;
+		p->pid = pid;
+		p->next = pc->procs[(unsigned int)pid % PROC_BUCKETS];
+		pc->procs[(unsigned int)pid % PROC_BUCKETS] = p;
+		pc->last = p;
+		proc_reread(pc, p);
+		return proc_maps_find(&p->gens[p->cur].maps, addr);
+	}
+	m = proc_maps_find(&p->gens[p->cur].maps, addr);
+	if (m ? now_ns() - p->last_read_ns < MAX_AGE_NS : now_ns() - p->last_read_ns < REREAD_NS)
+		return m;
+	/* A process that exited keeps its last known mappings, so samples
+	 * taken before the exit can still be named. */
+	if (proc_reread(pc, p))
+		return m;
+	return proc_maps_find(&p->gens[p->cur].maps, addr);
+}
+
+/* The generation and slot a mapping pointer belongs to. */
+static struct pc_file **map_slot(struct pc_proc *p, const struct mt_map *map)
+{
+	for (unsigned int k = 0; k < GENERATIONS; k++) {
+		struct pc_gen *g = &p->gens[(p->cur + GENERATIONS - k) % GENERATIONS];
+		uintptr_t lo = (uintptr_t)g->maps.v, at = (uintptr_t)map;
+
+		if (g->maps.n && at >= lo && at < lo + g->maps.n * sizeof(*map) &&
+		    (at - lo) % sizeof(*map) == 0)
+			return &g->files[(at - lo) / sizeof(*map)];
+	}
+	return NULL;
+}
+
+struct elf_file *proc_cache_elf(struct proc_cache *pc, pid_t pid, const struct mt_map *map)
+{
+	struct pc_proc *p = proc_lookup(pc, pid);
+	struct pc_file **slot;
+
+	if (!p || !map)
+		return NULL;
+	slot = map_slot(p, map);
+	if (!slot)
+		return NULL;
+	if (!*slot)
+		*slot = file_get(pc, pid, map);
+	return *slot == &file_failed ? NULL : (*slot)->ef;
+}
+
+int proc_cache_load_bias(struct proc_cache *pc, pid_t pid, const struct mt_map *map, __u64 *bias)
+{
+	struct elf_file *ef = proc_cache_elf(pc, pid, map);
+
+	if (!ef)
+		return -ENOENT;
+	return elf_file_load_bias(ef, map->start, map->offset, bias);
+}
+
+void proc_cache_forget(struct proc_cache *pc, pid_t pid)
+{
+	struct pc_proc **pp = &pc->procs[(unsigned int)pid % PROC_BUCKETS];
+
+	for (; *pp; pp = &(*pp)->next) {
+		struct pc_proc *p = *pp;
+
+		if (p->pid != pid)
+			continue;
+		*pp = p->next;
+		if (pc->last == p)
+			pc->last = NULL;
+		for (unsigned int k = 0; k < GENERATIONS; k++)
+			gen_clear(pc, &p->gens[k]);
+		free(p);
+		return;
+	}
+}
+
+void proc_cache_free(struct proc_cache *pc)
+{
+	if (!pc)
+		return;
+	for (size_t b = 0; b < PROC_BUCKETS; b++) {
+		while (pc->procs[b])
+			proc_cache_forget(pc, pc->procs[b]->pid);
+	}
+	free(pc);
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * proc_cache.h - what the symbolizer and the unwinder share about target
+ * processes: each process's mappings (re-read when an address falls outside
+ * them, so libraries dlopen'ed after attach are found) and the ELF files
+ * behind them, opened once per file identity (device+inode, or build ID)
+ * however many processes map them.
+ *
+ * Files are opened through /proc/PID/map_files/START-END first (works for
+ * deleted binaries and for other mount namespaces), then /proc/PID/root/PATH.
+ */
+#ifndef MEMTOP_PROC_CACHE_H
+#define MEMTOP_PROC_CACHE_H
+
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "stacks/elf_file.h"
+#include "stacks/proc_maps.h"
+
+struct proc_cache;
+
+struct proc_cache *proc_cache_new(void);
+void proc_cache_free(struct proc_cache *pc);
+
+/* The mapping of pid containing addr, re-reading /proc/PID/maps once if
+ * the cached copy has none. NULL if there is none (or the process is gone
+ * and was never read). Re-reads of one pid happen at most every 100 ms,
+ * so an address in no mapping costs a binary search, not a read; a copy
+ * older than 5 s is re-read on its next use, hit or miss (a mapping
+ * replaced at the same address is noticed).
+ * The pointer stays valid until proc_cache_forget(pid) or the 7th re-read
+ * of pid's maps after it was returned (so at least 0.7 s); not
+ * thread-safe: use a proc_cache from one thread at a time. */
+const struct mt_map *proc_cache_find_map(struct proc_cache *pc, pid_t pid, __u64 addr);
+
+/* The ELF file behind map (a mapping of pid); NULL if it cannot be opened.
+ * Owned by the cache. */
+struct elf_file *proc_cache_elf(struct proc_cache *pc, pid_t pid, const struct mt_map *map);
+
+/* Runtime load bias of the ELF object containing map: runtime address =
+ * link-time vaddr + bias. 0 or -ENOENT. */
+int proc_cache_load_bias(struct proc_cache *pc, pid_t pid, const struct mt_map *map,
+			 __u64 *bias);
+
+/* Drop what is cached for pid (exit, exec). Files stay cached while any
+ * other process maps them. */
+void proc_cache_forget(struct proc_cache *pc, pid_t pid);
+
+#endif /* MEMTOP_PROC_CACHE_H */

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * proc_maps.c - /proc/PID/maps parsing. Owns the text-to-struct step only:
+ * every line is validated field by field (hex ranges with start < end,
+ * four permission characters, hex offset, hex major:minor, decimal inode,
+ * optional path), and one bad line rejects the whole text with -EINVAL
+ * rather than yielding a partial table. Paths are interned; a trailing
+ * " (deleted)" is stripped and recorded in mt_map.deleted. The result is
+ * sorted by start address for binary search.
+ */
+#include "stacks/proc_maps.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/strpool.h"
+
+#define DELETED_SUFFIX " (deleted)"
+
+/* Parse hex digits at *p up to a non-hex character; at least one digit and
+ * at most 16. Advances *p. */
+static int parse_hex(const char **p, const char *end, __u64 *out)
+{
+	const char *s = *p;
+	__u64 v = 0;
+	int n = 0;
+
+	for (; s < end; s++, n++) {
+		int d;
+
+		if (*s >= '0' && *s <= '9')
+			d = *s - '0';
+		else if (*s >= 'a' && *s <= 'f')
+			d = *s - 'a' + 10;
+		else if (*s >= 'A' && *s <= 'F')
+			d = *s - 'A' + 10;
+		else
+			break;
+		if (n == 16)
+			return -EINVAL;
+		v = v << 4 | (__u64)d;
+	}
+	if (!n)
+		return -EINVAL;
+	*p = s;
+	*out = v;
+	return 0;
+}
+
+static int parse_dec(const char **p, const char *end, __u64 *out)
+{
+	const char *s = *p;
+	__u64 v = 0;
+
+	if (s >= end || *s < '0' || *s > '9')
+		return -EINVAL;
+	for (; s < end && *s >= '0' && *s <= '9'; s++) {
+		if (v > (~0ULL - 9) / 10)
+			return -EINVAL;
+		v = v * 10 + (__u64)(*s - '0');
+	}
+	*p = s;
+	*out = v;
+	return 0;
+}
+
+static int expect_char(const char **p, const char *end, char c)
+{
+	if (*p >= end || **p != c)
+		return -EINVAL;
+	(*p)++;
+	return 0;
+}
+
+static void skip_spaces(const char **p, const char *end)
+{
+	while (*p < end && (**p == ' ' || **p == '\t'))
+		(*p)++;
+}
+
+/* One line without its newline. */
+static int parse_line(const char *s, const char *end, struct mt_map *m)
+{
+	static const char perm_ok[4][2] = { { 'r', '-' }, { 'w', '-' }, { 'x', '-' }, { 'p', 's' } };
+	__u64 major, minor;
+	size_t plen;
+
+	memset(m, 0, sizeof(*m));
+	if (parse_hex(&s, end, &m->start) || expect_char(&s, end, '-') ||
+	    parse_hex(&s, end, &m->end) || expect_char(&s, end, ' '))
+		return -EINVAL;
+	if (m->start >= m->end)
+		return -EINVAL;
+	if (end - s < 5 || s[4] != ' ')
+		return -EINVAL;
+	for (int i = 0; i < 4; i++) {
+		if (s[i] != perm_ok[i][0] && s[i] != perm_ok[i][1])
+			return -EINVAL;
+		m->perms[i] = s[i];
+	}
+	m->perms[4] = '\0';
+	s += 5;
+	if (parse_hex(&s, end, &m->offset) || expect_char(&s, end, ' ') ||
+	    parse_hex(&s, end, &major) || expect_char(&s, end, ':') ||
+	    parse_hex(&s, end, &minor) || expect_char(&s, end, ' ') ||
+	    parse_dec(&s, end, &m->inode))
+		return -EINVAL;
+	if (major > 0xffffffffu || minor > 0xffffffffu)
+		return -EINVAL;
+	m->dev_major = (__u32)major;
+	m->dev_minor = (__u32)minor;
+	if (s < end && *s != ' ' && *s != '\t')
+		return -EINVAL;
+	skip_spaces(&s, end);
+	plen = (size_t)(end - s);
+	if (!plen)
+		return 0;
+	if (memchr(s, '\0', plen))
+		return -EINVAL;
+	if (plen > strlen(DELETED_SUFFIX) &&
+	    !memcmp(end - strlen(DELETED_SUFFIX), DELETED_SUFFIX, strlen(DELETED_SUFFIX))) {
+		m->deleted = true;
+		plen -= strlen(DELETED_SUFFIX);
+	}
+	m->path = strpool_intern_len(s, plen);
+	return m->path ? 0 : -ENOMEM;
+}
+
+static int map_cmp(const void *a, const void *b)
+{
+	const struct mt_map *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int proc_maps_parse(const char *text, size_t len, struct mt_maps *out)
+{
+	const char *p = text, *end = text + len;
+	struct mt_map *v = NULL;
+	size_t n = 0, cap = 0;
+	int err = 0;
+
+	out->v = NULL;
+	out->n = 0;
+	if (!text && len)
+		return -EINVAL;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end;
+
+		if (eol == p) { /* blank line: only tolerated as trailing */
+			p = eol + 1;
+			if (p < end) {
+				err = -EINVAL;
+				break;
+			}
+			continue;
+		}
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct mt_map *nv = realloc(v, ncap * sizeof(*nv));
+
+			if (!nv) {
+				err = -ENOMEM;
+				break;
+			}
+			v = nv;
+			cap = ncap;
+		}
+		err = parse_line(p, eol, &v[n]);
+		if (err)
+			break;
+		n++;
+		p = nl ? nl + 1 : end;
+	}
+	if (err) {
+		free(v);
+		return err;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), map_cmp);
+	for (size_t i = 1; i < n; i++) {
+		if (v[i].start < v[i - 1].end) { /* overlapping ranges: not a maps file */
+			free(v);
+			return -EINVAL;
+		}
+	}
+	out->v = v;
+	out->n = n;
+	return 0;
+}
+
+/* Read a whole /proc file (its size is unknown until read). */
+static int read_proc_file(const char *path, char **text, size_t *len)
+{
+	size_t cap = 16384, n = 0;
+	char *buf = malloc(cap);
+	int fd, err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno == ENOENT ? -ESRCH : -errno;
+		free(buf);
+		return err;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		if (!r)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*text = buf;
+	*len = n;
+	return 0;
+}
+
+int proc_maps_read(pid_t pid, struct mt_maps *out)
+{
+	char path[64], *text = NULL;
+	size_t len = 0;
+	int err;
+
+	out->v = NULL;
+	out->n = 0;
+	if (pid <= 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	err = read_proc_file(path, &text, &len);
+	if (err)
+		return err;
+	/* A process that exited between open and read leaves an empty file. */
+	if (!len) {
+		free(text);
+		return -ESRCH;
+	}
+	err = proc_maps_parse(text, len, out);
+	free(text);
+	return err;
+}
+
+const struct mt_map *proc_maps_find(const struct mt_maps *m, __u64 addr)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < m->v[mid].start)
+			hi = mid;
+		else if (addr >= m->v[mid].end)
+			lo = mid + 1;
+		else
+			return &m->v[mid];
+	}
+	return NULL;
+}
+
+void proc_maps_free(struct mt_maps *m)
+{
+	if (!m)
+		return;
+	free(m->v);
+	m->v = NULL;
+	m->n = 0;
+}

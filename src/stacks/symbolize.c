@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * symbolize.c - runtime addresses to named frames.
+ *
+ * An address becomes a frame in four steps: proc_cache gives the mapping
+ * that contains it (file offset = mapping offset + distance into the
+ * mapping) and the elf_file behind it; the file's PT_LOAD segments turn
+ * the offset into a link-time address; the per-file object (below) names
+ * it; and the per-mapping parts (module, module_path, addr, rel_addr) are
+ * filled in. Anonymous memory becomes "[jit]" (executable) or "[anon]",
+ * a file with no symbol there module+offset, an address in no mapping
+ * "[unknown]".
+ *
+ * Owns two caches. Objects, keyed by file identity (device, inode, size,
+ * mtime), hold a reference on the file, its separate debug file
+ * (debuginfo.c) and its DWARF (dwarf_lines.c), set up on first use and
+ * kept for the symbolizer's life. Results, keyed by (object, link-time
+ * address), hold the named frames (function, file, line, inline chain),
+ * so an address seen before - in any process mapping the same file -
+ * costs a map search and a hash lookup. The result table is cleared when
+ * it reaches MAX_RESULTS entries. Not thread-safe.
+ */
+#include "stacks/symbolize.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stacks/debuginfo.h"
+#include "stacks/demangle.h"
+#include "stacks/dwarf_lines.h"
+#include "util/strpool.h"
+
+#define OBJ_BUCKETS 256
+#define MODULE_SLOTS 256
+#define MAX_RESULTS (1u << 20)
+#define MAX_INLINE 16
+
+struct sym_obj {
+	struct elf_file_id id;
+	struct elf_file *ef;		/* the mapped file (reference) */
+	struct elf_file *debug;		/* separate debug file, or NULL */
+	struct dwarf_lines *dl;		/* from debug or ef, or NULL */
+	const char *build_id;		/* interned */
+	struct sym_obj *next;
+};
+
+/* What does not depend on the process or the mapping. */
+struct res_frame {
+	const char *function;
+	const char *file;
+	__u32 line;
+	__u32 flags;
+};
+
+struct result {
+	const struct sym_obj *obj;	/* NULL: empty slot */
+	__u64 vaddr;
+	struct res_frame *frames;
+	int n;
+};
+
+struct symbolizer {
+	struct proc_cache *pc;
+	struct sym_obj *objs[OBJ_BUCKETS];
+	struct result *res;		/* open addressing */
+	size_t res_cap;			/* power of two */
+	size_t res_used;
+	struct {			/* interned path -> interned basename */
+		const char *path;
+		const char *base;
+	} modules[MODULE_SLOTS];
+	const char *s_anon, *s_jit, *s_unknown;
+};
+
+struct symbolizer *symbolizer_new(struct proc_cache *pc)
+{
+	struct symbolizer *s;
+
+	if (!pc) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->pc = pc;
+	s->s_anon = strpool_intern("[anon]");
+	s->s_jit = strpool_intern("[jit]");
+	s->s_unknown = strpool_intern("[unknown]");
+	if (!s->s_anon || !s->s_jit || !s->s_unknown) {
+		free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return s;
+}
+
+static void results_clear(struct symbolizer *s)
+{
+	for (size_t i = 0; i < s->res_cap; i++)
+		free(s->res[i].frames);
+	if (s->res)
+		memset(s->res, 0, s->res_cap * sizeof(*s->res));
+	s->res_used = 0;
+}
+
+void symbolizer_free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	results_clear(s);
+	free(s->res);
+	for (size_t b = 0; b < OBJ_BUCKETS; b++) {
+		while (s->objs[b]) {
+			struct sym_obj *o = s->objs[b];
+
+			s->objs[b] = o->next;
+			dwarf_lines_close(o->dl);
+			elf_file_close(o->debug);
+			elf_file_close(o->ef);
+			free(o);
+		}
+	}
+	free(s);
+}
+
+/* ==== Objects ==== */
+
+static size_t obj_bucket(const struct elf_file_id *id)
+{
+	return (size_t)((id->ino * 0x9e3779b97f4a7c15ULL ^ id->dev ^ id->mtime_ns) % OBJ_BUCKETS);
+}
+
+static struct sym_obj *obj_get(struct symbolizer *s, struct elf_file *ef, pid_t pid,
+			       const char *map_path)
+{
+	const struct elf_file_id *id = elf_file_id(ef);
+	size_t b = obj_bucket(id);
+	struct sym_obj *o;
+
+	for (o = s->objs[b]; o; o = o->next) {
+		if (!memcmp(&o->id, id, sizeof(*id)))
+			return o;
+	}
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return NULL;
+	o->id = *id;
+	o->ef = elf_file_ref(ef);
+	o->build_id = strpool_intern(elf_file_build_id(ef));
+	/* A separate debug file is needed when ef lacks DWARF or .symtab. */
+	if (!elf_file_has_dwarf(ef) || !elf_file_has_symtab(ef))
+		o->debug = debuginfo_find(ef, pid, map_path);
+	if (o->debug && elf_file_has_dwarf(o->debug))
+		o->dl = dwarf_lines_open(o->debug, pid);
+	if (!o->dl && elf_file_has_dwarf(ef))
+		o->dl = dwarf_lines_open(ef, pid);
+	o->next = s->objs[b];
+	s->objs[b] = o;
+	return o;
+}
+
+/* The function symbol at vaddr, as in the file (mangled): the debug
+ * file's full .symtab first, then the file's own tables. */
+static const char *obj_symbol(const struct sym_obj *o, __u64 vaddr)
+{
+	const char *name;
+	__u64 start;
+
+	if (o->debug && !elf_file_symbol_at(o->debug, vaddr, &name, &start))
+		return name;
+	if (!elf_file_symbol_at(o->ef, vaddr, &name, &start))
+		return name;
+	return NULL;
+}
+
+/* Name vaddr of o: frames innermost first into out[0..MAX_INLINE). The
+ * outermost frame, the function really executing, takes the symbol
+ * table's name (the public alias: "malloc", not glibc's internal
+ * "__libc_malloc") unless that is a compiler clone ("f.isra.0",
+ * "main.cold"), for which DWARF has the source name. */
+static int obj_name(const struct sym_obj *o, __u64 vaddr, struct res_frame *out)
+{
+	struct dwarf_frame df[MAX_INLINE];
+	const char *raw = obj_symbol(o, vaddr);
+	const char *sym = demangle_name(raw);
+	int n = o->dl ? dwarf_lines_lookup(o->dl, vaddr, df, MAX_INLINE) : 0;
+
+	if (!n) {
+		out[0] = (struct res_frame){ .function = sym, .flags = sym ? 0 : MT_FRAME_NOSYM };
+		return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		out[i] = (struct res_frame){
+			.function = df[i].function,
+			.file = df[i].file,
+			.line = df[i].line,
+			.flags = i < n - 1 ? MT_FRAME_INLINED : 0,
+		};
+	}
+	if (sym && (!out[n - 1].function || !strchr(raw, '.')))
+		out[n - 1].function = sym;
+	if (!out[n - 1].function)
+		out[n - 1].flags |= MT_FRAME_NOSYM;
+	return n;
+}
+
+/* ==== Result cache ==== */
+
+static size_t res_hash(const struct sym_obj *o, __u64 vaddr)
+{
+	__u64 h = (vaddr ^ (__u64)(uintptr_t)o) * 0x9e3779b97f4a7c15ULL;
+
+	return (size_t)(h ^ (h >> 29));
+}
+
+static struct result *res_find(struct symbolizer *s, const struct sym_obj *o, __u64 vaddr)
+{
+	size_t mask = s->res_cap - 1;
+
+	if (!s->res_cap)
+		return NULL;
+	for (size_t i = res_hash(o, vaddr) & mask;; i = (i + 1) & mask) {
+		struct result *r = &s->res[i];
+
+		if (!r->obj || (r->obj == o && r->vaddr == vaddr))
+			return r;
+	}
+}
+
+static int res_grow(struct symbolizer *s)
+{
+	size_t cap = s->res_cap ? s->res_cap * 2 : 4096;
+	struct result *old = s->res, *v = calloc(cap, sizeof(*v));
+	size_t old_cap = s->res_cap;
+
+	if (!v)
+		return -ENOMEM;
+	s->res = v;
+	s->res_cap = cap;
+	for (size_t i = 0; i < old_cap; i++) {
+		if (old[i].obj)
+			*res_find(s, old[i].obj, old[i].vaddr) = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+/* Store frames for (o, vaddr); failure only loses the caching. */
+static void res_store(struct symbolizer *s, const struct sym_obj *o, __u64 vaddr,
+		      const struct res_frame *f, int n)
+{
+	struct result *r;
+
+	if (s->res_used + 1 > MAX_RESULTS)
+		results_clear(s);
+	if ((s->res_used + 1) * 4 > s->res_cap * 3 && res_grow(s))
+		return;
+	r = res_find(s, o, vaddr);
+	r->frames = malloc((size_t)n * sizeof(*f));
+	if (!r->frames)
+		return;
+	memcpy(r->frames, f, (size_t)n * sizeof(*f));
+	r->obj = o;
+	r->vaddr = vaddr;
+	r->n = n;
+	s->res_used++;
+}
+
+/* ==== Resolving ==== */
+
+static const char *module_of(struct symbolizer *s, const char *path)
+{
+	size_t slot = ((uintptr_t)path >> 4) % MODULE_SLOTS;
+	const char *slash;
+
+	if (s->modules[slot].path == path)
+		return s->modules[slot].base;
+	slash = strrchr(path, '/');
+	s->modules[slot].path = path;
+	s->modules[slot].base = slash && slash[1] ? strpool_intern(slash + 1) : path;
+	return s->modules[slot].base;
+}
+
+int symbolizer_resolve(struct symbolizer *s, pid_t pid, __u64 addr, bool is_return_addr,
+		       struct mt_frame *out, int max)
+{
+	__u64 look = is_return_addr && addr ? addr - 1 : addr, off, vaddr;
+	struct res_frame tmp[MAX_INLINE];
+	const struct res_frame *f = tmp;
+	const struct mt_map *map;
+	struct mt_frame base;
+	struct elf_file *ef;
+	struct sym_obj *o;
+	struct result *r;
+	int n;
+
+	if (max < 1)
+		return 0;
+	base = (struct mt_frame){ .addr = addr, .module = s->s_unknown,
+				  .flags = MT_FRAME_UNMAPPED };
+	map = proc_cache_find_map(s->pc, pid, look);
+	if (!map) {
+		out[0] = base;
+		return 1;
+	}
+	base.flags = 0;
+	base.rel_addr = map->offset + (addr - map->start);
+	if (!map->path || !strncmp(map->path, "[anon", 5) || !strcmp(map->path, "[heap]") ||
+	    !strcmp(map->path, "[stack]")) {
+		base.module = strchr(map->perms, 'x') ? s->s_jit : s->s_anon;
+		base.rel_addr = addr - map->start;
+		base.flags = MT_FRAME_ANON;
+		out[0] = base;
+		return 1;
+	}
+	base.module = module_of(s, map->path);
+	base.module_path = map->path;
+	ef = proc_cache_elf(s->pc, pid, map);
+	off = map->offset + (look - map->start);
+	if (!ef || elf_file_off_to_vaddr(ef, off, &vaddr) ||
+	    !(o = obj_get(s, ef, pid, map->path))) {
+		base.flags = MT_FRAME_NOSYM;
+		if (ef)
+			base.build_id = strpool_intern(elf_file_build_id(ef));
+		out[0] = base;
+		return 1;
+	}
+	base.build_id = o->build_id;
+	r = res_find(s, o, vaddr);
+	if (r && r->obj) {
+		f = r->frames;
+		n = r->n;
+	} else {
+		n = obj_name(o, vaddr, tmp);
+		res_store(s, o, vaddr, tmp, n);
+	}
+	/* Past max, keep the innermost max - 1 and the real (outermost) one. */
+	for (int i = 0; i < n && i < max; i++) {
+		const struct res_frame *src = &f[i == max - 1 ? n - 1 : i];
+
+		out[i] = base;
+		out[i].function = src->function;
+		out[i].file = src->file;
+		out[i].line = src->line;
+		out[i].flags = src->flags;
+	}
+	return n < max ? n : max;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * format.h - human-readable numbers and frame labels shared by the text
+ * and terminal views. Every function writes a NUL-terminated string into
+ * buf (truncating) and returns buf.
+ */
+#ifndef MEMTOP_FORMAT_H
+#define MEMTOP_FORMAT_H
+
+#include <stddef.h>
+
+#include "stacks/frame.h"
+
+/* 1536 -> "1.5K", binary units, at most 6 characters. */
+char *fmt_bytes(char *buf, size_t len, double bytes);
+/* 12345 -> "12.3k", decimal units. */
+char *fmt_count(char *buf, size_t len, double n);
+/* 245 -> "4m05s"; 5 -> "5s"; 0 -> "-". */
+char *fmt_age(char *buf, size_t len, double seconds);
+/* "function (module file:line)", with module+offset for unnamed frames. */
+char *fmt_frame(char *buf, size_t len, const struct mt_frame *f);
+/* The function name, or "module+0xoff" when unknown. */
+char *fmt_frame_name(char *buf, size_t len, const struct mt_frame *f);
+/* Basename of a path (no copy). */
+const char *fmt_basename(const char *path);
+
+#endif /* MEMTOP_FORMAT_H */

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * frontend_json.c - `memtop -b --json`: one JSON object per interval on
+ * stdout, one line each (docs/json.md is the schema). Sites are sorted by
+ * leak score, then in-use bytes; --top limits how many are written.
+ */
+#include "ui/frontend.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/json_writer.h"
+
+/* One "key": value member; the _or_null forms write null unless present. */
+static void kv_uint(struct json_writer *w, const char *k, __u64 v)
+{
+	jw_key(w, k);
+	jw_uint(w, v);
+}
+
+static void kv_int(struct json_writer *w, const char *k, __s64 v)
+{
+	jw_key(w, k);
+	jw_int(w, v);
+}
+
+static void kv_bool(struct json_writer *w, const char *k, bool v)
+{
+	jw_key(w, k);
+	jw_bool(w, v);
+}
+
+/* NULL writes null */
+static void kv_string(struct json_writer *w, const char *k, const char *v)
+{
+	jw_key(w, k);
+	jw_string(w, v);
+}
+
+static void kv_double(struct json_writer *w, const char *k, double v, int decimals)
+{
+	jw_key(w, k);
+	jw_double_fixed(w, v, decimals);
+}
+
+static void kv_uint_or_null(struct json_writer *w, const char *k, __u64 v, bool present)
+{
+	jw_key(w, k);
+	if (present)
+		jw_uint(w, v);
+	else
+		jw_null(w);
+}
+
+static void kv_int_or_null(struct json_writer *w, const char *k, __s64 v, bool present)
+{
+	jw_key(w, k);
+	if (present)
+		jw_int(w, v);
+	else
+		jw_null(w);
+}
+
+static void kv_double_or_null(struct json_writer *w, const char *k, double v, int decimals,
+			      bool present)
+{
+	jw_key(w, k);
+	if (present)
+		jw_double_fixed(w, v, decimals);
+	else
+		jw_null(w);
+}
+
+/* Where a frame is: the members a site and each of its frames share. */
+static void write_location(struct json_writer *w, const struct mt_frame *f)
+{
+	kv_string(w, "function", f->function);
+	kv_string(w, "module", f->module ? f->module : "");
+	kv_string(w, "file", f->file);
+	kv_uint(w, "line", f->line);
+}
+
+static void write_frame(struct json_writer *w, const struct mt_frame *f)
+{
+	jw_object_begin(w);
+	write_location(w, f);
+	kv_uint(w, "offset", f->rel_addr);
+	if (f->flags & MT_FRAME_INLINED)
+		kv_bool(w, "inlined", true);
+	jw_object_end(w);
+}
+
+static void write_site(struct json_writer *w, const struct mt_model *m, const struct mt_site *s)
+{
+	const struct mt_site_stats *st = &s->stats;
+	double absorbed;
+	__u64 cap;
+	__u32 i;
+	int r;
+
+	jw_object_begin(w);
+	kv_uint(w, "id", s->id);
+	write_location(w, s->frame);
+	kv_double(w, "alloc_bytes_per_s", s->alloc_bytes_per_s, 1);
+	kv_double(w, "alloc_objects_per_s", s->alloc_objects_per_s, 2);
+	kv_double(w, "inuse_bytes", s->inuse_bytes, 0);
+	kv_double(w, "inuse_objects", s->inuse_objects, 1);
+	kv_double(w, "alloc_bytes", s->alloc_bytes, 0);
+	kv_double(w, "alloc_objects", s->alloc_objects, 1);
+	kv_uint(w, "samples", s->samples);
+	kv_uint(w, "live_samples", s->live_samples);
+	kv_double(w, "slope_bytes_per_s", st->long_fit.slope, 1);
+	kv_double(w, "slope_r2", st->long_fit.r2, 3);
+	kv_double(w, "leak_score", st->leak_score, 1);
+	kv_double(w, "leak_confidence", st->confidence, 2);
+	jw_key(w, "leak_reasons");
+	jw_array_begin(w);
+	for (r = 0; r < st->nreasons && r < MT_REASONS; r++)
+		jw_string(w, st->reasons[r]);
+	jw_array_end(w);
+	kv_double(w, "oldest_live_age_s", st->oldest_live_age_s, 1);
+	kv_double(w, "freed_fraction", st->freed_fraction, 3);
+	jw_key(w, "size_histogram");
+	jw_object_begin(w);
+	for (i = 0; i < MT_SIZE_BUCKETS; i++) {
+		char key[24];
+
+		if (!s->size_hist[i])
+			continue;
+		/* keyed by the bucket's upper bound: sizes in (2^(i-1), 2^i] */
+		snprintf(key, sizeof(key), "%llu", 1ULL << i);
+		jw_key(w, key);
+		jw_uint(w, s->size_hist[i]);
+	}
+	jw_object_end(w);
+	cap = model_site_inline_capacity(m, s, 0.9, &absorbed);
+	kv_uint_or_null(w, "inline_capacity_90", cap, cap);
+	if (cap)
+		kv_double(w, "inline_absorbed", absorbed, 3);
+	kv_bool(w, "truncated", s->stack->truncated);
+	jw_key(w, "stack");
+	jw_array_begin(w);
+	for (i = 0; i < s->stack->nframes; i++)
+		write_frame(w, &s->stack->frames[i]);
+	jw_array_end(w);
+	jw_object_end(w);
+}
+
+static void write_target(struct json_writer *w, const struct mt_target *t)
+{
+	jw_object_begin(w);
+	kv_int(w, "pid", t->pid);
+	kv_string(w, "comm", t->comm);
+	kv_bool(w, "alive", t->alive);
+	kv_uint(w, "rss_bytes", t->rss_bytes);
+	kv_bool(w, "counters_exact", t->counters_exact);
+	/* counts memtop did not see are not zeros */
+	kv_uint_or_null(w, "alloc_calls", t->counters.alloc_calls, t->counters_exact);
+	kv_uint_or_null(w, "free_calls", t->counters.free_calls, t->counters_exact);
+	kv_uint_or_null(w, "alloc_bytes", t->counters.alloc_bytes, t->counters_exact);
+	kv_uint(w, "samples", t->counters.samples);
+	kv_uint(w, "probe_hits", t->counters.probe_hits);
+	kv_double(w, "alloc_calls_per_s", t->alloc_calls_per_s, 1);
+	kv_double(w, "alloc_bytes_per_s", t->alloc_bytes_per_s, 1);
+	kv_double(w, "inuse_bytes", t->inuse_bytes, 0);
+	kv_double_or_null(w, "heap_explains_rss_growth", t->stats.heap_explains, 3,
+			  t->stats.heap_explains >= 0);
+	jw_object_end(w);
+}
+
+static void write_cgroup(struct json_writer *w, const struct mt_cgroup_status *cg)
+{
+	jw_key(w, "cgroup");
+	jw_object_begin(w);
+	kv_string(w, "path", cg->path);
+	kv_int(w, "processes", cg->processes);
+	if (cg->have_mem) {
+		kv_string(w, "memory_source", cg->mem.v1 ? "v1" : "v2");
+		kv_uint(w, "memory_current", cg->mem.current);
+		kv_uint_or_null(w, "memory_max", cg->mem.max, cg->mem.max);
+		kv_uint_or_null(w, "memory_high", cg->mem.high, cg->mem.high);
+		kv_uint(w, "anon", cg->mem.anon);
+		kv_uint(w, "file", cg->mem.file);
+		kv_int_or_null(w, "oom", cg->mem.oom, cg->mem.oom >= 0);
+		kv_int_or_null(w, "oom_kill", cg->mem.oom_kill, cg->mem.oom_kill >= 0);
+		kv_double(w, "growth_bytes_per_s", cg->growth_bytes_per_s, 1);
+		kv_double_or_null(w, "time_to_max_s", cg->time_to_max_s, 1, cg->time_to_max_s >= 0);
+	}
+	jw_object_end(w);
+}
+
+static void write_push(struct json_writer *w, const struct push_status *p)
+{
+	jw_key(w, "push");
+	jw_object_begin(w);
+	kv_uint(w, "sent", p->sent);
+	kv_uint(w, "failed", p->failed);
+	kv_uint(w, "dropped", p->dropped);
+	kv_uint(w, "skipped", p->skipped);
+	kv_bool(w, "pending", p->pending);
+	kv_int_or_null(w, "last_ok_time", p->last_ok_time, p->last_ok_time);
+	kv_string(w, "last_error", p->last_error);
+	jw_object_end(w);
+}
+
+static int json_start(struct mt_fe_ctx *ctx)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	return 0;
+}
+
+static int json_tick(struct mt_fe_ctx *ctx)
+{
+	struct mt_model *m = ctx->model;
+	const struct mt_status *st = ctx->status;
+	const struct mt_drops *d = model_drops(m);
+	size_t n = model_site_count(m), i;
+	struct mt_site **sites;
+	struct json_writer w;
+	struct timespec now;
+
+	if (ctx->cfg->top > 0 && (size_t)ctx->cfg->top < n)
+		n = ctx->cfg->top;
+	sites = calloc(n ? n : 1, sizeof(*sites));
+	if (!sites)
+		return MT_FE_NONE;
+	n = model_sites_sorted(m, MT_SORT_LEAK, sites, n);
+	clock_gettime(CLOCK_REALTIME, &now);
+
+	jw_init(&w, stdout);
+	jw_object_begin(&w);
+	kv_double(&w, "time", now.tv_sec + now.tv_nsec / 1e9, 3);
+	kv_double(&w, "interval_s", model_interval_s(m), 3);
+	kv_uint(&w, "rate", model_rate(m));
+	jw_key(&w, "targets");
+	jw_array_begin(&w);
+	for (i = 0; i < model_target_count(m); i++)
+		write_target(&w, model_target_at(m, i));
+	jw_array_end(&w);
+	jw_key(&w, "sites");
+	jw_array_begin(&w);
+	for (i = 0; i < n; i++)
+		write_site(&w, m, sites[i]);
+	jw_array_end(&w);
+	if (st->cgroup.on)
+		write_cgroup(&w, &st->cgroup);
+	if (st->push_on)
+		write_push(&w, &st->push);
+	jw_key(&w, "dropped");
+	jw_object_begin(&w);
+	kv_uint(&w, "events", d->events_lost);
+	kv_uint(&w, "live_map_full", d->live_map_full);
+	kv_uint(&w, "pending_full", d->pending_full);
+	kv_uint(&w, "unknown_frees", d->unknown_frees);
+	jw_object_end(&w);
+	jw_key(&w, "overhead");
+	jw_object_begin(&w);
+	kv_string(&w, "mode", st->probe_mode ? st->probe_mode : "");
+	kv_double(&w, "probe_hits_per_s", st->probe_hits_per_s, 1);
+	kv_double(&w, "est_cpu_pct", st->est_cpu_pct, 2);
+	kv_double(&w, "events_per_s", st->events_per_s, 1);
+	kv_double(&w, "trap_ns", st->trap_ns, 0);
+	kv_double(&w, "est_slowdown_pct", st->est_slowdown_pct, 2);
+	kv_double(&w, "budget_pct", st->budget_pct, 1);
+	kv_double(&w, "duty", st->duty, 3);
+	kv_bool(&w, "backed_off", st->backed_off);
+	kv_bool(&w, "budget_unreachable", st->budget_unreachable);
+	kv_bool(&w, "counters_exact", st->counters_exact);
+	jw_object_end(&w);
+	jw_object_end(&w);
+	if (jw_finish(&w))
+		fprintf(stderr, "memtop: cannot write JSON: %s\n", strerror(-jw_finish(&w)));
+	fputc('\n', stdout);
+	fflush(stdout);
+	jw_fini(&w);
+	free(sites);
+	return MT_FE_NONE;
+}
+
+static void json_stop(struct mt_fe_ctx *ctx)
+{
+	fflush(stdout);
+}
+
+const struct mt_frontend frontend_json = {
+	.name = "json",
+	.start = json_start,
+	.tick = json_tick,
+	.stop = json_stop,
+};

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * frontend_text.c - `memtop -b`: a top-like text report per interval on
+ * stdout, targets first, then call sites by leak score and in-use bytes.
+ */
+#include "ui/frontend.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ui/format.h"
+
+/* The last status message printed, so each is printed once. */
+struct text_state {
+	char last_message[sizeof(((struct mt_status *)0)->message)];
+};
+
+static int text_start(struct mt_fe_ctx *ctx)
+{
+	ctx->priv = calloc(1, sizeof(struct text_state));
+	if (!ctx->priv)
+		return -ENOMEM;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	return 0;
+}
+
+static void print_targets(struct mt_model *m)
+{
+	char rss[16], heap[16], rate[16], calls[16];
+	size_t i;
+
+	printf("%7s %-15s %-6s %7s %7s %9s %8s %12s %12s\n", "PID", "COMM", "STATE", "RSS", "HEAP",
+	       "ALLOC/s", "CALLS/s", "ALLOCS", "FREES");
+	for (i = 0; i < model_target_count(m); i++) {
+		const struct mt_target *t = model_target_at(m, i);
+		char allocs[24] = "-", frees[24] = "-";
+
+		/* counts memtop did not see are shown as "-", not zeros */
+		if (t->counters_exact) {
+			fmt_bytes(rate, sizeof(rate), t->alloc_bytes_per_s);
+			fmt_count(calls, sizeof(calls), t->alloc_calls_per_s);
+			snprintf(allocs, sizeof(allocs), "%llu",
+				 (unsigned long long)t->counters.alloc_calls);
+			snprintf(frees, sizeof(frees), "%llu",
+				 (unsigned long long)t->counters.free_calls);
+		} else {
+			snprintf(rate, sizeof(rate), "-");
+			snprintf(calls, sizeof(calls), "-");
+		}
+		printf("%7d %-15s %-6s %7s %7s %7s/s %8s %12s %12s\n", t->pid, t->comm,
+		       t->alive ? "alive" : "exited", fmt_bytes(rss, sizeof(rss), t->rss_bytes),
+		       fmt_bytes(heap, sizeof(heap), t->inuse_bytes), rate, calls, allocs, frees);
+	}
+}
+
+static void print_cgroup(const struct mt_cgroup_status *cg)
+{
+	char cur[16], max[16], rate[16], eta[16];
+
+	if (!cg->have_mem) {
+		printf("cgroup %s  %d processes  (no memory controller)\n", cg->path, cg->processes);
+		return;
+	}
+	printf("cgroup %s  %d processes  memory %s / %s  growth %s/s  limit in %s  oom_kill %lld\n",
+	       cg->path, cg->processes, fmt_bytes(cur, sizeof(cur), cg->mem.current),
+	       cg->mem.max ? fmt_bytes(max, sizeof(max), cg->mem.max) : "max",
+	       fmt_bytes(rate, sizeof(rate), cg->growth_bytes_per_s),
+	       fmt_age(eta, sizeof(eta), cg->time_to_max_s), (long long)cg->mem.oom_kill);
+}
+
+static int text_tick(struct mt_fe_ctx *ctx)
+{
+	struct text_state *ts = ctx->priv;
+	struct mt_model *m = ctx->model;
+	const struct mt_status *st = ctx->status;
+	const struct mt_drops *d = model_drops(m);
+	size_t n = model_site_count(m), i;
+	struct mt_site **sites;
+	char a[16], b[16], c[16], e[16], g[16], label[512];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (ctx->cfg->top > 0 && (size_t)ctx->cfg->top < n)
+		n = ctx->cfg->top;
+	sites = calloc(n ? n : 1, sizeof(*sites));
+	if (!sites)
+		return MT_FE_NONE;
+	n = model_sites_sorted(m, MT_SORT_LEAK, sites, n);
+	localtime_r(&now, &tm);
+	printf("memtop %02d:%02d:%02d  interval %.1fs  rate %s  mode %s  events/s %.0f  lost %llu  untracked %llu\n",
+	       tm.tm_hour, tm.tm_min, tm.tm_sec, model_interval_s(m),
+	       fmt_bytes(a, sizeof(a), model_rate(m)), st->probe_mode ? st->probe_mode : "?",
+	       st->events_per_s, (unsigned long long)d->events_lost,
+	       (unsigned long long)d->live_map_full);
+	printf("overhead: %.0f ns per probe hit, %.0f hits/s, target slowdown %.1f%%", st->trap_ns,
+	       st->probe_hits_per_s, st->est_slowdown_pct);
+	if (st->backed_off)
+		printf(", budget %.0f%%: allocation probes on %.0f%% of the time, counts not exact",
+		       st->budget_pct, 100 * st->duty);
+	putchar('\n');
+	if (st->message[0] && strcmp(st->message, ts->last_message)) {
+		printf("note: %s\n", st->message);
+		memcpy(ts->last_message, st->message, sizeof(ts->last_message));
+	}
+	if (st->cgroup.on)
+		print_cgroup(&st->cgroup);
+	print_targets(m);
+	printf("%9s %8s %8s %8s %5s %6s %8s  %s\n", "ALLOC/s", "OBJ/s", "IN-USE", "GROWTH/m",
+	       "LEAK", "AGE", "SAMPLES", "FUNCTION (MODULE FILE:LINE)");
+	for (i = 0; i < n; i++) {
+		const struct mt_site *s = sites[i];
+
+		printf("%7s/s %8s %8s %8s %5.0f %6s %8llu  %s%s\n",
+		       fmt_bytes(a, sizeof(a), s->alloc_bytes_per_s),
+		       fmt_count(b, sizeof(b), s->alloc_objects_per_s),
+		       fmt_bytes(c, sizeof(c), s->inuse_bytes),
+		       fmt_bytes(e, sizeof(e), s->stats.long_fit.slope * 60), s->stats.leak_score,
+		       fmt_age(g, sizeof(g), s->stats.oldest_live_age_s),
+		       (unsigned long long)s->samples, fmt_frame(label, sizeof(label), s->frame),
+		       s->stack->truncated ? " [truncated]" : "");
+	}
+	putchar('\n');
+	fflush(stdout);
+	free(sites);
+	return MT_FE_NONE;
+}
+
+static void text_stop(struct mt_fe_ctx *ctx)
+{
+	fflush(stdout);
+	free(ctx->priv);
+	ctx->priv = NULL;
+}
+
+const struct mt_frontend frontend_text = {
+	.name = "text",
+	.start = text_start,
+	.tick = text_tick,
+	.stop = text_stop,
+};

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * strpool.c - interned strings. Owns one open-addressing hash set of
+ * pointers into large append-only text chunks; an interned string is never
+ * moved or freed, so its pointer is valid for the life of the process and
+ * equal strings share one pointer. A mutex serialises callers: interning
+ * is off the hot path (symbolization caches hold interned pointers).
+ */
+#include "util/strpool.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK_SIZE (64 * 1024)
+
+struct slot {
+	const char *str;
+	uint32_t hash;
+	uint32_t len;
+};
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct slot *slots;
+static size_t slot_cap;	   /* power of two */
+static size_t slot_used;
+static char *chunk;	   /* current text chunk */
+static size_t chunk_left;
+
+static uint32_t hash_bytes(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+static int pool_grow(void)
+{
+	size_t cap = slot_cap ? slot_cap * 2 : 1024;
+	struct slot *v = calloc(cap, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < slot_cap; i++) {
+		size_t j;
+
+		if (!slots[i].str)
+			continue;
+		for (j = slots[i].hash & (cap - 1); v[j].str; j = (j + 1) & (cap - 1))
+			;
+		v[j] = slots[i];
+	}
+	free(slots);
+	slots = v;
+	slot_cap = cap;
+	return 0;
+}
+
+/* Copy s[0..len) into chunk storage, NUL-terminated. */
+static const char *pool_store(const char *s, size_t len)
+{
+	char *p;
+
+	if (len + 1 > CHUNK_SIZE / 4) {
+		/* Big strings get their own allocation. */
+		p = malloc(len + 1);
+	} else {
+		if (chunk_left < len + 1) {
+			chunk = malloc(CHUNK_SIZE);
+			chunk_left = chunk ? CHUNK_SIZE : 0;
+		}
+		p = chunk;
+		if (p) {
+			chunk += len + 1;
+			chunk_left -= len + 1;
+		}
+	}
+	if (!p)
+		return NULL;
+	memcpy(p, s, len);
+	p[len] = '\0';
+	return p;
+}
+
+const char *strpool_intern_len(const char *s, size_t len)
+{
+	const char *ret = NULL;
+	uint32_t h;
+	size_t j;
+
+	if (!s)
+		return NULL;
+	if (len > UINT32_MAX) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	h = hash_bytes(s, len);
+	pthread_mutex_lock(&pool_lock);
+	if ((slot_used + 1) * 4 > slot_cap * 3 && pool_grow()) {
+		errno = ENOMEM;
+		goto out;
+	}
+	for (j = h & (slot_cap - 1); slots[j].str; j = (j + 1) & (slot_cap - 1)) {
+		if (slots[j].hash == h && slots[j].len == len && !memcmp(slots[j].str, s, len)) {
+			ret = slots[j].str;
+			goto out;
+		}
+	}
+	ret = pool_store(s, len);
+	if (!ret) {
+		errno = ENOMEM;
+		goto out;
+	}
+	slots[j] = (struct slot){ .str = ret, .hash = h, .len = (uint32_t)len };
+	slot_used++;
+out:
+	pthread_mutex_unlock(&pool_lock);
+	return ret;
+}
+
+const char *strpool_intern(const char *s)
+{
+	return s ? strpool_intern_len(s, strlen(s)) : NULL;
+}
+
+size_t strpool_count(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&pool_lock);
+	n = slot_used;
+	pthread_mutex_unlock(&pool_lock);
+	return n;
+}
