@@ -5,7 +5,7 @@
 #ifndef MEMTOP_APP_H
 #define MEMTOP_APP_H
 
-#include "cli.h"
+#include "config.h"
 
 /* Everything from attach to teardown. Returns the process exit code:
  * 0 success, 1 a failure (one line already on stderr). */

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#include "cli.h"
+#include "config.h"
 #include "ui/frontend.h"
 #include "model/model.h"
 #include "export/push.h"

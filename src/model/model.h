@@ -20,17 +20,12 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
+#include "config.h"
 #include "memtop/abi.h"
 #include "stacks/frame.h"
 #include "model/stats.h"
 
 #define MT_SIZE_BUCKETS 48 /* log2 buckets as size_hist_bucket() (stats.h): (2^(i-1), 2^i] */
-
-enum mt_group {
-	MT_GROUP_FUNCTION = 0, /* one site per call-site function+module */
-	MT_GROUP_LINE,	       /* one site per function+file:line */
-	MT_GROUP_STACK,	       /* one site per full stack */
-};
 
 /* A deduplicated stack, innermost frame first. Owned by the model. */
 struct mt_stack {

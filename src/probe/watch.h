@@ -21,7 +21,7 @@
 
 #include "probe/attach.h"
 #include "probe/bpf_loader.h"
-#include "cli.h"
+#include "config.h"
 #include "model/model.h"
 #include "stacks/proc_cache.h"
 #include "probe/target.h"

@@ -16,7 +16,7 @@
 #include <linux/types.h>
 
 #include "probe/cgroup.h"
-#include "cli.h"
+#include "config.h"
 #include "model/model.h"
 #include "export/push.h"
 

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * config.h - the run configuration: what the user asked for, as parsed by
+ * cli.c and read by every stage. A leaf header: it includes nothing of
+ * memtop's, so any layer may include it without depending on another.
+ */
+#ifndef MEMTOP_CONFIG_H
+#define MEMTOP_CONFIG_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+enum mt_group {
+	MT_GROUP_FUNCTION = 0, /* one site per call-site function+module */
+	MT_GROUP_LINE,	       /* one site per function+file:line */
+	MT_GROUP_STACK,	       /* one site per full stack */
+};
+
+#define MT_MAX_PIDS 256
+#define MT_DEFAULT_RATE (512 * 1024)
+
+enum mt_probe_mode {
+	MT_PROBE_AUTO = 0,  /* session when the kernel has it, else uretprobe */
+	MT_PROBE_SESSION,   /* uprobe_multi session: return trap only when sampled */
+	MT_PROBE_URETPROBE, /* entry uprobe + uretprobe on every call */
+};
+
+struct mt_config {
+	pid_t pids[MT_MAX_PIDS];
+	int npids;
+	char **cmd_argv; /* after "--", NULL-terminated, points into argv */
+	int cmd_argc;
+	const char *cgroup; /* --cgroup PATH|ID */
+
+	bool batch;	   /* -b */
+	bool json;	   /* --json (implies batch output format) */
+	double interval_s; /* -d SECS, default 1.0 */
+	long count;	   /* -n COUNT, -1: until stopped */
+	int top;	   /* --top N sites per interval in batch text/JSON; 0: all */
+
+	__u64 rate; /* --rate BYTES (K/M/G suffixes), default 512 KiB */
+	enum mt_group group; /* --group function|line|stack */
+	const char *skip_regex;	/* --skip REGEX */
+	enum mt_probe_mode probe_mode; /* --probe-mode auto|session|uretprobe */
+	__u32 stack_copy;  /* --stack-copy BYTES, default 8192, max MT_STACK_COPY_MAX */
+	__u32 live_max;	   /* --live-max N entries of the live map, default 65536 */
+
+	const char *theme; /* --theme NAME|PATH */
+	bool ascii;	   /* --ascii */
+	bool no_color;	   /* --no-color (NO_COLOR is read by the TUI) */
+
+	const char *output; /* --output FILE (pprof) */
+	double output_every; /* --output-every SECS; 0: only at exit */
+	const char *folded; /* --folded FILE */
+	const char *push_url; /* --push URL */
+	double push_every;    /* --push-every SECS, default 15 */
+
+	double max_overhead_pct; /* --max-overhead PCT of one CPU per target */
+	bool no_preload;	 /* --no-preload */
+	int verbose;		 /* -v, repeatable */
+};
+
+#endif /* MEMTOP_CONFIG_H */
