@@ -24,7 +24,6 @@
 #include <unistd.h>
 #include <sys/signalfd.h>
 #include <sys/utsname.h>
-#include <bpf/libbpf.h>
 
 #include "probe/budget.h"
 #include "probe/calibrate.h"
@@ -85,13 +84,6 @@ static void fail(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-}
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (!verbose || (level == LIBBPF_DEBUG && verbose < 2))
-		return 0;
-	return vfprintf(stderr, fmt, ap);
 }
 
 static __u64 now_ns(void)
@@ -403,7 +395,7 @@ static int tick(struct app *a)
 	__u64 now;
 	int alive;
 
-	ring_buffer__consume(a->ring);
+	bpf_loader_ring_drain(a->ring);
 	now = now_ns();
 	alive = watch_refresh(&a->ws, now);
 	read_drops(a);
@@ -431,7 +423,7 @@ static int run_loop(struct app *a)
 	const struct mt_config *cfg = a->cfg;
 	__u64 period = (__u64)(a->fe_ctx.interval_s * 1e9), next = now_ns() + period;
 	long ticks = 0;
-	int ring_fd = ring_buffer__epoll_fd(a->ring);
+	int ring_fd = bpf_loader_ring_fd(a->ring);
 
 	for (;;) {
 		struct pollfd pfd[3] = {
@@ -449,7 +441,7 @@ static int run_loop(struct app *a)
 		timeout = t >= wake ? 0 : (int)((wake - t) / 1000000) + 1;
 		if (poll(pfd, 3, timeout) < 0 && errno != EINTR)
 			return -errno;
-		ring_buffer__consume(a->ring);
+		bpf_loader_ring_drain(a->ring);
 		if (pfd[1].revents && take_signal(a))
 			return 0;
 		if (pfd[2].fd >= 0 && pfd[2].revents)
@@ -493,7 +485,7 @@ static void teardown(struct app *a)
 	watch_fini(&a->ws); /* probes first: the targets stop trapping at once */
 	if (a->fe_started)
 		a->fe->stop(&a->fe_ctx);
-	ring_buffer__free(a->ring);
+	bpf_loader_ring_free(a->ring);
 	bpf_loader_close(a->bpf);
 	unwinder_free(a->unw);
 	symbolizer_free(a->sym);
@@ -564,7 +556,7 @@ int app_run(const struct mt_config *cfg)
 	int e;
 
 	verbose = cfg->verbose;
-	libbpf_set_print(libbpf_print);
+	bpf_loader_set_verbosity(verbose);
 	a.fe = choose_frontend(cfg);
 	watch_init(&a.ws, &env);
 	history_init(&a.cgroup_current);

@@ -18,6 +18,8 @@
 #ifndef MEMTOP_PUSH_H
 #define MEMTOP_PUSH_H
 
+#include "model/status.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -40,16 +42,6 @@ struct push_opts {
 	double backoff_max_s;	  /* longest wait between retries; <= 0: 60 */
 };
 
-struct push_status {
-	__u64 sent;	      /* profiles the endpoint accepted (2xx) */
-	__u64 failed;	      /* attempts that failed, retries included */
-	__u64 dropped;	      /* profiles given up on (rejected with a 4xx) */
-	__u64 skipped;	      /* due intervals skipped while a batch was pending */
-	bool pending;	      /* a batch is being sent or waiting for a retry */
-	time_t last_ok_time;  /* wall clock of the last accepted profile; 0: none */
-	char last_error[128]; /* cause of the last failed attempt; "" once an
-			       * attempt succeeds again */
-};
 
 /* Start the sender thread. NULL with errno set: EINVAL for a URL that is
  * not http(s):// or has a query string, or a bad app name; ENOMEM;

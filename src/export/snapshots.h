@@ -13,7 +13,7 @@
 #include <linux/types.h>
 
 #include "config.h"
-#include "ui/frontend.h"
+#include "model/status.h"
 #include "model/model.h"
 #include "export/push.h"
 

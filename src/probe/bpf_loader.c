@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -236,4 +238,34 @@ struct ring_buffer *bpf_loader_ring(struct mt_bpf *b, int (*cb)(void *ctx, void 
 				    void *ctx)
 {
 	return ring_buffer__new(bpf_map__fd(b->skel->maps.events), cb, ctx, NULL);
+}
+
+int bpf_loader_ring_fd(struct ring_buffer *r)
+{
+	return ring_buffer__epoll_fd(r);
+}
+
+int bpf_loader_ring_drain(struct ring_buffer *r)
+{
+	return ring_buffer__consume(r);
+}
+
+void bpf_loader_ring_free(struct ring_buffer *r)
+{
+	ring_buffer__free(r);
+}
+
+static int libbpf_verbosity;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (!libbpf_verbosity || (level == LIBBPF_DEBUG && libbpf_verbosity < 2))
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+void bpf_loader_set_verbosity(int verbose)
+{
+	libbpf_verbosity = verbose;
+	libbpf_set_print(libbpf_print);
 }

@@ -54,5 +54,13 @@ void bpf_loader_read_drops(struct mt_bpf *b, __u64 out[MT_DROP_COUNT]);
 /* Ring buffer of events; cb gets each record's bytes. NULL + errno. */
 struct ring_buffer *bpf_loader_ring(struct mt_bpf *b, int (*cb)(void *ctx, void *data, size_t size),
 				    void *ctx);
+/* The ring's epoll fd (readable when records are pending). */
+int bpf_loader_ring_fd(struct ring_buffer *r);
+/* Hand every pending record to the ring's callback. Records or -errno. */
+int bpf_loader_ring_drain(struct ring_buffer *r);
+void bpf_loader_ring_free(struct ring_buffer *r);
+
+/* libbpf's own messages on stderr: none at 0, warnings at 1, debug at 2. */
+void bpf_loader_set_verbosity(int verbose);
 
 #endif /* MEMTOP_BPF_LOADER_H */

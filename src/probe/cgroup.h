@@ -9,6 +9,8 @@
 #ifndef MEMTOP_CGROUP_H
 #define MEMTOP_CGROUP_H
 
+#include "model/status.h"
+
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -41,16 +43,6 @@ int cgroup_of_pid(pid_t pid, const char *root, char *out, size_t len);
  * duplicates, into a malloc'ed array. Returns the count or -errno. */
 int cgroup_pids(const char *dir, pid_t **out);
 
-struct cgroup_mem {
-	bool v1;	  /* read from the v1 memory controller */
-	__u64 current;	  /* bytes charged */
-	__u64 max;	  /* hard limit; 0: none */
-	__u64 high;	  /* throttling limit; 0: none */
-	__u64 anon;	  /* from memory.stat */
-	__u64 file;
-	__s64 oom;	  /* memory.events oom; -1: not reported (v1) */
-	__s64 oom_kill;	  /* memory.events oom_kill; -1: not reported */
-};
 
 /* Memory figures for the v2 directory dir; on a hybrid layout, from the v1
  * memory cgroup of pid (a process of dir), remembered in v1_dir (len

@@ -17,7 +17,6 @@
 
 #include "probe/budget.h"
 #include "probe/cgroup.h"
-#include "ui/format.h"
 #include "probe/usdt.h"
 
 #ifndef MEMTOP_LIBDIR
@@ -175,7 +174,7 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 	}
 	w->pid = ws->launch.pid;
 	w->launched = true;
-	snprintf(w->comm, sizeof(w->comm), "%s", fmt_basename(cfg->cmd_argv[0]));
+	snprintf(w->comm, sizeof(w->comm), "%s", basename(cfg->cmd_argv[0]));
 	if (preload) {
 		snprintf(w->lib, sizeof(w->lib), "%s", sampler);
 		w->usdt = true;

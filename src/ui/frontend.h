@@ -15,42 +15,9 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
-#include "probe/cgroup.h"
 #include "config.h"
 #include "model/model.h"
-#include "export/push.h"
-
-/* --cgroup: the pod's memory and where it is heading. */
-struct mt_cgroup_status {
-	bool on;		   /* watching a cgroup */
-	const char *path;	   /* its v2 directory */
-	bool have_mem;		   /* mem is valid (a memory controller was found) */
-	struct cgroup_mem mem;
-	double growth_bytes_per_s; /* least-squares slope of mem.current, last minute */
-	double growth_r2;
-	double time_to_max_s;	   /* at that slope; < 0 when not growing or no limit */
-	int processes;		   /* live watched processes */
-};
-
-/* What the data path reports about itself, refreshed before every tick. */
-struct mt_status {
-	const char *probe_mode;	   /* "session", "uretprobe", "usdt" */
-	double events_per_s;	   /* ring-buffer records per second */
-	double est_cpu_pct;	   /* estimated cost to the targets, % of one CPU */
-	double est_slowdown_pct;   /* worst target: time added to its own CPU time, % */
-	double budget_pct;	   /* --max-overhead */
-	double trap_ns;		   /* calibrated cost of one probe hit */
-	double probe_hits_per_s;
-	bool backed_off;	   /* overhead budget forced duty-cycling */
-	bool budget_unreachable;   /* free() probes alone exceed the budget */
-	double duty;		   /* fraction of time allocation probes are on, 1.0 normally */
-	bool counters_exact;	   /* false once allocation probes were ever paused */
-	bool all_exited;	   /* every target has exited */
-	struct mt_cgroup_status cgroup;
-	bool push_on;		   /* --push */
-	struct push_status push;
-	char message[512];	   /* last status-line message (export written, errors) */
-};
+#include "model/status.h"
 
 /* What a front end may ask of the loop; returned by tick()/input(). */
 enum mt_fe_action {
