@@ -143,10 +143,15 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(WORKLOADS)
 	$(Q)tests/bench/run
 
+# Everything the binary looks for, where it looks (EXE_DIR/../lib/memtop
+# for the sampler, EXE_DIR/../share/memtop/themes for themes), so an
+# installed tree works under any DESTDIR and PREFIX.
 install: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so
 	install -D -m 0755 $(OUTPUT)/memtop $(DESTDIR)$(PREFIX)/bin/memtop
-	install -d $(DESTDIR)$(PREFIX)/share/memtop/themes
+	install -D -m 0755 $(OUTPUT)/libmemtop-sampler.so $(DESTDIR)$(PREFIX)/lib/memtop/libmemtop-sampler.so
+	install -d $(DESTDIR)$(PREFIX)/share/memtop/themes $(DESTDIR)$(PREFIX)/share/doc/memtop
 	install -m 0644 themes/*.theme $(DESTDIR)$(PREFIX)/share/memtop/themes/
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/memtop/
 
 clean:
 	rm -rf $(OUTPUT)

@@ -129,20 +129,24 @@ int watch_prepare_pid(struct watch_set *ws, pid_t pid, char *err, size_t errlen)
 	return e;
 }
 
-/* The in-process sampler: next to memtop's binary (a build tree), else
- * where `make install` puts it. 0 or -ENOENT. */
+/* The in-process sampler: next to memtop's binary (a build tree), in
+ * EXE_DIR/../lib/memtop (an installed tree, wherever DESTDIR put it), else
+ * where `make install` with this PREFIX puts it. 0 or -ENOENT. */
 static int find_sampler(char *path, size_t len)
 {
+	static const char *const beside[] = { "", "../lib/memtop/" };
 	char exe[PATH_MAX], *slash;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	size_t i;
 
 	if (n > 0) {
 		exe[n] = '\0';
 		slash = strrchr(exe, '/');
-		if (slash && (size_t)(slash - exe) + sizeof(SAMPLER_SO) + 1 < len) {
-			memcpy(path, exe, slash - exe + 1);
-			strcpy(path + (slash - exe) + 1, SAMPLER_SO);
-			if (!access(path, R_OK))
+		for (i = 0; slash && i < sizeof(beside) / sizeof(beside[0]); i++) {
+			int w = snprintf(path, len, "%.*s/%s%s", (int)(slash - exe), exe, beside[i],
+					 SAMPLER_SO);
+
+			if (w > 0 && (size_t)w < len && !access(path, R_OK))
 				return 0;
 		}
 	}
