@@ -18,7 +18,7 @@
 
 #include "probe/cgroup.h"
 
-static char root[PATH_MAX];
+static char root[256]; /* a mkdtemp path: short, so every path below fits */
 
 #define SYSTEMD_POD "kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234abcd_5678_90ef_1234_567890abcdef.slice"
 #define CONTAINERD SYSTEMD_POD "/cri-containerd-0123456789abcdef0123456789abcdef.scope"
@@ -29,7 +29,7 @@ static char root[PATH_MAX];
 
 static void mkdirs(const char *rel)
 {
-	char path[PATH_MAX], *p;
+	char path[2 * PATH_MAX], *p;
 
 	snprintf(path, sizeof(path), "%s/%s", root, rel);
 	for (p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
@@ -42,7 +42,7 @@ static void mkdirs(const char *rel)
 
 static void write_procs(const char *rel, const char *text)
 {
-	char path[PATH_MAX];
+	char path[2 * PATH_MAX];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s/cgroup.procs", root, rel);
@@ -109,7 +109,7 @@ static void test_container_ids(void **state)
 
 static void test_plain_name_and_cgroup_id(void **state)
 {
-	char path[PATH_MAX], spec[32];
+	char path[2 * PATH_MAX], spec[32];
 	struct stat st;
 
 	expect("system.slice", "system.slice");

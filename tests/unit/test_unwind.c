@@ -68,8 +68,12 @@ static __attribute__((noinline, no_sanitize_address)) void snap_copy(struct snap
  * __start_/__stop_ symbols give exact address ranges; each with a buffer
  * in its frame, so only the CFI says where the return address is; each
  * doing work after its call, so no call becomes a jump. */
+#ifdef __clang__ /* clang omits frame pointers at -O2 and has no noclone */
+#define CHAIN_FN(sec) __attribute__((noinline, section(sec)))
+#else
 #define CHAIN_FN(sec) \
 	__attribute__((noinline, noclone, section(sec), optimize("omit-frame-pointer")))
+#endif
 
 extern char __start_mt_unw_f1[], __stop_mt_unw_f1[];
 extern char __start_mt_unw_f2[], __stop_mt_unw_f2[];
