@@ -3,8 +3,12 @@
 #   make            build build/memtop
 #   make demo       install what is missing, build, watch a leaking demo
 #   make check      install what is missing, build, run every test
+#   make check-quick  the inner loop: layer rules, unit tests, core integration
 #   make unit       cmocka unit tests only (no root needed)
 #   make integration  end-to-end tests with real probes (root)
+#   make werror     -Werror builds with gcc and clang; clang's unit tests run
+#   make asan       unit and integration tests with ASan/UBSan (not the sampler)
+#   make analyze    scan-build over every source; fails on any finding
 #   make bench      overhead benchmarks (not part of check)
 #
 # V=1 shows the commands. VMLINUX_H=path pins a vmlinux.h instead of
@@ -26,6 +30,9 @@ DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev libunwind-dev \
 
 PKGS     := libbpf libelf libdw libunwind-generic ncursesw zlib libcurl
 CFLAGS   ?= -O2 -g
+LDFLAGS_EXTRA ?=
+# Integration tests run under ASan by `make asan` (all of them).
+ASAN_TESTS ?=
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 DEPFLAGS  = -MMD -MP
 ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Isrc -Iinclude -I$(OUTPUT) \
@@ -53,7 +60,8 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(WORKLOAD_SRCS))
 
-.PHONY: all deps demo check unit integration bench clean install
+.PHONY: all deps demo check check-quick unit integration bench clean install \
+	werror asan analyze
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -92,21 +100,22 @@ $(OUTPUT)/libmemtop.a: $(LIB_OBJS)
 
 $(OUTPUT)/memtop: $(OUTPUT)/obj/main.o $(OUTPUT)/libmemtop.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_EXTRA) -o $@ $^ $(LDLIBS)
 
 # The in-process sampler (docs/sampler.md): no dependency beyond glibc, so
 # it can be preloaded into any glibc process.
 SAMPLER_SRCS := $(wildcard src/sampler/*.c)
+SAMPLER_CFLAGS ?= -O2 -g $(filter -Werror,$(CFLAGS))
 $(OUTPUT)/libmemtop-sampler.so: $(SAMPLER_SRCS) include/memtop/sampler_abi.h | $(OUTPUT)
 	$(call msg,SO,$@)
-	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -fPIC -shared \
+	$(Q)$(CC) $(SAMPLER_CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -fPIC -shared \
 		-fvisibility=hidden -ftls-model=initial-exec -fno-plt -fno-builtin \
 		-o $@ $(SAMPLER_SRCS) -Wl,-z,now -Wl,--no-as-needed -l:libdl.so.2 -lm
 
 # --- tests -----------------------------------------------------------------
 $(OUTPUT)/tests/test_%: tests/unit/test_%.c $(OUTPUT)/libmemtop.a | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -Itests/unit -o $@ $< $(OUTPUT)/libmemtop.a \
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS_EXTRA) $(DEPFLAGS) -Itests/unit -o $@ $< $(OUTPUT)/libmemtop.a \
 		$(LDLIBS) -lcmocka
 
 # Workloads print their own ground truth. Built as distributions build
@@ -130,6 +139,40 @@ deps:
 		echo "  APT      $$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
+
+# The inner loop (about two minutes): everything a change usually breaks.
+QUICK_TESTS := test_core test_errors test_stacks::test_chain test_sampler test_install
+check-quick: deps
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(WORKLOADS)
+	$(Q)tests/check-layers && tests/run-unit $(UNIT_BINS) && tests/run-integration $(QUICK_TESTS)
+
+# Warnings are errors with both compilers; the clang build's unit tests
+# run too, so code that only works by one compiler's accident shows.
+werror:
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/werror-gcc CC=gcc CFLAGS="-O2 -g -Werror" \
+		all $(patsubst $(OUTPUT)/%,$(OUTPUT)/werror-gcc/%,$(UNIT_BINS))
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/werror-clang CC=clang CFLAGS="-O2 -g -Werror" \
+		all $(patsubst $(OUTPUT)/%,$(OUTPUT)/werror-clang/%,$(UNIT_BINS))
+	$(Q)tests/run-unit $(patsubst $(OUTPUT)/%,$(OUTPUT)/werror-clang/%,$(UNIT_BINS))
+
+# memtop and its tests under AddressSanitizer and UBSan. The preloaded
+# sampler is built as usual (SAMPLER_CFLAGS): an instrumented library
+# cannot be preloaded into uninstrumented targets.
+ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+asan: deps
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/asan CFLAGS="$(ASAN_FLAGS)" \
+		LDFLAGS_EXTRA="-fsanitize=address,undefined" all \
+		$(patsubst $(OUTPUT)/%,$(OUTPUT)/asan/%,$(UNIT_BINS) $(WORKLOADS))
+	$(Q)ASAN_OPTIONS=abort_on_error=0:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		tests/run-unit $(patsubst $(OUTPUT)/%,$(OUTPUT)/asan/%,$(UNIT_BINS))
+	$(Q)ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 MEMTOP_BUILD=$(OUTPUT)/asan \
+		tests/run-integration $(ASAN_TESTS)
+
+# clang's static analyzer over the whole build; any finding fails.
+analyze:
+	$(Q)rm -rf $(OUTPUT)/analyze
+	$(Q)scan-build --status-bugs -o $(OUTPUT)/analyze-report $(MAKE) --no-print-directory \
+		OUTPUT=$(OUTPUT)/analyze CC=clang all
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(WORKLOADS)

@@ -17,6 +17,8 @@
 
 #include "stacks/elf_file.h"
 #include "stacks/proc_maps.h"
+#include "stacks/target_file.h"
+#include "util/safe_open.h"
 
 #define PF_KTHREAD 0x00200000
 
@@ -140,7 +142,8 @@ static bool is_static_exe(pid_t pid)
 int target_find_allocator(pid_t pid, char *path, size_t pathlen, char *err, size_t errlen)
 {
 	struct mt_maps maps;
-	const char *libc = NULL, *foreign = NULL;
+	const struct mt_map *libc = NULL;
+	const char *foreign = NULL;
 	char exe[64];
 	size_t i, k;
 	int e = proc_maps_read(pid, &maps);
@@ -155,7 +158,7 @@ int target_find_allocator(pid_t pid, char *path, size_t pathlen, char *err, size
 		if (!p || p[0] != '/')
 			continue;
 		if (!libc && is_glibc_name(p))
-			libc = p;
+			libc = &maps.v[i];
 		for (k = 0; k < sizeof(foreign_allocators) / sizeof(foreign_allocators[0]); k++)
 			if (!foreign && !strncmp(base_name(p), foreign_allocators[k],
 						 strlen(foreign_allocators[k])))
@@ -182,8 +185,11 @@ int target_find_allocator(pid_t pid, char *path, size_t pathlen, char *err, size
 			 pid);
 		e = -ENOTSUP;
 	} else {
-		snprintf(path, pathlen, "/proc/%d/root%s", pid, libc);
-		e = 0;
+		/* the mapped file itself, not whatever its name resolves to now */
+		e = target_file_map_path(pid, libc, path, pathlen);
+		if (e)
+			snprintf(err, errlen, "cannot open PID %d's %s: %s", pid, libc->path,
+				 e == -ESRCH || kill(pid, 0) ? "the process exited" : safe_open_strerror(e));
 	}
 	proc_maps_free(&maps);
 	return e;

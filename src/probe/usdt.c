@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "stacks/proc_maps.h"
+#include "stacks/target_file.h"
 
 #define NT_STAPSDT 3
 
@@ -72,22 +73,20 @@ int usdt_find_in_process(pid_t pid, const char *provider, char *path, size_t len
 		return e;
 	e = -ENOENT;
 	for (i = 0; i < maps.n && e; i++) {
-		const char *p = maps.v[i].path;
+		const struct mt_map *m = &maps.v[i];
 		struct elf_file *ef;
-		char full[4096];
+		int fd;
 
 		/* each file once: its mappings are adjacent */
-		if (!p || p[0] != '/' || p == last)
+		if (!m->path || m->path[0] != '/' || m->path == last)
 			continue;
-		last = p;
-		snprintf(full, sizeof(full), "/proc/%d/root%s", pid, p);
-		ef = elf_file_open(full);
+		last = m->path;
+		fd = target_file_open_map(pid, m);
+		ef = fd >= 0 ? elf_file_open_fd(fd, m->path) : NULL;
 		if (!ef)
 			continue;
-		if (usdt_has_probe(ef, provider, "alloc") && usdt_has_probe(ef, provider, "free")) {
-			snprintf(path, len, "%s", full);
-			e = 0;
-		}
+		if (usdt_has_probe(ef, provider, "alloc") && usdt_has_probe(ef, provider, "free"))
+			e = target_file_map_path(pid, m, path, len);
 		elf_file_close(ef);
 	}
 	proc_maps_free(&maps);

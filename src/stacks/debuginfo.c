@@ -9,9 +9,15 @@
  *      (LINK from .gnu_debuglink, DIR the binary's directory; the build ID
  *      must match when both files have one, else the CRC32)
  * A candidate that is the binary itself, or holds neither symbols nor
- * DWARF, is skipped.
+ * DWARF, is skipped. Candidates are opened by target_file_open_named():
+ * resolved inside the root searched (a container's absolute symlinks stay
+ * in the container), regular files only, and only those the target's
+ * credentials could read (a debug link naming /etc/shadow is refused
+ * before it is opened).
  */
 #include "stacks/debuginfo.h"
+
+#include "stacks/target_file.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -57,21 +63,21 @@ static bool same_view(pid_t pid)
 	return !stat(path, &a) && !stat("/", &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-/* The roots to search: "/proc/PID/root" (unless pid sees our view) and
- * "". Returns the count. */
-static int roots_get(pid_t pid, char roots[2][32])
+/* The roots to search, as flags for target_file_open_named(): pid's own
+ * (unless pid sees our view), then ours. Returns the count. */
+static int roots_get(pid_t pid, bool roots[2])
 {
 	int n = 0;
 
-	if (pid > 0 && !same_view(pid)) {
-		snprintf(roots[0], sizeof(roots[0]), "/proc/%d/root", (int)pid);
-		n = 1;
-	}
-	roots[n][0] = '\0';
-	return n + 1;
+	if (pid > 0 && !same_view(pid))
+		roots[n++] = true;
+	roots[n++] = false;
+	return n;
 }
 
 struct want {
+	pid_t pid;		/* whose names these are: their root, their rights */
+	bool in_target_root;
 	struct elf_file *orig;	/* NULL when looking up by build ID alone */
 	const char *build_id;
 	bool by_crc;
@@ -80,7 +86,8 @@ struct want {
 
 static struct elf_file *candidate_try(const char *path, const struct want *w)
 {
-	struct elf_file *c = elf_file_open(path);
+	int fd = target_file_open_named(w->pid, w->in_target_root, path);
+	struct elf_file *c = fd >= 0 ? elf_file_open_fd(fd, path) : NULL;
 	const char *bid;
 	bool ok;
 
@@ -118,22 +125,28 @@ static struct elf_file *candidate_at(const struct want *w, const char *fmt, ...)
 	return candidate_try(path, w);
 }
 
-static struct elf_file *build_id_try(const char *root, const char *bid, const struct want *w)
+static struct elf_file *build_id_try(const char *bid, const struct want *w)
 {
-	if (strlen(bid) < 4)
+	size_t n = strlen(bid);
+
+	/* a note's bytes as hex: nothing else may reach a path */
+	if (n < 4 || strspn(bid, "0123456789abcdef") != n)
 		return NULL;
-	return candidate_at(w, "%s%s/.build-id/%.2s/%s.debug", root, dir_get(), bid, bid + 2);
+	return candidate_at(w, "%s/.build-id/%.2s/%s.debug", dir_get(), bid, bid + 2);
 }
 
 struct elf_file *debuginfo_find_build_id(const char *build_id, pid_t pid)
 {
-	struct want w = { .build_id = build_id };
-	char roots[2][32];
+	struct want w = { .pid = pid, .build_id = build_id };
+	bool roots[2];
 	int nroots = roots_get(pid, roots);
 
 	if (build_id) {
 		for (int r = 0; r < nroots; r++) {
-			struct elf_file *c = build_id_try(roots[r], build_id, &w);
+			struct elf_file *c;
+
+			w.in_target_root = roots[r];
+			c = build_id_try(build_id, &w);
 
 			if (c)
 				return c;
@@ -145,9 +158,10 @@ struct elf_file *debuginfo_find_build_id(const char *build_id, pid_t pid)
 
 struct elf_file *debuginfo_find(struct elf_file *ef, pid_t pid, const char *map_path)
 {
-	struct want w = { .orig = ef, .build_id = elf_file_build_id(ef) };
+	struct want w = { .pid = pid, .orig = ef, .build_id = elf_file_build_id(ef) };
 	const char *link = NULL, *slash;
-	char roots[2][32], dir[PATH_MAX];
+	char dir[PATH_MAX];
+	bool roots[2];
 	int nroots = roots_get(pid, roots);
 
 	if (!map_path)
@@ -162,16 +176,17 @@ struct elf_file *debuginfo_find(struct elf_file *ef, pid_t pid, const char *map_
 		dir[slash - map_path] = '\0';
 	}
 	for (int r = 0; r < nroots; r++) {
-		const char *root = roots[r];
-		struct elf_file *c = w.build_id ? build_id_try(root, w.build_id, &w) : NULL;
+		struct elf_file *c;
 
+		w.in_target_root = roots[r];
+		c = w.build_id ? build_id_try(w.build_id, &w) : NULL;
 		if (c)
 			return c;
-		if (!link || !slash || strchr(link, '/'))
+		if (!link || !slash || strchr(link, '/') || !strcmp(link, "..") || !*link)
 			continue;
-		if ((c = candidate_at(&w, "%s%s/%s", root, dir, link)) ||
-		    (c = candidate_at(&w, "%s%s/.debug/%s", root, dir, link)) ||
-		    (c = candidate_at(&w, "%s%s%s/%s", root, dir_get(), dir, link)))
+		if ((c = candidate_at(&w, "%s/%s", dir, link)) ||
+		    (c = candidate_at(&w, "%s/.debug/%s", dir, link)) ||
+		    (c = candidate_at(&w, "%s%s/%s", dir_get(), dir, link)))
 			return c;
 	}
 	errno = ENOENT;

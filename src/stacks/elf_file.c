@@ -27,7 +27,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "util/strpool.h"
+#include "util/safe_open.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -199,10 +199,12 @@ struct elf_file *elf_file_open_fd(int fd, const char *path)
 
 struct elf_file *elf_file_open(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = safe_open_read(path, NULL);
 
-	if (fd < 0)
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
+	}
 	return elf_file_open_fd(fd, path);
 }
 

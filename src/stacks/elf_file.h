@@ -13,7 +13,9 @@
 
 struct elf_file;
 
-/* NULL with errno set (ENOENT, EACCES, ENOEXEC for a non-ELF/malformed file). */
+/* NULL with errno set (ENOENT, EACCES, ENOEXEC for a non-ELF/malformed
+ * file, SAFE_OPEN_ENOTREG for a FIFO, device or directory, which is never
+ * opened for reading: util/safe_open.h). */
 struct elf_file *elf_file_open(const char *path);
 void elf_file_close(struct elf_file *ef);
 

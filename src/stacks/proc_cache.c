@@ -16,13 +16,13 @@
  * Files (by device, inode, size and mtime from fstat) hold one elf_file
  * each, shared by every mapping of every process that maps the file, and
  * are closed when the last such mapping is dropped. A mapping's file is
- * opened once, through /proc/PID/map_files/START-END (right for deleted or
- * replaced binaries and for other mount namespaces; needs privilege),
- * else /proc/PID/root/PATH provided its inode is the one the maps line
- * names (so a binary replaced on disk is never mistaken for the one
- * running). Not thread-safe: one thread uses a proc_cache at a time.
+ * opened once, by target_file_open_map() (map_files first; a path only
+ * while it names the mapped inode; regular files only, never blocking).
+ * Not thread-safe: one thread uses a proc_cache at a time.
  */
 #include "stacks/proc_cache.h"
+
+#include "stacks/target_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -112,32 +112,6 @@ static void file_put(struct proc_cache *pc, struct pc_file *f)
 	free(f);
 }
 
-/* Open the file behind a mapping, as the target sees it. -1 on failure. */
-static int map_open(pid_t pid, const struct mt_map *map)
-{
-	char path[PATH_MAX + 64];
-	struct stat st;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
-		 (uint64_t)map->start, (uint64_t)map->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	if (map->path[0] != '/')
-		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, map->path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	/* The path may now name another file (deleted, replaced, upgraded). */
-	if (fstat(fd, &st) || (map->inode && (__u64)st.st_ino != map->inode)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 static struct pc_file *file_get(struct proc_cache *pc, pid_t pid, const struct mt_map *map)
 {
 	struct elf_file_id id;
@@ -147,7 +121,7 @@ static struct pc_file *file_get(struct proc_cache *pc, pid_t pid, const struct m
 
 	if (!map->path || map->path[0] == '[')
 		return &file_failed;
-	fd = map_open(pid, map);
+	fd = target_file_open_map(pid, map);
 	if (fd < 0)
 		return &file_failed;
 	if (fstat(fd, &st)) {

@@ -42,8 +42,9 @@ struct safe_open_rules {
  * reopened O_RDONLY|O_NONBLOCK|O_CLOEXEC|O_NOCTTY and checked to be the
  * same inode. Returns the descriptor, or -errno: -SAFE_OPEN_ENOTREG for a
  * file that is not regular, -ESTALE for another inode than want_ino,
- * -EACCES when reader could not read it, -EXDEV when a symlink or ".."
- * would leave a root on a kernel without openat2 (never followed). */
+ * -EACCES when reader could not read it, -EXDEV when a magic link
+ * (/proc/N/...) is met inside a root. A root needs openat2 (Linux 5.6):
+ * -ENOSYS without it. */
 int safe_open_read(const char *path, const struct safe_open_rules *rules);
 
 /* strerror() that names SAFE_OPEN_ENOTREG "not a regular file". */

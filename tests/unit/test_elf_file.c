@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "stacks/elf_file.h"
+#include "util/safe_open.h"
 #include "stacks/proc_maps.h"
 
 __attribute__((noinline)) int elf_test_target(int x)
@@ -200,9 +201,13 @@ static void test_not_elf(void **state)
 	assert_int_equal(errno, ENOENT);
 	expect_enoexec(text, sizeof(text));
 	expect_enoexec("", 0);
+	/* not a regular file: refused before it is opened (util/safe_open.h) */
 	errno = 0;
 	assert_null(elf_file_open("/tmp"));
-	assert_int_equal(errno, ENOEXEC);
+	assert_int_equal(errno, SAFE_OPEN_ENOTREG);
+	errno = 0;
+	assert_null(elf_file_open("/dev/null"));
+	assert_int_equal(errno, SAFE_OPEN_ENOTREG);
 }
 
 static void test_truncated(void **state)

@@ -17,6 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/safe_open.h"
 
 #define D THEME_DEFAULT_COLOR
 #define MAX_FILE (64 * 1024)
@@ -390,14 +394,17 @@ int theme_parse(struct theme *t, const char *text, size_t len, const char *sourc
 
 int theme_parse_file(struct theme *t, const char *path, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "re");
+	int fd = safe_open_read(path, NULL); /* a FIFO or device is refused, not read */
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	char *buf;
 	size_t n;
 	int r;
 
 	if (!f) {
-		r = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		r = fd < 0 ? fd : -errno;
+		if (fd >= 0)
+			close(fd);
+		snprintf(err, errlen, "%s: %s", path, safe_open_strerror(r));
 		return r;
 	}
 	buf = malloc(MAX_FILE + 1);
@@ -470,15 +477,12 @@ int theme_resolve(const char *spec, const char *exe_path, char *path, size_t pat
 	snprintf(dirs[ndirs++], PATH_MAX, "/usr/local/share/memtop/themes");
 	snprintf(dirs[ndirs++], PATH_MAX, "/usr/share/memtop/themes");
 	for (int i = 0; i < ndirs; i++) {
-		FILE *f;
+		struct stat st;
 
 		if (snprintf(path, pathlen, "%s/%s.theme", dirs[i], spec) >= (int)pathlen)
 			continue;
-		f = fopen(path, "re");
-		if (f) {
-			fclose(f);
-			return 0;
-		}
+		if (!stat(path, &st))
+			return 0; /* theme_parse_file() says if it is no regular file */
 	}
 	used = snprintf(err, errlen, "theme '%s' not found in", spec);
 	for (int i = 0; i < ndirs && used < errlen; i++)
