@@ -171,7 +171,7 @@ asan: deps
 # clang's static analyzer over the whole build; any finding fails.
 analyze:
 	$(Q)rm -rf $(OUTPUT)/analyze
-	$(Q)scan-build --status-bugs -o $(OUTPUT)/analyze-report $(MAKE) --no-print-directory \
+	$(Q)scan-build --status-bugs --exclude $(OUTPUT) -o $(OUTPUT)/analyze-report $(MAKE) --no-print-directory \
 		OUTPUT=$(OUTPUT)/analyze CC=clang all
 
 check: deps

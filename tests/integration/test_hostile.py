@@ -1,0 +1,308 @@
+"""Hostile targets (issue 18): a target that attacks the root memtop
+watching it, run as an unprivileged user (nobody) from a directory it owns.
+The attacker (tests/workloads/hostile/, built here at test time) maps a
+file and then swaps its name for a FIFO or a symlink to /etc/shadow,
+names a FIFO in .gnu_debuglink, runs chrooted with a FIFO at the doubled
+path a host reader would build and an absolute symlink at its build-ID
+debug path, or gives itself a name with terminal escapes. memtop is also
+given a FIFO as --theme, and /dev/null as --output.
+
+Every test asserts what must hold whatever the target does:
+  - memtop attaches and names the site from the real mapped file (the
+    mapping itself, not whatever its name resolves to now);
+  - SIGINT ends memtop within 2 s with status 0, and nothing is left
+    attached (bpftool before and after);
+  - /etc/shadow is never opened: an inotify watch on it sees no IN_OPEN
+    while memtop runs (opens with O_PATH, which memtop uses to look before
+    it reads, raise no such event; reading it would);
+  - host files stay what they were (/dev/null a character device).
+"""
+
+import atexit
+import ctypes
+import os
+import pty
+import shutil
+import signal
+import stat
+import struct
+import subprocess
+import tempfile
+import threading
+import time
+
+from memtop_test import (ROOT, Memtop, Proc, assert_nothing_left, bpf_snapshot, check, fail,
+                         sites_by_function)
+
+SRC = os.path.join(ROOT, "tests", "workloads", "hostile")
+NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+MEMTOP_ARGS = ("-b", "--json", "-d", "0.3", "--rate", "64K", "--max-overhead", "none")
+STOP_WITHIN_S = 2.0
+SHADOW = "/etc/shadow"
+IN_ACCESS, IN_OPEN = 0x1, 0x20
+
+
+# ==== The attacker's directory ====
+
+_lab = None
+
+
+def lab():
+    """A fresh directory tree: LAB (root's) / a (nobody's), with the hostile
+    program and library built into it."""
+    global _lab
+    if _lab is None:
+        _lab = tempfile.mkdtemp(prefix="memtop-hostile-")
+        atexit.register(shutil.rmtree, _lab, True)
+        os.chmod(_lab, 0o755)
+    d = tempfile.mkdtemp(dir=_lab)
+    os.chmod(d, 0o755)
+    os.chown(d, 65534, 65534)
+    return d
+
+
+def cc(*args):
+    r = subprocess.run(["cc"] + list(args), capture_output=True, text=True, timeout=120)
+    if r.returncode:
+        fail("building the hostile target failed: cc %s\n%s" % (" ".join(args), r.stderr[-1500:]))
+
+
+def as_nobody(*argv):
+    r = subprocess.run(list(NOBODY) + list(argv), capture_output=True, text=True, timeout=20)
+    if r.returncode:
+        fail("as nobody: %s: %s" % (" ".join(argv), r.stderr.strip()))
+
+
+def build(d, lib=True, lib_flags=("-O2",), exe_flags=("-O2",)):
+    """hostile (and libhostile.so) into d, owned by nobody."""
+    exe = os.path.join(d, "hostile")
+    cc(*exe_flags, "-Wall", "-o", exe, os.path.join(SRC, "hostile.c"))
+    out = [exe]
+    if lib:
+        so = os.path.join(d, "libhostile.so")
+        cc(*lib_flags, "-Wall", "-shared", "-fPIC", "-o", so, os.path.join(SRC, "libhostile.c"))
+        out.append(so)
+    for p in out:
+        os.chown(p, 65534, 65534)
+    return out
+
+
+def start(argv, prefix=NOBODY):
+    """Start the attacker and wait for its READY line."""
+    p = Proc(list(prefix) + list(argv), name="hostile")
+    line = p.out.get(15, "hostile READY")
+    if not line or not line.startswith("READY"):
+        fail("the hostile target did not start (rc %s): %s" % (p.poll(), p.err.text()[-500:]))
+    return p, int(line.split("pid=")[1])
+
+
+# ==== What memtop does ====
+
+class OpenWatch:
+    """inotify IN_OPEN|IN_ACCESS on one file, counted while it lives."""
+
+    def __init__(self, path):
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = self.libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        check(self.fd >= 0, "inotify_init1 failed")
+        wd = self.libc.inotify_add_watch(self.fd, path.encode(), IN_OPEN | IN_ACCESS)
+        check(wd >= 0, "cannot watch %s: errno %d" % (path, ctypes.get_errno()))
+        self.path = path
+
+    def opens(self):
+        n = 0
+        while True:
+            try:
+                buf = os.read(self.fd, 4096)
+            except BlockingIOError:
+                break
+            off = 0
+            while off + 16 <= len(buf):
+                _, mask, _, ln = struct.unpack_from("iIII", buf, off)
+                n += bool(mask & (IN_OPEN | IN_ACCESS))
+                off += 16 + ln
+        return n
+
+    def close(self):
+        os.close(self.fd)
+
+
+def watch_until(pid, function, extra=(), timeout=20):
+    """memtop -b --json on pid until a record names `function`."""
+    m = Memtop(*MEMTOP_ARGS, *extra, "-p", pid)
+    t0 = time.monotonic()
+    while True:
+        left = timeout - (time.monotonic() - t0)
+        check(left > 0, "no site %s within %.0fs" % (function, timeout))
+        rec = m.record(left)
+        if rec is None:
+            fail("memtop exited (rc %s) before naming %s; stderr: %s" %
+                 (m.wait(5), function, m.err.text()[-600:]))
+        if function in sites_by_function(rec):
+            return m, rec
+
+
+def stop_quickly(m, before):
+    """SIGINT ends memtop within STOP_WITHIN_S, status 0, nothing left."""
+    t0 = time.monotonic()
+    m.send(signal.SIGINT)
+    try:
+        rc = m.popen.wait(timeout=STOP_WITHIN_S)
+    except subprocess.TimeoutExpired:
+        fail("memtop still running %.1fs after SIGINT (blocked?)" % STOP_WITHIN_S)
+    m.out.join()
+    m.err.join()
+    check(rc == 0, "memtop exited with %s after SIGINT; stderr: %s" % (rc, m.err.text()[-500:]))
+    assert_nothing_left(before)
+    return time.monotonic() - t0
+
+
+# ==== The attacks ====
+
+def test_mapped_library_replaced_by_fifo():
+    """The target maps libhostile.so, deletes it and puts a FIFO at its
+    name: a reader that opens the name waits forever for a writer."""
+    d = lab()
+    _, so = build(d)
+    before = bpf_snapshot()
+    _, pid = start([os.path.join(d, "hostile"), "--lib", so, "--tamper", "fifo"])
+    check(stat.S_ISFIFO(os.lstat(so).st_mode), "the attacker's FIFO is not there")
+    m, _ = watch_until(pid, "hostile_lib_alloc")
+    stop_quickly(m, before)
+
+
+def test_deleted_mapping_now_a_symlink_to_shadow():
+    """The mapped library is deleted and its name made a symlink to
+    /etc/shadow: the site is named from the mapping, /etc/shadow is never
+    opened."""
+    d = lab()
+    _, so = build(d)
+    before = bpf_snapshot()
+    _, pid = start([os.path.join(d, "hostile"), "--lib", so, "--tamper", "symlink:" + SHADOW])
+    check(os.readlink(so) == SHADOW, "the attacker's symlink is not there")
+    w = OpenWatch(SHADOW)
+    try:
+        m, _ = watch_until(pid, "hostile_lib_alloc")
+        stop_quickly(m, before)
+        n = w.opens()
+    finally:
+        w.close()
+    check(n == 0, "%s was opened or read %d times while memtop ran" % (SHADOW, n))
+
+
+def test_debuglink_names_a_fifo_and_shadow():
+    """A stripped library whose .gnu_debuglink names a FIFO in its own
+    directory, and in .debug/ a symlink to /etc/shadow: memtop names the
+    site from .dynsym and opens neither."""
+    d = lab()
+    _, so = build(d, lib_flags=("-O2", "-g"))
+    dbg = os.path.join(d, "libhostile.debug")
+    subprocess.run(["objcopy", "--only-keep-debug", so, dbg], check=True)
+    subprocess.run(["strip", "--strip-debug", "--strip-unneeded", so], check=True)
+    subprocess.run(["objcopy", "--add-gnu-debuglink=" + dbg, so], check=True)
+    os.unlink(dbg)
+    as_nobody("mkfifo", dbg)
+    as_nobody("mkdir", os.path.join(d, ".debug"))
+    as_nobody("ln", "-s", SHADOW, os.path.join(d, ".debug", "libhostile.debug"))
+    before = bpf_snapshot()
+    _, pid = start([os.path.join(d, "hostile"), "--lib", so])
+    w = OpenWatch(SHADOW)
+    try:
+        m, _ = watch_until(pid, "hostile_lib_alloc")
+        stop_quickly(m, before)
+        n = w.opens()
+    finally:
+        w.close()
+    check(n == 0, "%s was opened or read %d times while memtop ran" % (SHADOW, n))
+
+
+def test_chrooted_target_plants_paths():
+    """A target chrooted into a directory nobody owns: its maps show host
+    paths (ROOT/lib/.../libc.so.6), so a host reader that prefixes
+    /proc/PID/root reads ROOT/ROOT/lib/...: the attacker puts a FIFO there.
+    It also plants an absolute symlink to /etc/shadow at its build-ID
+    debug path (the executable has no DWARF, so memtop looks there), which
+    resolved on the host would be the host's shadow file. memtop must probe
+    the real libc (allocations counted), name the site, and open neither."""
+    root = lab()
+    exe = build(root, lib=False)[0]
+    libdir = os.path.join(root, "lib", "x86_64-linux-gnu")
+    for src, dst in (("/lib/x86_64-linux-gnu/libc.so.6", libdir),
+                     ("/lib64/ld-linux-x86-64.so.2", os.path.join(root, "lib64"))):
+        os.makedirs(dst, exist_ok=True)
+        shutil.copy(src, dst)
+    subprocess.run(["chown", "-R", "65534:65534", root], check=True)
+    doubled = os.path.join(root, libdir.lstrip("/"))
+    as_nobody("mkdir", "-p", doubled)
+    as_nobody("mkfifo", os.path.join(doubled, "libc.so.6"))
+    bid = subprocess.run(["readelf", "-n", exe], capture_output=True, text=True).stdout
+    bid = [l.split(":")[1].strip() for l in bid.splitlines() if "Build ID" in l]
+    check(bid, "the hostile executable has no build ID")
+    bdir = os.path.join(root, "usr/lib/debug/.build-id", bid[0][:2])
+    as_nobody("mkdir", "-p", bdir)
+    as_nobody("ln", "-s", SHADOW, os.path.join(bdir, bid[0][2:] + ".debug"))
+    before = bpf_snapshot()
+    _, pid = start(["/hostile"], prefix=("chroot", "--userspec=65534:65534", root))
+    w = OpenWatch(SHADOW)
+    try:
+        m, rec = watch_until(pid, "hostile_main_alloc")
+        t = [x for x in rec["targets"] if x["pid"] == pid]
+        check(t and (t[0]["alloc_calls"] or 0) > 0,
+              "the real libc is not what was probed: %s" % t)
+        stop_quickly(m, before)
+        n = w.opens()
+    finally:
+        w.close()
+    check(n == 0, "%s was opened or read %d times while memtop ran" % (SHADOW, n))
+
+
+def test_theme_fifo():
+    """--theme naming a FIFO (nobody's, nobody writes to it): the TUI comes
+    up with the built-in theme and says why; SIGINT still ends it."""
+    d = lab()
+    exe = build(d, lib=False)[0]
+    fifo = os.path.join(d, "evil.theme")
+    as_nobody("mkfifo", fifo)
+    _, pid = start([exe])
+    before = bpf_snapshot()
+    master, slave = pty.openpty()
+    env = dict(os.environ, TERM="xterm-256color", LANG="C.UTF-8")
+    p = subprocess.Popen([os.path.join(os.environ.get("MEMTOP_BUILD", os.path.join(ROOT, "build")),
+                                       "memtop"), "--theme", fifo, "-d", "0.3", "-p", str(pid)],
+                         stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+    os.close(slave)
+    screen = []
+    done = threading.Event()
+
+    def drain():
+        while True:
+            try:
+                b = os.read(master, 65536)
+            except OSError:
+                break
+            if not b:
+                break
+            screen.append(b.decode("utf-8", "replace"))
+        done.set()
+
+    threading.Thread(target=drain, daemon=True).start()
+    try:
+        t0 = time.monotonic()
+        while "not a regular file" not in "".join(screen):
+            if time.monotonic() - t0 > 15 or p.poll() is not None:
+                fail("the TUI never said the theme is not a regular file (rc %s): %r" %
+                     (p.poll(), "".join(screen)[-400:]))
+            time.sleep(0.05)  # polling the screen, not synchronising
+        p.send_signal(signal.SIGINT)
+        try:
+            rc = p.wait(timeout=STOP_WITHIN_S)
+        except subprocess.TimeoutExpired:
+            fail("memtop TUI still running %.1fs after SIGINT" % STOP_WITHIN_S)
+        check(rc == 0, "memtop TUI exited with %s after SIGINT" % rc)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        done.wait(2)
+        os.close(master)
+    assert_nothing_left(before)
