@@ -26,7 +26,8 @@ PREFIX      ?= /usr/local
 # Debian packages `make deps` installs when something is missing.
 DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev libunwind-dev \
 	libncurses-dev zlib1g-dev libcurl4-openssl-dev libiberty-dev libcmocka-dev \
-	systemtap-sdt-dev pkg-config make gcc g++ python3 tmux golang-go bpftrace sqlite3
+	systemtap-sdt-dev pkg-config make gcc g++ python3 tmux golang-go bpftrace sqlite3 \
+	redis-server redis-tools libjemalloc-dev libgoogle-perftools-dev
 
 PKGS     := libbpf libelf libdw libunwind-generic ncursesw zlib libcurl
 CFLAGS   ?= -O2 -g
@@ -110,7 +111,7 @@ $(OUTPUT)/libmemtop-sampler.so: $(SAMPLER_SRCS) include/memtop/sampler_abi.h | $
 	$(call msg,SO,$@)
 	$(Q)$(CC) $(SAMPLER_CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -fPIC -shared \
 		-fvisibility=hidden -ftls-model=initial-exec -fno-plt -fno-builtin \
-		-o $@ $(SAMPLER_SRCS) -Wl,-z,now -Wl,--no-as-needed -l:libdl.so.2 -lm
+		-o $@ $(SAMPLER_SRCS) -Wl,-z,now -lm
 
 # --- tests -----------------------------------------------------------------
 $(OUTPUT)/tests/test_%: tests/unit/test_%.c $(OUTPUT)/libmemtop.a | $(OUTPUT)/tests

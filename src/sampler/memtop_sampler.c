@@ -5,10 +5,18 @@
  * the OpenTelemetry memory-profiling USDT probes otel_memory:alloc and
  * otel_memory:free (contract: include/memtop/sampler_abi.h, docs/sampler.md).
  *
+ * Every call is forwarded to the allocator the process would have called
+ * without the sampler: for each function its next definition in symbol
+ * lookup order (next_alloc.h), resolved on the first call, so all of them
+ * reach one allocator. Only when that allocator is glibc's does the sampler
+ * sample (its blocks carry a header glibc's chunk layout makes safe to
+ * probe for); in front of any other allocator (jemalloc, tcmalloc) it is a
+ * pure pass-through that never samples and never fires a probe.
+ *
  * Every entry point first loads the alloc semaphore the kernel raises when
  * a tool attaches to otel_memory:alloc. While it is zero the call goes
- * straight to glibc's own entry point (__libc_malloc and friends): one load
- * and a branch, and nothing is sampled. While it is set, a per-thread
+ * straight to the next definition: one load and a branch, and nothing is
+ * sampled. While it is set, a per-thread
  * countdown of bytes (exponential draws of mean MEMTOP_SAMPLE_RATE, as Go
  * and tcmalloc) picks the allocations to sample; a sampled block is
  * allocated 16 bytes (or its alignment) larger and carries a header
@@ -34,8 +42,8 @@
 #include <sys/sdt.h>
 
 #include "memtop/sampler_abi.h"
+#include "next_alloc.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -48,16 +56,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Bind dlsym to its oldest version: linked on glibc 2.34+ it would need
- * GLIBC_2.34 and the library would not load (the process would not start)
- * in a container with an older glibc, where dlsym lives in libdl. Every
- * other symbol used here is at most GLIBC_2.14. */
-#if defined(__x86_64__)
-__asm__(".symver dlsym, dlsym@GLIBC_2.2.5");
-#elif defined(__aarch64__)
-__asm__(".symver dlsym, dlsym@GLIBC_2.17");
-#endif
-
 #define EXPORT __attribute__((visibility("default")))
 #define NOINLINE __attribute__((noinline))
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -69,16 +67,6 @@ __asm__(".symver dlsym, dlsym@GLIBC_2.17");
 #define ONE_SITE __attribute__((noinline, noclone))
 #endif
 
-/* ==== glibc's own entry points (exported by libc.so.6 since 2.2.5) ==== */
-
-extern void *__libc_malloc(size_t size);
-extern void __libc_free(void *ptr);
-extern void *__libc_calloc(size_t nmemb, size_t size);
-extern void *__libc_realloc(void *ptr, size_t size);
-extern void *__libc_memalign(size_t align, size_t size);
-extern void *__libc_valloc(size_t size);
-extern void *__libc_pvalloc(size_t size);
-
 /* ==== USDT semaphores ==== */
 
 /* Raised by the kernel (uprobe ref_ctr_offset) or a tracer while a tool is
@@ -88,6 +76,19 @@ volatile unsigned short otel_memory_free_semaphore __attribute__((section(".prob
 
 #define alloc_enabled() unlikely(otel_memory_alloc_semaphore)
 #define free_enabled() unlikely(otel_memory_free_semaphore)
+
+/* ==== The next allocator, resolved on the first call ==== */
+
+static void *first_malloc(size_t size);
+static void first_free(void *ptr);
+static void *first_calloc(size_t nmemb, size_t size);
+static void *first_realloc(void *ptr, size_t size);
+static void *first_memalign(size_t align, size_t size);
+static void *first_aligned_alloc(size_t align, size_t size);
+static int first_posix_memalign(void **memptr, size_t align, size_t size);
+static void *first_valloc(size_t size);
+static void *first_pvalloc(size_t size);
+static size_t first_usable(void *ptr);
 
 /* ==== State ==== */
 
@@ -100,9 +101,154 @@ static struct {
 	bool ready;		/* constructor done: sampling allowed */
 	__u64 seed;
 	__u64 threads;		/* seeds handed out */
-	size_t (*usable)(void *ptr);		/* glibc's malloc_usable_size */
-	void *(*aligned_alloc)(size_t align, size_t size); /* glibc's */
-} g __attribute__((aligned(64)));
+	bool resolved;		/* next holds the next definitions */
+	struct next_alloc next;	/* where every call goes; first_* until resolved */
+} g __attribute__((aligned(64))) = {
+	.next = {
+		.malloc = first_malloc, .free = first_free, .calloc = first_calloc,
+		.realloc = first_realloc, .memalign = first_memalign,
+		.aligned_alloc = first_aligned_alloc, .posix_memalign = first_posix_memalign,
+		.valloc = first_valloc, .pvalloc = first_pvalloc, .usable = first_usable,
+	},
+};
+
+/* Stand-ins for a function no later object defines (the loader would
+ * have failed to bind it): the call fails as an allocation failure. */
+static void *none_1(size_t a)
+{
+	errno = ENOMEM;
+	return NULL;
+}
+
+static void *none_2(size_t a, size_t b)
+{
+	errno = ENOMEM;
+	return NULL;
+}
+
+static void none_free(void *ptr)
+{
+}
+
+static void *none_realloc(void *ptr, size_t size)
+{
+	errno = ENOMEM;
+	return NULL;
+}
+
+static int none_posix_memalign(void **memptr, size_t align, size_t size)
+{
+	return ENOMEM;
+}
+
+static size_t none_usable(void *ptr)
+{
+	return 0;
+}
+
+/* Find the next definitions. Two threads may race here on their first
+ * calls: both find the same answer, and each pointer is one aligned store,
+ * so a reader sees either the first_* stand-in or the final target. */
+static void next_ensure(void)
+{
+	struct next_alloc n;
+
+	if (__atomic_load_n(&g.resolved, __ATOMIC_ACQUIRE))
+		return;
+	next_alloc_resolve(&n, (const void *)next_ensure);
+	if (!n.malloc)
+		n.malloc = none_1;
+	if (!n.free)
+		n.free = none_free;
+	if (!n.calloc)
+		n.calloc = none_2;
+	if (!n.realloc)
+		n.realloc = none_realloc;
+	if (!n.memalign)
+		n.memalign = none_2;
+	if (!n.aligned_alloc)
+		n.aligned_alloc = none_2;
+	if (!n.posix_memalign)
+		n.posix_memalign = none_posix_memalign;
+	if (!n.valloc)
+		n.valloc = none_1;
+	if (!n.pvalloc)
+		n.pvalloc = none_1;
+	if (!n.usable)
+		n.usable = none_usable;
+	__atomic_store_n(&g.next.malloc, n.malloc, __ATOMIC_RELAXED);
+	__atomic_store_n(&g.next.free, n.free, __ATOMIC_RELAXED);
+	__atomic_store_n(&g.next.calloc, n.calloc, __ATOMIC_RELAXED);
+	__atomic_store_n(&g.next.realloc, n.realloc, __ATOMIC_RELAXED);
+	__atomic_store_n(&g.next.memalign, n.memalign, __ATOMIC_RELAXED);
+	__atomic_store_n(&g.next.aligned_alloc, n.aligned_alloc, __ATOMIC_RELAXED);
+	__atomic_store_n(&g.next.posix_memalign, n.posix_memalign, __ATOMIC_RELAXED);
+	__atomic_store_n(&g.next.valloc, n.valloc, __ATOMIC_RELAXED);
+	__atomic_store_n(&g.next.pvalloc, n.pvalloc, __ATOMIC_RELAXED);
+	__atomic_store_n(&g.next.usable, n.usable, __ATOMIC_RELAXED);
+	g.next.glibc = n.glibc;
+	__atomic_store_n(&g.resolved, true, __ATOMIC_RELEASE);
+}
+
+static void *first_malloc(size_t size)
+{
+	next_ensure();
+	return g.next.malloc(size);
+}
+
+static void first_free(void *ptr)
+{
+	next_ensure();
+	g.next.free(ptr);
+}
+
+static void *first_calloc(size_t nmemb, size_t size)
+{
+	next_ensure();
+	return g.next.calloc(nmemb, size);
+}
+
+static void *first_realloc(void *ptr, size_t size)
+{
+	next_ensure();
+	return g.next.realloc(ptr, size);
+}
+
+static void *first_memalign(size_t align, size_t size)
+{
+	next_ensure();
+	return g.next.memalign(align, size);
+}
+
+static void *first_aligned_alloc(size_t align, size_t size)
+{
+	next_ensure();
+	return g.next.aligned_alloc(align, size);
+}
+
+static int first_posix_memalign(void **memptr, size_t align, size_t size)
+{
+	next_ensure();
+	return g.next.posix_memalign(memptr, align, size);
+}
+
+static void *first_valloc(size_t size)
+{
+	next_ensure();
+	return g.next.valloc(size);
+}
+
+static void *first_pvalloc(size_t size)
+{
+	next_ensure();
+	return g.next.pvalloc(size);
+}
+
+static size_t first_usable(void *ptr)
+{
+	next_ensure();
+	return g.next.usable(ptr);
+}
 
 static inline long live_blocks(void)
 {
@@ -352,17 +498,7 @@ static bool block_is_sampled(void *ptr)
 
 static size_t usable_plain(void *ptr)
 {
-	size_t (*fn)(void *) = __atomic_load_n(&g.usable, __ATOMIC_ACQUIRE);
-
-	if (!fn) {
-		/* Only reachable through malloc_usable_size() called before
-		 * the constructor ran: not from inside an allocation. */
-		fn = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
-		if (!fn)
-			return 0;
-		__atomic_store_n(&g.usable, fn, __ATOMIC_RELEASE);
-	}
-	return fn(ptr);
+	return g.next.usable(ptr);
 }
 
 /* Bytes the application may use in the sampled block at user. */
@@ -384,7 +520,7 @@ static ONE_SITE void *block_commit(char *base, size_t off, size_t size)
 	if (ptrset_insert(user) < 0) {
 		int saved = errno;
 
-		__libc_free(base);
+		g.next.free(base);
 		errno = saved;
 		return NULL;
 	}
@@ -412,11 +548,11 @@ static void *block_new(size_t align, size_t size, bool zero)
 	if ((align & (align - 1)) || __builtin_add_overflow(size, off, &total))
 		return NULL;
 	if (off > MT_SAMPLER_HEADER_SIZE)
-		base = __libc_memalign(off, total);
+		base = g.next.memalign(off, total);
 	else if (zero)
-		base = __libc_calloc(1, total);
+		base = g.next.calloc(1, total);
 	else
-		base = __libc_malloc(total);
+		base = g.next.malloc(total);
 	if (!base) {
 		errno = saved;
 		return NULL;
@@ -443,10 +579,10 @@ static NOINLINE void block_free(void *ptr)
 		char *base = (char *)ptr - h->offset;
 
 		h->magic = 0;
-		__libc_free(base);
+		g.next.free(base);
 		return;
 	}
-	__libc_free(ptr);
+	g.next.free(ptr);
 }
 
 /* realloc of a sampled, malloc-aligned block whose new size is sampled
@@ -464,7 +600,7 @@ static void *block_resize(void *user, size_t size)
 	}
 	old_size = block_usable(user);
 	block_forget(user);
-	moved = __libc_realloc(base, total);
+	moved = g.next.realloc(base, total);
 	if (!moved) {
 		int saved = errno;
 
@@ -485,7 +621,7 @@ static NOINLINE void *malloc_slow(size_t size)
 
 	if (sampler_take(size) && (p = block_new(0, size, false)))
 		return p;
-	return __libc_malloc(size);
+	return g.next.malloc(size);
 }
 
 static NOINLINE void *calloc_slow(size_t nmemb, size_t size)
@@ -496,7 +632,7 @@ static NOINLINE void *calloc_slow(size_t nmemb, size_t size)
 	if (!__builtin_mul_overflow(nmemb, size, &total) && sampler_take(total) &&
 	    (p = block_new(0, total, true)))
 		return p;
-	return __libc_calloc(nmemb, size);
+	return g.next.calloc(nmemb, size);
 }
 
 /* memalign-like calls: plain() serves the call when it is not sampled. */
@@ -516,8 +652,12 @@ static NOINLINE void *realloc_slow(void *old, size_t size)
 	size_t keep;
 	void *p = NULL;
 
+	/* not sampling (not started, or in front of another allocator):
+	 * exactly the next realloc, realloc(p, 0) semantics included */
+	if (!__atomic_load_n(&g.ready, __ATOMIC_ACQUIRE) && !live_blocks())
+		return g.next.realloc(old, size);
 	if (!old)
-		return alloc_enabled() ? malloc_slow(size) : __libc_malloc(size);
+		return alloc_enabled() ? malloc_slow(size) : g.next.malloc(size);
 	was_sampled = live_blocks() && block_is_sampled(old);
 	if (!size) {
 		/* glibc: realloc(p, 0) frees p and returns NULL. */
@@ -531,8 +671,8 @@ static NOINLINE void *realloc_slow(void *old, size_t size)
 	}
 	if (!p) {
 		if (!was_sampled)
-			return __libc_realloc(old, size);
-		p = __libc_malloc(size);
+			return g.next.realloc(old, size);
+		p = g.next.malloc(size);
 		if (!p)
 			return NULL;
 	}
@@ -544,20 +684,17 @@ static NOINLINE void *realloc_slow(void *old, size_t size)
 
 static void *memalign_plain(size_t align, size_t size)
 {
-	return __libc_memalign(align, size);
+	return g.next.memalign(align, size);
 }
 
 static void *aligned_alloc_plain(size_t align, size_t size)
 {
-	void *(*fn)(size_t, size_t) = __atomic_load_n(&g.aligned_alloc, __ATOMIC_ACQUIRE);
-
-	/* Before the constructor: glibc 2.36's aligned_alloc is memalign. */
-	return fn ? fn(align, size) : __libc_memalign(align, size);
+	return g.next.aligned_alloc(align, size);
 }
 
 static void *valloc_plain(size_t align, size_t size)
 {
-	return __libc_valloc(size);
+	return g.next.valloc(size);
 }
 
 static NOINLINE void *pvalloc_slow(size_t size)
@@ -570,7 +707,7 @@ static NOINLINE void *pvalloc_slow(size_t size)
 		if (sampler_take(rounded) && (p = block_new(page, rounded, false)))
 			return p;
 	}
-	return __libc_pvalloc(size);
+	return g.next.pvalloc(size);
 }
 
 /* ==== Interposed entry points ==== */
@@ -579,7 +716,7 @@ EXPORT void *malloc(size_t size)
 {
 	if (alloc_enabled())
 		return malloc_slow(size);
-	return __libc_malloc(size);
+	return g.next.malloc(size);
 }
 
 EXPORT void free(void *ptr)
@@ -588,21 +725,21 @@ EXPORT void free(void *ptr)
 		block_free(ptr);
 		return;
 	}
-	__libc_free(ptr);
+	g.next.free(ptr);
 }
 
 EXPORT void *calloc(size_t nmemb, size_t size)
 {
 	if (alloc_enabled())
 		return calloc_slow(nmemb, size);
-	return __libc_calloc(nmemb, size);
+	return g.next.calloc(nmemb, size);
 }
 
 EXPORT void *realloc(void *ptr, size_t size)
 {
 	if (alloc_enabled() || unlikely(live_blocks()))
 		return realloc_slow(ptr, size);
-	return __libc_realloc(ptr, size);
+	return g.next.realloc(ptr, size);
 }
 
 EXPORT void *reallocarray(void *ptr, size_t nmemb, size_t size)
@@ -620,7 +757,7 @@ EXPORT void *memalign(size_t align, size_t size)
 {
 	if (alloc_enabled())
 		return memalign_slow(align, size, memalign_plain);
-	return __libc_memalign(align, size);
+	return g.next.memalign(align, size);
 }
 
 EXPORT void *aligned_alloc(size_t align, size_t size)
@@ -634,14 +771,13 @@ EXPORT int posix_memalign(void **memptr, size_t align, size_t size)
 {
 	void *p;
 
+	if (!alloc_enabled() || !__atomic_load_n(&g.ready, __ATOMIC_ACQUIRE))
+		return g.next.posix_memalign(memptr, align, size);
 	/* glibc's checks, in glibc's order. */
 	if (align % sizeof(void *) || ((align / sizeof(void *)) & (align / sizeof(void *) - 1)) ||
 	    !align)
 		return EINVAL;
-	if (alloc_enabled())
-		p = memalign_slow(align, size, memalign_plain);
-	else
-		p = __libc_memalign(align, size);
+	p = memalign_slow(align, size, memalign_plain);
 	if (!p)
 		return ENOMEM;
 	*memptr = p;
@@ -652,14 +788,14 @@ EXPORT void *valloc(size_t size)
 {
 	if (alloc_enabled())
 		return memalign_slow((size_t)getpagesize(), size, valloc_plain);
-	return __libc_valloc(size);
+	return g.next.valloc(size);
 }
 
 EXPORT void *pvalloc(size_t size)
 {
 	if (alloc_enabled())
 		return pvalloc_slow(size);
-	return __libc_pvalloc(size);
+	return g.next.pvalloc(size);
 }
 
 EXPORT size_t malloc_usable_size(void *ptr)
@@ -757,11 +893,13 @@ __attribute__((constructor)) static void sampler_start(void)
 		g.magic = random_u64();
 	while (!g.magic);
 	g.seed = random_u64();
-	__atomic_store_n(&g.usable, (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size"),
-			 __ATOMIC_RELEASE);
-	__atomic_store_n(&g.aligned_alloc,
-			 (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc"),
-			 __ATOMIC_RELEASE);
+	next_ensure();
+	if (!g.next.glibc) {
+		/* In front of another allocator: pass everything through and
+		 * never sample (memtop probes that allocator instead). */
+		errno = saved;
+		return;
+	}
 	pthread_atfork(ptrset_lock_all, fork_parent, fork_child);
 	env = getenv(MT_SAMPLER_ENV_FORCE);
 	if (env && !strcmp(env, "1")) {
