@@ -11,11 +11,21 @@
  *
  * The call-site frame of a stack is its first frame that is not allocator
  * machinery (MT_DEFAULT_SKIP, plus --skip).
+ *
+ * Every stack also keeps its own in-use and allocation-rate histories,
+ * pushed at every tick from a common template so that all of them hold the
+ * same points: a site's past is the sum of its stacks' pasts, which is how
+ * regrouping keeps histories, slopes and scores instead of restarting them.
+ *
+ * A target's death is an input (model_target_ended): the next tick closes
+ * its last interval at the moment of death and from then on nothing of it
+ * changes; a site all of whose processes ended is frozen the same way.
  */
 #include "model/model.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +62,22 @@ struct stack_agg {
 	struct mt_site *site;
 };
 
+/* A stack's own past, whatever the grouping: the sums over its aggregates
+ * at every tick. */
+struct stack_rec {
+	struct mt_history inuse, alloc_rate;
+	double first_s;		/* first tick that observed it; < 0 before */
+	double prev_alloc_bytes, prev_alloc_objects; /* at the last tick */
+	double alloc_bytes_per_s, alloc_objects_per_s;
+	double inuse_bytes, alloc_bytes, alloc_objects; /* summed at the tick */
+	__u64 ended_ns;		/* all its processes ended, the last at this time */
+	double frozen_s;	/* the tick that closed it */
+	bool alive;		/* scratch for the tick: a live process has data here */
+	struct mt_stack pub;	/* last: frames[] follows */
+};
+
+#define stack_rec_of(st) ((struct stack_rec *)((char *)(st) - offsetof(struct stack_rec, pub)))
+
 struct live_sample {
 	pid_t pid;
 	__u64 addr;
@@ -70,6 +96,9 @@ struct mt_model {
 	bool has_skip_user;
 
 	struct hmap stacks; /* mt_stack by frames */
+	struct stack_rec **stack_v;
+	size_t nstack, stack_cap;
+	struct mt_history clock; /* a zero pushed at every tick: new stacks' template */
 	struct hmap aggs;   /* stack_agg by (stack, pid) */
 	struct stack_agg **agg_v;
 	size_t nagg, agg_cap;
@@ -230,13 +259,25 @@ static struct mt_stack *stack_intern(struct mt_model *m, const struct mt_sample_
 	struct stack_key key = { in->frames, in->nframes, in->truncated };
 	__u64 h = frames_hash(in->frames, in->nframes, in->truncated);
 	struct mt_stack *s = hmap_get(&m->stacks, h, stack_eq, &key);
+	struct stack_rec *r;
 	__u32 i;
 
 	if (s)
 		return s;
-	s = malloc(sizeof(*s) + in->nframes * sizeof(s->frames[0]));
-	if (!s)
+	r = malloc(sizeof(*r) + in->nframes * sizeof(r->pub.frames[0]));
+	if (!r)
 		return NULL;
+	/* zero at every tick before this one: aligned with every other stack */
+	r->inuse = m->clock;
+	r->alloc_rate = m->clock;
+	r->first_s = -1;
+	r->prev_alloc_bytes = r->prev_alloc_objects = 0;
+	r->alloc_bytes_per_s = r->alloc_objects_per_s = 0;
+	r->inuse_bytes = r->alloc_bytes = r->alloc_objects = 0;
+	r->ended_ns = 0;
+	r->frozen_s = 0;
+	r->alive = false;
+	s = &r->pub;
 	s->id = m->stacks.len + 1;
 	s->nframes = in->nframes;
 	s->truncated = in->truncated;
@@ -250,7 +291,12 @@ static struct mt_stack *stack_intern(struct mt_model *m, const struct mt_sample_
 		}
 	}
 	if (hmap_put(&m->stacks, h, s)) {
-		free(s);
+		free(r);
+		return NULL;
+	}
+	if (vec_push((void ***)&m->stack_v, &m->nstack, &m->stack_cap, r)) {
+		hmap_del(&m->stacks, h, stack_eq, &key);
+		free(r);
 		return NULL;
 	}
 	return s;
@@ -426,6 +472,7 @@ struct mt_model *model_new(const struct mt_model_opts *opts)
 	hmap_init(&m->sites);
 	hmap_init(&m->live);
 	hmap_init(&m->targets);
+	history_init(&m->clock);
 	return m;
 }
 
@@ -445,7 +492,10 @@ void model_free(struct mt_model *m)
 	free_hmap_values(&m->live);
 	free_hmap_values(&m->aggs);
 	free_hmap_values(&m->sites);
-	free_hmap_values(&m->stacks);
+	hmap_fini(&m->stacks); /* its values are inside the stack records */
+	for (size_t i = 0; i < m->nstack; i++)
+		free(m->stack_v[i]);
+	free(m->stack_v);
 	free_hmap_values(&m->targets);
 	free(m->agg_v);
 	free(m->site_v);
@@ -466,6 +516,91 @@ __u64 model_rate(const struct mt_model *m)
 	return m->rate;
 }
 
+static bool pid_alive(struct mt_model *m, pid_t pid, __u64 *ended_ns);
+static void observe_ages(struct mt_model *m, struct mt_site_obs *obs, const __u64 *obs_ns);
+static void site_obs_fill(const struct mt_site *s, double now_s, double interval_s,
+			  struct mt_site_obs *o);
+static void site_set_oldest(struct mt_site *s, const struct mt_site_obs *o, __u64 at_ns);
+
+/* Rebuild the past of every site from its stacks' (see the file comment):
+ * histories summed, watched since its oldest stack, rates summed, and a
+ * site whose stacks all ended cut back to the tick that froze them and
+ * observed as at the death. */
+static void regroup_restore(struct mt_model *m)
+{
+	size_t n = m->nsite ? m->nsite : 1, i;
+	struct mt_site_obs *obs = calloc(n, sizeof(*obs));
+	__u64 *obs_ns = calloc(n, sizeof(*obs_ns));
+	double *first = calloc(n, sizeof(*first));
+	bool *alive = calloc(n, sizeof(*alive)), *seen = calloc(n, sizeof(*seen));
+
+	if (!obs || !obs_ns || !first || !alive || !seen)
+		goto out;
+	for (i = 0; i < m->nstack; i++) {
+		struct stack_rec *r = m->stack_v[i];
+		struct mt_site *s = site_get(m, &r->pub);
+		size_t k;
+
+		if (!s)
+			continue;
+		k = s->id - 1;
+		if (!seen[k]) {
+			s->stats.inuse = r->inuse;
+			s->stats.alloc_rate = r->alloc_rate;
+			first[k] = r->first_s;
+			seen[k] = true;
+		} else if (history_add(&s->stats.inuse, &r->inuse) ||
+			   history_add(&s->stats.alloc_rate, &r->alloc_rate)) {
+			continue; /* cannot happen: every stack starts from the clock */
+		} else if (r->first_s >= 0 && (first[k] < 0 || r->first_s < first[k])) {
+			first[k] = r->first_s;
+		}
+		s->alloc_bytes_per_s += r->alloc_bytes_per_s;
+		s->alloc_objects_per_s += r->alloc_objects_per_s;
+		s->prev_alloc_bytes += r->prev_alloc_bytes;
+		s->prev_alloc_objects += r->prev_alloc_objects;
+		if (r->alive || !r->frozen_s) {
+			alive[k] = true;
+		} else {
+			if (r->ended_ns > s->ended_ns)
+				s->ended_ns = r->ended_ns;
+			if (r->frozen_s > s->frozen_s)
+				s->frozen_s = r->frozen_s;
+		}
+	}
+	for (i = 0; i < m->nsite; i++) {
+		struct mt_site *s = m->site_v[i];
+
+		if (alive[i]) {
+			s->ended_ns = 0;
+			s->frozen_s = 0;
+		}
+		obs_ns[i] = s->ended_ns && s->ended_ns < m->now_ns ? s->ended_ns : m->now_ns;
+		if (!obs_ns[i])
+			obs_ns[i] = 1; /* before the first tick: nothing to age */
+	}
+	observe_ages(m, obs, obs_ns);
+	for (i = 0; i < m->nsite; i++) {
+		struct mt_site *s = m->site_v[i];
+		double at = s->ended_ns ? s->frozen_s : m->now_ns / 1e9;
+
+		if (s->ended_ns) {
+			history_truncate(&s->stats.inuse, at);
+			history_truncate(&s->stats.alloc_rate, at);
+		}
+		site_obs_fill(s, at, m->interval_s, &obs[i]);
+		site_set_oldest(s, &obs[i], obs_ns[i]);
+		if (first[i] >= 0)
+			site_stats_restore(&s->stats, first[i], &obs[i]);
+	}
+out:
+	free(obs);
+	free(obs_ns);
+	free(first);
+	free(alive);
+	free(seen);
+}
+
 int model_set_group(struct mt_model *m, enum mt_group group)
 {
 	size_t i;
@@ -483,7 +618,76 @@ int model_set_group(struct mt_model *m, enum mt_group group)
 			return -ENOMEM;
 		site_add(a->site, &a->t);
 	}
+	regroup_restore(m);
 	return 0;
+}
+
+int model_target_ended(struct mt_model *m, pid_t pid, const struct mt_target_end *how,
+		       __u64 at_ns)
+{
+	struct mt_target *t = model_target(m, pid, false);
+
+	if (!t)
+		return -ENOENT;
+	if (!t->alive)
+		return 0; /* already ended: the first report stands */
+	t->alive = false;
+	t->exit_ns = at_ns ? at_ns : m->now_ns;
+	t->end = *how;
+	if (t->end.kind == MT_END_NONE)
+		t->end.kind = MT_END_UNKNOWN;
+	t->final_done = false;
+	return 0;
+}
+
+static const char *signal_name(int sig, char *buf, size_t len)
+{
+	const char *abbrev = sig > 0 ? sigabbrev_np(sig) : NULL;
+
+	if (abbrev)
+		snprintf(buf, len, "SIG%s", abbrev);
+	else
+		snprintf(buf, len, "signal %d", sig);
+	return buf;
+}
+
+static void fmt_mib(char *buf, size_t len, __u64 bytes)
+{
+	snprintf(buf, len, "%.1f MiB", bytes / 1048576.0);
+}
+
+void model_end_describe(const struct mt_target_end *e, char *buf, size_t len)
+{
+	char sig[32], cur[32], max[32];
+
+	switch (e->kind) {
+	case MT_END_EXIT:
+		snprintf(buf, len, "exited with code %d", e->code);
+		break;
+	case MT_END_SIGNAL:
+		snprintf(buf, len, "killed by %s%s", signal_name(e->signal, sig, sizeof(sig)),
+			 e->core ? " (core dumped)" : "");
+		break;
+	case MT_END_OOM:
+		if (!e->have_cgroup) {
+			snprintf(buf, len, "OOM-killed");
+			break;
+		}
+		fmt_mib(cur, sizeof(cur), e->cg_current);
+		if (e->cg_max)
+			fmt_mib(max, sizeof(max), e->cg_max);
+		else
+			snprintf(max, sizeof(max), "no limit");
+		snprintf(buf, len, "OOM-killed (cgroup at %s of %s, oom_kill %lld)", cur, max,
+			 (long long)e->cg_oom_kill);
+		break;
+	case MT_END_UNKNOWN:
+		snprintf(buf, len, "exited (status unknown)");
+		break;
+	default:
+		snprintf(buf, len, "alive");
+		break;
+	}
 }
 
 void model_set_weight_scale(struct mt_model *m, double scale)
@@ -503,6 +707,10 @@ int model_on_alloc(struct mt_model *m, const struct mt_sample_in *in)
 
 	if (!a)
 		return -ENOMEM;
+	if (!pid_alive(m, in->pid, &(__u64){ 0 })) {
+		m->drops.after_end++;
+		return 0;
+	}
 	/* The same address again without a free in between: the free was
 	 * lost (ring buffer full); the old sample is no longer in use. */
 	old = hmap_del(&m->live, live_hash(in->pid, in->addr), live_eq, &key);
@@ -543,8 +751,13 @@ int model_on_alloc(struct mt_model *m, const struct mt_sample_in *in)
 void model_on_free(struct mt_model *m, pid_t pid, __u64 addr, __u64 ts_ns)
 {
 	struct live_key key = { pid, addr };
-	struct live_sample *l = hmap_del(&m->live, live_hash(pid, addr), live_eq, &key);
+	struct live_sample *l;
 
+	if (!pid_alive(m, pid, &(__u64){ 0 })) {
+		m->drops.after_end++;
+		return;
+	}
+	l = hmap_del(&m->live, live_hash(pid, addr), live_eq, &key);
 	if (!l) {
 		m->drops.unknown_frees++;
 		return;
@@ -691,20 +904,25 @@ static int age_bucket(double age_s)
 }
 
 /* Ages of live samples per site: oldest and bytes per age bucket, into
- * obs[site index]. */
-static void observe_ages(struct mt_model *m, struct mt_site_obs *obs, __u64 now_ns)
+ * obs[site index], each measured at its site's obs_ns[] (the tick, or the
+ * death of a site that ends now); sites with obs_ns 0 are skipped. */
+static void observe_ages(struct mt_model *m, struct mt_site_obs *obs, const __u64 *obs_ns)
 {
 	size_t i;
 
 	for (i = 0; i < m->live.cap; i++) {
 		const struct live_sample *l = m->live.v[i].val;
 		struct mt_site_obs *o;
+		size_t k;
 		double age;
 
 		if (!l)
 			continue;
-		o = &obs[l->agg->site->id - 1];
-		age = now_ns > l->ts_ns ? (now_ns - l->ts_ns) / 1e9 : 0;
+		k = l->agg->site->id - 1;
+		if (!obs_ns[k])
+			continue;
+		o = &obs[k];
+		age = obs_ns[k] > l->ts_ns ? (obs_ns[k] - l->ts_ns) / 1e9 : 0;
 		if (age > o->oldest_live_age_s)
 			o->oldest_live_age_s = age;
 		o->live_bytes_by_age[age_bucket(age)] += l->weight * l->size;
@@ -716,55 +934,199 @@ static double per_s(double now, double before, double dt)
 	return dt > 0 && now >= before ? (now - before) / dt : 0;
 }
 
+/* Whether pid's target is alive, else when it ended. Processes the model
+ * has no target for count as alive. */
+static bool pid_alive(struct mt_model *m, pid_t pid, __u64 *ended_ns)
+{
+	struct mt_target *t = model_target(m, pid, false);
+
+	if (!t || t->alive)
+		return true;
+	if (t->exit_ns > *ended_ns)
+		*ended_ns = t->exit_ns;
+	return false;
+}
+
+/* Seconds an interval that closes at a death lasted: from the last tick
+ * to the death, or the whole tick when the death came before it. */
+static double closing_dt(const struct mt_model *m, __u64 end_ns, double dt)
+{
+	return end_ns > m->now_ns && m->now_ns ? (end_ns - m->now_ns) / 1e9 : dt;
+}
+
+/* Sum the aggregates into their stacks, mark which stacks and sites a
+ * live process has data in, and push every stack's point. site_end[k] gets
+ * the last death among site k's processes; site_alive[k] whether one lives. */
+static void tick_stacks(struct mt_model *m, double now_s, double dt, bool *site_alive,
+			__u64 *site_end)
+{
+	size_t i;
+
+	for (i = 0; i < m->nstack; i++) {
+		struct stack_rec *r = m->stack_v[i];
+
+		r->inuse_bytes = r->alloc_bytes = r->alloc_objects = 0;
+		r->alive = false;
+	}
+	for (i = 0; i < m->nagg; i++) {
+		struct stack_agg *a = m->agg_v[i];
+		struct stack_rec *r = stack_rec_of(a->pub.stack);
+		__u64 end = 0;
+		size_t k = a->site->id - 1;
+
+		r->inuse_bytes += a->pub.inuse_bytes;
+		r->alloc_bytes += a->t.alloc_bytes;
+		r->alloc_objects += a->t.alloc_objects;
+		if (pid_alive(m, a->pub.pid, &end)) {
+			r->alive = true;
+			site_alive[k] = true;
+		} else {
+			if (end > r->ended_ns)
+				r->ended_ns = end;
+			if (end > site_end[k])
+				site_end[k] = end;
+		}
+	}
+	for (i = 0; i < m->nstack; i++) {
+		struct stack_rec *r = m->stack_v[i];
+
+		if (r->alive) {
+			r->ended_ns = 0;
+			r->frozen_s = 0;
+		}
+		if (r->alive || !r->frozen_s) {
+			double d = r->alive ? dt : closing_dt(m, r->ended_ns, dt);
+
+			r->alloc_bytes_per_s = per_s(r->alloc_bytes, r->prev_alloc_bytes, d);
+			r->alloc_objects_per_s = per_s(r->alloc_objects, r->prev_alloc_objects, d);
+			r->prev_alloc_bytes = r->alloc_bytes;
+			r->prev_alloc_objects = r->alloc_objects;
+			if (r->first_s < 0)
+				r->first_s = now_s;
+			if (!r->alive)
+				r->frozen_s = now_s;
+		}
+		/* an ended stack repeats its last point: the points stay aligned */
+		history_push(&r->inuse, now_s, r->inuse_bytes);
+		history_push(&r->alloc_rate, now_s, r->alloc_bytes_per_s);
+	}
+}
+
+/* A site's observation from its sums (ages come from observe_ages). */
+static void site_obs_fill(const struct mt_site *s, double now_s, double interval_s,
+			  struct mt_site_obs *o)
+{
+	o->now_s = now_s;
+	o->inuse_bytes = s->inuse_bytes;
+	o->alloc_bytes = s->alloc_bytes;
+	o->freed_bytes = s->freed_bytes;
+	o->alloc_bytes_per_s = s->alloc_bytes_per_s;
+	o->interval_s = interval_s;
+	o->samples = s->samples;
+	o->live_samples = s->live_samples;
+}
+
+static void site_set_oldest(struct mt_site *s, const struct mt_site_obs *o, __u64 at_ns)
+{
+	s->oldest_live_ns = s->live_samples ? at_ns - (__u64)(o->oldest_live_age_s * 1e9) : 0;
+}
+
+static void tick_sites(struct mt_model *m, __u64 now_ns, double dt, const bool *site_alive,
+		       const __u64 *site_end)
+{
+	size_t n = m->nsite ? m->nsite : 1, i;
+	struct mt_site_obs *obs = calloc(n, sizeof(*obs));
+	__u64 *obs_ns = calloc(n, sizeof(*obs_ns));
+	double now_s = now_ns / 1e9;
+
+	if (!obs || !obs_ns)
+		goto out;
+	for (i = 0; i < m->nsite; i++) {
+		struct mt_site *s = m->site_v[i];
+		bool ending = !site_alive[i] && site_end[i];
+
+		if (site_alive[i] || !site_end[i])
+			s->ended_ns = 0; /* alive, or has no process yet */
+		if (s->ended_ns)
+			continue; /* frozen at its death */
+		/* a site ending now is observed as at the death */
+		obs_ns[i] = ending && site_end[i] < now_ns ? site_end[i] : now_ns;
+		if (ending) {
+			double d = closing_dt(m, site_end[i], dt);
+
+			s->alloc_bytes_per_s = per_s(s->alloc_bytes, s->prev_alloc_bytes, d);
+			s->alloc_objects_per_s = per_s(s->alloc_objects, s->prev_alloc_objects, d);
+		} else {
+			s->alloc_bytes_per_s = per_s(s->alloc_bytes, s->prev_alloc_bytes, dt);
+			s->alloc_objects_per_s = per_s(s->alloc_objects, s->prev_alloc_objects, dt);
+		}
+		s->prev_alloc_bytes = s->alloc_bytes;
+		s->prev_alloc_objects = s->alloc_objects;
+	}
+	observe_ages(m, obs, obs_ns);
+	for (i = 0; i < m->nsite; i++) {
+		struct mt_site *s = m->site_v[i];
+
+		if (!obs_ns[i])
+			continue;
+		site_obs_fill(s, now_s, dt, &obs[i]);
+		site_set_oldest(s, &obs[i], obs_ns[i]);
+		site_stats_update(&s->stats, &obs[i]);
+		if (!site_alive[i] && site_end[i]) {
+			s->ended_ns = site_end[i];
+			s->frozen_s = now_s;
+		}
+	}
+out:
+	free(obs);
+	free(obs_ns);
+}
+
+static void tick_targets(struct mt_model *m, double now_s, double dt)
+{
+	size_t i;
+
+	for (i = 0; i < m->ntarget; i++) {
+		struct mt_target *t = m->target_v[i];
+		double d = dt;
+
+		if (!t->alive && t->final_done)
+			continue; /* nothing of a dead target changes */
+		if (!t->alive)
+			d = closing_dt(m, t->exit_ns, dt);
+		t->alloc_calls_per_s =
+			per_s(t->counters.alloc_calls, t->prev_counters.alloc_calls, d);
+		t->alloc_bytes_per_s =
+			per_s(t->counters.alloc_bytes, t->prev_counters.alloc_bytes, d);
+		t->probe_hits_per_s = per_s(t->counters.probe_hits, t->prev_counters.probe_hits, d);
+		t->prev_counters = t->counters;
+		/* its last point is its last RSS and heap, at the tick that saw the death */
+		target_stats_update(&t->stats, now_s, t->rss_bytes, t->inuse_bytes);
+		if (!t->alive)
+			t->final_done = true;
+	}
+}
+
 void model_tick(struct mt_model *m, __u64 now_ns)
 {
-	struct mt_site_obs *obs = calloc(m->nsite ? m->nsite : 1, sizeof(*obs));
+	size_t n = m->nsite ? m->nsite : 1;
+	bool *site_alive = calloc(n, sizeof(*site_alive));
+	__u64 *site_end = calloc(n, sizeof(*site_end));
 	double dt, now_s = now_ns / 1e9;
-	size_t i;
 
 	if (!m->start_ns)
 		m->start_ns = now_ns;
 	dt = m->now_ns ? (now_ns - m->now_ns) / 1e9 : 0;
 	m->interval_s = dt;
+	if (site_alive && site_end) {
+		tick_stacks(m, now_s, dt, site_alive, site_end);
+		tick_sites(m, now_ns, dt, site_alive, site_end);
+	}
+	tick_targets(m, now_s, dt);
+	history_push(&m->clock, now_s, 0);
 	m->now_ns = now_ns;
-	if (obs)
-		observe_ages(m, obs, now_ns);
-
-	for (i = 0; i < m->nsite; i++) {
-		struct mt_site *s = m->site_v[i];
-
-		s->alloc_bytes_per_s = per_s(s->alloc_bytes, s->prev_alloc_bytes, dt);
-		s->alloc_objects_per_s = per_s(s->alloc_objects, s->prev_alloc_objects, dt);
-		s->prev_alloc_bytes = s->alloc_bytes;
-		s->prev_alloc_objects = s->alloc_objects;
-		s->oldest_live_ns = 0;
-		if (!obs)
-			continue;
-		obs[i].now_s = now_s;
-		obs[i].inuse_bytes = s->inuse_bytes;
-		obs[i].alloc_bytes = s->alloc_bytes;
-		obs[i].freed_bytes = s->freed_bytes;
-		obs[i].alloc_bytes_per_s = s->alloc_bytes_per_s;
-		obs[i].samples = s->samples;
-		obs[i].live_samples = s->live_samples;
-		if (s->live_samples)
-			s->oldest_live_ns = now_ns - (__u64)(obs[i].oldest_live_age_s * 1e9);
-		site_stats_update(&s->stats, &obs[i]);
-	}
-	free(obs);
-
-	for (i = 0; i < m->ntarget; i++) {
-		struct mt_target *t = m->target_v[i];
-
-		t->alloc_calls_per_s =
-			per_s(t->counters.alloc_calls, t->prev_counters.alloc_calls, dt);
-		t->alloc_bytes_per_s =
-			per_s(t->counters.alloc_bytes, t->prev_counters.alloc_bytes, dt);
-		t->probe_hits_per_s = per_s(t->counters.probe_hits, t->prev_counters.probe_hits, dt);
-		t->prev_counters = t->counters;
-		if (t->alive)
-			target_stats_update(&t->stats, now_s, t->rss_bytes, t->inuse_bytes);
-	}
+	free(site_alive);
+	free(site_end);
 }
 
 /* ---- sorting ------------------------------------------------------------ */

@@ -58,8 +58,35 @@ struct mt_site {
 	__u64 size_hist[MT_SIZE_BUCKETS];
 	/* History, slopes and leak score; updated by model_tick(). */
 	struct mt_site_stats stats;
+	/* Every process this site has data from has ended (model_target_ended):
+	 * its figures, history and score stay as they were at the last of
+	 * those deaths, CLOCK_MONOTONIC ended_ns; 0 while one is alive. */
+	__u64 ended_ns;
 	/* private to model.c */
 	double prev_alloc_bytes, prev_alloc_objects;
+	double frozen_s; /* the tick that recorded its last point */
+};
+
+/* How a target ended, as model_target_ended() was told. */
+enum mt_end_kind {
+	MT_END_NONE = 0, /* alive */
+	MT_END_EXIT,	 /* exited: code */
+	MT_END_SIGNAL,	 /* killed by signal */
+	MT_END_OOM,	 /* killed by the OOM killer (SIGKILL while its cgroup's
+			  * oom_kill count rose) */
+	MT_END_UNKNOWN,	 /* gone, its status unknown to memtop */
+};
+
+struct mt_target_end {
+	enum mt_end_kind kind;
+	int code;	/* MT_END_EXIT: the exit status */
+	int signal;	/* MT_END_SIGNAL, MT_END_OOM: the signal number */
+	bool core;	/* it dumped core */
+	/* The memory cgroup it lived in, as last read before the death. */
+	bool have_cgroup;
+	__u64 cg_current;	/* memory.current (bytes) */
+	__u64 cg_max;		/* memory.max; 0: none */
+	__s64 cg_oom_kill;	/* memory.events oom_kill after the death; -1: unknown */
 };
 
 struct mt_target {
@@ -68,7 +95,8 @@ struct mt_target {
 	bool alive;
 	__u64 rss_bytes;
 	__u64 start_ns; /* CLOCK_MONOTONIC when memtop began watching */
-	__u64 exit_ns;	/* when it was seen gone; 0 while alive */
+	__u64 exit_ns;	/* the moment of its death; 0 while alive */
+	struct mt_target_end end; /* how it ended; kind MT_END_NONE while alive */
 	/* Exact, every call counted in the kernel (summed over CPUs), unless
 	 * counters_exact is false: the process samples itself (USDT) or the
 	 * overhead budget paused the allocation probes. */
@@ -85,6 +113,7 @@ struct mt_target {
 	struct mt_target_stats stats;
 	/* private to model.c */
 	struct mt_proc_counters prev_counters;
+	bool final_done; /* its last interval after the death was closed */
 };
 
 /* Global fault counters, cumulative. */
@@ -93,6 +122,7 @@ struct mt_drops {
 	__u64 live_map_full; /* samples not tracked for in-use */
 	__u64 pending_full;  /* sampled calls whose return was lost */
 	__u64 unknown_frees; /* frees of addresses the model did not know */
+	__u64 after_end;     /* records of a process that had already ended (ignored) */
 };
 
 /* One sampled allocation as ingest hands it over. */
@@ -119,7 +149,10 @@ struct mt_model_opts {
 struct mt_model *model_new(const struct mt_model_opts *opts);
 void model_free(struct mt_model *m);
 
-/* Regroup every site; histories restart. 0 or -errno. */
+/* Regroup every site. Each site's past is rebuilt from the histories of
+ * the stacks it is made of (kept for every stack whatever the grouping),
+ * so rates, slopes and scores carry on; a site whose processes all ended
+ * stays as it was at their death. 0 or -errno. */
 int model_set_group(struct mt_model *m, enum mt_group group);
 enum mt_group model_group(const struct mt_model *m);
 __u64 model_rate(const struct mt_model *m);
@@ -138,6 +171,19 @@ void model_on_free(struct mt_model *m, pid_t pid, __u64 addr, __u64 ts_ns);
 /* Forget the live samples of a process (it exited or exec'd): they no
  * longer count as in use. */
 void model_drop_process(struct mt_model *m, pid_t pid);
+
+/* Target pid died at at_ns (CLOCK_MONOTONIC), as how says: from the
+ * next model_tick() on, its figures and those of every site whose
+ * processes have all ended stay as they were at that moment, and its
+ * later records are ignored (drops.after_end). The live samples stay: they
+ * are what it held when it died (exports keep them). A later
+ * model_target() with create for the same pid (a new process reusing it)
+ * starts it afresh. 0, or -ENOENT for an unknown pid. */
+int model_target_ended(struct mt_model *m, pid_t pid, const struct mt_target_end *how,
+		       __u64 at_ns);
+/* "exited with code 3", "killed by SIGSEGV (core dumped)", "OOM-killed
+ * (cgroup 512.0 MiB of 512.0 MiB, oom_kill 1)", "exited" into buf. */
+void model_end_describe(const struct mt_target_end *e, char *buf, size_t len);
 
 /* The target for pid; created when create is true. NULL if absent. */
 struct mt_target *model_target(struct mt_model *m, pid_t pid, bool create);

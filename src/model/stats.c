@@ -9,6 +9,7 @@
  */
 #include "model/stats.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -141,6 +142,74 @@ double history_last(const struct mt_history *h)
 	const struct mt_history_level *l = &h->level[0];
 
 	return l->count ? l->v[level_index(l, l->count - 1)] : 0;
+}
+
+static bool level_same_points(const struct mt_history_level *a, const struct mt_history_level *b)
+{
+	int i;
+
+	if (a->head != b->head || a->count != b->count || a->acc_n != b->acc_n)
+		return false;
+	for (i = 0; i < a->count; i++)
+		if (a->t[level_index(a, i)] != b->t[level_index(b, i)])
+			return false;
+	return true;
+}
+
+int history_add(struct mt_history *dst, const struct mt_history *src)
+{
+	int k, i;
+
+	for (k = 0; k < MT_HIST_LEVELS; k++)
+		if (!level_same_points(&dst->level[k], &src->level[k]))
+			return -EINVAL;
+	for (k = 0; k < MT_HIST_LEVELS; k++) {
+		struct mt_history_level *d = &dst->level[k];
+		const struct mt_history_level *l = &src->level[k];
+
+		for (i = 0; i < l->count; i++)
+			d->v[level_index(d, i)] += l->v[level_index(l, i)];
+		d->acc_v += l->acc_v;
+	}
+	return 0;
+}
+
+void history_truncate(struct mt_history *h, double t)
+{
+	int k;
+
+	for (k = 0; k < MT_HIST_LEVELS; k++) {
+		struct mt_history_level *l = &h->level[k];
+		int dropped = 0;
+
+		while (l->count && l->t[level_index(l, l->count - 1)] > t) {
+			l->head = (l->head - 1 + MT_HIST_POINTS) % MT_HIST_POINTS;
+			l->count--;
+			dropped++;
+		}
+		if (dropped || (k && l->acc_n && l->acc_t / l->acc_n > t)) {
+			l->acc_t = l->acc_v = 0;
+			l->acc_n = 0;
+		}
+	}
+}
+
+double history_mean(const struct mt_history *h, double now, double window, double *span)
+{
+	double t[MT_HIST_POINTS + 1], v[MT_HIST_POINTS + 1], sum = 0, covered = 0;
+	int n = history_window(h, now - window, t, v, MT_HIST_POINTS + 1), i;
+
+	/* each point stands for the interval since the one before it */
+	for (i = 1; i < n; i++) {
+		double dt = t[i] - t[i - 1];
+
+		if (dt > 0) {
+			sum += v[i] * dt;
+			covered += dt;
+		}
+	}
+	*span = covered;
+	return covered > 0 ? sum / covered : 0;
 }
 
 /* ==== Least squares ==================================================== */
@@ -285,12 +354,17 @@ struct noise {
 };
 
 /* Fit the last len seconds of h into f and measure its noise into nz
- * (zero without quantum or points). */
-static void fit_window(const struct mt_history *h, double now, double len, double quantum,
-		       struct mt_fit *f, struct noise *nz)
+ * (zero without quantum or points). A window that holds fewer than the
+ * three points a fit needs (ticks further apart than it: a stalled loop, a
+ * long interval) takes the last three, none older than oldest. */
+static void fit_window(const struct mt_history *h, double now, double len, double oldest,
+		       double quantum, struct mt_fit *f, struct noise *nz)
 {
 	double t[MAX_WINDOW], v[MAX_WINDOW], ss = 0, sc = 0, prev = 0;
 	int n = history_window(h, now - len, t, v, MAX_WINDOW), i;
+
+	if (n < 3)
+		n = history_window(h, oldest, t, v, 3);
 
 	stats_fit(t, v, n, f);
 	nz->walk = nz->white = nz->resid = 0;
@@ -368,7 +442,7 @@ static double history_wobble(const struct mt_site_stats *s, double now, double s
 
 	if (span < BASE_MIN_S)
 		return 0;
-	fit_window(&s->inuse, now, fmin(span, BASE_MAX_S), quantum, &f, &nz);
+	fit_window(&s->inuse, now, fmin(span, BASE_MAX_S), s->first_s, quantum, &f, &nz);
 	return nz.resid;
 }
 
@@ -381,7 +455,7 @@ static void horizon_evaluate(const struct mt_site_stats *s, double now, double s
 
 	memset(e, 0, sizeof(*e));
 	e->horizon = horizon;
-	fit_window(&s->inuse, now, len, quantum, &e->lf, &e->nz);
+	fit_window(&s->inuse, now, len, s->first_s, quantum, &e->lf, &e->nz);
 	/* the short window lasts long enough to expect PERSIST_SAMPLES new
 	 * samples at the long-window pace: a leak that stopped shows within
 	 * it, a slow one is not judged on a few seconds of silence */
@@ -389,7 +463,7 @@ static void horizon_evaluate(const struct mt_site_stats *s, double now, double s
 	if (e->lf.slope > 0 && quantum > 0)
 		e->short_len = fmin(e->short_len, PERSIST_SAMPLES * quantum / e->lf.slope);
 	e->short_len = fmax(e->short_len, SHORT_MIN_S);
-	fit_window(&s->inuse, now, e->short_len, quantum, &e->sf, &short_nz);
+	fit_window(&s->inuse, now, e->short_len, s->first_s, quantum, &e->sf, &short_nz);
 	if (e->lf.n == 0 || e->lf.slope <= 0 || quantum <= 0)
 		return;
 	gained = e->lf.slope * e->lf.span_s / quantum;
@@ -498,21 +572,15 @@ void site_stats_init(struct mt_site_stats *s)
 	s->last_s = -1;
 }
 
-void site_stats_update(struct mt_site_stats *s, const struct mt_site_obs *o)
+/* Fits, score, reasons and uncertainties from the histories and o. */
+static void site_stats_score(struct mt_site_stats *s, const struct mt_site_obs *o)
 {
 	struct horizon_eval ev[N_HORIZONS];
 	const struct horizon_eval *best;
 	struct mt_score_terms *tm = &s->terms;
-	double span, quantum, wobble, age_cut, factor;
+	double span, quantum, wobble, age_cut, factor, in_window;
 	int n;
 
-	if (!isfinite(o->now_s) || (s->last_s >= 0 && o->now_s < s->last_s))
-		return;
-	if (s->first_s < 0)
-		s->first_s = o->now_s;
-	s->last_s = o->now_s;
-	history_push(&s->inuse, o->now_s, o->inuse_bytes);
-	history_push(&s->alloc_rate, o->now_s, o->alloc_bytes_per_s);
 	span = o->now_s - s->first_s;
 	/* bytes one sample stands for: the step size of the in-use estimate */
 	quantum = o->samples ? o->alloc_bytes / (double)o->samples : 0;
@@ -546,6 +614,41 @@ void site_stats_update(struct mt_site_stats *s, const struct mt_site_obs *o)
 	factor = BASE_WEIGHT + (1 - BASE_WEIGHT) * fmax(tm->age, tm->unfreed);
 	s->leak_score = 100 * tm->confidence * tm->growth * tm->fit * tm->persist * factor;
 	site_reasons(s, o, best, span, age_cut);
+
+	/* what sampling makes uncertain: a rate rests on the samples of its
+	 * window, in-use on the live ones (Poisson: 1/sqrt(n)) */
+	s->growth_shown = tm->growth > 0;
+	s->rate_bytes_per_s = history_mean(&s->alloc_rate, o->now_s, MT_RATE_WINDOW_S,
+					   &s->rate_window_s);
+	if (s->rate_window_s <= 0) {
+		/* a first interval only: its own rate */
+		s->rate_bytes_per_s = o->alloc_bytes_per_s;
+		s->rate_window_s = o->interval_s;
+	}
+	in_window = quantum > 0 ? s->rate_bytes_per_s * s->rate_window_s / quantum : 0;
+	s->rate_rel_err = in_window >= 1 ? 1 / sqrt(in_window) : 1;
+	s->inuse_rel_err = o->live_samples ? 1 / sqrt((double)o->live_samples) : 1;
+}
+
+void site_stats_update(struct mt_site_stats *s, const struct mt_site_obs *o)
+{
+	if (!isfinite(o->now_s) || (s->last_s >= 0 && o->now_s < s->last_s))
+		return;
+	if (s->first_s < 0)
+		s->first_s = o->now_s;
+	s->last_s = o->now_s;
+	history_push(&s->inuse, o->now_s, o->inuse_bytes);
+	history_push(&s->alloc_rate, o->now_s, o->alloc_bytes_per_s);
+	site_stats_score(s, o);
+}
+
+void site_stats_restore(struct mt_site_stats *s, double first_s, const struct mt_site_obs *o)
+{
+	if (!isfinite(o->now_s) || first_s < 0)
+		return;
+	s->first_s = first_s;
+	s->last_s = o->now_s;
+	site_stats_score(s, o);
 }
 
 /* ==== Targets ========================================================== */
@@ -577,8 +680,8 @@ void target_stats_update(struct mt_target_stats *s, double now_s, double rss_byt
 	history_push(&s->rss, now_s, rss_bytes);
 	history_push(&s->inuse, now_s, inuse_bytes);
 	len = fmin(now_s - s->first_s, MT_TARGET_WINDOW_S);
-	fit_window(&s->rss, now_s, len, 0, &s->rss_fit, &nz);
-	fit_window(&s->inuse, now_s, len, 0, &s->inuse_fit, &nz);
+	fit_window(&s->rss, now_s, len, s->first_s, 0, &s->rss_fit, &nz);
+	fit_window(&s->inuse, now_s, len, s->first_s, 0, &s->inuse_fit, &nz);
 	s->window_s = len;
 	fmt_duration(d, sizeof(d), len);
 	if (s->rss_fit.n == 0) {

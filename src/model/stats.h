@@ -21,6 +21,8 @@
 #define MT_HIST_POINTS 120  /* points kept per resolution */
 #define MT_REASONS 4	    /* growth, freed, age, confidence: always all four */
 #define MT_REASON_LEN 120
+#define MT_RATE_WINDOW_S 10.0	/* smoothed allocation rates cover this much history */
+#define MT_APPROX_REL_ERR 0.25	/* relative sampling error above which a figure is shown as ~ */
 
 /* Multi-resolution history of one value: level 0 keeps every pushed point,
  * each next level one point per MT_HIST_FACTOR points of the level below
@@ -52,6 +54,19 @@ void history_push(struct mt_history *h, double t, double v);
 int history_window(const struct mt_history *h, double since, double *t, double *v, int max);
 /* Most recent value; 0 when empty. */
 double history_last(const struct mt_history *h);
+/* Add src's values into dst, point by point, pending sums included. Both
+ * must hold the same points (pushed at the same t, e.g. both started from
+ * copies of one template): 0, or -EINVAL when their layouts differ (dst is
+ * then unchanged). The sum of histories of parts is the history of the
+ * whole: this is how regrouping keeps a site's past. */
+int history_add(struct mt_history *dst, const struct mt_history *src);
+/* Forget every point newer than t: the history as it stood at t (the
+ * coarse levels' partial sums are dropped with it). */
+void history_truncate(struct mt_history *h, double t);
+/* Time-weighted mean of the values over (now - window, now], each point
+ * standing for the interval that ends at it; the seconds covered go to
+ * *span (0 and 0 when no interval is covered). */
+double history_mean(const struct mt_history *h, double now, double window, double *span);
 
 struct mt_fit {
 	double slope;	  /* units per second */
@@ -72,6 +87,7 @@ struct mt_site_obs {
 	double alloc_bytes;	  /* sum of w*s over all samples, cumulative */
 	double freed_bytes;	  /* sum of w*s over samples freed since, cumulative */
 	double alloc_bytes_per_s; /* over the last interval */
+	double interval_s;	  /* that interval's length (0: unknown) */
 	__u64 samples;		  /* sampled allocations, cumulative */
 	__u64 live_samples;	  /* of those, not freed yet */
 	double oldest_live_age_s; /* now - time of the oldest live sample; 0: none live */
@@ -106,6 +122,14 @@ struct mt_site_stats {
 	struct mt_score_terms terms;
 	int nreasons;
 	char reasons[MT_REASONS][MT_REASON_LEN]; /* plain ASCII, one per term */
+	/* How far sampling lets the figures be trusted. */
+	bool growth_shown;	      /* the long window's growth stands out of the noise:
+				       * the score's own test (terms.growth > 0) */
+	double rate_bytes_per_s;      /* allocation rate, time-weighted over rate_window_s */
+	double rate_window_s;	      /* history it covers: MT_RATE_WINDOW_S once watched that long */
+	double rate_rel_err;	      /* its relative sampling error, 1/sqrt(samples in the window);
+				       * 1 when the window holds none */
+	double inuse_rel_err;	      /* in-use's, 1/sqrt(live samples); 1 with none */
 	/* private to stats.c */
 	double first_s; /* time of the first update; < 0 before it */
 	double last_s;
@@ -115,6 +139,11 @@ void site_stats_init(struct mt_site_stats *s);
 /* Record one observation and recompute fits, score and reasons. Meant to
  * be called once per tick; any tick length works (windows are in seconds). */
 void site_stats_update(struct mt_site_stats *s, const struct mt_site_obs *o);
+/* After the caller rebuilt s->inuse and s->alloc_rate (regrouping sums
+ * the histories of a site's parts), take first_s as the time watching
+ * began and recompute fits, score and reasons as of o without recording a
+ * point: the site's figures carry on instead of restarting. */
+void site_stats_restore(struct mt_site_stats *s, double first_s, const struct mt_site_obs *o);
 
 /* Per target: histories of RSS and estimated heap, and how much of the RSS
  * growth the sampled heap explains over the last MT_TARGET_WINDOW_S. */
