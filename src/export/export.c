@@ -157,8 +157,8 @@ int export_pprof_buf(struct mt_model *m, __u8 **out, size_t *outlen)
 
 int export_pprof_file(struct mt_model *m, const char *path, char *err, size_t errlen)
 {
-	size_t len;
-	__u8 *buf;
+	size_t len = 0;
+	__u8 *buf = NULL;
 	int rc = export_pprof_buf(m, &buf, &len);
 
 	if (rc) {
@@ -268,8 +268,11 @@ static int collect_lines(struct mt_model *m, struct folded_line **lines, size_t 
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		const struct mt_stack_agg *a = model_stack_at(m, i);
-		double bytes = a && a->stack ? a->inuse_bytes : 0;
+		double bytes;
 
+		if (!a || !a->stack)
+			continue;
+		bytes = a->inuse_bytes;
 		if (!(bytes >= 0.5) || !isfinite(bytes))
 			continue;
 		fold_stack(&t, m, a, prefix);

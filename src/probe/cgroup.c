@@ -388,7 +388,7 @@ static int read_u64(const char *dir, const char *file, __u64 *out)
 	int e = -ENOENT;
 
 	if (!f)
-		return -errno;
+		return errno ? -errno : -ENOENT;
 	if (fgets(buf, sizeof(buf), f)) {
 		if (!strncmp(buf, "max", 3)) {
 			*out = 0;
@@ -410,7 +410,7 @@ static int read_key(const char *dir, const char *file, const char *key, __u64 *o
 	int e = -ENOENT;
 
 	if (!f)
-		return -errno;
+		return errno ? -errno : -ENOENT;
 	while (fscanf(f, "%63s %llu", k, &v) == 2) {
 		if (!strcmp(k, key)) {
 			*out = v;
@@ -426,7 +426,7 @@ static int read_key(const char *dir, const char *file, const char *key, __u64 *o
 static __u64 effective_limit(const char *dir, const char *top, const char *file, __u64 unlimited)
 {
 	char path[PATH_MAX], *slash;
-	__u64 best = 0, v;
+	__u64 best = 0, v = 0;
 
 	snprintf(path, sizeof(path), "%s", dir);
 	while (contains(top, path) && strcmp(path, top)) {
@@ -443,7 +443,7 @@ static __u64 effective_limit(const char *dir, const char *top, const char *file,
 static int read_v2(const char *dir, struct cgroup_mem *out)
 {
 	char top[PATH_MAX], *slash;
-	__u64 v;
+	__u64 v = 0;
 
 	if (read_u64(dir, "memory.current", &out->current))
 		return -ENOENT;
@@ -473,7 +473,7 @@ static int read_v2(const char *dir, struct cgroup_mem *out)
 
 static int read_v1(const char *dir, struct cgroup_mem *out)
 {
-	__u64 v;
+	__u64 v = 0;
 
 	if (!*dir || read_u64(dir, "memory.usage_in_bytes", &out->current))
 		return -ENOENT;
