@@ -5,7 +5,8 @@
  *
  * Every probed call is counted exactly in per-process counters. Allocations
  * are sampled in the kernel, pprof-style: each thread keeps a countdown of
- * bytes drawn from an exponential distribution of mean sample_rate; the
+ * bytes drawn from an exponential distribution of mean sample_rate (or the
+ * smaller mean of the current budget phase, struct mt_phase); the
  * allocation that takes it to zero or below is sampled and a fresh
  * countdown is drawn. Only sampled calls need their return value, so:
  *
@@ -39,6 +40,10 @@ const volatile __u32 stack_copy = 8192;	       /* bytes of user stack copied per
 const volatile __u32 stack_chunks = 8192 / MT_STACK_CHUNK + 1;
 const volatile __u32 exp_table[MT_EXP_TABLE_SIZE]; /* -ln(u) * MT_EXP_SCALE */
 
+/* Written by user space while running (abi.h): the sampling phase of the
+ * allocation probes under the overhead budget. */
+struct mt_phase phase = { .duty_ppm = 1000000, .allocs_on = 1 };
+
 /* uprobe session kfunc (kernel >= 6.13); weak so older kernels still load
  * the uretprobe-mode programs. */
 extern bool bpf_session_is_return(void) __ksym __weak;
@@ -52,20 +57,29 @@ struct {
 	__type(value, struct mt_proc_counters);
 } counters SEC(".maps");
 
-/* Bytes until the thread's next sample; 0 until the first draw. */
+/* Bytes until the thread's next sample, drawn in phase epoch `epoch`;
+ * left == 0 until the first draw. */
+struct countdown {
+	__s64 left;
+	__u32 epoch;
+	__u32 _pad;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, __s64);
+	__type(value, struct countdown);
 } countdown SEC(".maps");
 
-/* A sampled call between its entry and its return. */
+/* A sampled call between its entry and its return, with the phase it was
+ * drawn in (the return may come after the phase changed). */
 struct pending {
 	__u64 size;
 	__u64 memptr; /* posix_memalign's out pointer */
+	__u64 rate;
+	__u32 duty_ppm;
 	__u32 fn;
-	__u32 _pad;
 };
 
 struct {
@@ -141,31 +155,42 @@ static __always_inline struct mt_proc_counters *count_hit(__u32 pid)
 	return c;
 }
 
-/* Bytes to the next sample: an exponential draw of mean sample_rate. */
-static __always_inline __s64 draw_interval(void)
+/* The mean bytes between samples in the current phase. */
+static __always_inline __u64 phase_rate(void)
+{
+	__u64 r = phase.rate;
+
+	return r ? r : sample_rate;
+}
+
+/* Bytes to the next sample: an exponential draw of mean rate. */
+static __always_inline __s64 draw_interval(__u64 rate)
 {
 	__u32 i = bpf_get_prandom_u32() & (MT_EXP_TABLE_SIZE - 1);
 
-	return (__s64)((sample_rate * exp_table[i]) / MT_EXP_SCALE) + 1;
+	return (__s64)((rate * exp_table[i]) / MT_EXP_SCALE) + 1;
 }
 
-/* Advance this thread's countdown by size; true when the call is sampled. */
-static __always_inline bool take_sample(__u64 size)
+/* Advance this thread's countdown by size at rate; true when the call is
+ * sampled. A countdown drawn in another phase is drawn again first. */
+static __always_inline bool take_sample(__u64 size, __u64 rate, __u32 epoch)
 {
-	__s64 *left;
+	struct countdown *cd;
 
-	if (sample_rate <= 1)
+	if (rate <= 1)
 		return true;
-	left = bpf_task_storage_get(&countdown, bpf_get_current_task_btf(), 0,
-				    BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!left)
+	cd = bpf_task_storage_get(&countdown, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!cd)
 		return false;
-	if (!*left)
-		*left = draw_interval();
-	*left -= (__s64)size;
-	if (*left > 0)
+	if (!cd->left || cd->epoch != epoch) {
+		cd->left = draw_interval(rate);
+		cd->epoch = epoch;
+	}
+	cd->left -= (__s64)size;
+	if (cd->left > 0)
 		return false;
-	*left = draw_interval();
+	cd->left = draw_interval(rate);
 	return true;
 }
 
@@ -234,6 +259,10 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u32 fn)
 		if (!ptr || !size)
 			return 1;
 		track_free(pid, tid, ptr);
+		/* realloc stays probed for its free while the other
+		 * allocation probes are off: it allocates nothing then */
+		if (!phase.allocs_on)
+			return 1;
 		break;
 	case MT_FN_POSIX_MEMALIGN:
 		p.memptr = PT_REGS_PARM1(ctx);
@@ -249,7 +278,9 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u32 fn)
 
 	__sync_fetch_and_add(&c->alloc_calls, 1);
 	__sync_fetch_and_add(&c->alloc_bytes, size);
-	if (!take_sample(size))
+	p.rate = phase_rate();
+	p.duty_ppm = phase.duty_ppm;
+	if (!take_sample(size, p.rate, phase.epoch))
 		return 1;
 	__sync_fetch_and_add(&c->samples, 1);
 	p.size = size;
@@ -290,7 +321,8 @@ static __always_inline __u32 copy_stack(struct mt_event_alloc *ev, __u64 sp)
 /* Report a sampled allocation at addr: live map, registers of the current
  * frame, frame-pointer walk and stack copy. */
 static __always_inline void emit_sample(struct pt_regs *ctx, __u32 pid, __u32 tid, __u32 fn,
-					__u64 addr, __u64 size, __u64 weight_bytes)
+					__u64 addr, __u64 size, __u64 weight_bytes, __u64 rate,
+					__u32 duty_ppm)
 {
 	struct mt_live_key key = { .pid = pid, .addr = addr };
 	struct mt_event_alloc *ev;
@@ -307,6 +339,9 @@ static __always_inline void emit_sample(struct pt_regs *ctx, __u32 pid, __u32 ti
 	ev->addr = addr;
 	ev->size = size;
 	ev->weight_bytes = weight_bytes;
+	ev->rate = rate;
+	ev->duty_ppm = duty_ppm;
+	ev->_pad = 0;
 	ev->flags = 0;
 	if (bpf_map_update_elem(&live, &key, &size, BPF_ANY)) {
 		ev->flags |= MT_EVF_UNTRACKED;
@@ -362,7 +397,7 @@ static __always_inline void on_return(struct pt_regs *ctx)
 		addr = PT_REGS_RC(ctx);
 	}
 	if (addr)
-		emit_sample(ctx, pid, tid, p.fn, addr, p.size, 0);
+		emit_sample(ctx, pid, tid, p.fn, addr, p.size, 0, p.rate, p.duty_ppm);
 }
 
 /* Session mode: one program for entry and return. */
@@ -410,7 +445,7 @@ int BPF_USDT(mt_usdt_alloc, void *ptr, __u64 size, __u64 weight)
 	__sync_fetch_and_add(&c->samples, 1);
 	if (ptr)
 		emit_sample(ctx, pid, (__u32)id, MT_FN_USDT, (__u64)ptr, size,
-			    weight ? weight : size);
+			    weight ? weight : size, 0, 1000000);
 	return 0;
 }
 

@@ -63,6 +63,9 @@ struct app {
 	__u64 last_records;
 	struct budget budget;
 	bool allocs_on;
+	__u64 last_off_ns;	/* the allocation probes were last off then */
+	__u64 last_tick_ns;
+	bool budget_msg;	/* status.message is the budget's note */
 	__u64 next_switch_ns;
 	__u64 next_budget_ns;
 	bool pending;
@@ -303,33 +306,128 @@ static int block_signals(struct app *a)
 
 /* ---- the overhead budget ------------------------------------------------- */
 
+/* The sampling interval while the allocation probes are on for a share
+ * duty of the time: rate * duty, so that as many samples are taken per
+ * second as at full duty (docs/probes.md section 6). 0: the load-time
+ * rate. */
+static __u64 phase_rate(const struct app *a)
+{
+	double r = (double)a->cfg->rate * a->budget.duty;
+
+	if (a->cfg->rate <= 1 || a->budget.duty >= 1.0)
+		return 0;
+	return r < 1 ? 1 : (__u64)r;
+}
+
+/* Switch the allocation probes, closing the cost measure's step first so
+ * that each step has one state. */
+static void set_allocs(struct app *a, bool on, __u64 now)
+{
+	watch_measure(&a->ws, now, a->allocs_on);
+	if (on)
+		bpf_loader_set_phase(a->bpf, phase_rate(a), a->budget.duty, true);
+	watch_set_allocs(&a->ws, on);
+	if (!on)
+		bpf_loader_set_phase(a->bpf, phase_rate(a), a->budget.duty, false);
+	if (!on || a->allocs_on != on)
+		a->last_off_ns = now;
+	a->allocs_on = on;
+}
+
 /* Follow the budget's on/off schedule. */
 static void budget_step(struct app *a, __u64 now)
 {
 	bool on = budget_phase(&a->budget, now, &a->next_switch_ns);
 
-	if (on != a->allocs_on) {
-		watch_set_allocs(&a->ws, on);
-		a->allocs_on = on;
+	if (on == a->allocs_on)
+		return;
+	set_allocs(a, on, now);
+	if (on)
+		budget_started(&a->budget, now_ns());
+}
+
+/* Before the display starts, for processes that already run: a short
+ * window with only the probes that stay on, so that the cost of a probe
+ * hit is measured on each target (slowdown.h) from the first interval. */
+#define UNPROBED_WINDOW_NS 300000000ULL
+static void measure_unprobed(struct app *a)
+{
+	struct timespec ts = { 0, UNPROBED_WINDOW_NS };
+
+	if (a->cfg->cmd_argv || !a->ws.n)
+		return;
+	set_allocs(a, false, now_ns());
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	set_allocs(a, true, now_ns());
+	a->budget.changed_ns = now_ns();
+}
+
+static void budget_say_unreachable(struct app *a)
+{
+	snprintf(a->status.message, sizeof(a->status.message),
+		 "free() probes alone cost this process %.0f%%: the budget of %.0f%% cannot be met; "
+		 "for near-zero cost run it under `memtop -- CMD` (in-process sampler) or use --inject",
+		 a->budget.floor_pct, a->cfg->max_overhead_pct);
+	a->budget_msg = true;
+}
+
+/* A note the budget wrote whose cause is gone (the budget is met again, or
+ * the process exited) is taken back. */
+static void budget_clear_note(struct app *a)
+{
+	if (a->budget_msg && !strncmp(a->status.message, "free() probes alone", 19))
+		a->status.message[0] = '\0';
+	a->budget_msg = false;
+}
+
+/* The controller, on a window that began after the last change of duty. */
+static void budget_control(struct app *a, __u64 now)
+{
+	struct watch_cost c;
+	double old = a->budget.duty;
+
+	if (watch_overhead(&a->ws, a->budget.changed_ns, 2 * budget_settle_ns(&a->budget), &c)) {
+		/* no live target used CPU: nothing to keep under the limit */
+		a->budget.unreachable = false;
+		return;
+	}
+	if (c.span_ns < budget_settle_ns(&a->budget))
+		return;
+	budget_update(&a->budget, c.slowdown_pct, c.floor_pct, now);
+	if (a->budget.duty != old && a->allocs_on) {
+		/* a new phase at the new rate and duty */
+		watch_measure(&a->ws, now, true);
+		bpf_loader_set_phase(a->bpf, phase_rate(a), a->budget.duty, true);
 	}
 }
 
-/* Every BUDGET_STEP_NS: measure the slowdown and adapt the duty. */
-static void budget_tick(struct app *a)
+/* Every BUDGET_STEP_NS: measure what the probes cost, adapt the duty. */
+static void budget_tick(struct app *a, __u64 now)
 {
+	struct watch_cost c;
 	size_t i;
 
-	a->status.est_slowdown_pct = watch_overhead(&a->ws);
+	watch_measure(&a->ws, now, a->allocs_on);
+	if (!watch_overhead(&a->ws, 0, SLOWDOWN_REPORT_NS, &c)) {
+		a->status.est_slowdown_pct = c.slowdown_pct;
+		a->status.floor_pct = c.floor_pct;
+		a->status.cost_ns = c.cost_ns;
+		a->status.cost_measured = c.cost_measured;
+	} else {
+		a->status.est_slowdown_pct = 0;
+		a->status.floor_pct = 0;
+	}
 	if (a->cfg->max_overhead_pct <= 0)
 		return;
-	budget_update(&a->budget, a->status.est_slowdown_pct);
-	model_set_weight_scale(a->model, 1.0 / a->budget.duty);
+	budget_control(a, now);
 	a->status.duty = a->budget.duty;
+	a->status.phase_rate = phase_rate(a) ? phase_rate(a) : a->cfg->rate;
 	a->status.backed_off = a->budget.duty < 1.0;
 	if (a->budget.unreachable && !a->status.budget_unreachable)
-		snprintf(a->status.message, sizeof(a->status.message),
-			 "free() probes alone cost more than --max-overhead %.0f%%: for less, run the target with %s",
-			 a->cfg->max_overhead_pct, "libmemtop-sampler.so (docs/sampler.md)");
+		budget_say_unreachable(a);
+	else if (!a->budget.unreachable && a->status.budget_unreachable)
+		budget_clear_note(a);
 	a->status.budget_unreachable = a->budget.unreachable;
 	a->status.counters_exact = !a->budget.ever_paused;
 	if (!a->budget.ever_paused)
@@ -372,7 +470,7 @@ static void update_status(struct app *a, int alive)
 	for (i = 0; i < model_target_count(a->model); i++)
 		hits += model_target_at(a->model, i)->probe_hits_per_s;
 	a->status.probe_hits_per_s = hits;
-	a->status.est_cpu_pct = hits * a->status.trap_ns / 1e7;
+	a->status.est_cpu_pct = hits * (a->status.cost_ns > 0 ? a->status.cost_ns : a->status.trap_ns) / 1e7;
 	a->status.events_per_s = dt > 0 ? (a->ingest.records - a->last_records) / dt : 0;
 	a->last_records = a->ingest.records;
 	a->status.all_exited = alive == 0 && !a->pending && !a->status.cgroup.on;
@@ -390,6 +488,18 @@ static void read_drops(struct app *a)
 	d->pending_full = drops[MT_DROP_PENDING_FULL];
 }
 
+/* Per-interval rates are exact when the allocation probes were on for
+ * the whole interval, even after a back-off (counters_exact is not). */
+static void mark_rates(struct app *a, __u64 now)
+{
+	bool on = a->allocs_on && a->last_off_ns < a->last_tick_ns;
+	size_t i;
+
+	for (i = 0; i < model_target_count(a->model); i++)
+		model_target_at(a->model, i)->rates_exact &= on;
+	a->last_tick_ns = now;
+}
+
 static int tick(struct app *a)
 {
 	__u64 now;
@@ -400,6 +510,7 @@ static int tick(struct app *a)
 	alive = watch_refresh(&a->ws, now);
 	read_drops(a);
 	model_tick(a->model, now);
+	mark_rates(a, now);
 	update_status(a, alive);
 	cgroup_tick(a, now);
 	snapshots_tick(&a->snap, a->model, now, &a->status);
@@ -448,7 +559,7 @@ static int run_loop(struct app *a)
 			act |= a->fe->input(&a->fe_ctx);
 		t = now_ns();
 		if (t >= a->next_budget_ns) {
-			budget_tick(a);
+			budget_tick(a, t);
 			a->next_budget_ns = t + BUDGET_STEP_NS;
 			budget_step(a, t); /* a smaller duty may end this period's on-phase now */
 		} else if (t >= a->next_switch_ns) {
@@ -564,17 +675,19 @@ int app_run(const struct mt_config *cfg)
 		teardown(&a);
 		return 1;
 	}
+	budget_init(&a.budget, cfg->max_overhead_pct, now_ns() ^ (__u64)getpid() << 32);
+	a.allocs_on = true;
+	a.status.duty = 1.0;
+	a.status.phase_rate = cfg->rate;
+	a.status.counters_exact = true;
+	a.status.budget_pct = cfg->max_overhead_pct;
+	measure_unprobed(&a);
 	announce(&a);
 
 	a.fe_ctx.model = a.model;
 	a.fe_ctx.cfg = cfg;
 	a.fe_ctx.status = &a.status;
 	a.fe_ctx.interval_s = cfg->interval_s;
-	budget_init(&a.budget, cfg->max_overhead_pct);
-	a.allocs_on = true;
-	a.status.duty = 1.0;
-	a.status.counters_exact = true;
-	a.status.budget_pct = cfg->max_overhead_pct;
 	model_tick(a.model, now_ns()); /* interval zero: the start line */
 	e = a.fe->start(&a.fe_ctx);
 	if (e) {

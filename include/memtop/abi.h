@@ -13,7 +13,7 @@
 #ifndef MEMTOP_ABI_H
 #define MEMTOP_ABI_H
 
-#define MT_ABI_VERSION 2
+#define MT_ABI_VERSION 3
 
 /* Frame-pointer stack depth recorded per sample (bpf_get_stack). */
 #define MT_MAX_FRAMES 64
@@ -117,10 +117,15 @@ struct mt_event_alloc {
 	__u64 size;  /* requested bytes */
 	__u64 weight_bytes; /* bytes this sample stands for when the process
 			     * sampled it (USDT); 0: memtop sampled it */
+	__u64 rate;  /* memtop sampled it: the mean bytes between samples it was
+		      * drawn at (struct mt_phase); 0 with weight_bytes */
 	__u32 flags; /* enum mt_event_flags */
 	__u32 nr_frames;
 	__u32 stack_len;  /* bytes of stack[] that are valid */
 	__u32 stack_skew; /* stack[0] is at regs.sp - stack_skew */
+	__u32 duty_ppm;	  /* share of time the allocation probes were on when it
+			   * was drawn, parts per million (struct mt_phase) */
+	__u32 _pad;
 	struct mt_regs regs;
 	__u64 frames[MT_MAX_FRAMES]; /* frame-pointer walk, innermost first */
 	__u8 stack[MT_STACK_COPY_MAX]; /* copy of [sp - skew, sp - skew + stack_len) */
@@ -145,6 +150,26 @@ enum mt_drop {
 	MT_DROP_COUNT,
 };
 
+/*
+ * The allocation probes' sampling phase: a BPF global that user space (the
+ * overhead budget, docs/probes.md section 6) rewrites before it switches
+ * the allocation probes on and whenever the duty changes. While the probes
+ * are on for a share d of the time, samples are drawn at mean rate R*d, so
+ * as many are taken per second as at full duty; each sample carries the
+ * rate and the duty it was drawn at, so its weight never depends on when
+ * user space reads it. A thread whose countdown was drawn in an earlier
+ * epoch draws a fresh one (the exponential is memoryless, so this biases
+ * nothing).
+ */
+struct mt_phase {
+	__u64 rate;	/* mean bytes between samples now; 0: the load-time rate */
+	__u32 duty_ppm; /* share of time the allocation probes are on, ppm */
+	__u32 epoch;	/* changes whenever rate or duty do */
+	__u32 allocs_on; /* 0: allocation probes switched off (realloc, which
+			  * stays probed for its free, then only frees) */
+	__u32 _pad;
+};
+
 /* Key of the live map: a sampled allocation still in use. */
 struct mt_live_key {
 	__u32 pid;
@@ -156,10 +181,11 @@ struct mt_live_key {
 _Static_assert(sizeof(struct mt_regs) == 17 * 8, "mt_regs layout");
 _Static_assert(sizeof(struct mt_event_free) == 32, "mt_event_free layout");
 _Static_assert(sizeof(struct mt_event_proc) == 24, "mt_event_proc layout");
-_Static_assert(sizeof(struct mt_event_alloc) == 64 + 136 + 8 * MT_MAX_FRAMES + MT_STACK_COPY_MAX,
+_Static_assert(sizeof(struct mt_event_alloc) == 80 + 136 + 8 * MT_MAX_FRAMES + MT_STACK_COPY_MAX,
 	       "mt_event_alloc layout");
 _Static_assert(sizeof(struct mt_proc_counters) == 40, "mt_proc_counters layout");
 _Static_assert(sizeof(struct mt_live_key) == 16, "mt_live_key layout");
+_Static_assert(sizeof(struct mt_phase) == 24, "mt_phase layout");
 #endif
 
 #endif /* MEMTOP_ABI_H */

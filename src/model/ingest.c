@@ -90,6 +90,8 @@ static int ingest_alloc(struct ingest *in, const struct mt_event_alloc *ev)
 	s.addr = ev->addr;
 	s.size = ev->size;
 	s.weight_bytes = ev->weight_bytes;
+	s.rate = ev->rate;
+	s.duty = ev->duty_ppm / 1e6;
 	s.untracked = ev->flags & MT_EVF_UNTRACKED;
 	s.truncated = truncated;
 	s.frames = frames;

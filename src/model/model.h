@@ -106,6 +106,12 @@ struct mt_target {
 	double alloc_calls_per_s;
 	double alloc_bytes_per_s;
 	double probe_hits_per_s;
+	/* The rates above are exact: the allocation probes were on for the
+	 * whole interval (set by the caller, like counters_exact). */
+	bool rates_exact;
+	/* What the probes cost it: the slowdown it suffers, % (set by the
+	 * overhead measure, probe/slowdown.h). */
+	double slowdown_pct;
 	/* Estimated from samples. */
 	double inuse_bytes;
 	double inuse_objects;
@@ -132,7 +138,11 @@ struct mt_sample_in {
 	__u64 addr;
 	__u64 size;
 	__u64 weight_bytes; /* bytes it stands for, when the process sampled it;
-			     * 0: memtop sampled it at the model's rate */
+			     * 0: memtop sampled it at rate and duty */
+	__u64 rate;	    /* mean bytes between samples it was drawn at; 0: the
+			     * model's rate */
+	double duty;	    /* share of time the allocation probes were on;
+			     * 0: always (1) */
 	bool untracked;	 /* no free will ever be reported for it */
 	bool truncated;	 /* stack incomplete */
 	const struct mt_frame *frames; /* innermost first, copied by the model */
@@ -156,11 +166,6 @@ void model_free(struct mt_model *m);
 int model_set_group(struct mt_model *m, enum mt_group group);
 enum mt_group model_group(const struct mt_model *m);
 __u64 model_rate(const struct mt_model *m);
-
-/* Multiply the weight of samples recorded from now on by scale (>= 1):
- * 1/duty while the overhead budget keeps allocation probes on only part
- * of the time. */
-void model_set_weight_scale(struct mt_model *m, double scale);
 
 /* Record a sampled allocation / a free of a sampled address. 0 or -errno
  * (-ENOMEM: dropped and counted). A free of an unknown address is counted

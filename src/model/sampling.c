@@ -42,6 +42,13 @@ double sampling_weight(__u64 size, __u64 rate)
 	return p > 0 ? 1.0 / p : 1.0;
 }
 
+double sampling_phase_weight(__u64 size, __u64 rate, double duty)
+{
+	double w = sampling_weight(size, rate);
+
+	return duty > 0 && duty < 1 ? w / duty : w;
+}
+
 /* xorshift64*: small, seedable, good enough to stand in for prandom. */
 static __u32 sampler_rand(struct sampler *s)
 {

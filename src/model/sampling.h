@@ -29,6 +29,14 @@ double sampling_probability(__u64 size, __u64 rate);
  * rate <= 1 (every call sampled) and for size 0. */
 double sampling_weight(__u64 size, __u64 rate);
 
+/*
+ * The weight of a sample drawn at mean rate while the allocation probes
+ * were on for a share duty of the time (the overhead budget): it was
+ * included with probability duty * p(size, rate), so it stands for
+ * 1 / (duty * p) allocations (Horvitz-Thompson). duty <= 0 or >= 1: 1.
+ */
+double sampling_phase_weight(__u64 size, __u64 rate, double duty);
+
 /* The kernel's per-thread countdown, in user space: used by tests to check
  * the estimator and by anything that samples in-process. */
 struct sampler {

@@ -54,9 +54,16 @@ struct mt_status {
 	const char *probe_mode;	   /* "session", "uretprobe", "usdt" */
 	double events_per_s;	   /* ring-buffer records per second */
 	double est_cpu_pct;	   /* estimated cost to the targets, % of one CPU */
-	double est_slowdown_pct;   /* worst target: time added to its own CPU time, % */
+	double est_slowdown_pct;   /* the slowdown the worst target suffers, %:
+				    * probe time over its own work's time */
 	double budget_pct;	   /* --max-overhead */
-	double trap_ns;		   /* calibrated cost of one probe hit */
+	double trap_ns;		   /* calibrated cost of one probe hit, on memtop */
+	double cost_ns;		   /* cost of one probe hit in the worst target */
+	bool cost_measured;	   /* cost_ns measured on it (else trap_ns) */
+	double floor_pct;	   /* the part of the slowdown free() and
+				    * realloc() probes cost: the budget's floor */
+	__u64 phase_rate;	   /* sampling interval while the allocation
+				    * probes are on: --rate * duty */
 	double probe_hits_per_s;
 	bool backed_off;	   /* overhead budget forced duty-cycling */
 	bool budget_unreachable;   /* free() probes alone exceed the budget */

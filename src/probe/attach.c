@@ -66,8 +66,10 @@ struct probe_loc {
 };
 
 /* Probes are attached in two groups: allocation functions, which the
- * overhead budget may switch off for a while, and free(), which stays on
- * so that in-use accounting never misses the free of a sampled block. */
+ * overhead budget may switch off for a while, and free() and realloc(),
+ * which stay on so that in-use accounting never misses the free of a
+ * sampled block (realloc frees its old block; while the other allocation
+ * probes are off it samples nothing: struct mt_phase). */
 enum probe_group { GROUP_ALLOC = 0, GROUP_FREE, NGROUPS };
 
 struct link_group {
@@ -89,7 +91,7 @@ struct mt_probe_set {
 
 static int group_of(const struct probe_loc *l)
 {
-	return l->spec->fn == MT_FN_FREE ? GROUP_FREE : GROUP_ALLOC;
+	return l->spec->fn == MT_FN_FREE || l->spec->fn == MT_FN_REALLOC ? GROUP_FREE : GROUP_ALLOC;
 }
 
 const char *attach_mode_name(enum mt_attach_mode mode)

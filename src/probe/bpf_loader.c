@@ -96,6 +96,27 @@ struct mt_bpf *bpf_loader_open(const struct mt_bpf_opts *opts, char *err, size_t
 	return b;
 }
 
+void bpf_loader_set_phase(struct mt_bpf *b, __u64 rate, double duty, bool allocs_on)
+{
+	struct mt_phase *ph = &b->skel->data->phase;
+	__u32 ppm = (__u32)(duty * 1e6 + 0.5);
+
+	if (ppm < 1)
+		ppm = 1;
+	if (ppm > 1000000)
+		ppm = 1000000;
+	if (ph->rate != rate || ph->duty_ppm != ppm) {
+		/* rate and duty first: an entry that sees the new epoch must
+		 * draw at the new rate */
+		*(volatile __u64 *)&ph->rate = rate;
+		*(volatile __u32 *)&ph->duty_ppm = ppm;
+		__sync_synchronize();
+		*(volatile __u32 *)&ph->epoch = ph->epoch + 1;
+	}
+	*(volatile __u32 *)&ph->allocs_on = allocs_on ? 1 : 0;
+	__sync_synchronize();
+}
+
 void bpf_loader_close(struct mt_bpf *b)
 {
 	if (!b)

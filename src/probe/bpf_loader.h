@@ -29,6 +29,12 @@ struct mt_bpf_opts {
 struct mt_bpf *bpf_loader_open(const struct mt_bpf_opts *opts, char *err, size_t errlen);
 void bpf_loader_close(struct mt_bpf *b);
 
+/* The sampling phase of the allocation probes (struct mt_phase): samples
+ * drawn at mean rate (0: the load-time rate) while the allocation probes
+ * are on for a share duty of the time; allocs_on false while they are
+ * switched off. A change of rate or duty starts a new epoch. */
+void bpf_loader_set_phase(struct mt_bpf *b, __u64 rate, double duty, bool allocs_on);
+
 /* Whether the session program loaded. */
 bool bpf_loader_has_session(const struct mt_bpf *b);
 struct bpf_program *bpf_loader_prog_session(struct mt_bpf *b);

@@ -1,48 +1,63 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * budget.c - the duty-cycle controller behind --max-overhead (budget.h).
- *
- * The allocation probes' cost scales with the duty, so a slowdown s
- * measured at duty d predicts d * limit / s as the duty that meets the
- * limit. Decreases apply at once (the target must not suffer); increases
- * at most double the duty per interval, and only when well under the
- * limit, so the controller does not oscillate around it.
+ * budget.c - the duty-cycle controller and the randomised on/off schedule
+ * behind --max-overhead (budget.h).
  */
 #include "probe/budget.h"
 
-void budget_init(struct budget *b, double limit_pct)
+#include <math.h>
+
+/* A duty-cycled measure must span this many mean cycles. */
+#define SETTLE_CYCLES 2
+/* At full duty there is no cycle: this much is enough. */
+#define SETTLE_FULL_NS 500000000ULL
+
+void budget_init(struct budget *b, double limit_pct, __u64 seed)
 {
 	b->limit_pct = limit_pct;
 	b->duty = 1.0;
 	b->slowdown_pct = 0;
+	b->floor_pct = 0;
 	b->ever_paused = false;
 	b->unreachable = false;
-	b->period_start_ns = 0;
+	b->changed_ns = 0;
+	b->on = true;
+	b->phase_start_ns = 0;
+	b->off_until_ns = 0;
+	b->rng = seed ? seed : 0x9E3779B97F4A7C15ULL;
 }
 
-double budget_slowdown_pct(double probe_ns, double cpu_ns)
+/* Uniform in [0, 1): xorshift64*. */
+static double uniform(struct budget *b)
 {
-	double f;
-
-	if (cpu_ns <= 0 || probe_ns <= 0)
-		return 0;
-	f = probe_ns / cpu_ns;
-	if (f > 0.99)
-		f = 0.99;
-	return 100.0 * f / (1.0 - f);
+	b->rng ^= b->rng >> 12;
+	b->rng ^= b->rng << 25;
+	b->rng ^= b->rng >> 27;
+	return (double)((b->rng * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0;
 }
 
-double budget_update(struct budget *b, double slowdown_pct)
+void budget_started(struct budget *b, __u64 now_ns)
 {
-	double want;
+	if (b->on)
+		b->phase_start_ns = now_ns;
+}
+
+__u64 budget_settle_ns(const struct budget *b)
+{
+	return b->duty >= 1.0 ? SETTLE_FULL_NS : SETTLE_CYCLES * BUDGET_PERIOD_NS;
+}
+
+double budget_update(struct budget *b, double slowdown_pct, double floor_pct, __u64 now_ns)
+{
+	double aim = BUDGET_AIM * b->limit_pct, alloc = slowdown_pct - floor_pct, want;
 
 	b->slowdown_pct = slowdown_pct;
-	if (slowdown_pct > b->limit_pct) {
-		want = b->duty * b->limit_pct / slowdown_pct;
-	} else if (b->duty < 1.0 && slowdown_pct < 0.7 * b->limit_pct) {
-		double floor = slowdown_pct > 0.1 * b->limit_pct ? slowdown_pct : 0.1 * b->limit_pct;
-
-		want = b->duty * b->limit_pct / floor;
+	b->floor_pct = floor_pct;
+	if (slowdown_pct > b->limit_pct || (b->duty < 1.0 && slowdown_pct < 0.7 * b->limit_pct)) {
+		if (alloc <= 0.01 * b->limit_pct)
+			want = floor_pct < aim ? 1.0 : BUDGET_MIN_DUTY;
+		else
+			want = b->duty * (aim - floor_pct) / alloc;
 		if (want > 2 * b->duty)
 			want = 2 * b->duty;
 	} else {
@@ -52,7 +67,10 @@ double budget_update(struct budget *b, double slowdown_pct)
 		want = BUDGET_MIN_DUTY;
 	if (want > 1.0)
 		want = 1.0;
-	b->unreachable = b->duty <= BUDGET_MIN_DUTY && slowdown_pct > b->limit_pct;
+	b->unreachable = floor_pct >= b->limit_pct ||
+			 (want <= BUDGET_MIN_DUTY && slowdown_pct > b->limit_pct);
+	if (want != b->duty)
+		b->changed_ns = now_ns;
 	b->duty = want;
 	if (want < 1.0)
 		b->ever_paused = true;
@@ -61,19 +79,29 @@ double budget_update(struct budget *b, double slowdown_pct)
 
 bool budget_phase(struct budget *b, __u64 now_ns, __u64 *next_ns)
 {
-	__u64 on_ns;
+	__u64 on_ns = (__u64)(b->duty * BUDGET_PERIOD_NS);
 
-	if (!b->period_start_ns || now_ns >= b->period_start_ns + BUDGET_PERIOD_NS)
-		b->period_start_ns = now_ns;
-	on_ns = (__u64)(b->duty * BUDGET_PERIOD_NS);
 	if (b->duty >= 1.0) {
-		*next_ns = b->period_start_ns + BUDGET_PERIOD_NS;
+		if (!b->on)
+			b->phase_start_ns = now_ns;
+		b->on = true;
+		*next_ns = now_ns + BUDGET_PERIOD_NS;
 		return true;
 	}
-	if (now_ns < b->period_start_ns + on_ns) {
-		*next_ns = b->period_start_ns + on_ns;
-		return true;
+	if (b->on && now_ns >= b->phase_start_ns + on_ns) {
+		/* The on-phase is over (or a smaller duty ended it). The off
+		 * phase is scaled to how long it really lasted, so the share of
+		 * time on stays d when switches come late. */
+		double ran = (double)(now_ns - b->phase_start_ns);
+
+		b->on = false;
+		b->phase_start_ns = now_ns;
+		b->off_until_ns = now_ns + (__u64)(2.0 * uniform(b) * ran * (1.0 - b->duty) / b->duty);
 	}
-	*next_ns = b->period_start_ns + BUDGET_PERIOD_NS;
-	return false;
+	if (!b->on && now_ns >= b->off_until_ns) {
+		b->on = true;
+		b->phase_start_ns = now_ns;
+	}
+	*next_ns = b->on ? b->phase_start_ns + on_ns : b->off_until_ns;
+	return b->on;
 }

@@ -43,8 +43,10 @@ int target_release(struct launched *l, char *err, size_t errlen);
 
 /* Resident set size in bytes; 0 when unknown. */
 __u64 target_rss(pid_t pid);
-/* CPU time (user + system) the process has used, in nanoseconds; 0 when
- * unknown. Probe traps are charged to it as system time. */
+/* CPU time (user + system, all threads) the process has used, in
+ * nanoseconds, from its CPU clock (clock_getcpuclockid), else from
+ * /proc/PID/stat in clock ticks; 0 when unknown. Probe traps run in the
+ * process's context and are charged to it. */
 __u64 target_cpu_ns(pid_t pid);
 /* Whether pid still exists (a zombie counts as gone). */
 bool target_alive(pid_t pid);

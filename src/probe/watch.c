@@ -255,6 +255,8 @@ static int attach_watched(struct watch_set *ws, struct watched *w, char *err, si
 	t->exit_ns = 0;
 	t->start_ns = mono_ns();
 	t->counters_exact = !w->usdt;
+	t->slowdown_pct = 0;
+	slowdown_init(&w->cost, ws->env.trap_ns, w->usdt);
 	w->pending = false;
 	return 0;
 }
@@ -368,51 +370,54 @@ bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 
 /* ---- refreshing ------------------------------------------------------------- */
 
-/* CPU time a measure needs to rest on: /proc counts it in clock ticks. */
-#define MEASURE_MIN_CPU_NS 50000000ULL
-/* ... unless this much wall time has passed. */
-#define MEASURE_MAX_WAIT_NS 2000000000ULL
-
-/* The slowdown the probes caused w since the last measure (budget.h).
- * A target that used little CPU is measured over a longer span, so the
- * ratio does not rest on one or two clock ticks. */
-static double measure_overhead(struct watch_set *ws, struct watched *w)
+/* One reading of a target for its cost (slowdown.h). */
+static void measure(struct watch_set *ws, struct watched *w, __u64 now, bool allocs_on)
 {
 	struct mt_proc_counters c;
-	__u64 cpu = target_cpu_ns(w->pid), now = mono_ns();
+	__u64 cpu = target_cpu_ns(w->pid);
 
-	if (bpf_loader_read_counters(ws->env.bpf, w->pid, &c))
-		return w->last_slowdown;
-	if (!w->prev_measure_ns || cpu < w->prev_cpu_ns || c.probe_hits < w->prev_hits) {
-		w->prev_cpu_ns = cpu;
-		w->prev_hits = c.probe_hits;
-		w->prev_measure_ns = now;
-		return 0;
-	}
-	if (cpu - w->prev_cpu_ns < MEASURE_MIN_CPU_NS &&
-	    now - w->prev_measure_ns < MEASURE_MAX_WAIT_NS)
-		return w->last_slowdown;
-	w->last_slowdown = budget_slowdown_pct((c.probe_hits - w->prev_hits) * ws->env.trap_ns,
-					       cpu - w->prev_cpu_ns);
-	w->prev_cpu_ns = cpu;
-	w->prev_hits = c.probe_hits;
-	w->prev_measure_ns = now;
-	return w->last_slowdown;
+	if (!cpu || bpf_loader_read_counters(ws->env.bpf, w->pid, &c))
+		return;
+	slowdown_feed(&w->cost, now, cpu, c.probe_hits, c.free_calls, allocs_on && !w->usdt);
 }
 
-double watch_overhead(struct watch_set *ws)
+static bool measurable(const struct watched *w)
 {
-	double worst = 0, slow;
+	return !w->gone && !w->pending && w->probes;
+}
+
+void watch_measure(struct watch_set *ws, __u64 now_ns, bool allocs_on)
+{
 	int i;
 
+	for (i = 0; i < ws->n; i++)
+		if (measurable(&ws->v[i]))
+			measure(ws, &ws->v[i], now_ns, allocs_on);
+}
+
+int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, struct watch_cost *out)
+{
+	int i, e = -EAGAIN;
+
+	memset(out, 0, sizeof(*out));
 	for (i = 0; i < ws->n; i++) {
-		if (ws->v[i].gone || ws->v[i].pending || !ws->v[i].probes)
+		struct watched *w = &ws->v[i];
+		struct mt_target *t = model_target(ws->env.model, w->pid, false);
+		struct slowdown_est est;
+
+		if (!measurable(w) || slowdown_window(&w->cost, since_ns, max_ns, &est))
 			continue;
-		slow = measure_overhead(ws, &ws->v[i]);
-		if (slow > worst)
-			worst = slow;
+		if (t)
+			t->slowdown_pct = est.slowdown_pct;
+		if (!e && est.slowdown_pct <= out->slowdown_pct)
+			continue;
+		e = 0;
+		out->slowdown_pct = est.slowdown_pct;
+		out->floor_pct = est.floor_pct;
+		out->span_ns = est.span_ns;
+		out->cost_ns = slowdown_cost_ns(&w->cost, &out->cost_measured);
 	}
-	return worst;
+	return e;
 }
 
 int watch_refresh(struct watch_set *ws, __u64 now_ns)
@@ -426,6 +431,7 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns)
 		if (w->gone || w->pending || !t)
 			continue;
 		bpf_loader_read_counters(ws->env.bpf, w->pid, &t->counters);
+		t->rates_exact = !w->usdt; /* and the probes were on: the caller */
 		if (w->launched && waitpid(w->pid, NULL, WNOHANG) == w->pid)
 			w->gone = true;
 		else if (!target_alive(w->pid))

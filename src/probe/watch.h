@@ -21,6 +21,7 @@
 
 #include "probe/attach.h"
 #include "probe/bpf_loader.h"
+#include "probe/slowdown.h"
 #include "config.h"
 #include "model/model.h"
 #include "stacks/proc_cache.h"
@@ -49,10 +50,16 @@ struct watched {
 	bool pending;	    /* to be (re)attached: new in the cgroup, or exec'd */
 	__u64 pending_since_ns;
 	struct mt_probe_set *probes;
-	__u64 prev_cpu_ns;	/* at the last overhead measure */
-	__u64 prev_hits;
-	__u64 prev_measure_ns;
-	double last_slowdown;
+	struct slowdown cost;	/* what the probes cost it (slowdown.h) */
+};
+
+/* The probes' cost over a window, for the worst target. */
+struct watch_cost {
+	double slowdown_pct; /* what the target suffers */
+	double floor_pct;    /* the part the probes that stay on cost */
+	double cost_ns;	     /* of one probe hit in that target */
+	bool cost_measured;  /* cost_ns measured on it, not the calibration */
+	__u64 span_ns;	     /* the window the worst measure covers */
 };
 
 struct watch_set {
@@ -95,10 +102,15 @@ bool watch_retry_pending(struct watch_set *ws, __u64 now_ns);
  * model and release the exited ones. Returns the number of live targets. */
 int watch_refresh(struct watch_set *ws, __u64 now_ns);
 
-/* The worst slowdown the probes caused a live target since the last call
- * (budget.h): its probe hits times the cost of one, against its own CPU
- * time. Called on the budget's own clock, not the display's. */
-double watch_overhead(struct watch_set *ws);
+/* Read every live uprobe target's CPU time and counters: the end of a
+ * step in which the allocation probes were on (allocs_on) or off. Called
+ * at every switch of the probes and on the budget's clock. */
+void watch_measure(struct watch_set *ws, __u64 now_ns, bool allocs_on);
+
+/* The worst target's cost over the steps since since_ns (at most max_ns
+ * of them); also stored per target in the model (mt_target). 0, or
+ * -EAGAIN: no target used CPU time in the window. */
+int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, struct watch_cost *out);
 
 /* Allocation probes of every uprobe-mode target on or off (budget). */
 void watch_set_allocs(struct watch_set *ws, bool on);

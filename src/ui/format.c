@@ -84,3 +84,15 @@ char *fmt_frame(char *buf, size_t len, const struct mt_frame *f)
 		snprintf(buf, len, "%s", name);
 	return buf;
 }
+
+char *fmt_backoff(char *buf, size_t len, bool backed_off, double duty, double interval_bytes)
+{
+	char b[16];
+
+	if (!backed_off)
+		snprintf(buf, len, "%s", "");
+	else
+		snprintf(buf, len, "probes on %.0f%%: sampling interval %s", 100 * duty,
+			 fmt_bytes(b, sizeof(b), interval_bytes));
+	return buf;
+}

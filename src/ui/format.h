@@ -7,6 +7,7 @@
 #ifndef MEMTOP_FORMAT_H
 #define MEMTOP_FORMAT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "stacks/frame.h"
@@ -21,6 +22,10 @@ char *fmt_age(char *buf, size_t len, double seconds);
 char *fmt_frame(char *buf, size_t len, const struct mt_frame *f);
 /* The function name, or "module+0xoff" when unknown. */
 char *fmt_frame_name(char *buf, size_t len, const struct mt_frame *f);
+/* What the back-off costs in insight, the same words in every view:
+ * "probes on 10%: sampling interval 51K" while duty-cycling, "" otherwise. */
+char *fmt_backoff(char *buf, size_t len, bool backed_off, double duty, double interval_bytes);
+
 /* Basename of a path (no copy). */
 const char *fmt_basename(const char *path);
 

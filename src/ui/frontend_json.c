@@ -163,8 +163,10 @@ static void write_target(struct json_writer *w, const struct mt_target *t)
 	kv_uint_or_null(w, "alloc_bytes", t->counters.alloc_bytes, t->counters_exact);
 	kv_uint(w, "samples", t->counters.samples);
 	kv_uint(w, "probe_hits", t->counters.probe_hits);
+	kv_bool(w, "rates_exact", t->rates_exact);
 	kv_double(w, "alloc_calls_per_s", t->alloc_calls_per_s, 1);
 	kv_double(w, "alloc_bytes_per_s", t->alloc_bytes_per_s, 1);
+	kv_double(w, "slowdown_pct", t->slowdown_pct, 2);
 	kv_double(w, "inuse_bytes", t->inuse_bytes, 0);
 	kv_double_or_null(w, "heap_explains_rss_growth", t->stats.heap_explains, 3,
 			  t->stats.heap_explains >= 0);
@@ -264,8 +266,12 @@ static int json_tick(struct mt_fe_ctx *ctx)
 	kv_double(&w, "events_per_s", st->events_per_s, 1);
 	kv_double(&w, "trap_ns", st->trap_ns, 0);
 	kv_double(&w, "est_slowdown_pct", st->est_slowdown_pct, 2);
+	kv_double(&w, "floor_pct", st->floor_pct, 2);
+	kv_double(&w, "hit_ns", st->cost_ns, 0);
+	kv_bool(&w, "hit_ns_measured", st->cost_measured);
 	kv_double(&w, "budget_pct", st->budget_pct, 1);
 	kv_double(&w, "duty", st->duty, 3);
+	kv_uint(&w, "sampling_rate_bytes", st->phase_rate);
 	kv_bool(&w, "backed_off", st->backed_off);
 	kv_bool(&w, "budget_unreachable", st->budget_unreachable);
 	kv_bool(&w, "counters_exact", st->counters_exact);

@@ -40,12 +40,15 @@ static void print_targets(struct mt_model *m)
 
 		/* counts memtop did not see are shown as "-", not zeros */
 		if (t->counters_exact) {
-			fmt_bytes(rate, sizeof(rate), t->alloc_bytes_per_s);
-			fmt_count(calls, sizeof(calls), t->alloc_calls_per_s);
 			snprintf(allocs, sizeof(allocs), "%llu",
 				 (unsigned long long)t->counters.alloc_calls);
 			snprintf(frees, sizeof(frees), "%llu",
 				 (unsigned long long)t->counters.free_calls);
+		}
+		/* rates are exact again once an interval was fully probed */
+		if (t->rates_exact) {
+			fmt_bytes(rate, sizeof(rate), t->alloc_bytes_per_s);
+			fmt_count(calls, sizeof(calls), t->alloc_calls_per_s);
 		} else {
 			snprintf(rate, sizeof(rate), "-");
 			snprintf(calls, sizeof(calls), "-");
@@ -95,11 +98,16 @@ static int text_tick(struct mt_fe_ctx *ctx)
 	       fmt_bytes(a, sizeof(a), model_rate(m)), st->probe_mode ? st->probe_mode : "?",
 	       st->events_per_s, (unsigned long long)d->events_lost,
 	       (unsigned long long)d->live_map_full);
-	printf("overhead: %.0f ns per probe hit, %.0f hits/s, target slowdown %.1f%%", st->trap_ns,
-	       st->probe_hits_per_s, st->est_slowdown_pct);
-	if (st->backed_off)
-		printf(", budget %.0f%%: allocation probes on %.0f%% of the time, counts not exact",
-		       st->budget_pct, 100 * st->duty);
+	printf("overhead: target slowdown %.1f%%, %.0f ns per probe hit (%s), %.0f hits/s",
+	       st->est_slowdown_pct, st->cost_ns > 0 ? st->cost_ns : st->trap_ns,
+	       st->cost_measured ? "measured on the target" : "calibrated on memtop",
+	       st->probe_hits_per_s);
+	if (st->backed_off) {
+		char off[64];
+
+		printf(", budget %.0f%%: %s, total counts not exact", st->budget_pct,
+		       fmt_backoff(off, sizeof(off), true, st->duty, (double)st->phase_rate));
+	}
 	putchar('\n');
 	if (st->message[0] && strcmp(st->message, ts->last_message)) {
 		printf("note: %s\n", st->message);

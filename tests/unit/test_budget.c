@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * test_budget.c - the --max-overhead controller: slowdown from measured
- * probe time, duty that converges under the limit, increases capped,
- * and the on/off schedule within each period.
+ * test_budget.c - the --max-overhead controller and the probes' cost:
+ * the slowdown formula (no clamp short of 1000x), the cost of a hit
+ * identified from phases with the allocation probes off and on
+ * (slowdown.h) on a simulated target, a duty that lands under the limit
+ * in one step and says when the probes that stay on alone exceed it, and
+ * a randomised on/off schedule that is on a share d of the time and does
+ * not alias with a periodic workload.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -11,77 +15,172 @@
 #include <cmocka.h>
 
 #include "probe/budget.h"
+#include "probe/slowdown.h"
 
-static void test_slowdown(void **state)
+static void test_slowdown_formula(void **state)
 {
 	/* half of the target's CPU time in probes: it ran twice as long */
-	assert_true(fabs(budget_slowdown_pct(5e8, 1e9) - 100.0) < 1e-9);
-	assert_true(fabs(budget_slowdown_pct(1e8, 1e9) - 100.0 / 9) < 1e-9);
-	assert_true(budget_slowdown_pct(0, 1e9) == 0);
-	assert_true(budget_slowdown_pct(1e6, 0) == 0);
-	assert_true(budget_slowdown_pct(2e9, 1e9) > 1000); /* capped, finite */
+	assert_true(fabs(slowdown_pct(5e8, 1e9) - 100.0) < 1e-9);
+	assert_true(fabs(slowdown_pct(1e8, 1e9) - 100.0 / 9) < 1e-9);
+	/* 10x and 50x are reported as such, not clamped at 99 % of the time */
+	assert_true(fabs(slowdown_pct(10e8 / 11 * 10, 10e8) - 1000.0) < 1e-6);
+	assert_true(fabs(slowdown_pct(1e9 * 50 / 51, 1e9) - 5000.0) < 1e-6);
+	assert_true(slowdown_pct(0, 1e9) == 0);
+	assert_true(slowdown_pct(1e6, 0) == 0);
+	assert_true(slowdown_pct(2e9, 1e9) == 100000.0); /* finite */
 }
 
-/* A target whose probes cost `full` % at duty 1 converges under the limit. */
-static void test_converges(void **state)
+/*
+ * A simulated CPU-bound target: each free stands for `work_ns` of its own
+ * CPU, each probe hit costs `hit_ns`, with `alloc_hits` allocation-probe
+ * hits per free when those probes are on. Steps of 250 ms.
+ */
+struct sim {
+	double work_ns, hit_ns, alloc_hits;
+	__u64 t, cpu, hits, frees;
+};
+
+static void sim_step(struct sim *s, struct slowdown *sd, bool on, __u64 dt)
 {
-	struct budget b;
-	double full = 80, s = full;
+	double per_free = s->work_ns + s->hit_ns * (1 + (on ? s->alloc_hits : 0));
+	double n = (double)dt / per_free; /* frees in the step: one CPU busy */
+
+	s->t += dt;
+	s->cpu += dt;
+	s->frees += (__u64)n;
+	s->hits += (__u64)(n * (1 + (on ? s->alloc_hits : 0)));
+	slowdown_feed(sd, s->t, s->cpu, s->hits, s->frees, on);
+}
+
+static void check_identifies(double work_ns, double hit_ns)
+{
+	struct sim s = { work_ns, hit_ns, 1.0, 1000000000ULL, 0, 0, 0 };
+	struct slowdown sd;
+	struct slowdown_est est;
+	double truth = 100.0 * hit_ns * 2 / work_ns; /* at full duty */
+	bool measured;
 	int i;
 
-	budget_init(&b, 10);
-	for (i = 0; i < 10; i++) {
-		budget_update(&b, s);
-		s = full * b.duty; /* allocation probes' cost scales with duty */
-	}
-	assert_true(s <= 10.0 + 1e-9);
-	assert_true(s > 5.0); /* and does not back off more than needed */
-	assert_true(b.ever_paused);
+	slowdown_init(&sd, 700, false); /* a calibration well off the truth */
+	sim_step(&s, &sd, true, 1);	/* the first reading */
+	sim_step(&s, &sd, false, 300000000ULL); /* the unprobed window */
+	for (i = 0; i < 12; i++)
+		sim_step(&s, &sd, true, 250000000ULL);
+	assert_true(fabs(slowdown_cost_ns(&sd, &measured) - hit_ns) < 0.01 * hit_ns);
+	assert_true(measured);
+	assert_int_equal(slowdown_window(&sd, 0, SLOWDOWN_REPORT_NS, &est), 0);
+	print_message("work %.0f ns/free, hit %.0f ns: slowdown %.1f%% (truth %.1f%%), floor %.1f%%\n",
+		      work_ns, hit_ns, est.slowdown_pct, truth, est.floor_pct);
+	assert_true(fabs(est.slowdown_pct - truth) < 0.03 * truth);
+	assert_true(fabs(est.floor_pct - truth / 2) < 0.03 * truth);
+	assert_true(est.span_ns <= SLOWDOWN_REPORT_NS && est.span_ns >= SLOWDOWN_REPORT_NS - 250000000ULL);
 }
 
-static void test_recovers_slowly(void **state)
+static void test_identifies_cost(void **state)
+{
+	check_identifies(20000, 1500); /* 15 % */
+	check_identifies(3000, 1500);  /* 100 % */
+	check_identifies(200, 1600);   /* 16x */
+}
+
+static void test_no_identification_without_off_phase(void **state)
+{
+	struct sim s = { 2000, 1500, 1.0, 1000000000ULL, 0, 0, 0 };
+	struct slowdown sd;
+	bool measured;
+	int i;
+
+	slowdown_init(&sd, 700, false);
+	for (i = 0; i < 10; i++)
+		sim_step(&s, &sd, true, 250000000ULL);
+	assert_true(slowdown_cost_ns(&sd, &measured) == 700);
+	assert_false(measured);
+}
+
+/* Slowdown s at duty d for a target whose probes that stay on cost
+ * `floor` and the allocation probes `alloc` at full duty. */
+static double at_duty(double floor, double alloc, double d)
+{
+	return floor + alloc * d;
+}
+
+static void test_controller_one_step(void **state)
 {
 	struct budget b;
+	double s;
 
-	budget_init(&b, 10);
-	budget_update(&b, 1000);
-	assert_true(fabs(b.duty - BUDGET_MIN_DUTY) < 1e-9); /* floor */
-	assert_false(b.unreachable);		  /* not yet tried at the floor */
-	budget_update(&b, 400);			  /* free() alone is above the limit */
-	assert_true(b.unreachable);
-	budget_update(&b, 0.0);			  /* load went away */
+	budget_init(&b, 10, 1);
+	s = at_duty(3, 37, 1);
+	budget_update(&b, s, 3, 1);
+	s = at_duty(3, 37, b.duty);
+	assert_true(s <= 10.0 + 1e-9 && s >= 8.0); /* under, not far under */
 	assert_false(b.unreachable);
-	assert_true(fabs(b.duty - 2 * BUDGET_MIN_DUTY) < 1e-9); /* at most doubles */
-	budget_update(&b, 9.0);			  /* close to the limit: hold */
-	assert_true(fabs(b.duty - 2 * BUDGET_MIN_DUTY) < 1e-9);
+	assert_true(b.ever_paused);
+	/* the load goes away: at most doubles per step, back to 1 */
+	double d = b.duty;
+
+	budget_update(&b, at_duty(0.3, 3.7, b.duty), 0.3, 2);
+	assert_true(fabs(b.duty - 2 * d) < 1e-9);
 	for (int i = 0; i < 10; i++)
-		budget_update(&b, 0);
+		budget_update(&b, at_duty(0.3, 3.7, b.duty), 0.3, 3 + i);
 	assert_true(b.duty == 1.0);
 }
 
-static void test_phase(void **state)
+static void test_controller_floor(void **state)
 {
 	struct budget b;
-	__u64 next, t0 = 5 * BUDGET_PERIOD_NS;
 
-	budget_init(&b, 10);
-	assert_true(budget_phase(&b, t0, &next));
-	assert_true(next == t0 + BUDGET_PERIOD_NS);
-	b.duty = 0.25;
-	assert_true(budget_phase(&b, t0 + BUDGET_PERIOD_NS, &next));
-	assert_true(next == t0 + BUDGET_PERIOD_NS + BUDGET_PERIOD_NS / 4);
-	assert_false(budget_phase(&b, next, &next));
-	assert_true(next == t0 + 2 * BUDGET_PERIOD_NS);
-	assert_true(budget_phase(&b, next, &next)); /* a new period */
+	budget_init(&b, 10, 1);
+	budget_update(&b, at_duty(40, 200, 1), 40, 1); /* free() alone: 40 % */
+	assert_true(fabs(b.duty - BUDGET_MIN_DUTY) < 1e-9);
+	assert_true(b.unreachable);
+	assert_true(b.floor_pct == 40);
+	budget_update(&b, at_duty(2, 10, b.duty), 2, 2); /* the load went away */
+	assert_false(b.unreachable);
+}
+
+/* Share of time on, and the on-phases' positions against a period of p. */
+static void test_schedule(void **state)
+{
+	const __u64 step = 1000000, total = 400 * BUDGET_PERIOD_NS;
+	const double duties[] = { 0.1, 0.25, 0.6 };
+	const __u64 periods[] = { BUDGET_PERIOD_NS, BUDGET_PERIOD_NS / 2 };
+
+	for (size_t k = 0; k < sizeof(duties) / sizeof(duties[0]); k++) {
+		for (size_t q = 0; q < sizeof(periods) / sizeof(periods[0]); q++) {
+			struct budget b;
+			double on = 0, bins[10] = { 0 }, n[10] = { 0 };
+			__u64 t, next;
+
+			budget_init(&b, 10, 7 + k);
+			b.duty = duties[k];
+			for (t = step; t < total; t += step) {
+				bool is_on = budget_phase(&b, t, &next);
+				int bin = (int)(t % periods[q] * 10 / periods[q]);
+
+				on += is_on;
+				bins[bin] += is_on;
+				n[bin]++;
+			}
+			on /= (double)(total / step);
+			assert_true(fabs(on - duties[k]) < 0.03);
+			/* every tenth of a workload's period is watched about
+			 * as often: no aliasing */
+			for (int i = 0; i < 10; i++)
+				assert_true(fabs(bins[i] / n[i] - duties[k]) < 0.06);
+		}
+	}
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_slowdown),
-		cmocka_unit_test(test_converges),
-		cmocka_unit_test(test_recovers_slowly),
-		cmocka_unit_test(test_phase),
+		cmocka_unit_test(test_slowdown_formula),
+		cmocka_unit_test(test_identifies_cost),
+		cmocka_unit_test(test_no_identification_without_off_phase),
+		cmocka_unit_test(test_controller_one_step),
+		cmocka_unit_test(test_controller_floor),
+		cmocka_unit_test(test_schedule),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

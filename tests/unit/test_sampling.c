@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "model/sampling.h"
+#include "probe/budget.h"
 
 static __u32 table[MT_EXP_TABLE_SIZE];
 
@@ -124,6 +125,68 @@ static void test_mixed_stream(void **state)
 	}
 }
 
+/*
+ * Sampling under the overhead budget (docs/probes.md section 6): the
+ * allocation probes are on for a share d of the time on the randomised
+ * schedule of budget.h, samples are drawn at rate R*d while on (each
+ * on-phase starts a new epoch: every countdown is drawn again), and a
+ * sample weighs 1/(d p(s, R d)). The estimate of a stream's bytes must be
+ * unbiased and as many samples must be taken as at full duty. Its error
+ * has two parts: the Bernoulli draws (variance sum s^2 (1 - pi)/pi with
+ * pi = d p) and the share of the stream's time that happened to be on
+ * (the schedule's cycles vary: relative variance var(cycle)/(n mean^2)
+ * over n cycles); we allow 5 standard deviations of their sum.
+ */
+static void check_duty(double d, __u64 rate, __u64 size, double per_s, double secs, __u64 seed)
+{
+	struct budget b;
+	struct sampler sm;
+	__u64 r = (__u64)(rate * d), t, next = 0, dt = (__u64)(1e9 / per_s);
+	double est = 0, truth = 0, pi = d * sampling_probability(size, r), var_b, var_s, sigma;
+	long k = 0, n = 0;
+	bool was_on = false;
+
+	budget_init(&b, 10, seed);
+	b.duty = d;
+	sampler_init(&sm, r, table, seed);
+	for (t = dt; t < (__u64)(secs * 1e9); t += dt) {
+		bool on = budget_phase(&b, t, &next);
+
+		if (on && !was_on)
+			sampler_init(&sm, r, table, sm.rng); /* a new epoch */
+		was_on = on;
+		truth += size;
+		n++;
+		if (on && sampler_take(&sm, size)) {
+			est += sampling_phase_weight(size, r, d) * size;
+			k++;
+		}
+	}
+	var_b = (double)n * size * size * (1 - pi) / pi;
+	/* cycles of mean BUDGET_PERIOD_NS, off-phase uniform over 2(1-d) of it */
+	var_s = truth * truth * (4 * (1 - d) * (1 - d) / 12.0) / (secs * 1e9 / BUDGET_PERIOD_NS);
+	sigma = sqrt(var_b + var_s);
+	print_message("duty %.2f rate %llu size %llu: %ld samples (full duty: %.0f), estimate %.5g vs %.5g (%.2f sigma)\n",
+		      d, (unsigned long long)r, (unsigned long long)size, k,
+		      n * sampling_probability(size, rate), est, truth, (est - truth) / sigma);
+	assert_true(fabs(est - truth) <= 5 * sigma);
+	/* samples survive the back-off: as many as at full duty for sizes
+	 * well below the interval (fewer for larger ones, which full duty
+	 * samples nearly always) */
+	if (size * 20 < r)
+		assert_true(fabs(k - n * sampling_probability(size, rate)) <=
+			    5 * sqrt(n * pi) + 0.02 * n * pi);
+}
+
+static void test_unbiased_under_duty(void **state)
+{
+	check_duty(0.1, 524288, 128, 20000, 3000, 11);
+	check_duty(0.1, 524288, 16384, 300, 3000, 12);
+	check_duty(0.25, 524288, 1000, 5000, 3000, 13);
+	check_duty(0.5, 65536, 4096, 2000, 3000, 14);
+	check_duty(0.1, 524288, 1 << 20, 20, 6000, 15);
+}
+
 static void test_rate_one_samples_everything(void **state)
 {
 	struct sampler sm;
@@ -143,6 +206,7 @@ int main(void)
 		cmocka_unit_test(test_unbiased_large_sizes),
 		cmocka_unit_test(test_mixed_stream),
 		cmocka_unit_test(test_rate_one_samples_everything),
+		cmocka_unit_test(test_unbiased_under_duty),
 	};
 
 	sampling_exp_table(table);

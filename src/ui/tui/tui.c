@@ -119,8 +119,12 @@ static void header_refresh(struct tui *t)
 	h->untracked = d->live_map_full;
 	h->probe_mode = t->status->probe_mode;
 	h->est_cpu_pct = t->status->est_cpu_pct;
+	h->slowdown_pct = t->status->est_slowdown_pct;
+	h->budget_pct = t->status->budget_pct;
 	h->backed_off = t->status->backed_off;
+	h->unreachable = t->status->budget_unreachable;
 	h->duty = t->status->duty;
+	h->phase_rate = t->status->phase_rate;
 	h->cgroup = t->status->cgroup;
 }
 
@@ -191,12 +195,18 @@ static void draw_figures(struct tui *t, int y)
 			 (unsigned long long)h->untracked);
 	x = pair(t, y, x, "lost ", b,
 		 t->attr[h->lost || h->untracked ? THEME_WARNING : THEME_HEADER_VALUE]);
-	snprintf(a, sizeof(a), "%s ", h->probe_mode ? h->probe_mode : "probes");
-	snprintf(b, sizeof(b), "~%.2f%%cpu", h->est_cpu_pct);
-	x = pair(t, y, x, a, b, t->attr[h->backed_off ? THEME_WARNING : THEME_HEADER_VALUE]);
+	x = pair(t, y, x, "mode ", h->probe_mode ? h->probe_mode : "probes",
+		 t->attr[THEME_HEADER_VALUE]);
+	/* the target's slowdown, the number --max-overhead limits */
+	snprintf(b, sizeof(b), "%.1f%%", h->slowdown_pct);
+	x = pair(t, y, x, "target slowdown ", b,
+		 t->attr[h->budget_pct > 0 && h->slowdown_pct > h->budget_pct ? THEME_WARNING
+									   : THEME_HEADER_VALUE]);
 	if (h->backed_off) {
-		snprintf(b, sizeof(b), "%.0f%%", 100 * h->duty);
-		pair(t, y, x, "backed off, probes on ", b, t->attr[THEME_WARNING]);
+		char c[64];
+
+		pair(t, y, x, "", fmt_backoff(c, sizeof(c), true, h->duty, (double)h->phase_rate),
+		     t->attr[THEME_WARNING]);
 	}
 }
 

@@ -164,8 +164,12 @@ struct tui_header {
 	__u64 untracked;    /* live map full */
 	const char *probe_mode;
 	double est_cpu_pct;
+	double slowdown_pct; /* the target's, as in -b and the JSON */
+	double budget_pct;   /* <= 0: none */
 	bool backed_off;
+	bool unreachable;
 	double duty;
+	__u64 phase_rate;
 	struct mt_cgroup_status cgroup;
 	double spark[TUI_SPARK_MAX];
 	int nspark;

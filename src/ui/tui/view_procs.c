@@ -33,14 +33,14 @@ static void procs_snapshot(struct tui *t)
 		r->pid = tg->pid;
 		memcpy(r->comm, tg->comm, sizeof(r->comm));
 		r->alive = tg->alive;
-		r->exact = tg->counters_exact;
+		r->exact = tg->rates_exact; /* again after a back-off ends */
 		r->rss_bytes = tg->rss_bytes;
 		r->inuse_bytes = tg->inuse_bytes;
 		r->alloc_bytes_per_s = tg->alloc_bytes_per_s;
 		r->alloc_calls_per_s = tg->alloc_calls_per_s;
 		r->probe_hits_per_s = tg->probe_hits_per_s;
 		all->alive |= tg->alive;
-		all->exact &= tg->counters_exact;
+		all->exact &= tg->rates_exact;
 		all->rss_bytes += tg->rss_bytes;
 		all->inuse_bytes += tg->inuse_bytes;
 		all->alloc_bytes_per_s += tg->alloc_bytes_per_s;

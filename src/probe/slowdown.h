@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * slowdown.h - what the probes cost one target, from the CPU time the
+ * kernel charges it (docs/probes.md section 6).
+ *
+ * Every trap runs in the target's context, so the probes' cost is part of
+ * its CPU time: over a span, cpu = work + c * hits, with c the cost of one
+ * probe hit in this target (trap, BPF program, the cache damage after it).
+ * The work is unknown, but free() calls are counted exactly in every phase
+ * and are a measure of it: cpu / frees = k + c * hits / frees. The phases
+ * with the allocation probes off (the start-up window and the budget's
+ * off-phases) and on give that line at two points, so
+ *
+ *     c = (Y_on - Y_off) / (H_on - H_off),   Y = cpu / frees, H = hits / frees
+ *
+ * (sums over many phases, old ones forgotten with a time constant). The
+ * slowdown over a window is then c * hits / (cpu - c * hits): the time the
+ * target lost against the time its own work took. Until c is measured it
+ * is the start-up calibration on memtop itself (a lower bound).
+ */
+#ifndef MEMTOP_SLOWDOWN_H
+#define MEMTOP_SLOWDOWN_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+#define SLOWDOWN_STEPS 64	       /* readings kept for the windows */
+#define SLOWDOWN_TAU_S 30.0	       /* memory of the cost identification */
+#define SLOWDOWN_REPORT_NS 3000000000ULL /* the window of the reported slowdown */
+
+struct slowdown_step {
+	__u64 t_ns; /* end of the step */
+	__u64 dt_ns;
+	double cpu_ns, hits, frees;
+	bool on; /* allocation probes on during the step */
+};
+
+struct slowdown {
+	double floor_ns;      /* calibrated cost of a hit: c is never below */
+	double cost_ns;	      /* c, identified or floor_ns */
+	bool identified;
+	bool usdt;	      /* the process samples itself: hits are sampled
+			       * events only, cost_ns stays the floor */
+	double acc[2][3];     /* [off, on][cpu_ns, hits, frees], decayed */
+	struct slowdown_step step[SLOWDOWN_STEPS];
+	int nstep, head;      /* ring of steps, head: next slot */
+	__u64 last_t, last_cpu, last_hits, last_frees;
+	bool have_last;
+};
+
+/* What a window says. */
+struct slowdown_est {
+	__u64 span_ns;	       /* wall time covered */
+	double cpu_ns;	       /* the target's CPU time in it */
+	double slowdown_pct;   /* c * hits / (cpu - c * hits), % */
+	double floor_pct;      /* the part of it free() and realloc() cost
+				* (the probes that stay on) */
+	double on_share;       /* share of the span with allocation probes on */
+};
+
+void slowdown_init(struct slowdown *s, double floor_ns, bool usdt);
+
+/* A reading at t_ns of the target's CPU time and counters (probe hits,
+ * free calls); allocs_on: the allocation probes were on since the last
+ * reading. Read at every switch of the probes, so a step has one state. */
+void slowdown_feed(struct slowdown *s, __u64 t_ns, __u64 cpu_ns, __u64 hits, __u64 frees,
+		   bool allocs_on);
+
+/* The estimate over the steps that ended after since_ns, at most the
+ * last max_ns of them. 0, or -EAGAIN: no CPU time in the window. */
+int slowdown_window(const struct slowdown *s, __u64 since_ns, __u64 max_ns,
+		    struct slowdown_est *out);
+
+/* The cost of one hit used now (ns), and whether it was measured on the
+ * target (true) or is the calibration on memtop (false). */
+double slowdown_cost_ns(const struct slowdown *s, bool *identified);
+
+/* Slowdown (%) of a target that spent probe_ns of its cpu_ns in probes:
+ * probe_ns / (cpu_ns - probe_ns), up to 100000% (1000x). */
+double slowdown_pct(double probe_ns, double cpu_ns);
+
+#endif /* MEMTOP_SLOWDOWN_H */
