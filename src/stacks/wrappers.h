@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * wrappers.h - which stack frames are allocator machinery rather than the
+ * program's own code: the allocator, the libraries' allocation wrappers
+ * (Rust's alloc crate, sqlite3Malloc, g_malloc, xmalloc, zmalloc,
+ * PyMem_Malloc, operator new and the C++ container allocators, ...). A
+ * call site is the first frame of a stack that is not machinery.
+ *
+ * The rules are one data table (wrappers.c, documented with examples in
+ * docs/allocators.md), extended at run time by --skip.
+ */
+#ifndef MEMTOP_STACKS_WRAPPERS_H
+#define MEMTOP_STACKS_WRAPPERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "stacks/frame.h"
+
+/* One rule of the table. */
+struct wrapper_rule {
+	const char *family;   /* who the rule is for: "Rust", "sqlite", ... */
+	const char *function; /* POSIX ERE matched against the whole demangled
+			       * name; NULL: any frame of the module */
+	const char *module;   /* ERE matched against the module's file name
+			       * (from its start); NULL: any module */
+	bool unnamed_only;    /* with module: only frames without a symbol */
+};
+
+struct wrappers;
+
+/* The table plus user_regex (--skip, an ERE over the demangled name; NULL
+ * for none). NULL with errno set: EINVAL for a bad user_regex, ENOMEM. */
+struct wrappers *wrappers_new(const char *user_regex);
+void wrappers_free(struct wrappers *w);
+
+/* Whether f is machinery: a call site is never f. */
+bool wrappers_match(const struct wrappers *w, const struct mt_frame *f);
+
+/* The built-in table, for docs and tests. Returns its length. */
+size_t wrappers_table(const struct wrapper_rule **rules);
+
+#endif /* MEMTOP_STACKS_WRAPPERS_H */
