@@ -1,0 +1,168 @@
+"""How a target ends, and what memtop keeps of it (issue 16 item 1, the
+reporting half of issue 14 item 2).
+
+  - a leaking target killed mid-run: its sites freeze at the moment of
+    death; 20 s later every figure of its sites (score, slope, age,
+    history, rates) and its end are exactly what they were at death;
+  - `-- CMD` that dies of SIGSEGV, of abort(), or exits 3: the JSON says
+    how, memtop says so in one line and exits as a shell would (139, 134,
+    3), never as a clean exit;
+  - -p of a process memtop did not start that aborts: the signal is
+    reported (from the kernel's process-events connector);
+  - a target OOM-killed under a cgroup limit: reported as an OOM kill with
+    the cgroup's limit and its oom_kill count.
+
+The workload is tests/workloads/scenario_dies.c (its truth: the leaking
+function and how it will die)."""
+
+import os
+import signal
+import tempfile
+import time
+
+from memtop_test import Memtop, Proc, Workload, check, fail, target, workload_path
+
+INTERVAL = "0.5"
+LEAK = "leak_until_death"
+
+
+def site(rec, function):
+    for s in rec["sites"]:
+        if s["function"] == function:
+            return s
+    return None
+
+
+def test_killed_target_freezes_at_death():
+    """SIGKILL a leaking target once its leak scores high; the record that
+    sees the death and every record of the next 20 s hold the same site
+    figures and history, and say how it ended. (A second, idle target
+    keeps batch mode running after the death.)"""
+    w = Workload("scenario_dies", "--die=never").wait_ready()
+    idle = Workload("scenario_dies", "--die=never").wait_ready()
+    m = Memtop("-b", "--json", "-d", INTERVAL, "-p", "%d,%d" % (w.pid, idle.pid))
+    m.first_record()
+    w.trigger()
+    w.read_truth()
+    deadline = time.monotonic() + 40
+    while True:
+        rec = m.record(10)
+        check(rec is not None, "memtop exited early: %s" % m.err.text()[-500:])
+        s = site(rec, LEAK)
+        if s and s["leak_score"] >= 90:
+            break
+        check(time.monotonic() < deadline, "the leak never scored 90: %s" % (s,))
+    w.send(signal.SIGKILL)
+    # the first record that knows the target is dead
+    while target(rec, w.pid)["alive"]:
+        rec = m.record(10)
+        check(rec is not None, "memtop exited before reporting the death")
+    at_death = site(rec, LEAK)
+    t0 = target(rec, w.pid)
+    check(at_death is not None and at_death["ended"] is True,
+          "the leak's site is not marked ended at death: %s" % (at_death,))
+    check(at_death["leak_score"] >= 90,
+          "the score at death is %.1f: it decayed before the death was seen" %
+          at_death["leak_score"])
+    check(t0["end"] and t0["end"]["how"] == "signal" and t0["end"]["signal"] == "SIGKILL",
+          "the end of a SIGKILLed target: %s" % t0["end"])
+    seen_at = time.monotonic()
+    later = rec
+    while time.monotonic() - seen_at < 20:
+        later = m.record(10)
+        check(later is not None, "memtop exited after the death: %s" % m.err.text()[-500:])
+        s = site(later, LEAK)
+        check(s == at_death, "the dead target's site changed %.1fs after its death:\n"
+              "at death: %s\nnow:      %s" %
+              (time.monotonic() - seen_at,
+               {k: v for k, v in at_death.items() if s.get(k) != v},
+               {k: v for k, v in s.items() if at_death.get(k) != v}))
+        t = target(later, w.pid)
+        for k in ("end", "rss_bytes", "inuse_bytes", "alloc_bytes_per_s", "samples",
+                  "heap_explains_rss_growth"):
+            check(t.get(k) == t0.get(k), "target %s changed after death: %s -> %s" %
+                  (k, t0.get(k), t.get(k)))
+    check(target(later, idle.pid)["alive"], "the idle target died")
+    m.kill()
+
+
+def run_command(die):
+    """memtop -- scenario_dies --die=DIE: (exit status, stderr, last record)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        m = Memtop("-b", "--json", "-d", INTERVAL, "--", workload_path("scenario_dies"),
+                   "--start=0", "--after=1.5", "--die=" + die, "--out=" + os.path.join(tmp, "t"))
+        rc = m.drain(timeout=30)
+    check(m.records, "memtop printed no record")
+    return rc, m.stderr_lines(), m.records[-1]
+
+
+def test_command_killed_by_signal_is_reported():
+    """-- CMD dies of SIGSEGV, then of abort(): named in the JSON and on
+    stderr, and memtop exits 128 + the signal."""
+    for die, sig, rc_want in (("segv", "SIGSEGV", 128 + signal.SIGSEGV),
+                              ("abort", "SIGABRT", 128 + signal.SIGABRT)):
+        rc, err, last = run_command(die)
+        t = last["targets"][0]
+        check(t["alive"] is False, "%s: target still alive in the last record" % die)
+        end = t["end"]
+        check(end["how"] == "signal" and end["signal"] == sig and
+              end["signal_number"] == getattr(signal, sig),
+              "%s: end %s, expected the signal %s" % (die, end, sig))
+        check(rc == rc_want, "%s: memtop exit status %s, expected %d" % (die, rc, rc_want))
+        lines = [l for l in err if sig in l and "killed by" in l]
+        check(len(lines) == 1, "%s: no single stderr line naming %s: %s" % (die, sig, err))
+        s = site(last, LEAK)
+        check(s is not None and s["ended"], "%s: the leak's site is not ended: %s" % (die, s))
+
+
+def test_command_exit_code_is_reported():
+    """-- CMD exits 3: "exited with code 3", and memtop exits 3."""
+    rc, err, last = run_command("exit3")
+    end = last["targets"][0]["end"]
+    check(end["how"] == "exit" and end["exit_code"] == 3, "end of an _exit(3): %s" % end)
+    check(rc == 3, "memtop exit status %s, expected the command's 3" % rc)
+    check(any("exited with code 3" in l for l in err), "no stderr line: %s" % err)
+
+
+def test_pid_target_signal_is_reported():
+    """-p of a process memtop did not start, which aborts: the signal comes
+    from the kernel's exit events; memtop itself ends cleanly."""
+    w = Workload("scenario_dies", "--die=abort", "--after=1.5").wait_ready()
+    m = Memtop("-b", "--json", "-d", INTERVAL, "-p", w.pid)
+    m.first_record()
+    w.trigger()
+    rc = m.drain(timeout=30)
+    end = target(m.records[-1], w.pid)["end"]
+    check(end and end["how"] == "signal" and end["signal"] == "SIGABRT",
+          "end of a -p target that aborted: %s" % end)
+    check(rc == 0, "memtop exit status %s with -p" % rc)
+
+
+def test_oom_kill_is_reported_with_cgroup_figures():
+    """A leaker under a 48 MiB limit, watched with -p: its end is an OOM
+    kill, with the limit and the cgroup's oom_kill count."""
+    from test_cgroup import MIB, Cgroup, wait_ready  # the cgroup helpers
+
+    limit = 48 * MIB
+    cg = Cgroup("memtop-oomend", limit=limit)
+    try:
+        victim = cg.spawn(workload_path("cg_leaker"), "8")
+        wait_ready(victim)
+        m = Memtop("-b", "--json", "-d", INTERVAL, "--max-overhead", "none", "-p", victim.pid)
+        rc = m.drain(timeout=40)
+        check(victim.poll() is not None, "the leaker was not killed")
+        end = target(m.records[-1], victim.pid)["end"]
+        check(end and end["how"] == "oom", "end of an OOM-killed target: %s" % end)
+        check(end["signal"] == "SIGKILL" and end["cgroup"] is not None,
+              "OOM end without signal or cgroup figures: %s" % end)
+        check(end["cgroup"]["memory_max"] == limit and end["cgroup"]["oom_kill"] >= 1,
+              "cgroup figures at the OOM kill: %s (limit %d)" % (end["cgroup"], limit))
+        check(end["cgroup"]["memory_current"] > limit // 2,
+              "memory.current before the kill %s: not near the limit" % end["cgroup"])
+        check("OOM-killed" in end["description"], "description %r" % end["description"])
+        check(rc == 0, "memtop exit status %s" % rc)
+    finally:
+        for p in list(locals().values()):
+            if isinstance(p, Proc):
+                p.kill()
+        cg.remove()
