@@ -72,6 +72,21 @@ struct {
 	__type(value, struct countdown);
 } countdown SEC(".maps");
 
+/* The last MT_PF_FREE_FORWARDS free of a thread: the free it forwards to
+ * has the same pointer, stack pointer and return address. */
+struct last_free {
+	__u64 ptr;
+	__u64 sp;
+	__u64 ra;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct last_free);
+} last_free SEC(".maps");
+
 /* A sampled call between its entry and its return, with the phase it was
  * drawn in (the return may come after the phase changed). */
 struct pending {
@@ -214,13 +229,46 @@ static __always_inline void track_free(__u32 pid, __u32 tid, __u64 ptr)
 	bpf_ringbuf_submit(ev, submit_flags());
 }
 
+/* MT_PF_FREE_FORWARDS: this free may forward ptr to another probed free
+ * with a tail call; note what that call will look like. */
+static __always_inline void note_forward(struct pt_regs *ctx, __u64 ptr)
+{
+	struct last_free *l = bpf_task_storage_get(&last_free, bpf_get_current_task_btf(), 0,
+						   BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (!l)
+		return;
+	l->ptr = ptr;
+	l->sp = ctx->sp;
+	l->ra = 0;
+	bpf_probe_read_user(&l->ra, sizeof(l->ra), (void *)ctx->sp);
+}
+
+/* MT_PF_FREE_DEDUPE: true when this free is the forwarded half of the one
+ * the thread's last note_forward() saw (same pointer, stack pointer and
+ * return address at [sp]). */
+static __always_inline bool forwarded_free(struct pt_regs *ctx, __u64 ptr)
+{
+	struct last_free *l = bpf_task_storage_get(&last_free, bpf_get_current_task_btf(), 0, 0);
+	__u64 ra = 0;
+
+	if (!l || l->ptr != ptr || l->sp != ctx->sp)
+		return false;
+	bpf_probe_read_user(&ra, sizeof(ra), (void *)ctx->sp);
+	if (l->ra != ra)
+		return false;
+	l->ptr = 0;
+	return true;
+}
+
 /*
- * Entry of a probed function (fn from the attach cookie). Returns 0 when
+ * Entry of a probed function (fn and flags from the attach cookie). Returns 0 when
  * the return must be seen (a sampled allocation), 1 otherwise: exactly the
  * session contract.
  */
-static __always_inline int on_entry(struct pt_regs *ctx, __u32 fn)
+static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie)
 {
+	__u32 fn = MT_COOKIE_FN(cookie), flags = MT_COOKIE_FLAGS(cookie);
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, tid = (__u32)id;
 	struct mt_proc_counters *c;
@@ -235,6 +283,10 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u32 fn)
 	case MT_FN_FREE:
 		ptr = PT_REGS_PARM1(ctx);
 		if (!ptr)
+			return 1;
+		if (flags & MT_PF_FREE_FORWARDS)
+			note_forward(ctx, ptr);
+		else if ((flags & MT_PF_FREE_DEDUPE) && forwarded_free(ctx, ptr))
 			return 1;
 		__sync_fetch_and_add(&c->free_calls, 1);
 		track_free(pid, tid, ptr);
@@ -255,10 +307,17 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u32 fn)
 			size *= PT_REGS_PARM3(ctx);
 		/* glibc: realloc(NULL, n) is malloc(n) and realloc(p, 0) is
 		 * free(p), both through the probed entry points: they count
-		 * there, not here. */
-		if (!ptr || !size)
+		 * there, not here. Other allocators do both inside realloc. */
+		if (!(flags & MT_PF_REALLOC_SELF)) {
+			if (!ptr || !size)
+				return 1;
+		} else if (ptr && !size) {
+			__sync_fetch_and_add(&c->free_calls, 1);
+			track_free(pid, tid, ptr);
 			return 1;
-		track_free(pid, tid, ptr);
+		}
+		if (ptr)
+			track_free(pid, tid, ptr);
 		/* realloc stays probed for its free while the other
 		 * allocation probes are off: it allocates nothing then */
 		if (!phase.allocs_on)
@@ -408,14 +467,14 @@ int mt_session(struct pt_regs *ctx)
 		on_return(ctx);
 		return 0;
 	}
-	return on_entry(ctx, (__u32)bpf_get_attach_cookie(ctx));
+	return on_entry(ctx, bpf_get_attach_cookie(ctx));
 }
 
 /* uretprobe mode: entry and return are separate programs. */
 SEC("uprobe")
 int mt_entry(struct pt_regs *ctx)
 {
-	on_entry(ctx, (__u32)bpf_get_attach_cookie(ctx));
+	on_entry(ctx, bpf_get_attach_cookie(ctx));
 	return 0;
 }
 

@@ -622,8 +622,10 @@ static void announce(const struct app *a)
 
 	for (i = 0; i < a->ws.n; i++)
 		fprintf(stderr,
-			"memtop: attached to PID %d (%s): %s mode, %d probes (%d slow), %.0f ns per probe hit: %s\n",
-			a->ws.v[i].pid, a->ws.v[i].comm, a->status.probe_mode, info->nprobes,
+			"memtop: attached to PID %d (%s): %s, %s mode, %d probes (%d slow), %.0f ns per probe hit: %s\n",
+			a->ws.v[i].pid, a->ws.v[i].comm,
+			a->ws.v[i].usdt ? "its own sampler" : a->ws.v[i].alloc->name,
+			a->status.probe_mode, info->nprobes,
 			info->nslow, a->status.trap_ns, info->detail);
 	if (a->status.cgroup.on)
 		fprintf(stderr, "memtop: following new processes of %s\n", a->ws.cgroup_dir);

@@ -46,6 +46,31 @@ enum mt_alloc_fn {
 	MT_FN_COUNT,
 };
 
+/* The attach cookie of an allocator probe: the enum mt_alloc_fn in the low
+ * 16 bits, enum mt_probe_flags in the next 16 (src/probe/allocators.c sets
+ * them per allocator). */
+#define MT_COOKIE(fn, flags) ((__u64)(fn) | ((__u64)(flags) << 16))
+#define MT_COOKIE_FN(c) ((__u32)(c) & 0xffff)
+#define MT_COOKIE_FLAGS(c) (((__u32)(c) >> 16) & 0xffff)
+
+enum mt_probe_flags {
+	/* realloc(NULL, n) allocates and realloc(p, 0) frees inside realloc
+	 * itself (jemalloc, tcmalloc), not through the probed malloc and free
+	 * as glibc's does: count them at realloc. */
+	MT_PF_REALLOC_SELF = 1 << 0,
+	/* Some free-family functions of this allocator tail-call another
+	 * probed one with the same pointer (tcmalloc's sized delete forwards
+	 * page-aligned blocks to tc_free): a free whose (pointer, stack
+	 * pointer, return address) equals the one the thread's last
+	 * MT_PF_FREE_FORWARDS probe noted is that forwarded half and is not
+	 * counted again. Set only where every free-family probe sits in entry
+	 * state ([rsp] is the return address). */
+	MT_PF_FREE_DEDUPE = 1 << 1,
+	/* This free-family function may forward its pointer to another one:
+	 * note (pointer, sp, [sp]) for MT_PF_FREE_DEDUPE. */
+	MT_PF_FREE_FORWARDS = 1 << 2,
+};
+
 /* Event kinds, the first __u32 of every ring-buffer record. */
 enum mt_event_kind {
 	MT_EV_ALLOC = 1, /* a sampled allocation: struct mt_event_alloc */

@@ -92,6 +92,7 @@ struct mt_target_end {
 struct mt_target {
 	pid_t pid;
 	char comm[16];
+	char allocator[16]; /* what is probed: "glibc", "jemalloc", "tcmalloc", "usdt" */
 	bool alive;
 	__u64 rss_bytes;
 	__u64 start_ns; /* CLOCK_MONOTONIC when memtop began watching */

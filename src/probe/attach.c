@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * attach.c - turns the probe table into links for one process.
+ * attach.c - turns an allocator's probe table (allocators.h) into links
+ * for one process.
  *
- * The table lists glibc's allocation entry points with their attach
- * cookie (enum mt_alloc_fn) and whether a return value is needed. Symbols
- * are resolved to file offsets in the target's library; functions that are
- * aliases of one another (aligned_alloc and memalign in glibc 2.36) are
- * probed once. In session mode all probes go into one uprobe_multi link
+ * Symbols are resolved to file offsets in the target's allocator library;
+ * functions that are aliases of one another (aligned_alloc and memalign in
+ * glibc 2.36, malloc and tc_malloc) are probed once, and a function whose
+ * first instruction is a jump to another probed function or into the PLT
+ * (jemalloc's _Znam, its unsized operator delete) is not probed at all:
+ * the call counts where it lands. The attach cookie carries the entry's
+ * enum mt_alloc_fn and the allocator's counting flags. In session mode all probes go into one uprobe_multi link
  * created with a raw bpf(BPF_LINK_CREATE) (libbpf 1.1 cannot); otherwise
  * each function gets an entry uprobe, plus a uretprobe when it returns an
  * address.
@@ -19,50 +22,31 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <gelf.h>
 #include <sys/syscall.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "memtop/abi.h"
+#include "probe/allocators.h"
 #include "stacks/elf_file.h"
 #include "probe/probe_place.h"
 #include "stacks/proc_maps.h"
 
 #define MT_BPF_TRACE_UPROBE_SESSION 57
 
-struct probe_spec {
-	const char *symbol;
-	__u32 fn;	  /* enum mt_alloc_fn: the attach cookie */
-	__u8 nargs;	  /* argument registers the entry program reads */
-	bool need_return; /* returns the address of a sampled allocation */
-	bool required;	  /* attach fails without it */
-};
-
-/*
- * reallocarray is absent on purpose: glibc's tail-calls realloc through
- * the PLT, so realloc's probe sees every call and a probe of its own would
- * count each one twice (tests/workloads/mt_apis.c checks the counts).
- */
-static const struct probe_spec probe_table[] = {
-	{ "malloc", MT_FN_MALLOC, 1, true, true },
-	{ "calloc", MT_FN_CALLOC, 2, true, true },
-	{ "realloc", MT_FN_REALLOC, 2, true, true },
-	{ "posix_memalign", MT_FN_POSIX_MEMALIGN, 3, true, false },
-	{ "aligned_alloc", MT_FN_ALIGNED_ALLOC, 2, true, false },
-	{ "memalign", MT_FN_MEMALIGN, 2, true, false },
-	{ "valloc", MT_FN_VALLOC, 1, true, false },
-	{ "pvalloc", MT_FN_PVALLOC, 1, true, false },
-	{ "free", MT_FN_FREE, 1, false, true },
-};
-#define NPROBES (sizeof(probe_table) / sizeof(probe_table[0]))
+/* Most probes one allocator's table may ask for. */
+#define NPROBES 32
 
 /* One resolved probe: where it goes in the file. */
 struct probe_loc {
-	const struct probe_spec *spec;
+	const struct alloc_entry *spec;
+	char symbol[64];      /* as resolved, with the allocator's prefix */
 	unsigned long offset; /* file offset of the probed instruction */
 	__u32 delta;	      /* bytes from the function entry */
 	bool slow;	      /* single-stepped by the kernel */
+	bool entry_state;     /* [rsp] is the return address there */
 };
 
 /* Probes are attached in two groups: allocation functions, which the
@@ -84,6 +68,7 @@ struct mt_probe_set {
 	pid_t pid;
 	char path[PATH_MAX];
 	enum mt_attach_mode mode;
+	__u32 flags; /* enum mt_probe_flags, in every cookie */
 	struct probe_loc locs[NPROBES];
 	int n;
 	struct link_group g[NGROUPS];
@@ -111,7 +96,7 @@ const char *attach_mode_name(enum mt_attach_mode mode)
 #define PLACE_CODE_MAX 4096
 
 /* Choose the instruction to probe in one function (probe_place.h). */
-static int place_probe(struct elf_file *ef, const struct probe_spec *spec, __u64 sym_off,
+static int place_probe(struct elf_file *ef, const struct alloc_entry *spec, __u64 sym_off,
 		       __u64 size, struct probe_loc *loc)
 {
 	static __u8 code[PLACE_CODE_MAX];
@@ -122,6 +107,7 @@ static int place_probe(struct elf_file *ef, const struct probe_spec *spec, __u64
 	loc->offset = sym_off;
 	loc->delta = 0;
 	loc->slow = true;
+	loc->entry_state = true;
 	if (len == 0 || elf_file_read(ef, sym_off, code, len))
 		return 0; /* unreadable: entry, reported slow */
 	if (probe_place_choose_nargs(code, len, size, spec->need_return, spec->nargs, &pp))
@@ -129,39 +115,128 @@ static int place_probe(struct elf_file *ef, const struct probe_spec *spec, __u64
 	loc->offset = sym_off + pp.offset;
 	loc->delta = pp.offset;
 	loc->slow = !pp.emulated;
+	loc->entry_state = pp.entry_state;
 	return 0;
 }
 
-/* Resolve the table in lib_path. Returns the number of probes, or -errno. */
-static int resolve_probes(const char *lib_path, struct probe_loc *locs, char *err, size_t errlen)
+/* Whether file offset off lies in a PLT section of ef. */
+static bool in_plt(struct elf_file *ef, __u64 off)
+{
+	Elf *elf = elf_file_libelf(ef);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || off < sh.sh_offset || off >= sh.sh_offset + sh.sh_size)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		return name && !strncmp(name, ".plt", 4);
+	}
+	return false;
+}
+
+/*
+ * A function whose first instruction (after endbr64) is an unconditional
+ * jump to the entry of another function of the table (offs, n) or into
+ * the PLT only forwards the call: probing it would count the call twice.
+ */
+static bool is_forwarder(struct elf_file *ef, __u64 sym_off, __u64 size,
+			 const __u64 *offs, int n)
+{
+	static const __u8 endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	__u8 code[4 + PROBE_INSN_MAX];
+	struct probe_insn in;
+	__u64 at = 0, target;
+	size_t len = size < sizeof(code) ? size : sizeof(code);
+	int i;
+
+	if (len < 2 || elf_file_read(ef, sym_off, code, len))
+		return false;
+	if (len >= 4 && !memcmp(code, endbr64, 4))
+		at = 4;
+	if (probe_insn_decode(code + at, len - at, &in) || in.map != 0 ||
+	    (in.op != 0xe9 && in.op != 0xeb))
+		return false;
+	target = sym_off + at + in.len + in.imm;
+	for (i = 0; i < n; i++)
+		if (offs[i] == target)
+			return true;
+	return in_plt(ef, target);
+}
+
+/* is_forwarder() of entry i against the other entries found. */
+static bool forwards(struct elf_file *ef, size_t i, const __u64 *entry, const __u64 *esize,
+		     const bool *have, size_t n)
+{
+	__u64 others[NPROBES];
+	int no = 0;
+	size_t k;
+
+	for (k = 0; k < n && k < NPROBES; k++)
+		if (have[k] && entry[k] != entry[i])
+			others[no++] = entry[k];
+	return is_forwarder(ef, entry[i], esize[i], others, no);
+}
+
+/* The symbol of an entry: C names get the allocator's prefix (je_). */
+static void entry_symbol(const struct alloc_entry *spec, const char *prefix, char *buf,
+			 size_t len)
+{
+	snprintf(buf, len, "%s%s", strncmp(spec->symbol, "_Z", 2) ? prefix : "", spec->symbol);
+}
+
+/* Resolve alloc's table in lib_path. Returns the number of probes, or
+ * -errno. *flags gets the allocator's flags, without MT_PF_FREE_DEDUPE
+ * when a free-family probe could not be put in entry state. */
+static int resolve_probes(const char *lib_path, const struct allocator *alloc, const char *prefix,
+			  struct probe_loc *locs, __u32 *flags, char *err, size_t errlen)
 {
 	struct elf_file *ef = elf_file_open(lib_path);
-	int n = 0;
+	__u64 entry[NPROBES], esize[NPROBES];
+	bool have[NPROBES] = { false };
+	int n = 0, j;
 	size_t i;
 
 	if (!ef) {
 		snprintf(err, errlen, "cannot read %s: %s", lib_path, strerror(errno));
 		return -errno;
 	}
-	for (i = 0; i < NPROBES; i++) {
-		const struct probe_spec *spec = &probe_table[i];
-		__u64 off, size;
-		bool alias = false;
-		int j;
+	*flags = alloc->flags;
+	for (i = 0; i < alloc->nentries && i < NPROBES; i++) {
+		char sym[64];
 
-		if (elf_file_func_offset(ef, spec->symbol, &off, &size)) {
-			if (!spec->required)
-				continue;
-			snprintf(err, errlen, "%s has no %s(): not a glibc allocator", lib_path,
-				 spec->symbol);
+		entry_symbol(&alloc->entries[i], prefix, sym, sizeof(sym));
+		if (!elf_file_func_offset(ef, sym, &entry[i], &esize[i])) {
+			have[i] = true;
+			continue;
+		}
+		if (alloc->entries[i].required) {
+			snprintf(err, errlen, "%s has no %s(): not the %s allocator memtop expects",
+				 lib_path, sym, alloc->name);
 			elf_file_close(ef);
 			return -ENOENT;
 		}
-		for (j = 0; j < n; j++)
-			alias |= locs[j].offset - locs[j].delta == off;
-		if (alias)
+	}
+	for (i = 0; i < alloc->nentries && i < NPROBES; i++) {
+		const struct alloc_entry *spec = &alloc->entries[i];
+		bool alias = false;
+
+		if (!have[i])
 			continue;
-		place_probe(ef, spec, off, size, &locs[n++]);
+		for (j = 0; j < n; j++)
+			alias |= locs[j].offset - locs[j].delta == entry[i];
+		if (alias || forwards(ef, i, entry, esize, have, alloc->nentries))
+			continue;
+		place_probe(ef, spec, entry[i], esize[i], &locs[n]);
+		entry_symbol(spec, prefix, locs[n].symbol, sizeof(locs[n].symbol));
+		if (spec->fn == MT_FN_FREE && !locs[n].entry_state)
+			*flags &= ~(__u32)MT_PF_FREE_DEDUPE;
+		n++;
 	}
 	elf_file_close(ef);
 	return n;
@@ -195,10 +270,21 @@ static int create_session_link(int prog_fd, pid_t pid, const char *path, const u
 	return syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 }
 
-static int attach_one(struct link_group *g, struct bpf_program *prog, pid_t pid, const char *path,
-		      unsigned long offset, __u32 fn, bool retprobe)
+/* The attach cookie of a probe: its function and the flags (an entry's
+ * own MT_PF_FREE_FORWARDS only while the allocator dedupes). */
+static __u64 cookie_of(const struct mt_probe_set *ps, const struct probe_loc *l)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = fn, .retprobe = retprobe);
+	__u32 flags = ps->flags;
+
+	if (flags & MT_PF_FREE_DEDUPE)
+		flags |= l->spec->flags;
+	return MT_COOKIE(l->spec->fn, flags);
+}
+
+static int attach_one(struct link_group *g, struct bpf_program *prog, pid_t pid, const char *path,
+		      unsigned long offset, __u64 cookie, bool retprobe)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie, .retprobe = retprobe);
 	struct bpf_link *link = bpf_program__attach_uprobe_opts(prog, pid, path, offset, &opts);
 
 	if (!link)
@@ -217,7 +303,7 @@ static int group_attach_session(struct mt_probe_set *ps, struct link_group *g, i
 		if (group_of(&ps->locs[i]) != group)
 			continue;
 		offsets[n] = ps->locs[i].offset;
-		cookies[n++] = ps->locs[i].spec->fn;
+		cookies[n++] = cookie_of(ps, &ps->locs[i]);
 	}
 	if (!n)
 		return 0;
@@ -239,14 +325,14 @@ static int group_attach_uretprobes(struct mt_probe_set *ps, struct link_group *g
 
 		if (group_of(l) != group)
 			continue;
-		*failed = l->spec->symbol;
+		*failed = l->symbol;
 		err = attach_one(g, bpf_loader_prog_entry(ps->b), ps->pid, ps->path, l->offset,
-				 l->spec->fn, false);
+				 cookie_of(ps, l), false);
 		if (!err && l->spec->need_return)
 			/* a return probe must sit on the entry, where [rsp]
 			 * is the return address */
 			err = attach_one(g, bpf_loader_prog_return(ps->b), ps->pid, ps->path,
-					 l->offset - l->delta, l->spec->fn, true);
+					 l->offset - l->delta, cookie_of(ps, l), true);
 		if (err && (l->spec->required || err == -ESRCH))
 			return err;
 	}
@@ -343,7 +429,7 @@ static void describe(const struct probe_loc *locs, int n, struct attach_info *in
 		else
 			snprintf(where, sizeof(where), "entry");
 		len += snprintf(info->detail + len, sizeof(info->detail) - len, "%s%s@%s%s",
-				i ? " " : "", locs[i].spec->symbol, where, locs[i].slow ? "(slow)" : "");
+				i ? " " : "", locs[i].symbol, where, locs[i].slow ? "(slow)" : "");
 	}
 }
 
@@ -363,6 +449,7 @@ static struct mt_probe_set *probe_set_new(struct mt_bpf *b, pid_t pid, const cha
 }
 
 struct mt_probe_set *attach_target(struct mt_bpf *b, pid_t pid, const char *lib_path,
+				   const struct allocator *alloc, const char *prefix,
 				   bool want_session, struct attach_info *info, char *err,
 				   size_t errlen)
 {
@@ -375,7 +462,7 @@ struct mt_probe_set *attach_target(struct mt_bpf *b, pid_t pid, const char *lib_
 		errno = ENOMEM;
 		return NULL;
 	}
-	ps->n = resolve_probes(lib_path, ps->locs, err, errlen);
+	ps->n = resolve_probes(lib_path, alloc, prefix, ps->locs, &ps->flags, err, errlen);
 	if (ps->n < 0) {
 		e = ps->n;
 		free(ps);
@@ -383,6 +470,7 @@ struct mt_probe_set *attach_target(struct mt_bpf *b, pid_t pid, const char *lib_
 		return NULL;
 	}
 	describe(ps->locs, ps->n, info);
+	snprintf(info->allocator, sizeof(info->allocator), "%s", alloc->name);
 	if (want_session && bpf_loader_prog_session(b)) {
 		e = attach_mode(ps, MT_ATTACH_SESSION, &failed);
 		if (e == -ESRCH)
@@ -432,6 +520,7 @@ struct mt_probe_set *attach_usdt(struct mt_bpf *b, pid_t pid, const char *sample
 		return NULL;
 	}
 	info->mode = MT_ATTACH_USDT;
+	snprintf(info->allocator, sizeof(info->allocator), "usdt");
 	info->nprobes = 2;
 	info->nslow = 0;
 	snprintf(info->detail, sizeof(info->detail), "otel_memory:alloc otel_memory:free in %s",

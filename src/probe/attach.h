@@ -15,6 +15,7 @@
 #include "probe/bpf_loader.h"
 
 struct mt_probe_set;
+struct allocator;
 
 enum mt_attach_mode {
 	MT_ATTACH_SESSION = 0,	/* uprobe_multi session: return trap only when sampled */
@@ -27,13 +28,16 @@ struct attach_info {
 	int nprobes;	  /* functions probed */
 	int nslow;	  /* of those, probes the kernel single-steps */
 	char detail[512]; /* "malloc@entry free@+3 ..." */
+	char allocator[16]; /* "glibc", "jemalloc", "tcmalloc", "usdt" */
 };
 
-/* Attach the probe table to pid's allocator library lib_path (a path
- * memtop can open, e.g. under /proc/PID/root). Tries a session link when
- * want_session and the session program is loaded, else uretprobes.
- * NULL with errno set and one line in err; nothing stays attached then. */
+/* Attach alloc's probe table (allocators.h; C names with prefix) to
+ * pid's allocator library lib_path (a path memtop can open, e.g. under
+ * /proc/PID/root). Tries a session link when want_session and the session
+ * program is loaded, else uretprobes. NULL with errno set and one line in
+ * err; nothing stays attached then. */
 struct mt_probe_set *attach_target(struct mt_bpf *b, pid_t pid, const char *lib_path,
+				   const struct allocator *alloc, const char *prefix,
 				   bool want_session, struct attach_info *info, char *err,
 				   size_t errlen);
 void attach_detach(struct mt_probe_set *ps);

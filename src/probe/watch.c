@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
+#include "probe/alloc_resolve.h"
 #include "probe/budget.h"
 #include "probe/cgroup.h"
 #include "probe/usdt.h"
@@ -95,11 +96,12 @@ static int prepare_running(struct watch_set *ws, struct watched *w, char *err, s
 	char usdt[PATH_MAX];
 	int e = target_check(w->pid, w->comm, err, errlen);
 
-	/* glibc's allocator must be the one in use (no static binary, no
-	 * other allocator first), also for a process running the sampler:
-	 * otherwise its notes exist but never fire */
+	/* the allocator malloc binds to must be one memtop has a table for
+	 * (glibc, jemalloc, tcmalloc), also for a process running the
+	 * sampler, which forwards to it */
 	if (!e)
-		e = target_find_allocator(w->pid, w->lib, sizeof(w->lib), err, errlen);
+		e = alloc_resolve_pid(w->pid, w->lib, sizeof(w->lib), &w->alloc, &w->alloc_prefix,
+				      err, errlen);
 	if (e)
 		return e;
 	/* a process that samples itself is watched through its USDT probes,
@@ -178,6 +180,8 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 	}
 	w->pid = ws->launch.pid;
 	w->launched = true;
+	w->alloc = allocators_glibc();
+	w->alloc_prefix = "";
 	snprintf(w->comm, sizeof(w->comm), "%s", basename(cfg->cmd_argv[0]));
 	if (preload) {
 		snprintf(w->lib, sizeof(w->lib), "%s", sampler);
@@ -239,7 +243,7 @@ static int attach_watched(struct watch_set *ws, struct watched *w, char *err, si
 	if (w->usdt)
 		w->probes = attach_usdt(ws->env.bpf, w->pid, w->lib, &ws->info, err, errlen);
 	else
-		w->probes = attach_target(ws->env.bpf, w->pid, w->lib,
+		w->probes = attach_target(ws->env.bpf, w->pid, w->lib, w->alloc, w->alloc_prefix,
 					  cfg->probe_mode != MT_PROBE_URETPROBE, &ws->info, err,
 					  errlen);
 	if (!w->probes) {
@@ -251,6 +255,7 @@ static int attach_watched(struct watch_set *ws, struct watched *w, char *err, si
 	if (!t)
 		return -ENOMEM;
 	memcpy(t->comm, w->comm, sizeof(t->comm));
+	snprintf(t->allocator, sizeof(t->allocator), "%s", ws->info.allocator);
 	t->alive = true;
 	t->exit_ns = 0;
 	t->start_ns = mono_ns();

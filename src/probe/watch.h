@@ -19,6 +19,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
+#include "probe/allocators.h"
 #include "probe/attach.h"
 #include "probe/bpf_loader.h"
 #include "probe/slowdown.h"
@@ -50,6 +51,8 @@ struct watched {
 	bool pending;	    /* to be (re)attached: new in the cgroup, or exec'd */
 	__u64 pending_since_ns;
 	struct mt_probe_set *probes;
+	const struct allocator *alloc; /* the allocator malloc binds to (allocators.h) */
+	const char *alloc_prefix;      /* its C-name prefix ("" or "je_") */
 	struct slowdown cost;	/* what the probes cost it (slowdown.h) */
 };
 

@@ -154,6 +154,7 @@ static void write_target(struct json_writer *w, const struct mt_target *t)
 	jw_object_begin(w);
 	kv_int(w, "pid", t->pid);
 	kv_string(w, "comm", t->comm);
+	kv_string(w, "allocator", t->allocator);
 	kv_bool(w, "alive", t->alive);
 	kv_uint(w, "rss_bytes", t->rss_bytes);
 	kv_bool(w, "counters_exact", t->counters_exact);

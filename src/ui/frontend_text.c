@@ -32,8 +32,8 @@ static void print_targets(struct mt_model *m)
 	char rss[16], heap[16], rate[16], calls[16];
 	size_t i;
 
-	printf("%7s %-15s %-6s %7s %7s %9s %8s %12s %12s\n", "PID", "COMM", "STATE", "RSS", "HEAP",
-	       "ALLOC/s", "CALLS/s", "ALLOCS", "FREES");
+	printf("%7s %-15s %-9s %-6s %7s %7s %9s %8s %12s %12s\n", "PID", "COMM", "ALLOCATOR",
+	       "STATE", "RSS", "HEAP", "ALLOC/s", "CALLS/s", "ALLOCS", "FREES");
 	for (i = 0; i < model_target_count(m); i++) {
 		const struct mt_target *t = model_target_at(m, i);
 		char allocs[24] = "-", frees[24] = "-";
@@ -53,8 +53,9 @@ static void print_targets(struct mt_model *m)
 			snprintf(rate, sizeof(rate), "-");
 			snprintf(calls, sizeof(calls), "-");
 		}
-		printf("%7d %-15s %-6s %7s %7s %7s/s %8s %12s %12s\n", t->pid, t->comm,
-		       t->alive ? "alive" : "exited", fmt_bytes(rss, sizeof(rss), t->rss_bytes),
+		printf("%7d %-15s %-9s %-6s %7s %7s %7s/s %8s %12s %12s\n", t->pid, t->comm,
+		       t->allocator[0] ? t->allocator : "-", t->alive ? "alive" : "exited",
+		       fmt_bytes(rss, sizeof(rss), t->rss_bytes),
 		       fmt_bytes(heap, sizeof(heap), t->inuse_bytes), rate, calls, allocs, frees);
 	}
 }

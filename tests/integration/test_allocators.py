@@ -1,0 +1,213 @@
+"""jemalloc and tcmalloc (gperftools) under uprobes: linked, preloaded, in
+-p and --cgroup, and Debian's redis-server, which uses jemalloc.
+
+The workloads (tests/workloads/mt_jemalloc.c, mt_tcmalloc.c,
+mt_family_libc.c, all on alloc_family.h) print their exact truth:
+  - --mode=apis calls every entry point memtop probes in that allocator
+    from its own site; memtop's exact counters must equal the truth (no
+    call counted twice through a forwarder such as tcmalloc's sized delete
+    of a page-aligned block, none missed) and each site's estimates must
+    hold at --rate 4K;
+  - --mode=scenario runs a leak, a plateaued cache and churn gently enough
+    for memtop's plain defaults (512 KiB rate, 10% budget) to keep every
+    probe on: counters exact, the leak ranks first by leak score, the
+    cache and the churn score low.
+The JSON names the allocator memtop probes in each target."""
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+from memtop_test import (WORKLOADS, Memtop, Proc, Workload, assert_counters_equal, assert_eq,
+                         check, parse_truth, sites_by_function, target, workload_path)
+from test_cgroup import Cgroup, wait_ready
+from test_core import RATE_ARGS, check_no_drops, check_site_estimates
+
+LIBDIR = "/usr/lib/x86_64-linux-gnu"
+JEMALLOC = os.path.join(LIBDIR, "libjemalloc.so.2")
+TCMALLOC = os.path.join(LIBDIR, "libtcmalloc.so.4")
+LEAK_MIN = 50.0     # the leak's score by the end of a 20 s run ...
+LOW_MAX = 30.0      # ... and the most the cache and the churn may score
+SCENARIO_S = 20
+
+
+class EnvWorkload(Workload):
+    """A workload started with its own environment (LD_PRELOAD)."""
+
+    def __init__(self, name, *args, env=None):
+        Proc.__init__(self, [os.path.join(WORKLOADS, name)] + list(args), name=name, env=env)
+
+
+def run_apis(name, allocator, env=None):
+    """--mode=apis under memtop -p at --rate 4K: exact counters, estimates
+    per entry point, the allocator named."""
+    w = EnvWorkload(name, "--mode=apis", "--iterations=200", "--duration=2",
+                    env=env).wait_ready()
+    m = Memtop("-b", "--json", "-d", "0.5", *RATE_ARGS, "-p", w.pid)
+    first = m.first_record()
+    assert_eq("allocator of pid %d" % w.pid, target(first, w.pid).get("allocator"), allocator)
+    w.trigger()
+    truth = w.read_truth(timeout=60)
+    last = m.records_after(truth["time"], count=2)
+    check_no_drops(last)
+    assert_counters_equal(last, w.pid, truth)
+    funcs = [s["function"] for s in truth["sites"] if s["alloc_calls"] > 0]
+    check_site_estimates(last, truth, funcs)
+    w.release()
+    m.drain(15)
+
+
+def check_scenario(name, records, truth, pid):
+    """Exact counters at the end; the leak ranks first, the others low."""
+    last = records[-1]
+    assert_counters_equal(last, pid, truth, "%s scenario counters" % name)
+    sites = sites_by_function(last)
+    for f in ("leak_site", "cache_site", "churn_site"):
+        check(f in sites, "%s: site %s not reported: %s" % (name, f, sorted(map(str, sites))))
+    score = {f: max(e["leak_score"] for e in s["entries"]) for f, s in sites.items()}
+    top = max(score, key=score.get)
+    check(top == "leak_site" and score["leak_site"] >= LEAK_MIN,
+          "%s: leak_site should rank first with a score >= %.0f: %s" % (name, LEAK_MIN, score))
+    for f in ("cache_site", "churn_site"):
+        check(score[f] <= LOW_MAX, "%s: %s scores %.0f, above %.0f: %s" %
+              (name, f, score[f], LOW_MAX, score))
+
+
+def run_scenario(name, allocator, env=None):
+    """--mode=scenario under memtop -p with plain defaults."""
+    w = EnvWorkload(name, "--mode=scenario", "--duration=%d" % SCENARIO_S,
+                    env=env).wait_ready()
+    m = Memtop("-b", "--json", "-p", w.pid)
+    first = m.first_record()
+    assert_eq("allocator of pid %d" % w.pid, target(first, w.pid).get("allocator"), allocator)
+    w.trigger()
+    truth = w.read_truth(timeout=SCENARIO_S + 30)
+    last = m.records_after(truth["time"], count=2)
+    check(last["overhead"].get("counters_exact") is not False,
+          "the scenario is gentle, yet memtop backed off: %s" % last["overhead"])
+    check_scenario(name, [last], truth, w.pid)
+    w.release()
+    m.drain(15)
+
+
+# ==== jemalloc ====
+
+def test_jemalloc_apis_pid():
+    """A -ljemalloc program: malloc ... valloc, mallocx, rallocx, sdallocx,
+    dallocx, operator new/delete (sized, aligned, nothrow)."""
+    run_apis("mt_jemalloc", "jemalloc")
+
+
+def test_jemalloc_scenario_pid():
+    run_scenario("mt_jemalloc", "jemalloc")
+
+
+def test_jemalloc_preloaded_pid():
+    """A plain C program with LD_PRELOAD=libjemalloc.so.2: jemalloc serves
+    malloc, so it is the one probed, not glibc."""
+    env = dict(os.environ, LD_PRELOAD=JEMALLOC)
+    run_apis("mt_family_libc", "jemalloc", env=env)
+
+
+# ==== tcmalloc ====
+
+def test_tcmalloc_apis_pid():
+    """A -ltcmalloc program: its C names, tc_*, operator new/delete; sized
+    delete of page-aligned blocks forwards to tc_free and counts once."""
+    run_apis("mt_tcmalloc", "tcmalloc")
+
+
+def test_tcmalloc_scenario_pid():
+    run_scenario("mt_tcmalloc", "tcmalloc")
+
+
+def test_tcmalloc_preloaded_pid():
+    env = dict(os.environ, LD_PRELOAD=TCMALLOC)
+    run_apis("mt_family_libc", "tcmalloc", env=env)
+
+
+def test_glibc_family_pid():
+    """The same C program without a preload: glibc, with the same truth."""
+    run_apis("mt_family_libc", "glibc")
+
+
+# ==== --cgroup ====
+
+def test_cgroup_mixed_allocators():
+    """One cgroup with a jemalloc, a tcmalloc and a glibc process: each is
+    probed with its own allocator's table and counted exactly."""
+    cg = Cgroup("memtop-allocs")
+    procs = []
+    try:
+        for name in ("mt_jemalloc", "mt_tcmalloc", "mt_family_libc"):
+            p = cg.spawn(workload_path(name), "--mode=apis", "--iterations=100",
+                         "--duration=1")
+            wait_ready(p)
+            procs.append(p)
+        m = Memtop("-b", "--json", "-d", "0.5", *RATE_ARGS, "--cgroup", cg.name)
+        first = m.first_record()
+        got = {t["pid"]: t.get("allocator") for t in first["targets"]}
+        want = {procs[0].pid: "jemalloc", procs[1].pid: "tcmalloc", procs[2].pid: "glibc"}
+        assert_eq("allocators in the cgroup", got, want)
+        truths = {}
+        for p in procs:
+            p.popen.stdin.write(b"g")
+            p.popen.stdin.flush()
+        for p in procs:
+            truths[p.pid] = parse_truth(p.out.get(60, "%s truth" % p.name), p.name)
+        last = m.records_after(max(t["time"] for t in truths.values()), count=2)
+        for pid, truth in truths.items():
+            assert_counters_equal(last, pid, truth, "pid %d (%s)" % (pid, got[pid]))
+    finally:
+        for p in procs:
+            p.kill()
+        cg.remove()
+
+
+# ==== redis-server ====
+
+def test_redis_server_pid():
+    """Debian's redis-server (jemalloc 5.3) on a unix socket, fed a bounded
+    redis-benchmark: memtop attaches to jemalloc, shows redis's own call
+    sites (zmalloc's callers, not zmalloc), and redis stays alive."""
+    server = shutil.which("redis-server")
+    bench = shutil.which("redis-benchmark")
+    check(server and bench, "redis-server and redis-benchmark are needed (make deps)")
+    tmp = tempfile.mkdtemp(prefix="memtop-redis-")
+    sock = os.path.join(tmp, "redis.sock")
+    try:
+        r = Proc([server, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly",
+                  "no", "--dir", tmp], name="redis-server")
+        t0 = time.monotonic()
+        while not os.path.exists(sock):
+            check(r.poll() is None, "redis-server exited: %s" % r.err.text()[-300:])
+            check(time.monotonic() - t0 < 10, "redis-server made no socket in 10 s")
+            time.sleep(0.05)
+        m = Memtop("-b", "--json", "-d", "0.5", "--rate", "64K", "-p", r.pid)
+        first = m.first_record()
+        assert_eq("allocator of redis-server", target(first, r.pid).get("allocator"),
+                  "jemalloc")
+        subprocess.run([bench, "-s", sock, "-n", "20000", "-q", "-t", "set,lpush,get",
+                        "-d", "256", "-r", "10000"], check=True, timeout=60,
+                       stdout=subprocess.DEVNULL)
+        rec = m.record(10)
+        rec = m.record(10)
+        check(r.poll() is None, "redis-server died under memtop: rc %s" % r.poll())
+        t = target(rec, r.pid)
+        check(t["alive"] and t["samples"] > 20 and t["probe_hits"] > 20000,
+              "redis-server: expected its 20000 requests to trap and be sampled: %s" % t)
+        sites = sites_by_function(rec)
+        named = [f for f in sites if f and not f.startswith(("zmalloc", "ztrymalloc", "zcalloc",
+                                                             "zrealloc", "je_"))]
+        check(len(named) >= 3, "redis-server: expected its own call sites, got %s" %
+              sorted(map(str, sites)))
+        check(not any(f and f.startswith("zmalloc") for f in sites),
+              "zmalloc is redis's allocator wrapper, not a call site: %s" % sorted(map(str, sites)))
+        r.send(15)
+        r.wait(10)
+        m.drain(15)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

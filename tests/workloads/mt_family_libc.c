@@ -1,0 +1,183 @@
+// cflags: -O2 -fno-omit-frame-pointer
+/*
+ * mt_family_libc - the C allocator API only, linked with nothing but
+ * glibc, so that whatever serves malloc serves every call: glibc, or
+ * jemalloc or tcmalloc when preloaded (LD_PRELOAD). The truth is the same
+ * for all three: realloc(NULL, n) is one allocation call, realloc(p, 0)
+ * one free call. See alloc_family.h for the modes.
+ */
+#include <malloc.h>
+#include <stdlib.h>
+
+#include "alloc_family.h"
+
+static struct wl_site seed = { .function = "seed_block" };
+static struct wl_site s_malloc = { .function = "api_malloc" };
+static struct wl_site s_calloc = { .function = "api_calloc" };
+static struct wl_site s_grow = { .function = "api_realloc_grow" };
+static struct wl_site s_null = { .function = "api_realloc_null" };
+static struct wl_site s_zero = { .function = "api_realloc_zero" };
+static struct wl_site s_posix = { .function = "api_posix_memalign" };
+static struct wl_site s_aligned = { .function = "api_aligned_alloc" };
+static struct wl_site s_memalign = { .function = "api_memalign" };
+static struct wl_site s_valloc = { .function = "api_valloc" };
+static struct wl_site s_free_null = { .function = "api_free_null" };
+
+WL_SITE static void *seed_block(size_t size)
+{
+	void *p = fam_checked(malloc(size), "malloc");
+
+	wl_sink = p;
+	wl_site_alloc(&seed, size);
+	return p;
+}
+
+WL_SITE static void api_malloc(unsigned i)
+{
+	size_t n = 100 + (i % 7) * 300;
+
+	wl_site_alloc(&s_malloc, n);
+	FAM_KEEP_OR_FREE(&s_malloc, fam_checked(malloc(n), "malloc"), n, i, free(wl_sink));
+}
+
+WL_SITE static void api_calloc(unsigned i)
+{
+	size_t nmemb = 1 + i % 8;
+
+	wl_site_alloc(&s_calloc, nmemb * 256);
+	FAM_KEEP_OR_FREE(&s_calloc, fam_checked(calloc(nmemb, 256), "calloc"), nmemb * 256, i,
+			 free(wl_sink));
+}
+
+/* 64 (seed) -> 128 -> ... -> 8192 */
+WL_SITE static void api_realloc_grow(unsigned i)
+{
+	void *p = seed_block(64);
+	struct wl_site *owner = &seed;
+	size_t old = 64;
+
+	for (size_t n = 128; n <= 8192; n *= 2) {
+		p = fam_checked(realloc(p, n), "realloc");
+		wl_sink = p;
+		wl_site_release(owner, old);
+		wl_site_alloc(&s_grow, n);
+		owner = &s_grow;
+		old = n;
+	}
+	FAM_KEEP_OR_FREE(&s_grow, p, old, i, free(wl_sink));
+}
+
+WL_SITE static void api_realloc_null(unsigned i)
+{
+	size_t n = 1000 + (i % 5) * 100;
+
+	wl_site_alloc(&s_null, n);
+	FAM_KEEP_OR_FREE(&s_null, fam_checked(realloc(fam_null, n), "realloc(NULL)"), n, i,
+			 free(wl_sink));
+}
+
+WL_SITE static void api_realloc_zero(unsigned i)
+{
+	void *p = seed_block(512);
+
+	(void)i;
+	wl_sink = realloc(p, 0);
+	if (wl_sink)
+		wl_die("realloc(p, 0) did not free", NULL);
+	wl_site_free(&s_zero, &seed, 512);
+}
+
+WL_SITE static void api_posix_memalign(unsigned i)
+{
+	size_t n = 700 + (i % 3) * 100;
+	void *p = NULL;
+
+	if (posix_memalign(&p, (size_t)64 << (i % 4), n))
+		wl_die("posix_memalign failed", NULL);
+	wl_site_alloc(&s_posix, n);
+	FAM_KEEP_OR_FREE(&s_posix, p, n, i, free(wl_sink));
+}
+
+WL_SITE static void api_aligned_alloc(unsigned i)
+{
+	wl_site_alloc(&s_aligned, 2048);
+	FAM_KEEP_OR_FREE(&s_aligned, fam_checked(aligned_alloc(256, 2048), "aligned_alloc"), 2048,
+			 i, free(wl_sink));
+}
+
+WL_SITE static void api_memalign(unsigned i)
+{
+	wl_site_alloc(&s_memalign, 1500);
+	FAM_KEEP_OR_FREE(&s_memalign, fam_checked(memalign(128, 1500), "memalign"), 1500, i,
+			 free(wl_sink));
+}
+
+WL_SITE static void api_valloc(unsigned i)
+{
+	wl_site_alloc(&s_valloc, 3000);
+	FAM_KEEP_OR_FREE(&s_valloc, fam_checked(valloc(3000), "valloc"), 3000, i, free(wl_sink));
+}
+
+WL_SITE static void api_free_null(unsigned i)
+{
+	(void)i;
+	free(fam_null);
+}
+
+WL_SITE static void leak_site(unsigned long size)
+{
+	char *p = malloc(size);
+
+	scn_fill(p, size);
+	wl_sink = p;
+	wl_site_alloc(&fam_leak, size);
+}
+
+WL_SITE static void cache_site(void **slot, unsigned long size)
+{
+	char *p;
+
+	if (*slot) {
+		free(*slot);
+		wl_site_free(&fam_cache, &fam_cache, size);
+	}
+	p = malloc(size);
+	scn_fill(p, size);
+	*slot = p;
+	wl_site_alloc(&fam_cache, size);
+}
+
+WL_SITE static void churn_site(unsigned long size)
+{
+	char *p = malloc(size);
+
+	scn_fill(p, size);
+	wl_sink = (void *)scn_work(p, size);
+	free(p);
+	wl_site_alloc(&fam_churn, size);
+	wl_site_free(&fam_churn, &fam_churn, size);
+}
+
+int main(int argc, char **argv)
+{
+	static struct wl_site *const sites[] = {
+		&seed,	    &s_malloc,	&s_calloc,    &s_grow,	   &s_null,	   &s_zero,
+		&s_posix,   &s_aligned, &s_memalign,  &s_valloc,   &s_free_null,
+	};
+	static void (*const apis[])(unsigned) = {
+		api_malloc,	    api_calloc,	   api_realloc_grow, api_realloc_null, api_realloc_zero,
+		api_posix_memalign, api_aligned_alloc, api_memalign, api_valloc,    api_free_null,
+	};
+	static const struct fam_def def = {
+		.name = "mt_family_libc",
+		.api_sites = sites,
+		.napi_sites = sizeof(sites) / sizeof(sites[0]),
+		.apis = apis,
+		.napis = sizeof(apis) / sizeof(apis[0]),
+		.leak = leak_site,
+		.cache = cache_site,
+		.churn = churn_site,
+	};
+
+	return fam_main(argc, argv, &def);
+}
