@@ -10,7 +10,7 @@
  * re-adding every aggregate under the new key.
  *
  * The call-site frame of a stack is its first frame that is not allocator
- * machinery (MT_DEFAULT_SKIP, plus --skip).
+ * machinery (stacks/wrappers.h: the wrapper table, plus --skip).
  *
  * Every stack also keeps its own in-use and allocation-rate histories,
  * pushed at every tick from a common template so that all of them hold the
@@ -26,22 +26,13 @@
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "stacks/wrappers.h"
 #include "util/hmap.h"
 #include "model/sampling.h"
-
-/* Frames that are the allocator, not its caller (POSIX ERE, matched
- * against the whole demangled function name). */
-#define MT_DEFAULT_SKIP                                                                         \
-	"^(malloc|calloc|realloc|reallocarray|free|posix_memalign|aligned_alloc|memalign|valloc|" \
-	"pvalloc|strdup|strndup|__strdup|__strndup|__libc_[a-z_]+|operator new.*|"               \
-	"operator delete.*|std::.*|__gnu_cxx::.*|g_malloc.*|g_realloc.*|g_try_malloc.*|"         \
-	"g_try_realloc.*|g_slice_alloc.*|g_memdup.*|g_strdup.*|xmalloc|xcalloc|xrealloc|"        \
-	"xstrdup|xzalloc)$"
 
 /* Additive numbers shared by stack aggregates and sites. */
 struct totals {
@@ -90,9 +81,7 @@ struct live_sample {
 struct mt_model {
 	__u64 rate;
 	enum mt_group group;
-	regex_t skip_default;
-	regex_t skip_user;
-	bool has_skip_user;
+	struct wrappers *wrappers; /* what is machinery, not a call site */
 
 	struct hmap stacks; /* mt_stack by frames */
 	struct stack_rec **stack_v;
@@ -236,21 +225,9 @@ static bool stack_eq(const void *val, const void *key)
 	return true;
 }
 
-/* Modules whose every frame is allocator machinery. */
-static bool is_allocator_module(const char *module)
-{
-	return module && !strncmp(module, "libmemtop-sampler.so", 20);
-}
-
 static bool is_machinery(const struct mt_model *m, const struct mt_frame *f)
 {
-	if (is_allocator_module(f->module))
-		return true;
-	if (!f->function)
-		return false;
-	if (!regexec(&m->skip_default, f->function, 0, NULL, 0))
-		return true;
-	return m->has_skip_user && !regexec(&m->skip_user, f->function, 0, NULL, 0);
+	return wrappers_match(m->wrappers, f);
 }
 
 static struct mt_stack *stack_intern(struct mt_model *m, const struct mt_sample_in *in)
@@ -451,19 +428,10 @@ struct mt_model *model_new(const struct mt_model_opts *opts)
 		return NULL;
 	m->rate = opts->rate;
 	m->group = opts->group;
-	if (regcomp(&m->skip_default, MT_DEFAULT_SKIP, REG_EXTENDED | REG_NOSUB)) {
+	m->wrappers = wrappers_new(opts->skip_regex);
+	if (!m->wrappers) {
 		free(m);
-		errno = EINVAL;
 		return NULL;
-	}
-	if (opts->skip_regex) {
-		if (regcomp(&m->skip_user, opts->skip_regex, REG_EXTENDED | REG_NOSUB)) {
-			regfree(&m->skip_default);
-			free(m);
-			errno = EINVAL;
-			return NULL;
-		}
-		m->has_skip_user = true;
 	}
 	hmap_init(&m->stacks);
 	hmap_init(&m->aggs);
@@ -498,9 +466,7 @@ void model_free(struct mt_model *m)
 	free(m->agg_v);
 	free(m->site_v);
 	free(m->target_v);
-	regfree(&m->skip_default);
-	if (m->has_skip_user)
-		regfree(&m->skip_user);
+	wrappers_free(m->wrappers);
 	free(m);
 }
 
