@@ -34,6 +34,8 @@
 #include "model/stats.h"
 #include "stacks/symbolize.h"
 #include "probe/watch.h"
+#include "util/out_queue.h"
+#include "util/sanitize.h"
 
 /* The BPF side wakes the loop only when records pile up: drain at least
  * this often. */
@@ -74,19 +76,43 @@ struct app {
 	char cgroup_dir[PATH_MAX]; /* --cgroup's, or the first target's */
 	char cgroup_v1_dir[PATH_MAX];
 	struct snapshots snap;
+	struct out_queue *outq;	/* -b/--json: stdout through a writer thread */
+	bool out_dropping;
 };
 
+/* Batch output that may wait for a slow reader (beyond what its pipe
+ * holds) before whole intervals are dropped. */
+#define OUTQ_MAX_BYTES (4u << 20)
+#define OUTQ_MAX_INTERVALS 32
+
 static int verbose;
+
+/* One "memtop: ..." line on stderr. It may carry a target's comm or
+ * paths: sanitized (util/sanitize.h), so it stays one inert line. */
+static void vsay(const char *fmt, va_list ap)
+{
+	char line[2048];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	fprintf(stderr, "memtop: %s\n", sanitize_inplace(line));
+}
 
 static void fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("memtop: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsay(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(fmt, ap);
+	va_end(ap);
 }
 
 static __u64 now_ns(void)
@@ -500,6 +526,42 @@ static void mark_rates(struct app *a, __u64 now)
 	a->last_tick_ns = now;
 }
 
+/* Say once per change that the reader of -b/--json output stopped
+ * reading, and when it reads again. */
+static void batch_notice(struct app *a)
+{
+	bool dropping;
+	unsigned long n = out_queue_dropped(a->outq, &dropping);
+
+	if (dropping == a->out_dropping)
+		return;
+	a->out_dropping = dropping;
+	if (dropping)
+		say("stdout is not being read: dropping output intervals (probes and ring draining go on)");
+	else
+		say("stdout is read again: %lu intervals of output were dropped", n);
+	snprintf(a->status.message, sizeof(a->status.message),
+		 "%lu intervals of output dropped: stdout was not read", n);
+}
+
+/* The front end's interval. Batch output is written into memory and
+ * queued for the writer thread, so a reader that stalls never blocks
+ * this loop; a reader that is gone (EPIPE) ends memtop like q would. */
+static int batch_tick(struct app *a)
+{
+	FILE *real = stdout, *f;
+	int act;
+
+	if (!a->outq || !(f = out_queue_begin(a->outq)))
+		return a->fe->tick(&a->fe_ctx);
+	stdout = f;
+	act = a->fe->tick(&a->fe_ctx);
+	stdout = real;
+	out_queue_end(a->outq, f);
+	batch_notice(a);
+	return out_queue_closed(a->outq) ? act | MT_FE_QUIT : act;
+}
+
 static int tick(struct app *a)
 {
 	__u64 now;
@@ -514,7 +576,7 @@ static int tick(struct app *a)
 	update_status(a, alive);
 	cgroup_tick(a, now);
 	snapshots_tick(&a->snap, a->model, now, &a->status);
-	return a->fe->tick(&a->fe_ctx);
+	return batch_tick(a);
 }
 
 static bool take_signal(struct app *a)
@@ -621,14 +683,13 @@ static void announce(const struct app *a)
 	int i;
 
 	for (i = 0; i < a->ws.n; i++)
-		fprintf(stderr,
-			"memtop: attached to PID %d (%s): %s, %s mode, %d probes (%d slow), %.0f ns per probe hit: %s\n",
+		say("attached to PID %d (%s): %s, %s mode, %d probes (%d slow), %.0f ns per probe hit: %s",
 			a->ws.v[i].pid, a->ws.v[i].comm,
 			a->ws.v[i].usdt ? "its own sampler" : a->ws.v[i].alloc->name,
 			a->status.probe_mode, info->nprobes,
 			info->nslow, a->status.trap_ns, info->detail);
 	if (a->status.cgroup.on)
-		fprintf(stderr, "memtop: following new processes of %s\n", a->ws.cgroup_dir);
+		say("following new processes of %s", a->ws.cgroup_dir);
 }
 
 static int setup(struct app *a)
@@ -668,6 +729,9 @@ int app_run(const struct mt_config *cfg)
 	struct watch_env env = { .cfg = cfg, .warn = on_warning, .warn_ctx = &a };
 	int e;
 
+	/* a reader of stdout or of a FIFO output that goes away is EPIPE,
+	 * handled where it happens, not a signal that loses the exports */
+	signal(SIGPIPE, SIG_IGN);
 	verbose = cfg->verbose;
 	bpf_loader_set_verbosity(verbose);
 	a.fe = choose_frontend(cfg);
@@ -701,12 +765,16 @@ int app_run(const struct mt_config *cfg)
 		return 1;
 	}
 	a.fe_started = true;
+	if (!a.fe->input_fd)
+		a.outq = out_queue_new(STDOUT_FILENO, OUTQ_MAX_BYTES, OUTQ_MAX_INTERVALS);
 	e = run_loop(&a);
 	if (e)
 		fail("%s", strerror(-e));
 	/* the display is still up: stop it before the final files' messages */
 	a.fe->stop(&a.fe_ctx);
 	a.fe_started = false;
+	out_queue_free(a.outq, 1000); /* what a live reader has not taken yet */
+	a.outq = NULL;
 	if (snapshots_finish(&a.snap, a.model, err, sizeof(err))) {
 		fail("%s", err);
 		e = -EIO;

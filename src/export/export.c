@@ -4,12 +4,10 @@
  * pprof.c, folded stacks for flame-graph tools, and the one place that
  * writes them to disk.
  *
- * Every file goes through export_write_file(): a mkostemp() sibling of the
- * destination (O_EXCL, so a planted symlink is never followed), fully
- * written and fsync'ed, then renamed over the destination. A full disk, a
- * read-only directory or a missing one fails before the rename and the
- * temporary file is unlinked, so readers see the old file or the new one,
- * never a prefix.
+ * Every file goes through export_write_file(), that is util/out_file.c:
+ * a regular file is replaced atomically (mode 0600 & ~umask, never more
+ * open than the file it replaces), a FIFO or device is written through,
+ * never replaced.
  */
 #include "export/export.h"
 
@@ -25,100 +23,19 @@
 #include <unistd.h>
 
 #include "export/pprof.h"
+#include "util/out_file.h"
 
-/* ==== atomic file writes ============================================== */
+/* ==== files ========================================================== */
 
-static int write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Best effort: make the rename itself durable. */
-static void sync_dir_of(const char *path)
-{
-	char copy[PATH_MAX];
-	int fd;
-
-	snprintf(copy, sizeof(copy), "%s", path);
-	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-}
-
-/* Create the temporary sibling of path: its name goes into tmp. Returns
- * the descriptor or -errno. */
-static int open_temp(const char *path, char tmp[PATH_MAX])
-{
-	int fd;
-
-	if (!path || !*path)
-		return -EINVAL;
-	if ((size_t)snprintf(tmp, PATH_MAX, "%s.XXXXXX", path) >= PATH_MAX)
-		return -ENAMETOOLONG;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
-static int write_error(const char *path, int rc, char *err, size_t errlen)
-{
-	snprintf(err, errlen, "cannot write %s: %s", path && *path ? path : "file",
-		 rc == -EINVAL ? "empty path" : strerror(-rc));
-	return rc;
-}
-
+/* Every export goes through util/out_file.c, the one writer of outputs. */
 int export_write_file(const char *path, const void *data, size_t len, char *err, size_t errlen)
 {
-	char tmp[PATH_MAX];
-	int fd = open_temp(path, tmp), rc;
-
-	if (fd < 0)
-		return write_error(path, fd, err, errlen);
-	rc = write_all(fd, data, len);
-	if (!rc && fchmod(fd, 0644))
-		rc = -errno;
-	if (!rc && fsync(fd))
-		rc = -errno;
-	if (close(fd) && !rc)
-		rc = -errno;
-	if (!rc && rename(tmp, path))
-		rc = -errno;
-	if (rc) {
-		unlink(tmp);
-		return write_error(path, rc, err, errlen);
-	}
-	sync_dir_of(path);
-	return 0;
+	return out_file_write(path, data, len, err, errlen);
 }
 
 int export_check_path(const char *path, char *err, size_t errlen)
 {
-	char tmp[PATH_MAX];
-	struct stat st;
-	int fd;
-
-	if (path && !stat(path, &st) && S_ISDIR(st.st_mode))
-		return write_error(path, -EISDIR, err, errlen);
-	fd = open_temp(path, tmp);
-	if (fd < 0)
-		return write_error(path, fd, err, errlen);
-	close(fd);
-	unlink(tmp);
-	return 0;
+	return out_file_check(path, err, errlen);
 }
 
 int export_numbered_path(const char *base, unsigned int n, char *buf, size_t len)

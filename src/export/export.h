@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * export.h - snapshots of the model in formats other tools read: gzipped
- * pprof (profile.proto), folded stacks. Files are written to a temporary
- * name in the same directory and renamed, so a failure never leaves a
- * partial file behind.
+ * pprof (profile.proto), folded stacks. Files are written by
+ * util/out_file.h, so a failure never leaves a partial file behind and a
+ * device or FIFO is never replaced.
  */
 #ifndef MEMTOP_EXPORT_H
 #define MEMTOP_EXPORT_H
@@ -32,17 +32,18 @@ int export_folded_file(struct mt_model *m, const char *path, char *err, size_t e
  * truncated stack starts with "[truncated]". 0 or -errno. */
 int export_folded_buf(struct mt_model *m, char **out, size_t *outlen);
 
-/* Write data[0..len) to path atomically: a new file beside it, written,
- * fsync'ed and renamed over path (mode 0644). On failure nothing is left
- * behind, path is unchanged, and err gets "cannot write PATH: CAUSE".
- * 0 or -errno. */
+/* Write data[0..len) to path through util/out_file.h: a regular file (or
+ * none) is replaced atomically, mode 0600 & ~umask and never more open
+ * than the file it replaces; a FIFO, character device or socket is
+ * written through, never replaced; a directory or block device is
+ * refused. On failure path is unchanged, nothing is left behind, and err
+ * gets "cannot write PATH: CAUSE". 0 or -errno. */
 int export_write_file(const char *path, const void *data, size_t len, char *err, size_t errlen);
 
-/* Can export_write_file() create path? Tries it: creates and removes a
- * temporary file beside path (so a read-only file system or a missing
- * directory is found even for root), and refuses a directory. For
- * checking --output/--folded at startup rather than at exit. 0, or -errno
- * with the same message as export_write_file(). */
+/* Can export_write_file() write path? For checking --output/--folded at
+ * startup, before anything is attached (out_file_check(): a FIFO without
+ * a reader is refused here). 0, or -errno with the same message as
+ * export_write_file(). */
 int export_check_path(const char *path, char *err, size_t errlen);
 
 /* The n-th file name of a series based on base, for --output-every:

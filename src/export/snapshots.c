@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "export/export.h"
+#include "util/out_file.h"
+#include "util/sanitize.h"
 
 #define PUSH_GRACE_S 3.0
 
@@ -23,6 +25,12 @@ int snapshots_init(struct snapshots *s, const struct mt_config *cfg, char *err, 
 	s->cfg = cfg;
 	if (cfg->output && (e = export_check_path(cfg->output, err, errlen)))
 		return e;
+	if (cfg->output && cfg->output_every > 0 && out_file_is_stream(cfg->output)) {
+		snprintf(err, errlen,
+			 "--output-every: %s is not a regular file (numbered snapshots are files beside it)",
+			 cfg->output);
+		return -EINVAL;
+	}
 	if (cfg->folded && (e = export_check_path(cfg->folded, err, errlen)))
 		return e;
 	if (cfg->push_url) {
@@ -49,7 +57,7 @@ static void write_numbered(struct snapshots *s, struct mt_model *m, struct mt_st
 	}
 	if (export_pprof_file(m, path, err, sizeof(err))) {
 		snprintf(st->message, sizeof(st->message), "%.500s", err);
-		fprintf(stderr, "memtop: %s\n", err);
+		fprintf(stderr, "memtop: %s\n", sanitize_inplace(err));
 	} else {
 		snprintf(st->message, sizeof(st->message), "wrote %.500s", path);
 	}

@@ -313,6 +313,7 @@ int target_launch(char **argv, const char *preload, __u64 sample_rate, struct la
 		/* memtop blocks the signals it takes through a signalfd */
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL); /* memtop ignores it; the command must not */
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
 		if (preload)

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/sanitize.h"
+
 static char *fmt_scaled(char *buf, size_t len, double v, double base, const char *units)
 {
 	double a = fabs(v);
@@ -67,7 +69,7 @@ char *fmt_frame_name(char *buf, size_t len, const struct mt_frame *f)
 	else
 		snprintf(buf, len, "%s+0x%llx", f->module ? f->module : "?",
 			 (unsigned long long)f->rel_addr);
-	return buf;
+	return sanitize_inplace(buf); /* the target chose these bytes */
 }
 
 char *fmt_frame(char *buf, size_t len, const struct mt_frame *f)
@@ -82,7 +84,7 @@ char *fmt_frame(char *buf, size_t len, const struct mt_frame *f)
 		snprintf(buf, len, "%s (%s)", name, f->module ? f->module : "?");
 	else
 		snprintf(buf, len, "%s", name);
-	return buf;
+	return sanitize_inplace(buf);
 }
 
 char *fmt_backoff(char *buf, size_t len, bool backed_off, double duty, double interval_bytes)

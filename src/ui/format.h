@@ -18,7 +18,9 @@ char *fmt_bytes(char *buf, size_t len, double bytes);
 char *fmt_count(char *buf, size_t len, double n);
 /* 245 -> "4m05s"; 5 -> "5s"; 0 -> "-". */
 char *fmt_age(char *buf, size_t len, double seconds);
-/* "function (module file:line)", with module+offset for unnamed frames. */
+/* "function (module file:line)", with module+offset for unnamed frames.
+ * This and fmt_frame_name() are sanitized for a terminal (the target
+ * chose the names: util/sanitize.h). */
 char *fmt_frame(char *buf, size_t len, const struct mt_frame *f);
 /* The function name, or "module+0xoff" when unknown. */
 char *fmt_frame_name(char *buf, size_t len, const struct mt_frame *f);

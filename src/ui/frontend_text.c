@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "ui/format.h"
+#include "util/sanitize.h"
 
 /* The last status message printed, so each is printed once. */
 struct text_state {
@@ -30,6 +31,7 @@ static int text_start(struct mt_fe_ctx *ctx)
 static void print_targets(struct mt_model *m)
 {
 	char rss[16], heap[16], rate[16], calls[16];
+	char comm[64];
 	size_t i;
 
 	printf("%7s %-15s %-9s %-6s %7s %7s %9s %8s %12s %12s\n", "PID", "COMM", "ALLOCATOR",
@@ -53,7 +55,8 @@ static void print_targets(struct mt_model *m)
 			snprintf(rate, sizeof(rate), "-");
 			snprintf(calls, sizeof(calls), "-");
 		}
-		printf("%7d %-15s %-9s %-6s %7s %7s %7s/s %8s %12s %12s\n", t->pid, t->comm,
+		printf("%7d %-15s %-9s %-6s %7s %7s %7s/s %8s %12s %12s\n", t->pid,
+		       sanitize_text(comm, sizeof(comm), t->comm),
 		       t->allocator[0] ? t->allocator : "-", t->alive ? "alive" : "exited",
 		       fmt_bytes(rss, sizeof(rss), t->rss_bytes),
 		       fmt_bytes(heap, sizeof(heap), t->inuse_bytes), rate, calls, allocs, frees);
@@ -111,7 +114,9 @@ static int text_tick(struct mt_fe_ctx *ctx)
 	}
 	putchar('\n');
 	if (st->message[0] && strcmp(st->message, ts->last_message)) {
-		printf("note: %s\n", st->message);
+		char note[sizeof(st->message)];
+
+		printf("note: %s\n", sanitize_text(note, sizeof(note), st->message));
 		memcpy(ts->last_message, st->message, sizeof(ts->last_message));
 	}
 	if (st->cgroup.on)

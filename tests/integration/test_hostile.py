@@ -306,3 +306,30 @@ def test_theme_fifo():
         done.wait(2)
         os.close(master)
     assert_nothing_left(before)
+
+
+def test_escape_sequences_in_comm():
+    """A target names itself with terminal escapes (OSC title, clear
+    screen, BEL): -b stdout and every stderr line show them as '?', the
+    JSON keeps the real name, escaped."""
+    d = lab()
+    exe = build(d, lib=False)[0]
+    evil = "ev\x1b]0;PWN\x07\x1b[2J"
+    _, pid = start([exe, "--comm", evil])
+    with open("/proc/%d/comm" % pid) as f:
+        check(f.read().rstrip("\n") == evil, "the target did not take its name")
+    m = Memtop("-b", "-n", "2", "-d", "0.2", "-p", pid)
+    rc = m.wait(20)
+    check(rc == 0, "memtop -b exited with %s: %s" % (rc, m.err.text()[-300:]))
+    for label, text in (("stdout", m.out.text()), ("stderr", m.err.text())):
+        bad = sorted({c for c in text if ord(c) < 0x20 and c != "\n" or ord(c) == 0x7f})
+        check(not bad, "control characters %r reach %s: %r" % (bad, label, text[-300:]))
+    check("ev?]0;PWN??[2J" in m.out.text(), "the sanitized name is not in the table: %s" %
+          m.out.text()[-300:])
+    check("(ev?]0;PWN??[2J)" in m.err.text(), "the attached line does not show the sanitized "
+          "name: %s" % m.err.text()[-300:])
+    j = Memtop("-b", "--json", "-n", "1", "-d", "0.2", "-p", pid)
+    rec = j.first_record()
+    check([t["comm"] for t in rec["targets"]] == [evil],
+          "JSON should carry the real name, escaped: %r" % [t["comm"] for t in rec["targets"]])
+    j.wait(10)

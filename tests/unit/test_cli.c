@@ -389,7 +389,7 @@ static void test_delay(void **state)
 		const char *arg;
 		double want;
 	} good[] = {
-		{ "2", 2 }, { "0.5", 0.5 }, { "0.001", 0.001 }, { "3600", 3600 },
+		{ "2", 2 }, { "0.5", 0.5 }, { "0.05", 0.05 }, { "3600", 3600 },
 		{ "3600.0", 3600 }, { "007", 7 }, { "1.25", 1.25 },
 	};
 	size_t i;
@@ -404,12 +404,15 @@ static void test_delay(void **state)
 	assert_true(cfg.batch);
 	assert_true(cfg.interval_s == 3);
 
-	ERR("memtop: -d: '0' is out of range (0 < SECS <= 3600)", "-p", "1", "-d", "0");
-	ERR("memtop: -d: '0.0' is out of range (0 < SECS <= 3600)", "-p", "1", "-d", "0.0");
-	ERR("memtop: -d: '-1' is out of range (0 < SECS <= 3600)", "-p", "1", "-d", "-1");
-	ERR("memtop: -d: '3600.001' is out of range (0 < SECS <= 3600)", "-p", "1", "-d",
+	ERR("memtop: -d: '0' is out of range (0.05 to 3600)", "-p", "1", "-d", "0");
+	ERR("memtop: -d: '0.0' is out of range (0.05 to 3600)", "-p", "1", "-d", "0.0");
+	ERR("memtop: -d: '-1' is out of range (0.05 to 3600)", "-p", "1", "-d", "-1");
+	/* a busy loop, not an interval */
+	ERR("memtop: -d: '0.0000001' is out of range (0.05 to 3600)", "-p", "1", "-d", "0.0000001");
+	ERR("memtop: -d: '0.049' is out of range (0.05 to 3600)", "-p", "1", "-d", "0.049");
+	ERR("memtop: -d: '3600.001' is out of range (0.05 to 3600)", "-p", "1", "-d",
 	    "3600.001");
-	ERR("memtop: --delay: '99999999999999999' is out of range (0 < SECS <= 3600)", "-p", "1",
+	ERR("memtop: --delay: '99999999999999999' is out of range (0.05 to 3600)", "-p", "1",
 	    "--delay", "99999999999999999");
 	ERR("memtop: -d: 'abc' is not a number of seconds (e.g. 2, 0.5)", "-p", "1", "-d", "abc");
 	ERR("memtop: -d: '1e3' is not a number of seconds (e.g. 2, 0.5)", "-p", "1", "-d", "1e3");
@@ -421,7 +424,7 @@ static void test_delay(void **state)
 	    "--delay=");
 	ERR("memtop: -d: missing SECS", "-p", "1", "-bd");
 	/* The option is named as typed, also when abbreviated. */
-	ERR("memtop: --delay: '0' is out of range (0 < SECS <= 3600)", "-p", "1", "--del", "0");
+	ERR("memtop: --delay: '0' is out of range (0.05 to 3600)", "-p", "1", "--del", "0");
 }
 
 static void test_iterations_top_verbose(void **state)

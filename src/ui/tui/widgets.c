@@ -22,6 +22,7 @@
 #include <wctype.h>
 
 #include "ui/format.h"
+#include "util/sanitize.h"
 
 #define PUT_MAX 1024
 
@@ -30,11 +31,9 @@
 static int decode(const struct tui *t, const char *s, int maxw, wchar_t *out, int *widths,
 		  int max, int *cols, bool *cut)
 {
-	mbstate_t st;
 	size_t left = strlen(s);
 	int n = 0;
 
-	memset(&st, 0, sizeof(st));
 	*cols = 0;
 	*cut = false;
 	while (left) {
@@ -42,13 +41,11 @@ static int decode(const struct tui *t, const char *s, int maxw, wchar_t *out, in
 		int w;
 
 		if (t->utf8) {
-			size_t r = mbrtowc(&wc, s, left, &st);
+			/* the one rule for text from a target (util/sanitize.h) */
+			unsigned int cp;
+			size_t r = sanitize_decode(s, left, &cp);
 
-			if (r == (size_t)-1 || r == (size_t)-2) {
-				wc = L'?';
-				r = 1;
-				memset(&st, 0, sizeof(st));
-			}
+			wc = (wchar_t)cp;
 			s += r;
 			left -= r;
 		} else {

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * out_file.h - the one way memtop writes an output file (--output,
+ * --folded, --output-every, the TUI's e export). Whatever the path names,
+ * memtop never replaces anything but a regular file, and never leaves a
+ * partial one.
+ *
+ *   nothing, or a regular file  a new file beside it, written, fsync'ed and
+ *                               renamed over it. Mode 0600 & ~umask (a
+ *                               profile carries paths and names), and no
+ *                               more than an existing file's mode, whose
+ *                               owner and group are kept.
+ *   a FIFO, character device,   written through: opened O_WRONLY|O_NONBLOCK,
+ *   socket (/dev/null,          never created, truncated or renamed. A FIFO
+ *   /dev/stdout, a pipe)        needs a reader when checked (-ENXIO: "a FIFO
+ *                               with no reader"); the descriptor opened then
+ *                               is kept for the write, so the reader sees one
+ *                               stream and no early EOF. A reader that takes
+ *                               nothing for OUT_FILE_STALL_MS fails the write.
+ *   a directory, block device   refused (-EISDIR, -ENOTBLK... see out_file.c).
+ */
+#ifndef MEMTOP_UTIL_OUT_FILE_H
+#define MEMTOP_UTIL_OUT_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define OUT_FILE_MODE 0600
+#define OUT_FILE_STALL_MS 5000
+
+/* Write data[0..len) to path as above. On failure path is unchanged,
+ * nothing is left behind, and err gets "cannot write PATH: CAUSE".
+ * 0 or -errno. */
+int out_file_write(const char *path, const void *data, size_t len, char *err, size_t errlen);
+
+/* Could out_file_write() write path? For checking at startup, before
+ * anything is attached: a regular path by creating and removing a
+ * temporary file beside it (finds a read-only or missing directory even
+ * for root); a FIFO or device by opening it (and keeping it open). Same
+ * errors as out_file_write(). */
+int out_file_check(const char *path, char *err, size_t errlen);
+
+/* Does path name something that is written through (not a regular file
+ * or nothing)? */
+bool out_file_is_stream(const char *path);
+
+#endif /* MEMTOP_UTIL_OUT_FILE_H */

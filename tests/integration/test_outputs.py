@@ -1,0 +1,176 @@
+"""Outputs (issue 18, item 1 and part of 5): whatever --output/--folded
+name, memtop never replaces anything but a regular file, and its exports
+survive the reader of its stdout going away or stalling.
+
+  - /dev/null as --output and --folded is written through and stays the
+    character device 1:3;
+  - a FIFO with no reader is refused before anything is attached (one
+    line, nothing left); with a reader it gets the gzip stream and stays
+    a FIFO;
+  - a new profile is 0600 minus the umask; an existing file keeps its
+    owner and is never made more open (0644 -> 0600, 0400 stays 0400);
+  - `memtop -b ... --output f | head -1`: memtop ends with status 0 and
+    f is a complete gzip;
+  - a reader of -b --json that stops reading: memtop says so on stderr
+    once, keeps draining, says when reading resumes, and still ends on
+    SIGINT within 2 s with its --output written;
+  - -d outside 0.05..3600 is refused with the valid range.
+The workload is the hostile target's plain mode (allocations every ms,
+run as nobody), built by test_hostile.
+"""
+
+import gzip
+import os
+import signal
+import stat
+import subprocess
+import threading
+import time
+
+from memtop_test import (MEMTOP, Memtop, _Lines, assert_nothing_left, assert_one_error_line,
+                         bpf_snapshot, check, fail)
+from test_hostile import STOP_WITHIN_S, build, lab, start
+
+QUICK = ("-b", "-n", "2", "-d", "0.2")
+
+
+def busy():
+    d = lab()
+    exe = build(d, lib=False)[0]
+    _, pid = start([exe])
+    return d, pid
+
+
+def is_gzip(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    check(data[:2] == b"\x1f\x8b", "%s is not gzip: %r" % (path, data[:8]))
+    check(len(gzip.decompress(data)) > 0, "%s is an empty profile" % path)
+
+
+def test_dev_null_stays_a_device():
+    _, pid = busy()
+    m = Memtop(*QUICK, "--output", "/dev/null", "--folded", "/dev/null", "-p", pid)
+    rc = m.wait(20)
+    check(rc == 0, "memtop exited %s: %s" % (rc, m.err.text()[-300:]))
+    st = os.lstat("/dev/null")
+    check(stat.S_ISCHR(st.st_mode) and os.major(st.st_rdev) == 1 and os.minor(st.st_rdev) == 3,
+          "/dev/null is no longer the null device: mode %o" % st.st_mode)
+
+
+def test_fifo_output():
+    d, pid = busy()
+    fifo = os.path.join(d, "out.fifo")
+    os.mkfifo(fifo, 0o600)
+    before = bpf_snapshot()
+    m = Memtop(*QUICK, "--output", fifo, "-p", pid)
+    rc = m.wait(10)
+    assert_one_error_line(m, rc, r"out\.fifo: a FIFO with no reader")
+    assert_nothing_left(before)
+    # a reader that holds the FIFO open; the profile (a few KiB) waits in
+    # the pipe once memtop has written it and exited
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        m = Memtop(*QUICK, "--output", fifo, "-p", pid)
+        rc = m.wait(20)
+        check(rc == 0, "memtop exited %s: %s" % (rc, m.err.text()[-300:]))
+        data = os.read(fd, 1 << 20)
+    finally:
+        os.close(fd)
+    check(data[:2] == b"\x1f\x8b" and gzip.decompress(data), "the FIFO's reader got %r" % data[:8])
+    check(stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was replaced")
+
+
+def test_modes_and_owner():
+    d, pid = busy()
+    new, loose, strict = (os.path.join(d, n) for n in ("new.pb.gz", "loose.pb.gz", "strict.pb.gz"))
+    for p, mode in ((loose, 0o644), (strict, 0o400)):
+        with open(p, "w") as f:
+            f.write("old")
+        os.chmod(p, mode)
+        os.chown(p, 65534, 65534)
+    old = os.umask(0o027)
+    try:
+        for p in (new, loose, strict):
+            m = Memtop(*QUICK, "--output", p, "-p", pid)
+            rc = m.wait(20)
+            check(rc == 0, "memtop --output %s exited %s: %s" % (p, rc, m.err.text()[-300:]))
+    finally:
+        os.umask(old)
+    for p, mode, uid in ((new, 0o600, 0), (loose, 0o600, 65534), (strict, 0o400, 65534)):
+        st = os.stat(p)
+        check(stat.S_IMODE(st.st_mode) == mode, "%s: mode %o, expected %o" %
+              (p, stat.S_IMODE(st.st_mode), mode))
+        check(st.st_uid == uid, "%s: owner %d, expected %d" % (p, st.st_uid, uid))
+        is_gzip(p)
+
+
+def test_sigpipe_still_writes_exports():
+    d, pid = busy()
+    out, folded = os.path.join(d, "f.pb.gz"), os.path.join(d, "f.folded")
+    r = subprocess.run(["bash", "-c", '"$@" | head -1; echo "rc=${PIPESTATUS[0]}" >&2', "sh",
+                        MEMTOP, "-b", "-d", "0.2", "--output", out, "--folded", folded,
+                        "-p", str(pid)], capture_output=True, text=True, timeout=30)
+    check(r.stdout.startswith("memtop "), "head did not get the first line: %r" % r.stdout[:200])
+    check("rc=0" in r.stderr, "memtop did not end cleanly when its reader left: %s" %
+          r.stderr[-400:])
+    is_gzip(out)
+    check(os.path.exists(folded), "the folded export was not written")
+
+
+def test_stalled_reader():
+    d, pid = busy()
+    out = os.path.join(d, "stall.pb.gz")
+    rfd, wfd = os.pipe()
+    before = bpf_snapshot()
+    # stdout is a pipe nobody reads (yet)
+    p = subprocess.Popen([MEMTOP, "-b", "--json", "-d", "0.05", "--rate", "16K",
+                          "--output", out, "-p", str(pid)],
+                         stdin=subprocess.DEVNULL, stdout=wfd, stderr=subprocess.PIPE)
+    os.close(wfd)
+    err = _Lines(p.stderr, "memtop stderr")
+
+    def wait_for(text, timeout):
+        t0 = time.monotonic()
+        while not any(text in l for l in err.lines):
+            left = timeout - (time.monotonic() - t0)
+            check(left > 0, "memtop never said %r within %.0fs: %s" % (text, timeout, err.lines))
+            check(err.get(left, "memtop stderr") is not None,
+                  "memtop ended before saying %r: %s" % (text, err.lines))
+
+    try:
+        wait_for("stdout is not being read", 30)
+        got = []
+
+        def reader():
+            while True:
+                b = os.read(rfd, 65536)
+                if not b:
+                    break
+                got.append(b)
+
+        threading.Thread(target=reader, daemon=True).start()
+        wait_for("stdout is read again", 10)
+        check(sum("stdout is not being read" in l for l in err.lines) == 1,
+              "the stall should be said once: %s" % err.lines)
+        p.send_signal(signal.SIGINT)
+        try:
+            rc = p.wait(timeout=STOP_WITHIN_S)
+        except subprocess.TimeoutExpired:
+            fail("memtop still running %.1fs after SIGINT" % STOP_WITHIN_S)
+        check(rc == 0, "memtop exited %s: %s" % (rc, err.lines))
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        os.close(rfd)
+    is_gzip(out)
+    assert_nothing_left(before)
+
+
+def test_interval_range():
+    _, pid = busy()
+    for bad in ("0.0000001", "0.049", "3601"):
+        m = Memtop("-b", "-d", bad, "-p", pid)
+        assert_one_error_line(m, m.wait(10), r"-d: '%s' is out of range \(0\.05 to 3600\)" %
+                              bad.replace(".", r"\."))
