@@ -23,11 +23,13 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/signalfd.h>
+#include <sys/wait.h>
 #include <sys/utsname.h>
 
 #include "probe/budget.h"
 #include "probe/calibrate.h"
 #include "probe/cgroup.h"
+#include "probe/exits.h"
 #include "ui/frontend.h"
 #include "model/ingest.h"
 #include "export/snapshots.h"
@@ -62,6 +64,7 @@ struct app {
 	struct mt_fe_ctx fe_ctx;
 	bool fe_started;
 	int sigfd;
+	int exits_fd; /* process-exit events (exits.h), or -1 */
 	__u64 last_records;
 	struct budget budget;
 	bool allocs_on;
@@ -167,6 +170,60 @@ static void on_warning(void *ctx, const char *msg)
 		return;
 	}
 	fail("%s", msg);
+}
+
+/* An exit event from the kernel: the watch set acts on it at refresh. */
+static void on_exit_event(void *ctx, pid_t pid, int wstatus, __u64 at_ns)
+{
+	struct app *a = ctx;
+
+	watch_note_exit(&a->ws, pid, wstatus, at_ns);
+}
+
+/* A SIGKILL while the cgroup's oom_kill count rose is the OOM killer's:
+ * the figures are the cgroup's as last read before the death. */
+static void classify_oom(struct app *a, struct mt_target_end *e)
+{
+	const struct mt_cgroup_status *cg = &a->status.cgroup;
+	struct cgroup_mem now;
+
+	if (!a->cgroup_dir[0] || !cg->have_mem ||
+	    cgroup_read_mem(a->cgroup_dir, -1, a->cgroup_v1_dir, sizeof(a->cgroup_v1_dir), &now))
+		return;
+	if (now.oom_kill < 0 || now.oom_kill <= cg->mem.oom_kill)
+		return;
+	e->kind = MT_END_OOM;
+	e->have_cgroup = true;
+	e->cg_current = cg->mem.current;
+	e->cg_max = cg->mem.max;
+	e->cg_oom_kill = now.oom_kill;
+}
+
+/* A watched process ended: tell the model how, and the user. */
+static void on_ended(void *ctx, pid_t pid, int wstatus, __u64 at_ns)
+{
+	struct app *a = ctx;
+	struct mt_target_end e = { .kind = MT_END_UNKNOWN, .cg_oom_kill = -1 };
+	struct mt_target *t = model_target(a->model, pid, false);
+	struct timespec wall;
+	char how[160];
+
+	if (wstatus >= 0 && WIFEXITED(wstatus)) {
+		e.kind = MT_END_EXIT;
+		e.code = WEXITSTATUS(wstatus);
+	} else if (wstatus >= 0 && WIFSIGNALED(wstatus)) {
+		e.kind = MT_END_SIGNAL;
+		e.signal = WTERMSIG(wstatus);
+		e.core = WCOREDUMP(wstatus);
+		if (e.signal == SIGKILL)
+			classify_oom(a, &e);
+	}
+	clock_gettime(CLOCK_REALTIME, &wall);
+	e.at_wall_s = wall.tv_sec + wall.tv_nsec / 1e9 - (double)(now_ns() - at_ns) / 1e9;
+	model_target_ended(a->model, pid, &e, at_ns);
+	model_end_describe(&e, how, sizeof(how));
+	snprintf(a->status.message, sizeof(a->status.message), "PID %d (%s) %s", (int)pid,
+		 t ? t->comm : "?", how);
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -599,10 +656,11 @@ static int run_loop(struct app *a)
 	int ring_fd = bpf_loader_ring_fd(a->ring);
 
 	for (;;) {
-		struct pollfd pfd[3] = {
+		struct pollfd pfd[4] = {
 			{ .fd = ring_fd, .events = POLLIN },
 			{ .fd = a->sigfd, .events = POLLIN },
 			{ .fd = a->fe->input_fd ? a->fe->input_fd(&a->fe_ctx) : -1, .events = POLLIN },
+			{ .fd = a->exits_fd, .events = POLLIN },
 		};
 		__u64 t = now_ns(), wake = earliest(next, a->next_switch_ns);
 		int timeout, act = 0;
@@ -612,8 +670,10 @@ static int run_loop(struct app *a)
 		wake = earliest(wake, a->next_budget_ns);
 		wake = earliest(wake, t + DRAIN_NS);
 		timeout = t >= wake ? 0 : (int)((wake - t) / 1000000) + 1;
-		if (poll(pfd, 3, timeout) < 0 && errno != EINTR)
+		if (poll(pfd, 4, timeout) < 0 && errno != EINTR)
 			return -errno;
+		if (pfd[3].fd >= 0 && pfd[3].revents)
+			exits_read(a->exits_fd, on_exit_event, a); /* missed ones: refresh finds them */
 		bpf_loader_ring_drain(a->ring);
 		if (pfd[1].revents && take_signal(a))
 			return 0;
@@ -666,6 +726,8 @@ static void teardown(struct app *a)
 	model_free(a->model);
 	if (a->sigfd >= 0)
 		close(a->sigfd);
+	if (a->exits_fd >= 0)
+		close(a->exits_fd);
 }
 
 static const struct mt_frontend *choose_frontend(const struct mt_config *cfg)
@@ -717,16 +779,46 @@ static int setup(struct app *a)
 		e = attach_targets(a);
 	if (!e)
 		e = open_ring(a);
+	if (!e) {
+		/* before the command runs: its earliest death is seen too */
+		a->exits_fd = exits_open();
+		if (a->exits_fd < 0 && verbose)
+			fail("no process-exit events (%s): how targets end is known only for a command memtop runs",
+			     strerror(-a->exits_fd));
+	}
 	if (!e)
 		e = release_command(a);
 	return e;
 }
 
+/* -- CMD: when the command ended on its own other than with exit code 0,
+ * say how and return what a shell would (its code, or 128 + the signal);
+ * else 0. */
+static int command_outcome(struct app *a)
+{
+	const struct mt_target *t;
+	char how[160];
+
+	if (!a->cfg->cmd_argv || a->ws.launch.pid <= 0)
+		return 0;
+	t = model_target(a->model, a->ws.launch.pid, false);
+	if (!t || t->alive || (t->end.kind == MT_END_EXIT && t->end.code == 0))
+		return 0;
+	model_end_describe(&t->end, how, sizeof(how));
+	fail("%s (PID %d) %s", t->comm, (int)t->pid, how);
+	if (t->end.kind == MT_END_EXIT)
+		return t->end.code;
+	if (t->end.kind == MT_END_SIGNAL || t->end.kind == MT_END_OOM)
+		return 128 + t->end.signal;
+	return 1;
+}
+
 int app_run(const struct mt_config *cfg)
 {
-	struct app a = { .cfg = cfg, .sigfd = -1 };
+	struct app a = { .cfg = cfg, .sigfd = -1, .exits_fd = -1 };
 	char err[512];
-	struct watch_env env = { .cfg = cfg, .warn = on_warning, .warn_ctx = &a };
+	int code;
+	struct watch_env env = { .cfg = cfg, .warn = on_warning, .warn_ctx = &a, .ended = on_ended };
 	int e;
 
 	/* a reader of stdout or of a FIFO output that goes away is EPIPE,
@@ -779,6 +871,7 @@ int app_run(const struct mt_config *cfg)
 		fail("%s", err);
 		e = -EIO;
 	}
+	code = command_outcome(&a);
 	teardown(&a);
-	return e ? 1 : 0;
+	return e ? 1 : code;
 }

@@ -15,9 +15,9 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
+#include "probe/alloc_resolve.h"
 #include "probe/budget.h"
 #include "probe/cgroup.h"
-#include "probe/exits.h"
 #include "probe/usdt.h"
 
 #ifndef MEMTOP_LIBDIR
@@ -96,11 +96,12 @@ static int prepare_running(struct watch_set *ws, struct watched *w, char *err, s
 	char usdt[PATH_MAX];
 	int e = target_check(w->pid, w->comm, err, errlen);
 
-	/* glibc's allocator must be the one in use (no static binary, no
-	 * other allocator first), also for a process running the sampler:
-	 * otherwise its notes exist but never fire */
+	/* the allocator malloc binds to must be one memtop has a table for
+	 * (glibc, jemalloc, tcmalloc), also for a process running the
+	 * sampler, which forwards to it */
 	if (!e)
-		e = target_find_allocator(w->pid, w->lib, sizeof(w->lib), err, errlen);
+		e = alloc_resolve_pid(w->pid, w->lib, sizeof(w->lib), &w->alloc, &w->alloc_prefix,
+				      err, errlen);
 	if (e)
 		return e;
 	/* a process that samples itself is watched through its USDT probes,
@@ -179,6 +180,8 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 	}
 	w->pid = ws->launch.pid;
 	w->launched = true;
+	w->alloc = allocators_glibc();
+	w->alloc_prefix = "";
 	snprintf(w->comm, sizeof(w->comm), "%s", basename(cfg->cmd_argv[0]));
 	if (preload) {
 		snprintf(w->lib, sizeof(w->lib), "%s", sampler);
@@ -240,7 +243,7 @@ static int attach_watched(struct watch_set *ws, struct watched *w, char *err, si
 	if (w->usdt)
 		w->probes = attach_usdt(ws->env.bpf, w->pid, w->lib, &ws->info, err, errlen);
 	else
-		w->probes = attach_target(ws->env.bpf, w->pid, w->lib,
+		w->probes = attach_target(ws->env.bpf, w->pid, w->lib, w->alloc, w->alloc_prefix,
 					  cfg->probe_mode != MT_PROBE_URETPROBE, &ws->info, err,
 					  errlen);
 	if (!w->probes) {
@@ -252,6 +255,7 @@ static int attach_watched(struct watch_set *ws, struct watched *w, char *err, si
 	if (!t)
 		return -ENOMEM;
 	memcpy(t->comm, w->comm, sizeof(t->comm));
+	snprintf(t->allocator, sizeof(t->allocator), "%s", ws->info.allocator);
 	t->alive = true;
 	t->exit_ns = 0;
 	t->start_ns = mono_ns();
@@ -421,35 +425,6 @@ int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, struct wa
 	return e;
 }
 
-void watch_note_exit(struct watch_set *ws, pid_t pid, int wstatus, __u64 at_ns)
-{
-	struct watched *w = find(ws, pid);
-
-	if (!w || w->gone || w->exited)
-		return;
-	w->exited = true;
-	w->wstatus = wstatus;
-	w->exit_ns = at_ns;
-}
-
-/* w is gone: how it ended, as best known, to env.ended. */
-static void report_end(struct watch_set *ws, struct watched *w, int reaped, __u64 now_ns)
-{
-	int wstatus = -1;
-	__u64 at = now_ns;
-
-	if (w->exited) {
-		wstatus = w->wstatus;
-		at = w->exit_ns;
-	}
-	if (reaped >= 0)
-		wstatus = reaped; /* our own child: waitpid's word is final */
-	else if (!w->exited && exits_zombie_status(w->pid, &wstatus))
-		wstatus = -1;
-	if (ws->env.ended)
-		ws->env.ended(ws->env.warn_ctx, w->pid, wstatus, at);
-}
-
 int watch_refresh(struct watch_set *ws, __u64 now_ns)
 {
 	int i, alive = 0;
@@ -457,24 +432,18 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns)
 	for (i = 0; i < ws->n; i++) {
 		struct watched *w = &ws->v[i];
 		struct mt_target *t = model_target(ws->env.model, w->pid, false);
-		int st, reaped = -1;
 
 		if (w->gone || w->pending || !t)
 			continue;
 		bpf_loader_read_counters(ws->env.bpf, w->pid, &t->counters);
 		t->rates_exact = !w->usdt; /* and the probes were on: the caller */
-		if (w->launched && waitpid(w->pid, &st, WNOHANG) == w->pid) {
+		if (w->launched && waitpid(w->pid, NULL, WNOHANG) == w->pid)
 			w->gone = true;
-			reaped = st;
-		} else if (w->exited || !target_alive(w->pid)) {
+		else if (!target_alive(w->pid))
 			w->gone = true;
-			/* reported while still exiting: reap it now, it is
-			 * moments from being a zombie */
-			if (w->launched && waitpid(w->pid, &st, 0) == w->pid)
-				reaped = st;
-		}
 		if (w->gone) {
-			report_end(ws, w, reaped, now_ns);
+			t->alive = false;
+			t->exit_ns = now_ns;
 			release(ws, w);
 			continue;
 		}
