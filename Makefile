@@ -24,7 +24,7 @@ VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 PREFIX      ?= /usr/local
 
 # Debian packages `make deps` installs when something is missing.
-DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev libunwind-dev \
+DEB_PKGS := libcapstone-dev clang llvm bpftool libbpf-dev libelf-dev libdw-dev libunwind-dev \
 	libncurses-dev zlib1g-dev libcurl4-openssl-dev libiberty-dev libcmocka-dev \
 	systemtap-sdt-dev pkg-config make gcc g++ python3 tmux golang-go bpftrace sqlite3 \
 	redis-server redis-tools libjemalloc-dev libgoogle-perftools-dev
@@ -128,6 +128,9 @@ $(OUTPUT)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | $(O
 	$(call msg,WORK,$@)
 	$(Q)$(CC) $$(sed -n '1s|^// cflags:||p' $<) -g -Wall -o $@ $< -lpthread -lm \
 		$$(sed -n '2s|^// ldflags:||p' $<)
+
+# The decoder cross-check links Capstone (tests only: memtop does not).
+$(OUTPUT)/tests/test_x86_decode_capstone: LDLIBS += -lcapstone
 
 unit: $(UNIT_BINS)
 	$(Q)tests/run-unit $(UNIT_BINS)
