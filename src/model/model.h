@@ -82,6 +82,7 @@ struct mt_target_end {
 	int code;	/* MT_END_EXIT: the exit status */
 	int signal;	/* MT_END_SIGNAL, MT_END_OOM: the signal number */
 	bool core;	/* it dumped core */
+	double at_wall_s; /* the death on the wall clock (unix seconds), for display */
 	/* The memory cgroup it lived in, as last read before the death. */
 	bool have_cgroup;
 	__u64 cg_current;	/* memory.current (bytes) */

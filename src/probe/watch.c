@@ -18,6 +18,7 @@
 #include "probe/alloc_resolve.h"
 #include "probe/budget.h"
 #include "probe/cgroup.h"
+#include "probe/exits.h"
 #include "probe/usdt.h"
 
 #ifndef MEMTOP_LIBDIR
@@ -425,6 +426,35 @@ int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, struct wa
 	return e;
 }
 
+void watch_note_exit(struct watch_set *ws, pid_t pid, int wstatus, __u64 at_ns)
+{
+	struct watched *w = find(ws, pid);
+
+	if (!w || w->gone || w->exited)
+		return;
+	w->exited = true;
+	w->wstatus = wstatus;
+	w->exit_ns = at_ns;
+}
+
+/* w is gone: how it ended, as best known, to env.ended. */
+static void report_end(struct watch_set *ws, struct watched *w, int reaped, __u64 now_ns)
+{
+	int wstatus = -1;
+	__u64 at = now_ns;
+
+	if (w->exited) {
+		wstatus = w->wstatus;
+		at = w->exit_ns;
+	}
+	if (reaped >= 0)
+		wstatus = reaped; /* our own child: waitpid's word is final */
+	else if (!w->exited && exits_zombie_status(w->pid, &wstatus))
+		wstatus = -1;
+	if (ws->env.ended)
+		ws->env.ended(ws->env.warn_ctx, w->pid, wstatus, at);
+}
+
 int watch_refresh(struct watch_set *ws, __u64 now_ns)
 {
 	int i, alive = 0;
@@ -432,22 +462,35 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns)
 	for (i = 0; i < ws->n; i++) {
 		struct watched *w = &ws->v[i];
 		struct mt_target *t = model_target(ws->env.model, w->pid, false);
+		int st, reaped = -1;
 
 		if (w->gone || w->pending || !t)
 			continue;
 		bpf_loader_read_counters(ws->env.bpf, w->pid, &t->counters);
 		t->rates_exact = !w->usdt; /* and the probes were on: the caller */
-		if (w->launched && waitpid(w->pid, NULL, WNOHANG) == w->pid)
+		if (w->launched && waitpid(w->pid, &st, WNOHANG) == w->pid) {
 			w->gone = true;
-		else if (!target_alive(w->pid))
+			reaped = st;
+		} else if (w->exited || !target_alive(w->pid)) {
 			w->gone = true;
+			/* reported while still exiting: reap it now, it is
+			 * moments from being a zombie */
+			if (w->launched && waitpid(w->pid, &st, 0) == w->pid)
+				reaped = st;
+		}
 		if (w->gone) {
-			t->alive = false;
-			t->exit_ns = now_ns;
+			report_end(ws, w, reaped, now_ns);
 			release(ws, w);
 			continue;
 		}
 		t->rss_bytes = target_rss(w->pid);
+		if (w->inj) {
+			/* objects dlopen'ed since: reroute their slots too */
+			char err[512];
+
+			if (inject_rescan(w->inj, err, sizeof(err)) < 0)
+				warn(ws, "%s", err);
+		}
 		alive++;
 	}
 	return alive;

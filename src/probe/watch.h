@@ -39,6 +39,10 @@ struct watch_env {
 	/* A process could not be watched (cgroup mode); may be NULL. */
 	void (*warn)(void *ctx, const char *msg);
 	void *warn_ctx;
+	/* A watched process ended (called with warn_ctx): its wait status,
+	 * -1 when unknown, and when it ended. The caller tells the model
+	 * (model_target_ended); may be NULL. */
+	void (*ended)(void *ctx, pid_t pid, int wstatus, __u64 at_ns);
 };
 
 struct watched {
@@ -48,6 +52,9 @@ struct watched {
 	bool usdt;	    /* the process samples itself (otel_memory USDT) */
 	bool launched;	    /* started by memtop: reaped and stopped by it */
 	bool gone;
+	bool exited;	    /* the exit was reported (watch_note_exit) */
+	int wstatus;	    /* ... with this wait status */
+	__u64 exit_ns;	    /* ... at this time */
 	bool pending;	    /* to be (re)attached: new in the cgroup, or exec'd */
 	__u64 pending_since_ns;
 	struct mt_probe_set *probes;
@@ -101,8 +108,14 @@ void watch_on_proc(struct watch_set *ws, pid_t pid, __u32 what);
  * unprobeable too long. True while some remain pending. */
 bool watch_retry_pending(struct watch_set *ws, __u64 now_ns);
 
+/* Process pid exited with wait status wstatus at at_ns (exits.h); ignored
+ * unless it is watched. Acted on at the next watch_refresh(). */
+void watch_note_exit(struct watch_set *ws, pid_t pid, int wstatus, __u64 at_ns);
+
 /* Read each live target's exact counters, RSS and liveness into the
- * model and release the exited ones. Returns the number of live targets. */
+ * model and release the exited ones, telling env.ended how each ended
+ * (the wait status of a command memtop launched, else the one noted by
+ * watch_note_exit, else a zombie's). Returns the number of live targets. */
 int watch_refresh(struct watch_set *ws, __u64 now_ns);
 
 /* Read every live uprobe target's CPU time and counters: the end of a

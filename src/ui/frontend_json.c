@@ -141,11 +141,54 @@ static void write_site(struct json_writer *w, const struct mt_model *m, const st
 	if (cap)
 		kv_double(w, "inline_absorbed", absorbed, 3);
 	kv_bool(w, "truncated", s->stack->truncated);
+	/* how far sampling lets these be trusted, and whether they still move */
+	kv_double(w, "alloc_bytes_per_s_smoothed", st->rate_bytes_per_s, 1);
+	kv_double(w, "rate_window_s", st->rate_window_s, 3);
+	kv_double(w, "alloc_rate_rel_error", st->rate_rel_err, 3);
+	kv_double(w, "inuse_rel_error", st->inuse_rel_err, 3);
+	kv_bool(w, "growth_shown", st->growth_shown);
+	kv_uint(w, "history_points", st->inuse.level[0].count);
+	kv_bool(w, "ended", s->ended_ns != 0);
 	jw_key(w, "stack");
 	jw_array_begin(w);
 	for (i = 0; i < s->stack->nframes; i++)
 		write_frame(w, &s->stack->frames[i]);
 	jw_array_end(w);
+	jw_object_end(w);
+}
+
+static const char *const end_kinds[] = {
+	[MT_END_NONE] = "alive", [MT_END_EXIT] = "exit", [MT_END_SIGNAL] = "signal",
+	[MT_END_OOM] = "oom", [MT_END_UNKNOWN] = "unknown",
+};
+
+/* How a dead target ended (docs/json.md END). */
+static void write_end(struct json_writer *w, const struct mt_target_end *e)
+{
+	char buf[160];
+	bool sig = e->kind == MT_END_SIGNAL || e->kind == MT_END_OOM;
+
+	jw_key(w, "end");
+	jw_object_begin(w);
+	kv_string(w, "how", end_kinds[e->kind]);
+	model_end_describe(e, buf, sizeof(buf));
+	kv_string(w, "description", buf);
+	kv_int_or_null(w, "exit_code", e->code, e->kind == MT_END_EXIT);
+	snprintf(buf, sizeof(buf), "SIG%s", sig && sigabbrev_np(e->signal) ? sigabbrev_np(e->signal) : "");
+	kv_string(w, "signal", sig ? buf : NULL);
+	kv_int_or_null(w, "signal_number", e->signal, sig);
+	kv_bool(w, "core_dumped", e->core);
+	kv_double(w, "time", e->at_wall_s, 3);
+	jw_key(w, "cgroup");
+	if (e->have_cgroup) {
+		jw_object_begin(w);
+		kv_uint(w, "memory_current", e->cg_current);
+		kv_uint_or_null(w, "memory_max", e->cg_max, e->cg_max);
+		kv_int_or_null(w, "oom_kill", e->cg_oom_kill, e->cg_oom_kill >= 0);
+		jw_object_end(w);
+	} else {
+		jw_null(w);
+	}
 	jw_object_end(w);
 }
 
@@ -156,6 +199,12 @@ static void write_target(struct json_writer *w, const struct mt_target *t)
 	kv_string(w, "comm", t->comm);
 	kv_string(w, "allocator", t->allocator);
 	kv_bool(w, "alive", t->alive);
+	if (t->alive) {
+		jw_key(w, "end");
+		jw_null(w);
+	} else {
+		write_end(w, &t->end);
+	}
 	kv_uint(w, "rss_bytes", t->rss_bytes);
 	kv_bool(w, "counters_exact", t->counters_exact);
 	/* counts memtop did not see are not zeros */
@@ -258,6 +307,7 @@ static int json_tick(struct mt_fe_ctx *ctx)
 	kv_uint(&w, "live_map_full", d->live_map_full);
 	kv_uint(&w, "pending_full", d->pending_full);
 	kv_uint(&w, "unknown_frees", d->unknown_frees);
+	kv_uint(&w, "after_end", d->after_end);
 	jw_object_end(&w);
 	jw_key(&w, "overhead");
 	jw_object_begin(&w);
