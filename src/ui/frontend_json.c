@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "stacks/symbol_hint.h"
 #include "util/json_writer.h"
 
 /* One "key": value member; the _or_null forms write null unless present. */
@@ -85,11 +86,15 @@ static void write_location(struct json_writer *w, const struct mt_frame *f)
 
 static void write_frame(struct json_writer *w, const struct mt_frame *f)
 {
+	char hint[512];
+
 	jw_object_begin(w);
 	write_location(w, f);
 	kv_uint(w, "offset", f->rel_addr);
 	if (f->flags & MT_FRAME_INLINED)
 		kv_bool(w, "inlined", true);
+	if (symbol_hint(f, hint, sizeof(hint)))
+		kv_string(w, "symbol_hint", hint);
 	jw_object_end(w);
 }
 

@@ -18,6 +18,7 @@
 #include "ui/format.h"
 #include "model/sampling.h"
 #include "model/stats.h"
+#include "stacks/symbol_hint.h"
 
 #define GRAPH_MAX 512
 #define HIST_LINES 12
@@ -137,6 +138,23 @@ static void draw_reasons(struct tui *t, struct tui_page *pg)
 			 t->unicode ? "\u2022" : "-", st->reasons[i]);
 }
 
+/* For each stripped module of a stack (frames without a symbol), once:
+ * how to get its symbols. */
+static void draw_symbol_hints(struct tui *t, struct tui_page *pg, const struct mt_stack *st)
+{
+	char hint[512];
+
+	for (__u32 f = 0; f < st->nframes; f++) {
+		bool seen = false;
+
+		for (__u32 g = 0; g < f && !seen; g++)
+			seen = (st->frames[g].flags & MT_FRAME_NOSYM) &&
+			       st->frames[g].module_path == st->frames[f].module_path;
+		if (!seen && symbol_hint(&st->frames[f], hint, sizeof(hint)))
+			tui_put(t, tui_page_line(pg), 4, t->cols - 4, t->attr[THEME_DIM], hint);
+	}
+}
+
 static void draw_stacks(struct tui *t, struct tui_page *pg)
 {
 	const struct tui_site *p = &t->site;
@@ -166,6 +184,7 @@ static void draw_stacks(struct tui *t, struct tui_page *pg)
 		if (st->truncated)
 			tui_put(t, tui_page_line(pg), 4, t->cols - 4, t->attr[THEME_WARNING],
 				"(stack incomplete: the unwinder stopped here)");
+		draw_symbol_hints(t, pg, st);
 	}
 	if (p->more_stacks)
 		tui_putf(t, tui_page_line(pg), 2, t->cols - 2, t->attr[THEME_DIM], "and %d more",
