@@ -27,7 +27,7 @@ PREFIX      ?= /usr/local
 DEB_PKGS := libcapstone-dev clang llvm bpftool libbpf-dev libelf-dev libdw-dev libunwind-dev \
 	libncurses-dev zlib1g-dev libcurl4-openssl-dev libiberty-dev libcmocka-dev \
 	systemtap-sdt-dev pkg-config make gcc g++ python3 tmux golang-go bpftrace sqlite3 \
-	redis-server redis-tools libjemalloc-dev libgoogle-perftools-dev
+	redis-server redis-tools libjemalloc-dev libgoogle-perftools-dev libsqlite3-dev
 
 PKGS     := libbpf libelf libdw libunwind-generic ncursesw zlib libcurl
 CFLAGS   ?= -O2 -g
