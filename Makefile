@@ -24,7 +24,7 @@ VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 PREFIX      ?= /usr/local
 
 # Debian packages `make deps` installs when something is missing.
-DEB_PKGS := libcapstone-dev clang llvm bpftool libbpf-dev libelf-dev libdw-dev libunwind-dev \
+DEB_PKGS := libcapstone-dev python3.11-dev clang llvm bpftool libbpf-dev libelf-dev libdw-dev libunwind-dev \
 	libncurses-dev zlib1g-dev libcurl4-openssl-dev libiberty-dev libcmocka-dev \
 	systemtap-sdt-dev pkg-config make gcc g++ python3 tmux golang-go bpftrace sqlite3 \
 	redis-server redis-tools libjemalloc-dev libgoogle-perftools-dev libsqlite3-dev
@@ -55,7 +55,7 @@ endif
 # archive: the binary, the unit tests and the benchmarks link only the
 # objects they use from it. src/ is laid out by pipeline stage
 # (docs/architecture.md); private headers sit beside their sources.
-SRCS      := $(shell find src -name '*.c' -not -path 'src/sampler/*' | sort)
+SRCS      := $(shell find src -name '*.c' -not -path 'src/sampler/*' -not -name '*_gen.c' | sort)
 LIB_SRCS  := $(filter-out src/main.c,$(SRCS))
 LIB_OBJS  := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -68,7 +68,7 @@ WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(WORKLOAD_SRC
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so
+all: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so $(OUTPUT)/libmemtop-inject.so
 
 $(OUTPUT) $(OUTPUT)/obj $(OUTPUT)/tests $(OUTPUT)/workloads:
 	$(Q)mkdir -p $@
@@ -91,6 +91,16 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 # Only the loader includes the skeleton.
 $(OUTPUT)/obj/probe/bpf_loader.o: $(OUTPUT)/memtop.skel.h
 
+# CPython's structure offsets, from its own internal headers (docs/python.md):
+# the interpreter version memtop reads frames of is the one whose -dev
+# package is installed at build time.
+PYTHON_VERSION ?= 3.11
+$(OUTPUT)/py_offsets.h: src/stacks/py_offsets_gen.c | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)$(CC) -O0 -w -I/usr/include/python$(PYTHON_VERSION) -o $(OUTPUT)/py_offsets_gen $<
+	$(Q)$(OUTPUT)/py_offsets_gen > $@.tmp && mv $@.tmp $@
+$(OUTPUT)/obj/stacks/python.o: $(OUTPUT)/py_offsets.h
+
 # --- user space ------------------------------------------------------------
 $(OUTPUT)/obj/%.o: src/%.c
 	$(call msg,CC,$@)
@@ -107,13 +117,24 @@ $(OUTPUT)/memtop: $(OUTPUT)/obj/main.o $(OUTPUT)/libmemtop.a
 
 # The in-process sampler (docs/sampler.md): no dependency beyond glibc, so
 # it can be preloaded into any glibc process.
-SAMPLER_SRCS := $(wildcard src/sampler/*.c)
+SAMPLER_SRCS := src/sampler/memtop_sampler.c src/sampler/next_alloc.c
 SAMPLER_CFLAGS ?= -O2 -g $(filter -Werror,$(CFLAGS))
-$(OUTPUT)/libmemtop-sampler.so: $(SAMPLER_SRCS) include/memtop/sampler_abi.h | $(OUTPUT)
+$(OUTPUT)/libmemtop-sampler.so: $(SAMPLER_SRCS) $(wildcard src/sampler/*.h) include/memtop/sampler_abi.h | $(OUTPUT)
 	$(call msg,SO,$@)
-	$(Q)$(CC) $(SAMPLER_CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -fPIC -shared \
+	$(Q)$(CC) $(SAMPLER_CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Isrc -Iinclude -fPIC -shared \
 		-fvisibility=hidden -ftls-model=initial-exec -fno-plt -fno-builtin \
-		-o $@ $(SAMPLER_SRCS) -Wl,-z,now -lm
+		-o $@ $(SAMPLER_SRCS) -Wl,-z,now
+
+# The sampler memtop maps into a running process itself (--inject,
+# docs/inject.md): no C library, no imports, and no relocation at all,
+# which the recipe checks.
+$(OUTPUT)/libmemtop-inject.so: src/sampler/inject_sampler.c $(wildcard src/sampler/*.h) include/memtop/sampler_abi.h | $(OUTPUT)
+	$(call msg,SO,$@)
+	$(Q)$(CC) $(SAMPLER_CFLAGS) $(WARN) -std=gnu11 -Isrc -Iinclude -fPIC -shared -nostdlib \
+		-ffreestanding -fno-stack-protector -fvisibility=hidden -fno-plt \
+		-Wl,--no-undefined -Wl,-z,noexecstack -o $@ $<
+	$(Q)if readelf -rW $@ | grep -q '^ *[0-9a-f]\{12,\} '; then \
+		echo "$@ has relocations: memtop cannot map it"; rm -f $@; exit 1; fi
 
 # --- tests -----------------------------------------------------------------
 $(OUTPUT)/tests/test_%: tests/unit/test_%.c $(OUTPUT)/libmemtop.a | $(OUTPUT)/tests
@@ -195,9 +216,10 @@ bench: deps
 # Everything the binary looks for, where it looks (EXE_DIR/../lib/memtop
 # for the sampler, EXE_DIR/../share/memtop/themes for themes), so an
 # installed tree works under any DESTDIR and PREFIX.
-install: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so
+install: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so $(OUTPUT)/libmemtop-inject.so
 	install -D -m 0755 $(OUTPUT)/memtop $(DESTDIR)$(PREFIX)/bin/memtop
 	install -D -m 0755 $(OUTPUT)/libmemtop-sampler.so $(DESTDIR)$(PREFIX)/lib/memtop/libmemtop-sampler.so
+	install -D -m 0644 $(OUTPUT)/libmemtop-inject.so $(DESTDIR)$(PREFIX)/lib/memtop/libmemtop-inject.so
 	install -d $(DESTDIR)$(PREFIX)/share/memtop/themes $(DESTDIR)$(PREFIX)/share/doc/memtop
 	install -m 0644 themes/*.theme $(DESTDIR)$(PREFIX)/share/memtop/themes/
 	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/memtop/

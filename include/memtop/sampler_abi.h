@@ -49,4 +49,58 @@ struct mt_sampler_header {
 _Static_assert(sizeof(struct mt_sampler_header) == MT_SAMPLER_HEADER_SIZE,
 	       "sampled-block header must keep 16-byte alignment");
 
+/* ---- libmemtop-inject.so: the sampler memtop maps into a running process
+ * (memtop -p PID --inject, docs/inject.md) ----
+ *
+ * memtop loads the file itself (no loader, no relocations), points the
+ * allocator GOT slots of every loaded object at the mt_inject_<fn> entry
+ * points, and tells the sampler through the control block below, an
+ * exported object named MT_INJECT_CTL_SYMBOL, where each function went
+ * before. Blocks carry no header in this mode: sampled addresses are kept
+ * in a fixed table in the sampler's own memory, so every pointer the
+ * application sees is the allocator's own. */
+#define MT_INJECT_MEMFD_NAME "memtop-sampler"
+#define MT_INJECT_CTL_SYMBOL "mt_inject_ctl"
+#define MT_INJECT_POKE_SYMBOL "mt_inject_poke"
+#define MT_INJECT_SCRATCH_SYMBOL "mt_inject_scratch"
+#define MT_INJECT_TABLE_SYMBOL "mt_inject_table"	/* MT_INJECT_TABLE_SLOTS x 8 bytes */
+#define MT_INJECT_ENTRY_PREFIX "mt_inject_"
+#define MT_INJECT_MAGIC 0x6a6974706f746d6dULL	/* "mmtoptij" */
+#define MT_INJECT_VERSION 1
+#define MT_INJECT_TABLE_SLOTS 65536	/* sampled addresses tracked at once */
+#define MT_INJECT_SCRATCH_PAIRS 256	/* GOT stores per run of the poke stub */
+
+/* The functions rerouted, in control-block order; the names are both the
+ * symbols looked up in the process and, after MT_INJECT_ENTRY_PREFIX, the
+ * sampler's entry points. */
+enum mt_inject_fn {
+	MT_IFN_MALLOC,
+	MT_IFN_FREE,
+	MT_IFN_CALLOC,
+	MT_IFN_REALLOC,
+	MT_IFN_MEMALIGN,
+	MT_IFN_ALIGNED_ALLOC,
+	MT_IFN_POSIX_MEMALIGN,
+	MT_IFN_VALLOC,
+	MT_IFN_PVALLOC,
+	MT_IFN_COUNT
+};
+
+#define MT_INJECT_FN_NAMES                                                          \
+	{ "malloc", "free", "calloc", "realloc", "memalign", "aligned_alloc",       \
+	  "posix_memalign", "valloc", "pvalloc" }
+
+struct mt_inject_ctl {
+	__u64 magic;		/* MT_INJECT_MAGIC from the start: identifies a loaded copy */
+	__u64 version;		/* MT_INJECT_VERSION */
+	__u64 orig[MT_IFN_COUNT]; /* where each entry point forwards (set before any GOT points here) */
+	__u64 rate;		/* mean bytes between samples; <= 1: every allocation */
+	__u64 seed;		/* for the per-thread-slot generators */
+	__u32 attached_pid;	/* the memtop that has the GOTs rerouted, 0 when none */
+	__u32 pad;
+	/* Kept by the sampler: */
+	__u64 live;		/* sampled addresses in the table */
+	__u64 dropped;		/* samples not taken because the table was full */
+};
+
 #endif /* MEMTOP_SAMPLER_ABI_H */

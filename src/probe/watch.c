@@ -18,6 +18,7 @@
 #include "probe/alloc_resolve.h"
 #include "probe/budget.h"
 #include "probe/cgroup.h"
+#include "probe/inject.h"
 #include "probe/exits.h"
 #include "probe/usdt.h"
 
@@ -25,6 +26,7 @@
 #define MEMTOP_LIBDIR "/usr/local/lib/memtop"
 #endif
 #define SAMPLER_SO "libmemtop-sampler.so"
+#define INJECT_SO "libmemtop-inject.so"
 /* How long a new process may take to map glibc before it is given up. */
 #define PENDING_TIMEOUT_NS (5 * 1000000000ULL)
 
@@ -91,12 +93,66 @@ static struct watched *add(struct watch_set *ws, pid_t pid)
 
 /* ---- preparing ------------------------------------------------------------ */
 
+static int find_memtop_lib(const char *name, char *path, size_t len);
+
+/* --inject: put the sampler into the process and watch its USDT probes. */
+static int prepare_injected(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
+{
+	char so[PATH_MAX];
+	int e;
+
+	if (find_memtop_lib(INJECT_SO, so, sizeof(so))) {
+		snprintf(err, errlen, "%s not found next to memtop or in %s", INJECT_SO,
+			 MEMTOP_LIBDIR);
+		return -ENOENT;
+	}
+	w->inj = calloc(1, sizeof(*w->inj));
+	if (!w->inj) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	e = inject_attach(w->inj, w->pid, so, ws->env.cfg->rate, err, errlen);
+	if (e) {
+		free(w->inj);
+		w->inj = NULL;
+		return e;
+	}
+	w->usdt = true;
+	snprintf(w->lib, sizeof(w->lib), "%s", w->inj->path);
+	warn(ws, "PID %d: sampler %s, %zu GOT slots rerouted; its thread was stopped %.2f ms",
+	     w->pid, w->inj->reused ? "reused" : "injected", w->inj->nslots,
+	     w->inj->pause_ns / 1e6);
+	return 0;
+}
+
+/* Put an injected process back: its GOT slots to their old values. */
+static void inject_end(struct watch_set *ws, struct watched *w)
+{
+	char err[512];
+
+	if (!w->inj)
+		return;
+	if (inject_detach(w->inj, err, sizeof(err))) {
+		if (target_alive(w->pid))
+			warn(ws, "%s", err);
+	} else {
+		warn(ws, "PID %d: GOT restored (%zu slots); its thread was stopped %.2f ms "
+		     "(longest stop %.2f ms)", w->pid, w->inj->nslots, w->inj->pause_ns / 1e6,
+		     w->inj->pause_max_ns / 1e6);
+	}
+	inject_free(w->inj);
+	free(w->inj);
+	w->inj = NULL;
+}
+
 /* Check a running process and choose what to probe in it. */
 static int prepare_running(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
 	char usdt[PATH_MAX];
 	int e = target_check(w->pid, w->comm, err, errlen);
 
+	if (!e && ws->env.cfg->inject)
+		return prepare_injected(ws, w, err, errlen);
 	/* the allocator malloc binds to must be one memtop has a table for
 	 * (glibc, jemalloc, tcmalloc), also for a process running the
 	 * sampler, which forwards to it */
@@ -137,6 +193,12 @@ int watch_prepare_pid(struct watch_set *ws, pid_t pid, char *err, size_t errlen)
  * where `make install` with this PREFIX puts it. 0 or -ENOENT. */
 static int find_sampler(char *path, size_t len)
 {
+	return find_memtop_lib(SAMPLER_SO, path, len);
+}
+
+/* A file memtop ships: next to its binary, else in MEMTOP_LIBDIR. */
+static int find_memtop_lib(const char *name, char *path, size_t len)
+{
 	static const char *const beside[] = { "", "../lib/memtop/" };
 	char exe[PATH_MAX], *slash;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -147,13 +209,13 @@ static int find_sampler(char *path, size_t len)
 		slash = strrchr(exe, '/');
 		for (i = 0; slash && i < sizeof(beside) / sizeof(beside[0]); i++) {
 			int w = snprintf(path, len, "%.*s/%s%s", (int)(slash - exe), exe, beside[i],
-					 SAMPLER_SO);
+					 name);
 
 			if (w > 0 && (size_t)w < len && !access(path, R_OK))
 				return 0;
 		}
 	}
-	snprintf(path, len, "%s/%s", MEMTOP_LIBDIR, SAMPLER_SO);
+	snprintf(path, len, "%s/%s", MEMTOP_LIBDIR, name);
 	return access(path, R_OK) ? -ENOENT : 0;
 }
 
@@ -269,6 +331,7 @@ static int attach_watched(struct watch_set *ws, struct watched *w, char *err, si
 
 static void release(struct watch_set *ws, struct watched *w)
 {
+	inject_end(ws, w);
 	attach_detach(w->probes);
 	w->probes = NULL;
 	bpf_loader_remove_target(ws->env.bpf, w->pid);
@@ -539,6 +602,7 @@ void watch_fini(struct watch_set *ws)
 
 	/* probes first, so the targets stop trapping at once */
 	for (i = 0; i < ws->n; i++) {
+		inject_end(ws, &ws->v[i]);
 		attach_detach(ws->v[i].probes);
 		ws->v[i].probes = NULL;
 	}

@@ -45,6 +45,8 @@ struct watch_env {
 	void (*ended)(void *ctx, pid_t pid, int wstatus, __u64 at_ns);
 };
 
+struct inject_state;
+
 struct watched {
 	pid_t pid;
 	char comm[16];
@@ -58,6 +60,7 @@ struct watched {
 	bool pending;	    /* to be (re)attached: new in the cgroup, or exec'd */
 	__u64 pending_since_ns;
 	struct mt_probe_set *probes;
+	struct inject_state *inj; /* --inject: the sampler memtop put in it, or NULL */
 	const struct allocator *alloc; /* the allocator malloc binds to (allocators.h) */
 	const char *alloc_prefix;      /* its C-name prefix ("" or "je_") */
 	struct slowdown cost;	/* what the probes cost it (slowdown.h) */

@@ -42,10 +42,10 @@
 #include <sys/sdt.h>
 
 #include "memtop/sampler_abi.h"
-#include "next_alloc.h"
+#include "sampler/next_alloc.h"
+#include "sampler/sample_math.h"
 
 #include <errno.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -266,14 +266,6 @@ static __thread struct thread_sampler tls __attribute__((tls_model("initial-exec
 
 /* ==== Random draws and the countdown ==== */
 
-static __u64 mix64(__u64 x)
-{
-	x += 0x9E3779B97F4A7C15ULL;
-	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-	return x ^ (x >> 31);
-}
-
 static __u64 rng_next(void)
 {
 	__u64 x = tls.rng;
@@ -283,25 +275,17 @@ static __u64 rng_next(void)
 		 * thread's stack must not replay its draws. */
 		__u64 n = __atomic_fetch_add(&g.threads, 1, __ATOMIC_RELAXED);
 
-		x = mix64(g.seed ^ mix64(n)) | 1;
+		x = sm_mix64(g.seed ^ sm_mix64(n)) | 1;
 	}
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
 	tls.rng = x;
-	return x * 0x2545F4914F6CDD1DULL;
+	return sm_next(&tls.rng);
 }
 
 /* Bytes to the next sample: 1 + floor(Exp(rate)), so an allocation of s
  * bytes is sampled with probability 1 - exp(-s/rate). */
 static __s64 sampler_draw(void)
 {
-	double v = (double)(rng_next() >> 11) * 0x1p-53;	/* [0, 1) */
-	/* -ln(1 - v); log1p rather than log, whose GLIBC_2.29 version would
-	 * narrow the glibc versions the library loads with. */
-	double x = -log1p(-v) * g.rate + 1;
-
-	return x < 0x1p62 ? (__s64)x : (__s64)1 << 62;
+	return sm_gap(rng_next(), g.rate);
 }
 
 /* Does this allocation of size bytes get sampled? Advances the calling
@@ -326,15 +310,10 @@ static inline __attribute__((always_inline)) bool sampler_take(size_t size)
 	return true;
 }
 
-/* Bytes one sample of size bytes stands for: size / p, rounded. */
+/* Bytes one sample of size bytes stands for. */
 static __u64 sampler_weight(size_t size)
 {
-	double p;
-
-	if (g.all)
-		return size;
-	p = -expm1(-(double)size / g.rate);
-	return (__u64)((double)size / p + 0.5);
+	return g.all ? size : sm_weight(size, g.rate);
 }
 
 /* ==== The set of sampled pointers ==== */
@@ -357,12 +336,12 @@ static struct ptr_shard shards[SET_SHARDS] = {
 
 static struct ptr_shard *ptrset_shard(uintptr_t key)
 {
-	return &shards[mix64(key) % SET_SHARDS];
+	return &shards[sm_mix64(key) % SET_SHARDS];
 }
 
 static size_t ptrset_home(const struct ptr_shard *s, uintptr_t key)
 {
-	return (mix64(key) / SET_SHARDS) & s->mask;
+	return (sm_mix64(key) / SET_SHARDS) & s->mask;
 }
 
 /* Index of key in s, or -1. Caller holds s->lock. */
@@ -857,7 +836,7 @@ static __u64 random_u64(void)
 
 	if (syscall(SYS_getrandom, &x, sizeof(x), 1 /* GRND_NONBLOCK */) == sizeof(x))
 		return x;
-	return mix64((__u64)time(NULL) ^ ((__u64)getpid() << 32) ^ (uintptr_t)&x);
+	return sm_mix64((__u64)time(NULL) ^ ((__u64)getpid() << 32) ^ (uintptr_t)&x);
 }
 
 static void fork_parent(void)
@@ -873,7 +852,7 @@ static void fork_child(void)
 
 	for (i = 0; i < SET_SHARDS; i++)
 		pthread_mutex_init(&shards[i].lock, NULL);
-	g.seed = mix64(g.seed ^ (__u64)getpid());
+	g.seed = sm_mix64(g.seed ^ (__u64)getpid());
 	tls.rng = 0;
 }
 

@@ -14,7 +14,7 @@
  * is not @@) are skipped, as the loader skips them for an unversioned
  * reference.
  */
-#include "next_alloc.h"
+#include "sampler/next_alloc.h"
 
 #include <elf.h>
 #include <link.h>

@@ -26,7 +26,7 @@ static const struct wrapper_rule table[] = {
 	/* the allocators themselves, and memtop's in-process sampler */
 	{ "libc", "malloc|calloc|realloc|reallocarray|free|posix_memalign|aligned_alloc|"
 		  "memalign|valloc|pvalloc|strdup|strndup|__strdup|__strndup|__libc_[a-z_]+" },
-	{ "memtop", NULL, "libmemtop-sampler\\.so" },
+	{ "memtop", NULL, "libmemtop-sampler\\.so|memfd:memtop-sampler" },
 	{ "jemalloc", NULL, "libjemalloc\\.so" },
 	{ "jemalloc", "je_(malloc|calloc|realloc|free|posix_memalign|aligned_alloc|memalign|"
 		      "valloc|mallocx|rallocx|sdallocx|dallocx)|mallocx|rallocx|sdallocx|dallocx" },

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * inject.h - memtop -p PID --inject: load the in-process sampler
+ * (libmemtop-inject.so) into a running process without a debugger and
+ * route its allocator calls through it, then put everything back
+ * (docs/inject.md). Once injected the process fires the otel_memory USDT
+ * probes, consumed like those of a preloaded sampler.
+ */
+#ifndef MEMTOP_PROBE_INJECT_H
+#define MEMTOP_PROBE_INJECT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "probe/inject_got.h"
+#include "probe/inject_image.h"
+
+struct inject_state {
+	pid_t pid;
+	struct inject_image im;
+	__u64 base;			/* the sampler's load address */
+	__u64 first;			/* the link map's head */
+	__u64 entry[MT_IFN_COUNT];	/* the sampler's entry points */
+	__u64 target[MT_IFN_COUNT];	/* where the functions went before */
+	char libc[PATH_MAX];		/* glibc's path in the process's maps */
+	char path[PATH_MAX];		/* the mapped sampler, for the USDT attach */
+	struct got_slot *slots;		/* rerouted, with their old values */
+	size_t nslots;
+	struct got_seen seen;		/* objects scanned */
+	bool reused;			/* the sampler was already mapped */
+	bool attached;			/* slots rerouted, not yet restored */
+	__u64 pause_ns;			/* the last stop of the process's thread */
+	__u64 pause_max_ns;		/* the longest stop */
+	unsigned int stops;		/* stops so far */
+};
+
+/* Check pid may be injected (inject_check.h), map the sampler from
+ * sampler_so unless a copy is already mapped, tell it where each function
+ * went and at which rate to sample, and reroute every GOT slot. 0, or
+ * -errno with one line in err and nothing left changed in the process. */
+int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __u64 rate,
+		  char *err, size_t errlen);
+
+/* Reroute the slots of objects loaded since the last call (dlopen). The
+ * number of slots rerouted, or -errno with one line in err. */
+int inject_rescan(struct inject_state *st, char *err, size_t errlen);
+
+/* Put every rerouted slot back to its old value and mark the sampler
+ * unattached. The sampler stays mapped (a thread may still be inside it;
+ * a later memtop reuses it). 0 or -errno with one line in err. */
+int inject_detach(struct inject_state *st, char *err, size_t errlen);
+
+void inject_free(struct inject_state *st);
+
+#endif /* MEMTOP_PROBE_INJECT_H */

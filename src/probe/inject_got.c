@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * inject_got.c - finds the allocator GOT slots of a running process in its
+ * memory (inject_got.h).
+ *
+ * The executable's DT_DEBUG entry holds the loader's struct r_debug, whose
+ * r_map starts the chain of struct link_map (l_addr, l_name, l_ld, l_next:
+ * <link.h>, the loader's public ABI) in load order, which is also the
+ * order symbols are searched in for objects loaded at start-up; objects
+ * dlopen'ed later are appended. Each object's dynamic section gives its
+ * symbol, string, hash and relocation tables; the loader has rewritten
+ * their addresses to run-time ones (except in the vDSO, whose are
+ * adjusted here). Everything is read with pread() on /proc/PID/mem.
+ */
+#include "probe/inject_got.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "probe/inject_ptrace.h"
+
+#define MAX_OBJECTS 4096
+#define MAX_DYN 512
+
+static const char *const fn_names[MT_IFN_COUNT] = MT_INJECT_FN_NAMES;
+
+struct lm {
+	__u64 l_addr, l_name, l_ld, l_next;
+};
+
+struct object {
+	__u64 base, dyn;
+	__u64 symtab, strtab, strsz, gnu_hash, sysv_hash, versym;
+	__u64 jmprel, pltrelsz, rela, relasz;
+	__u64 lo, hi;	/* span of the object's own addresses seen so far */
+};
+
+static int lm_read(int fd, __u64 at, struct lm *l)
+{
+	__u64 v[4];
+	int e = inject_mem_read(fd, at, v, sizeof(v));
+
+	if (e)
+		return e;
+	l->l_addr = v[0];
+	l->l_name = v[1];
+	l->l_ld = v[2];
+	l->l_next = v[3];
+	return 0;
+}
+
+static int auxv_get(pid_t pid, __u64 type, __u64 *val)
+{
+	char path[64];
+	__u64 v[2];
+	int fd, e = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (read(fd, v, sizeof(v)) == sizeof(v) && v[0] != AT_NULL) {
+		if (v[0] == type) {
+			*val = v[1];
+			e = 0;
+			break;
+		}
+	}
+	close(fd);
+	return e;
+}
+
+int inject_got_link_map(int mem_fd, pid_t pid, __u64 *first)
+{
+	__u64 phdr_at, phnum, bias = 0, dyn = 0, i;
+	bool have_bias = false;
+	Elf64_Phdr ph;
+	Elf64_Dyn d;
+	int e;
+
+	e = auxv_get(pid, AT_PHDR, &phdr_at);
+	if (!e)
+		e = auxv_get(pid, AT_PHNUM, &phnum);
+	if (e)
+		return e;
+	for (i = 0; i < phnum; i++) {
+		e = inject_mem_read(mem_fd, phdr_at + i * sizeof(ph), &ph, sizeof(ph));
+		if (e)
+			return e;
+		if (ph.p_type == PT_PHDR) {
+			bias = phdr_at - ph.p_vaddr;
+			have_bias = true;
+		}
+	}
+	for (i = 0; i < phnum; i++) {
+		e = inject_mem_read(mem_fd, phdr_at + i * sizeof(ph), &ph, sizeof(ph));
+		if (e)
+			return e;
+		if (ph.p_type == PT_DYNAMIC)
+			dyn = ph.p_vaddr;
+	}
+	if (!dyn || !have_bias)
+		return -ENOENT;
+	dyn += bias;
+	for (i = 0; i < MAX_DYN; i++) {
+		e = inject_mem_read(mem_fd, dyn + i * sizeof(d), &d, sizeof(d));
+		if (e)
+			return e;
+		if (d.d_tag == DT_NULL)
+			break;
+		if (d.d_tag == DT_DEBUG) {
+			__u64 r_map;
+
+			if (!d.d_un.d_ptr)
+				return -ENOENT;
+			/* struct r_debug { int r_version; struct link_map *r_map; ... } */
+			e = inject_mem_read(mem_fd, d.d_un.d_ptr + 8, &r_map, sizeof(r_map));
+			if (e)
+				return e;
+			*first = r_map;
+			return r_map ? 0 : -ENOENT;
+		}
+	}
+	return -ENOENT;
+}
+
+static __u64 dyn_addr(__u64 base, __u64 v)
+{
+	return v < base ? v + base : v;
+}
+
+static int object_read(int fd, const struct lm *l, struct object *o)
+{
+	Elf64_Dyn d;
+	int i, e;
+
+	memset(o, 0, sizeof(*o));
+	o->base = l->l_addr;
+	o->dyn = l->l_ld;
+	for (i = 0; i < MAX_DYN; i++) {
+		e = inject_mem_read(fd, l->l_ld + i * sizeof(d), &d, sizeof(d));
+		if (e)
+			return e;
+		switch (d.d_tag) {
+		case DT_NULL:
+			return o->symtab && o->strtab ? 0 : -ENOENT;
+		case DT_SYMTAB:
+			o->symtab = dyn_addr(o->base, d.d_un.d_ptr);
+			break;
+		case DT_STRTAB:
+			o->strtab = dyn_addr(o->base, d.d_un.d_ptr);
+			break;
+		case DT_STRSZ:
+			o->strsz = d.d_un.d_val;
+			break;
+		case DT_GNU_HASH:
+			o->gnu_hash = dyn_addr(o->base, d.d_un.d_ptr);
+			break;
+		case DT_HASH:
+			o->sysv_hash = dyn_addr(o->base, d.d_un.d_ptr);
+			break;
+		case DT_VERSYM:
+			o->versym = dyn_addr(o->base, d.d_un.d_ptr);
+			break;
+		case DT_JMPREL:
+			o->jmprel = dyn_addr(o->base, d.d_un.d_ptr);
+			break;
+		case DT_PLTRELSZ:
+			o->pltrelsz = d.d_un.d_val;
+			break;
+		case DT_RELA:
+			o->rela = dyn_addr(o->base, d.d_un.d_ptr);
+			break;
+		case DT_RELASZ:
+			o->relasz = d.d_un.d_val;
+			break;
+		}
+	}
+	return -E2BIG;
+}
+
+/* The NUL-terminated name at strtab offset off into buf. */
+static int str_read(int fd, const struct object *o, __u64 off, char *buf, size_t len)
+{
+	int e;
+
+	if (o->strsz && off >= o->strsz)
+		return -EINVAL;
+	e = inject_mem_read(fd, o->strtab + off, buf, len - 1);
+	if (e)
+		return e;
+	buf[len - 1] = '\0';
+	return 0;
+}
+
+static int name_index(const char *name)
+{
+	int i;
+
+	for (i = 0; i < MT_IFN_COUNT; i++)
+		if (!strcmp(name, fn_names[i]))
+			return i;
+	return -1;
+}
+
+/* Symbol idx of o defines name (default version): its address, else 0. */
+static __u64 sym_def(int fd, const struct object *o, __u32 idx, const char *name)
+{
+	Elf64_Sym s;
+	char buf[64];
+
+	if (inject_mem_read(fd, o->symtab + (__u64)idx * sizeof(s), &s, sizeof(s)) ||
+	    s.st_shndx == SHN_UNDEF || !s.st_value ||
+	    ELF64_ST_TYPE(s.st_info) != STT_FUNC ||
+	    (ELF64_ST_BIND(s.st_info) != STB_GLOBAL && ELF64_ST_BIND(s.st_info) != STB_WEAK) ||
+	    str_read(fd, o, s.st_name, buf, sizeof(buf)) || strcmp(buf, name))
+		return 0;
+	if (o->versym) {
+		__u16 v;
+
+		if (inject_mem_read(fd, o->versym + (__u64)idx * 2, &v, sizeof(v)) ||
+		    (v & 0x8000) || v == 0)
+			return 0;
+	}
+	return o->base + s.st_value;
+}
+
+static __u32 hash_gnu(const char *s)
+{
+	__u32 h = 5381;
+
+	for (; *s; s++)
+		h = h * 33 + (unsigned char)*s;
+	return h;
+}
+
+static __u32 hash_sysv(const char *s)
+{
+	__u32 h = 0, g;
+
+	for (; *s; s++) {
+		h = (h << 4) + (unsigned char)*s;
+		g = h & 0xf0000000;
+		if (g)
+			h ^= g >> 24;
+		h &= ~g;
+	}
+	return h;
+}
+
+/* Where o defines name, through its hash table; 0 if it does not. */
+static __u64 object_lookup(int fd, const struct object *o, const char *name)
+{
+	__u32 h[4], idx, h2;
+	__u64 at;
+
+	if (o->gnu_hash) {
+		__u32 hash = hash_gnu(name);
+		__u64 buckets, chain;
+
+		if (inject_mem_read(fd, o->gnu_hash, h, sizeof(h)) || !h[0])
+			return 0;
+		buckets = o->gnu_hash + 16 + (__u64)h[2] * 8;
+		chain = buckets + (__u64)h[0] * 4;
+		if (inject_mem_read(fd, buckets + (hash % h[0]) * 4, &idx, 4) || idx < h[1])
+			return 0;
+		for (;; idx++) {
+			if (inject_mem_read(fd, chain + (__u64)(idx - h[1]) * 4, &h2, 4))
+				return 0;
+			if ((h2 | 1) == (hash | 1) && (at = sym_def(fd, o, idx, name)))
+				return at;
+			if (h2 & 1)
+				return 0;
+		}
+	}
+	if (o->sysv_hash) {
+		if (inject_mem_read(fd, o->sysv_hash, h, 8) || !h[0])
+			return 0;
+		if (inject_mem_read(fd, o->sysv_hash + 8 + (hash_sysv(name) % h[0]) * 4, &idx, 4))
+			return 0;
+		while (idx) {
+			if ((at = sym_def(fd, o, idx, name)))
+				return at;
+			if (inject_mem_read(fd, o->sysv_hash + 8 + ((__u64)h[0] + idx) * 4, &idx, 4))
+				return 0;
+		}
+	}
+	return 0;
+}
+
+int inject_got_targets(int mem_fd, __u64 first, __u64 target[MT_IFN_COUNT])
+{
+	__u64 at = first;
+	int n, i, left = MT_IFN_COUNT;
+
+	memset(target, 0, sizeof(__u64) * MT_IFN_COUNT);
+	for (n = 0; at && n < MAX_OBJECTS && left; n++) {
+		struct object o;
+		struct lm l;
+		int e = lm_read(mem_fd, at, &l);
+
+		if (e)
+			return e;
+		at = l.l_next;
+		if (!l.l_ld || object_read(mem_fd, &l, &o))
+			continue;
+		for (i = 0; i < MT_IFN_COUNT; i++)
+			if (!target[i] && (target[i] = object_lookup(mem_fd, &o, fn_names[i])))
+				left--;
+	}
+	return 0;
+}
+
+static bool seen_has(const struct got_seen *s, __u64 dyn)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->dyn[i] == dyn)
+			return true;
+	return false;
+}
+
+static int seen_add(struct got_seen *s, __u64 dyn)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		__u64 *v = realloc(s->dyn, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->dyn = v;
+		s->cap = cap;
+	}
+	s->dyn[s->n++] = dyn;
+	return 0;
+}
+
+static int slot_add(struct got_slot **out, size_t *n, size_t *cap, const struct got_slot *s)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 32;
+		struct got_slot *v = realloc(*out, c * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		*out = v;
+		*cap = c;
+	}
+	(*out)[(*n)++] = *s;
+	return 0;
+}
+
+/* Is addr inside the object (between its base and its dynamic section's
+ * neighbourhood)? A lazy slot points at the object's own PLT, which lies
+ * below its dynamic section, above its base. */
+static bool own_address(const struct object *o, __u64 addr)
+{
+	return addr >= o->base && addr < o->dyn;
+}
+
+/* The slots of one object's relocation table at [rel, rel + size). */
+static int scan_table(int fd, const struct object *o, __u64 rel, __u64 size,
+		      const __u64 entry[MT_IFN_COUNT], const __u64 target[MT_IFN_COUNT],
+		      struct got_slot **out, size_t *nout, size_t *cap, bool *unrelocated)
+{
+	Elf64_Rela *r;
+	size_t i, n = size / sizeof(*r);
+	int e;
+
+	if (!rel || !n)
+		return 0;
+	r = malloc(n * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	e = inject_mem_read(fd, rel, r, n * sizeof(*r));
+	for (i = 0; !e && i < n; i++) {
+		__u32 type = ELF64_R_TYPE(r[i].r_info), sym = ELF64_R_SYM(r[i].r_info);
+		struct got_slot s;
+		Elf64_Sym es;
+		char name[32];
+		int fn;
+
+		if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || !sym)
+			continue;
+		if (inject_mem_read(fd, o->symtab + (__u64)sym * sizeof(es), &es, sizeof(es)) ||
+		    str_read(fd, o, es.st_name, name, sizeof(name)))
+			continue;
+		fn = name_index(name);
+		if (fn < 0 || !target[fn])
+			continue;
+		s.dyn = o->dyn;
+		s.addr = o->base + r[i].r_offset;
+		s.fn = fn;
+		if (inject_mem_read(fd, s.addr, &s.orig, sizeof(s.orig)))
+			continue;
+		if (!s.orig || (o->base && s.orig < o->base)) {
+			*unrelocated = true;	/* the loader has not got to it */
+			continue;
+		}
+		if (s.orig == entry[fn])
+			s.orig = target[fn];	/* rerouted by a memtop that is gone */
+		else if (s.orig != target[fn] && !own_address(o, s.orig))
+			continue;		/* bound elsewhere on purpose */
+		e = slot_add(out, nout, cap, &s);
+	}
+	free(r);
+	return e;
+}
+
+int inject_got_scan(int mem_fd, __u64 first, struct got_seen *seen, __u64 skip_dyn,
+		    const __u64 entry[MT_IFN_COUNT], const __u64 target[MT_IFN_COUNT],
+		    struct got_slot **out, size_t *nout)
+{
+	size_t cap = *nout;
+	__u64 at = first;
+	int n, e;
+
+	for (n = 0; at && n < MAX_OBJECTS; n++) {
+		size_t before = *nout;
+		bool unrelocated = false;
+		struct object o;
+		struct lm l;
+
+		e = lm_read(mem_fd, at, &l);
+		if (e)
+			return e;
+		at = l.l_next;
+		if (!l.l_ld || l.l_ld == skip_dyn || seen_has(seen, l.l_ld))
+			continue;
+		if (object_read(mem_fd, &l, &o))
+			continue;
+		e = scan_table(mem_fd, &o, o.jmprel, o.pltrelsz, entry, target, out, nout, &cap,
+			       &unrelocated);
+		if (!e)
+			e = scan_table(mem_fd, &o, o.rela, o.relasz, entry, target, out, nout, &cap,
+				       &unrelocated);
+		if (!e && unrelocated)
+			*nout = before;	/* all of it next time */
+		else if (!e)
+			e = seen_add(seen, l.l_ld);
+		if (e)
+			return e;
+	}
+	return 0;
+}
+
+bool inject_got_loaded(int mem_fd, __u64 first, __u64 dyn)
+{
+	__u64 at = first;
+	int n;
+
+	for (n = 0; at && n < MAX_OBJECTS; n++) {
+		struct lm l;
+
+		if (lm_read(mem_fd, at, &l))
+			return false;
+		if (l.l_ld == dyn)
+			return true;
+		at = l.l_next;
+	}
+	return false;
+}
+
+void inject_got_seen_free(struct got_seen *seen)
+{
+	free(seen->dyn);
+	memset(seen, 0, sizeof(*seen));
+}

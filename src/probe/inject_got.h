@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * inject_got.h - the allocator GOT slots of a running process, read from
+ * its memory: the objects the dynamic loader has loaded (its link map, in
+ * load order), the R_X86_64_JUMP_SLOT and R_X86_64_GLOB_DAT relocations
+ * of each that bind one of the rerouted functions (sampler_abi.h,
+ * enum mt_inject_fn), and the definition each function binds to.
+ *
+ * Nothing here stops or changes the process: it only reads /proc/PID/mem.
+ */
+#ifndef MEMTOP_PROBE_INJECT_GOT_H
+#define MEMTOP_PROBE_INJECT_GOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "memtop/sampler_abi.h"
+
+struct got_slot {
+	__u64 dyn;	/* the object's dynamic section: identifies it */
+	__u64 addr;	/* where the slot is */
+	__u64 orig;	/* its value before memtop rerouted it */
+	int fn;		/* enum mt_inject_fn */
+};
+
+/* The loaded objects already scanned (by the run-time address of their
+ * dynamic section, unique per object), so a rescan finds only new ones. */
+struct got_seen {
+	__u64 *dyn;
+	size_t n, cap;
+};
+
+/* Address of the link map's first entry (the executable's), through the
+ * executable's DT_DEBUG. -ENOENT for a process without a dynamic loader
+ * (static), 0 or -errno otherwise. */
+int inject_got_link_map(int mem_fd, pid_t pid, __u64 *first);
+
+/* For each function, the address it binds to: its definition in the first
+ * object in load order that defines it (0 if none does). 0 or -errno. */
+int inject_got_targets(int mem_fd, __u64 first, __u64 target[MT_IFN_COUNT]);
+
+/* Append to *out the slots of the objects not in *seen (then added to
+ * it), skipping the object whose dynamic section is at skip_dyn (0: none).
+ * A slot's current value decides: a slot already pointing at entry[fn]
+ * (rerouted by an earlier memtop that died) is taken with orig =
+ * target[fn]; a slot bound elsewhere than target[fn] outside its own
+ * object (RTLD_DEEPBIND, an interposer) is left alone; one still pointing
+ * into its own object (lazy binding not done yet) or at target[fn] is
+ * taken. An object whose slots are not relocated yet (a dlopen in
+ * progress) is not added to *seen, so a later scan takes it. 0 or -errno. */
+int inject_got_scan(int mem_fd, __u64 first, struct got_seen *seen, __u64 skip_dyn,
+		    const __u64 entry[MT_IFN_COUNT], const __u64 target[MT_IFN_COUNT],
+		    struct got_slot **out, size_t *nout);
+
+/* Is the object whose dynamic section is at dyn still loaded? */
+bool inject_got_loaded(int mem_fd, __u64 first, __u64 dyn);
+
+void inject_got_seen_free(struct got_seen *seen);
+
+#endif /* MEMTOP_PROBE_INJECT_GOT_H */

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * inject_image.c - maps libmemtop-inject.so into a process the way the
+ * dynamic loader would map a shared object, minus everything the file
+ * does not need: no relocations (the build refuses to make one with any),
+ * no dependencies, no TLS, no constructors (inject_image.h).
+ *
+ * The held thread creates a memfd named MT_INJECT_MEMFD_NAME (so the
+ * mapping shows in /proc/PID/maps as /memfd:memtop-sampler, which is how a
+ * later memtop finds it), memtop writes the file into it through
+ * /proc/PID/fd/N, the thread reserves the whole span with one anonymous
+ * PROT_NONE mapping and maps each PT_LOAD over it (MAP_FIXED, private,
+ * from the memfd), with .bss as anonymous memory and the tail of the last
+ * file page zeroed; then it closes the descriptor. The memfd lives on as
+ * long as the mapping.
+ */
+#include "probe/inject_image.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "probe/inject_ptrace.h"
+#include "stacks/proc_maps.h"
+
+#define PAGE 4096ULL
+#define PAGE_DOWN(x) ((x) & ~(PAGE - 1))
+#define PAGE_UP(x) (((x) + PAGE - 1) & ~(PAGE - 1))
+
+static const char *const fn_names[MT_IFN_COUNT] = MT_INJECT_FN_NAMES;
+
+static int image_symbols(struct inject_image *im, char *err, size_t errlen)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)im->data;
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(im->data + eh->e_shoff);
+	int i, k;
+
+	if (eh->e_shoff + (__u64)eh->e_shnum * sizeof(*sh) > im->size)
+		return -ENOEXEC;
+	for (i = 0; i < eh->e_shnum; i++) {
+		const Elf64_Sym *sym;
+		const char *str;
+		size_t n, j;
+
+		if (sh[i].sh_type == SHT_RELA || sh[i].sh_type == SHT_REL) {
+			if (sh[i].sh_size) {
+				snprintf(err, errlen, "the injected sampler has relocations: rebuild it");
+				return -ENOEXEC;
+			}
+		}
+		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum ||
+		    sh[i].sh_offset + sh[i].sh_size > im->size ||
+		    sh[sh[i].sh_link].sh_offset + sh[sh[i].sh_link].sh_size > im->size)
+			continue;
+		sym = (const Elf64_Sym *)(im->data + sh[i].sh_offset);
+		str = (const char *)im->data + sh[sh[i].sh_link].sh_offset;
+		n = sh[i].sh_size / sizeof(*sym);
+		for (j = 0; j < n; j++) {
+			const char *name = str + sym[j].st_name;
+
+			if (sym[j].st_name >= sh[sh[i].sh_link].sh_size || !sym[j].st_value)
+				continue;
+			if (!strcmp(name, MT_INJECT_CTL_SYMBOL))
+				im->ctl = sym[j].st_value;
+			else if (!strcmp(name, MT_INJECT_POKE_SYMBOL))
+				im->poke = sym[j].st_value;
+			else if (!strcmp(name, MT_INJECT_SCRATCH_SYMBOL))
+				im->scratch = sym[j].st_value;
+			else if (!strcmp(name, MT_INJECT_TABLE_SYMBOL))
+				im->table = sym[j].st_value;
+			else if (!strncmp(name, MT_INJECT_ENTRY_PREFIX, strlen(MT_INJECT_ENTRY_PREFIX)))
+				for (k = 0; k < MT_IFN_COUNT; k++)
+					if (!strcmp(name + strlen(MT_INJECT_ENTRY_PREFIX), fn_names[k]))
+						im->entry[k] = sym[j].st_value;
+		}
+	}
+	if (!im->ctl || !im->poke || !im->scratch || !im->table) {
+		snprintf(err, errlen, "the injected sampler lacks its symbols (stripped?)");
+		return -ENOEXEC;
+	}
+	for (k = 0; k < MT_IFN_COUNT; k++) {
+		if (!im->entry[k]) {
+			snprintf(err, errlen, "the injected sampler has no entry point for %s",
+				 fn_names[k]);
+			return -ENOEXEC;
+		}
+	}
+	return 0;
+}
+
+int inject_image_open(struct inject_image *im, const char *path, char *err, size_t errlen)
+{
+	const Elf64_Ehdr *eh;
+	const Elf64_Phdr *ph;
+	struct stat st;
+	int fd, i, e;
+
+	memset(im, 0, sizeof(*im));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || st.st_size < (off_t)sizeof(*eh)) {
+		e = fd < 0 ? -errno : -ENOEXEC;
+		snprintf(err, errlen, "cannot read the injected sampler %s: %s", path, strerror(-e));
+		if (fd >= 0)
+			close(fd);
+		return e;
+	}
+	im->size = st.st_size;
+	im->data = malloc(im->size);
+	if (!im->data || read(fd, im->data, im->size) != (ssize_t)im->size) {
+		close(fd);
+		inject_image_close(im);
+		snprintf(err, errlen, "cannot read the injected sampler %s", path);
+		return -EIO;
+	}
+	close(fd);
+	eh = (const Elf64_Ehdr *)im->data;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_type != ET_DYN || eh->e_machine != EM_X86_64 ||
+	    eh->e_phoff + (__u64)eh->e_phnum * sizeof(*ph) > im->size) {
+		inject_image_close(im);
+		snprintf(err, errlen, "%s is not an x86-64 shared object", path);
+		return -ENOEXEC;
+	}
+	ph = (const Elf64_Phdr *)(im->data + eh->e_phoff);
+	for (i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_LOAD)
+			continue;
+		if (im->nload == INJECT_MAX_LOADS || ph[i].p_offset + ph[i].p_filesz > im->size ||
+		    (ph[i].p_vaddr - ph[i].p_offset) % PAGE) {
+			inject_image_close(im);
+			snprintf(err, errlen, "%s: unexpected segment layout", path);
+			return -ENOEXEC;
+		}
+		im->load[im->nload].vaddr = ph[i].p_vaddr;
+		im->load[im->nload].memsz = ph[i].p_memsz;
+		im->load[im->nload].offset = ph[i].p_offset;
+		im->load[im->nload].filesz = ph[i].p_filesz;
+		im->load[im->nload].prot = (ph[i].p_flags & PF_R ? PROT_READ : 0) |
+					   (ph[i].p_flags & PF_W ? PROT_WRITE : 0) |
+					   (ph[i].p_flags & PF_X ? PROT_EXEC : 0);
+		if (PAGE_UP(ph[i].p_vaddr + ph[i].p_memsz) > im->span)
+			im->span = PAGE_UP(ph[i].p_vaddr + ph[i].p_memsz);
+		im->nload++;
+	}
+	e = image_symbols(im, err, errlen);
+	if (e)
+		inject_image_close(im);
+	return e;
+}
+
+void inject_image_close(struct inject_image *im)
+{
+	free(im->data);
+	im->data = NULL;
+}
+
+static bool is_sampler_map(const struct mt_map *m)
+{
+	return m->path && !strcmp(m->path, "/memfd:" MT_INJECT_MEMFD_NAME);
+}
+
+int inject_image_find(pid_t pid, __u64 *base)
+{
+	struct mt_maps maps;
+	size_t i;
+	int e = proc_maps_read(pid, &maps);
+
+	if (e)
+		return e;
+	e = -ENOENT;
+	for (i = 0; i < maps.n; i++) {
+		if (is_sampler_map(&maps.v[i]) && maps.v[i].offset == 0) {
+			*base = maps.v[i].start;
+			e = 0;
+			break;
+		}
+	}
+	proc_maps_free(&maps);
+	return e;
+}
+
+int inject_image_path(pid_t pid, __u64 base, char *path, size_t len)
+{
+	struct mt_maps maps;
+	size_t i;
+	int e = proc_maps_read(pid, &maps);
+
+	if (e)
+		return e;
+	e = -ENOENT;
+	for (i = 0; i < maps.n; i++) {
+		const struct mt_map *m = &maps.v[i];
+
+		if (is_sampler_map(m) && m->start >= base && m->perms[2] == 'x') {
+			snprintf(path, len, "/proc/%d/map_files/%llx-%llx", pid,
+				 (unsigned long long)m->start, (unsigned long long)m->end);
+			e = 0;
+			break;
+		}
+	}
+	proc_maps_free(&maps);
+	return e;
+}
+
+/* Run a system call in the held thread; its result or a -errno. */
+static long rcall(struct inject_session *s, long nr, __u64 a0, __u64 a1, __u64 a2, __u64 a3,
+		  __u64 a4, __u64 a5)
+{
+	__u64 args[6] = { a0, a1, a2, a3, a4, a5 };
+	long ret;
+	int e = inject_session_syscall(s, nr, args, &ret);
+
+	return e ? e : ret;
+}
+
+static bool rfailed(long r)
+{
+	return r < 0 && r > -4096;
+}
+
+/* Write the file into the process's descriptor fd. */
+static int fill_memfd(const struct inject_image *im, pid_t pid, long fd)
+{
+	char path[64];
+	int w, e = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%ld", pid, fd);
+	w = open(path, O_WRONLY | O_CLOEXEC);
+	if (w < 0)
+		return -errno;
+	if (pwrite(w, im->data, im->size, 0) != (ssize_t)im->size)
+		e = -EIO;
+	close(w);
+	return e;
+}
+
+/* The segments over the reserved span at base. */
+static int map_segments(const struct inject_image *im, struct inject_session *s, long fd,
+			__u64 base)
+{
+	static const unsigned char zeros[PAGE];
+	int i;
+
+	for (i = 0; i < im->nload; i++) {
+		__u64 start = PAGE_DOWN(im->load[i].vaddr);
+		__u64 file_end = im->load[i].vaddr + im->load[i].filesz;
+		__u64 mem_end = PAGE_UP(im->load[i].vaddr + im->load[i].memsz);
+		int prot = im->load[i].prot;
+		long r;
+
+		r = rcall(s, SYS_mmap, base + start, PAGE_UP(file_end) - start,
+			  prot, MAP_PRIVATE | MAP_FIXED, (__u64)fd,
+			  PAGE_DOWN(im->load[i].offset));
+		if (rfailed(r) || (__u64)r != base + start)
+			return rfailed(r) ? (int)r : -EFAULT;
+		if (im->load[i].memsz > im->load[i].filesz) {
+			/* .bss: the rest of the last file page, then anonymous pages */
+			if (PAGE_UP(file_end) > file_end &&
+			    inject_mem_write(s->mem_fd, base + file_end, zeros,
+					     PAGE_UP(file_end) - file_end))
+				return -EFAULT;
+			if (mem_end > PAGE_UP(file_end)) {
+				r = rcall(s, SYS_mmap, base + PAGE_UP(file_end),
+					  mem_end - PAGE_UP(file_end), prot,
+					  MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, (__u64)-1, 0);
+				if (rfailed(r))
+					return (int)r;
+			}
+		}
+	}
+	return 0;
+}
+
+int inject_image_map(const struct inject_image *im, struct inject_session *s, __u64 *base,
+		     char *err, size_t errlen)
+{
+	static const char name[] = MT_INJECT_MEMFD_NAME;
+	long scratch, fd, at;
+	int e;
+
+	scratch = rcall(s, SYS_mmap, 0, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			(__u64)-1, 0);
+	if (rfailed(scratch)) {
+		snprintf(err, errlen, "PID %d: mmap in the process failed: %s", s->pid,
+			 strerror((int)-scratch));
+		return (int)scratch;
+	}
+	e = inject_mem_write(s->mem_fd, (__u64)scratch, name, sizeof(name));
+	fd = e ? e : rcall(s, SYS_memfd_create, (__u64)scratch, MFD_CLOEXEC, 0, 0, 0, 0);
+	rcall(s, SYS_munmap, (__u64)scratch, PAGE, 0, 0, 0, 0);
+	if (rfailed(fd)) {
+		snprintf(err, errlen, "PID %d: memfd_create in the process failed: %s", s->pid,
+			 strerror((int)-fd));
+		return (int)fd;
+	}
+	e = fill_memfd(im, s->pid, fd);
+	at = e ? e : rcall(s, SYS_mmap, 0, im->span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+			   (__u64)-1, 0);
+	if (!e && rfailed(at))
+		e = (int)at;
+	if (!e) {
+		e = map_segments(im, s, fd, (__u64)at);
+		if (e)
+			rcall(s, SYS_munmap, (__u64)at, im->span, 0, 0, 0, 0);
+	}
+	rcall(s, SYS_close, (__u64)fd, 0, 0, 0, 0, 0);
+	if (e) {
+		snprintf(err, errlen, "PID %d: cannot map the sampler: %s", s->pid, strerror(-e));
+		return e;
+	}
+	*base = (__u64)at;
+	return 0;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * inject_image.h - libmemtop-inject.so as memtop maps it into a process
+ * without the dynamic loader: its load segments and the addresses of the
+ * symbols memtop uses, and the mapping itself, made by system calls the
+ * held thread runs (memfd_create, mmap, close) with the file's bytes
+ * written by memtop through /proc/PID/fd.
+ */
+#ifndef MEMTOP_PROBE_INJECT_IMAGE_H
+#define MEMTOP_PROBE_INJECT_IMAGE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "memtop/sampler_abi.h"
+
+struct inject_session;
+
+#define INJECT_MAX_LOADS 8
+
+struct inject_image {
+	unsigned char *data;	/* the whole file */
+	size_t size;
+	struct {
+		__u64 vaddr, memsz, offset, filesz;
+		int prot;
+	} load[INJECT_MAX_LOADS];
+	int nload;
+	__u64 span;		/* address space the segments need */
+	/* link-time addresses */
+	__u64 ctl, poke, scratch, table;
+	__u64 entry[MT_IFN_COUNT];
+};
+
+/* Read and check the sampler file: no relocations, every symbol present.
+ * 0 or -errno with one line in err. */
+int inject_image_open(struct inject_image *im, const char *path, char *err, size_t errlen);
+void inject_image_close(struct inject_image *im);
+
+/* Where a sampler is already mapped in pid (a memfd named
+ * MT_INJECT_MEMFD_NAME): its load address in *base. 0 or -ENOENT. */
+int inject_image_find(pid_t pid, __u64 *base);
+
+/* Map the image into the process s holds. Its load address in *base.
+ * 0 or -errno with one line in err. */
+int inject_image_map(const struct inject_image *im, struct inject_session *s, __u64 *base,
+		     char *err, size_t errlen);
+
+/* A path to the mapped file that libbpf and the kernel can open
+ * (/proc/PID/map_files/START-END of its executable mapping). 0 or -ENOENT. */
+int inject_image_path(pid_t pid, __u64 base, char *path, size_t len);
+
+#endif /* MEMTOP_PROBE_INJECT_IMAGE_H */

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * inject_ptrace.c - one thread held under ptrace to run system calls and a
+ * store stub for memtop (inject_ptrace.h).
+ *
+ * The thread is seized (PTRACE_SEIZE, no options: memtop's death never
+ * kills it) and stopped with PTRACE_INTERRUPT. For a system call its
+ * registers are set to the call, with orig_rax = -1 so the kernel's
+ * restart logic leaves them alone, and rip at a `syscall` instruction of
+ * libc, and it is single-stepped over it. Stops that are not ours (the
+ * interrupt itself, a signal arriving meanwhile) are resumed the same
+ * way; a signal is remembered and handed back at detach. Restoring the
+ * saved registers at the last stop puts a thread interrupted inside a
+ * system call back into the kernel's restart path (rax = -ERESTART*,
+ * orig_rax = the call), exactly as after any ptrace stop.
+ */
+#include "probe/inject_ptrace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+#include "stacks/proc_maps.h"
+
+#define SCAN_CHUNK 65536
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int inject_mem_read(int mem_fd, __u64 addr, void *buf, size_t len)
+{
+	ssize_t n = pread(mem_fd, buf, len, (off_t)addr);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+int inject_mem_write(int mem_fd, __u64 addr, const void *buf, size_t len)
+{
+	ssize_t n = pwrite(mem_fd, buf, len, (off_t)addr);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+/* The first `syscall` (0f 05) in the executable mapping of path. */
+static int find_syscall_insn(struct inject_session *s, const char *path, char *err,
+			     size_t errlen)
+{
+	struct mt_maps maps;
+	unsigned char *buf;
+	size_t i;
+	int e = proc_maps_read(s->pid, &maps);
+
+	if (e) {
+		snprintf(err, errlen, "cannot read the memory map of PID %d: %s", s->pid,
+			 strerror(-e));
+		return e;
+	}
+	buf = malloc(SCAN_CHUNK + 1);
+	e = buf ? -ENOENT : -ENOMEM;
+	for (i = 0; buf && i < maps.n && e == -ENOENT; i++) {
+		const struct mt_map *m = &maps.v[i];
+		__u64 at;
+
+		if (!m->path || strcmp(m->path, path) || m->perms[2] != 'x')
+			continue;
+		for (at = m->start; at < m->end && e == -ENOENT; at += SCAN_CHUNK) {
+			size_t len = m->end - at < SCAN_CHUNK + 1 ? m->end - at : SCAN_CHUNK + 1;
+			size_t k;
+
+			if (inject_mem_read(s->mem_fd, at, buf, len))
+				break;
+			for (k = 0; k + 1 < len; k++) {
+				if (buf[k] == 0x0f && buf[k + 1] == 0x05) {
+					s->syscall_insn = at + k;
+					e = 0;
+					break;
+				}
+			}
+		}
+	}
+	free(buf);
+	proc_maps_free(&maps);
+	if (e)
+		snprintf(err, errlen, "PID %d: no syscall instruction found in %s", s->pid, path);
+	return e;
+}
+
+int inject_session_prepare(struct inject_session *s, pid_t pid, const char *libc_path,
+			   char *err, size_t errlen)
+{
+	char path[64];
+	int e;
+
+	memset(s, 0, sizeof(*s));
+	s->pid = pid;
+	s->tid = -1;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	s->mem_fd = open(path, O_RDWR | O_CLOEXEC);
+	if (s->mem_fd < 0) {
+		e = -errno;
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return e;
+	}
+	e = find_syscall_insn(s, libc_path, err, errlen);
+	if (e) {
+		close(s->mem_fd);
+		s->mem_fd = -1;
+	}
+	return e;
+}
+
+/* Resume the held thread with req until it stops with SIGTRAP (the step or
+ * the int3). 0, or -ESRCH when it died. */
+static int resume_until_trap(struct inject_session *s, enum __ptrace_request req)
+{
+	for (;;) {
+		int st, sig;
+
+		if (ptrace(req, s->tid, 0, 0) < 0)
+			return -errno;
+		if (waitpid(s->tid, &st, __WALL) < 0)
+			return -errno;
+		if (!WIFSTOPPED(st))
+			return -ESRCH;
+		sig = WSTOPSIG(st);
+		if (st >> 16)
+			continue;	/* the interrupt or a group stop: not a signal */
+		if (sig == SIGTRAP)
+			return 0;
+		if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE)
+			return -EFAULT;	/* our code faulted: never delivered */
+		s->pending_sig = sig;	/* delivered at detach */
+	}
+}
+
+int inject_session_begin(struct inject_session *s, pid_t tid, char *err, size_t errlen)
+{
+	int st, e;
+
+	s->pending_sig = 0;
+	if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0) {
+		e = -errno;
+		if (errno == EPERM)
+			snprintf(err, errlen,
+				 "PID %d: ptrace refused (Yama ptrace_scope, a tracer already "
+				 "attached, or another user namespace): not injecting", s->pid);
+		else
+			snprintf(err, errlen, "PID %d: cannot ptrace thread %d: %s", s->pid, tid,
+				 strerror(errno));
+		return e;
+	}
+	s->tid = tid;
+	s->stop_ns = now_ns();
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0 || waitpid(tid, &st, __WALL) < 0) {
+		e = -errno;
+		snprintf(err, errlen, "PID %d: cannot stop thread %d: %s", s->pid, tid,
+			 strerror(errno));
+		ptrace(PTRACE_DETACH, tid, 0, 0);
+		s->tid = -1;
+		return e;
+	}
+	if (!WIFSTOPPED(st)) {
+		snprintf(err, errlen, "PID %d: thread %d ended while being stopped", s->pid, tid);
+		s->tid = -1;
+		return -ESRCH;
+	}
+	if (!(st >> 16) && WSTOPSIG(st) != SIGTRAP)
+		s->pending_sig = WSTOPSIG(st);
+	if (ptrace(PTRACE_GETREGS, tid, 0, &s->saved) < 0) {
+		e = -errno;
+		snprintf(err, errlen, "PID %d: cannot read thread %d's registers: %s", s->pid, tid,
+			 strerror(errno));
+		ptrace(PTRACE_DETACH, tid, 0, s->pending_sig);
+		s->tid = -1;
+		return e;
+	}
+	return 0;
+}
+
+int inject_session_syscall(struct inject_session *s, long nr, const __u64 args[6], long *ret)
+{
+	struct user_regs_struct r = s->saved;
+	int e;
+
+	r.rip = s->syscall_insn;
+	r.rax = (__u64)nr;
+	r.orig_rax = (__u64)-1;
+	r.rdi = args[0];
+	r.rsi = args[1];
+	r.rdx = args[2];
+	r.r10 = args[3];
+	r.r8 = args[4];
+	r.r9 = args[5];
+	if (ptrace(PTRACE_SETREGS, s->tid, 0, &r) < 0)
+		return -errno;
+	e = resume_until_trap(s, PTRACE_SINGLESTEP);
+	if (e)
+		return e;
+	if (ptrace(PTRACE_GETREGS, s->tid, 0, &r) < 0)
+		return -errno;
+	if (r.rip != s->syscall_insn + 2)
+		return -EFAULT;
+	*ret = (long)r.rax;
+	return 0;
+}
+
+int inject_session_run(struct inject_session *s, __u64 rip, __u64 arg)
+{
+	struct user_regs_struct r = s->saved;
+	int e;
+
+	r.rip = rip;
+	r.rdi = arg;
+	r.orig_rax = (__u64)-1;
+	if (ptrace(PTRACE_SETREGS, s->tid, 0, &r) < 0)
+		return -errno;
+	e = resume_until_trap(s, PTRACE_CONT);
+	if (e)
+		return e;
+	if (ptrace(PTRACE_GETREGS, s->tid, 0, &r) < 0)
+		return -errno;
+	return r.rip > rip ? 0 : -EFAULT;
+}
+
+int inject_session_end(struct inject_session *s)
+{
+	int e = 0;
+
+	if (s->tid <= 0)
+		return 0;
+	if (ptrace(PTRACE_SETREGS, s->tid, 0, &s->saved) < 0)
+		e = -errno;
+	if (ptrace(PTRACE_DETACH, s->tid, 0, s->pending_sig) < 0 && !e)
+		e = -errno;
+	s->paused_ns = now_ns() - s->stop_ns;
+	s->tid = -1;
+	return e;
+}
+
+void inject_session_close(struct inject_session *s)
+{
+	if (s->mem_fd >= 0)
+		close(s->mem_fd);
+	s->mem_fd = -1;
+}

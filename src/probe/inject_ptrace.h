@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * inject_ptrace.h - one thread of a running process held briefly under
+ * ptrace to make it execute system calls and a store stub on memtop's
+ * behalf, then put back exactly as it was (docs/inject.md).
+ *
+ * Only the chosen thread stops; the others keep running. The thread runs
+ * nothing but the instructions memtop points it at: a `syscall`
+ * instruction found in libc's text (single-stepped) and the sampler's
+ * store stub (ended by int3). It never calls into the loader or the
+ * allocator, so it does not matter which locks it held when it stopped.
+ * Every general register is restored; a system call the thread was
+ * blocked in is restarted by the kernel as after any ptrace stop, and a
+ * signal that arrived meanwhile is delivered on the way out.
+ */
+#ifndef MEMTOP_PROBE_INJECT_PTRACE_H
+#define MEMTOP_PROBE_INJECT_PTRACE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/user.h>
+#include <linux/types.h>
+
+struct inject_session {
+	pid_t pid;		/* the process */
+	pid_t tid;		/* the thread held */
+	int mem_fd;		/* /proc/PID/mem, read-write */
+	__u64 syscall_insn;	/* address of a syscall instruction in the process */
+	struct user_regs_struct saved;
+	int pending_sig;	/* a signal to deliver on the way out, or 0 */
+	__u64 stop_ns;		/* when PTRACE_INTERRUPT was sent */
+	__u64 paused_ns;	/* the stop's length, set by inject_session_end() */
+};
+
+/* Open /proc/PID/mem and find a syscall instruction in the text mapping of
+ * libc_path (as it appears in /proc/PID/maps). No ptrace yet. 0 or -errno
+ * with one line in err. */
+int inject_session_prepare(struct inject_session *s, pid_t pid, const char *libc_path,
+			   char *err, size_t errlen);
+
+/* Seize and stop thread tid of the prepared process and save its
+ * registers. -EPERM when ptrace is refused (Yama, another tracer, a user
+ * namespace). 0 or -errno with one line in err. */
+int inject_session_begin(struct inject_session *s, pid_t tid, char *err, size_t errlen);
+
+/* Run system call nr with up to six arguments in the held thread. Its
+ * return value (a -errno on failure, as the kernel returns it) goes to
+ * *ret. 0 or -errno when the thread could not be made to run it. */
+int inject_session_syscall(struct inject_session *s, long nr, const __u64 args[6], long *ret);
+
+/* Run the code at rip with rdi = arg until it executes int3. 0 or -errno. */
+int inject_session_run(struct inject_session *s, __u64 rip, __u64 arg);
+
+/* Restore the registers and let the thread go (PTRACE_DETACH), delivering
+ * the pending signal if one arrived; records paused_ns. 0 or -errno. */
+int inject_session_end(struct inject_session *s);
+
+/* Close /proc/PID/mem. */
+void inject_session_close(struct inject_session *s);
+
+/* Read or write len bytes of the process at addr through /proc/PID/mem
+ * (writes reach read-only private pages too). 0 or -errno (-EFAULT short). */
+int inject_mem_read(int mem_fd, __u64 addr, void *buf, size_t len);
+int inject_mem_write(int mem_fd, __u64 addr, const void *buf, size_t len);
+
+#endif /* MEMTOP_PROBE_INJECT_PTRACE_H */

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * inject_sampler.c - libmemtop-inject.so, the sampler memtop maps into a
+ * running process (memtop -p PID --inject, docs/inject.md). It fires the
+ * same otel_memory:alloc/free USDT probes as libmemtop-sampler.so
+ * (include/memtop/sampler_abi.h), but is loaded without the dynamic loader:
+ * memtop maps its segments itself, so the file has no relocations, no
+ * imports, no TLS and no constructor, and calls nothing outside itself.
+ *
+ * memtop points the allocator GOT slots of every loaded object at the
+ * mt_inject_<fn> entry points and writes, into the control block
+ * mt_inject_ctl, where each function went before; every call is forwarded
+ * there unchanged, whatever allocator that is. A call is sampled only
+ * while a tool holds the alloc semaphore (the kernel drops it when the
+ * tool's uprobes go, memtop killed included): with no tool, an entry point
+ * costs one load and a branch on top of the forwarded call.
+ *
+ * Blocks carry no header: a sampled address goes into a fixed-size
+ * open-addressing table (lock-free: slots change only by compare-and-swap,
+ * a removed entry becomes a tombstone that a later insert may reuse,
+ * probes are bounded) and a full table drops the sample (counted). So a
+ * pointer is always the allocator's own, whoever allocated or frees it.
+ *
+ * Sampling: a byte countdown per thread slot (64 slots picked by the
+ * thread's TCB address, %fs:0, since there is no TLS here), exponential
+ * gaps of mean ctl.rate (sample_math.h).
+ */
+#define _SDT_HAS_SEMAPHORES 1
+#define STAP_SDT_ARG_CONSTRAINT r
+#include <sys/sdt.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "memtop/sampler_abi.h"
+#include "sampler/sample_math.h"
+
+/* Entry points are exported; the data memtop reads and writes is hidden
+ * (an exported object would be reached through a GOT entry, a relocation)
+ * and found by memtop in .symtab, like the poke stub. */
+#define EXPORT __attribute__((visibility("default"), used))
+#define SHARED __attribute__((visibility("hidden"), used))
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define likely(x) __builtin_expect(!!(x), 1)
+#define ONE_SITE __attribute__((noinline, noclone))
+
+#define SLOT_EMPTY 0
+#define SLOT_GONE 1
+#define MAX_PROBE 32
+#define COUNTDOWNS 64
+#define PAGE 4096
+
+volatile unsigned short otel_memory_alloc_semaphore __attribute__((section(".probes")));
+volatile unsigned short otel_memory_free_semaphore __attribute__((section(".probes")));
+
+SHARED struct mt_inject_ctl mt_inject_ctl = {
+	.magic = MT_INJECT_MAGIC,
+	.version = MT_INJECT_VERSION,
+};
+
+SHARED __u64 mt_inject_table[MT_INJECT_TABLE_SLOTS];
+
+/* {address, value} pairs for mt_inject_poke, ended by address 0. */
+SHARED __u64 mt_inject_scratch[2 * MT_INJECT_SCRATCH_PAIRS + 2];
+
+struct countdown {
+	__s64 left;	/* bytes to the next sample; 0: not drawn yet */
+	__u64 rng;	/* 0: not seeded yet */
+} __attribute__((aligned(64)));
+
+static struct countdown countdowns[COUNTDOWNS];
+
+/* The store stub memtop runs in a stopped thread to rewrite GOT slots: one
+ * aligned 8-byte store per slot, so a thread reading a slot concurrently
+ * sees the old or the new target, never a mix. %rdi = the pairs. */
+__asm__(".text\n"
+	".globl " MT_INJECT_POKE_SYMBOL "\n"
+	".hidden " MT_INJECT_POKE_SYMBOL "\n"
+	".type " MT_INJECT_POKE_SYMBOL ", @function\n"
+	MT_INJECT_POKE_SYMBOL ":\n"
+	"1:	movq (%rdi), %rax\n"
+	"	testq %rax, %rax\n"
+	"	jz 2f\n"
+	"	movq 8(%rdi), %rdx\n"
+	"	movq %rdx, (%rax)\n"
+	"	addq $16, %rdi\n"
+	"	jmp 1b\n"
+	"2:	int3\n"
+	".size " MT_INJECT_POKE_SYMBOL ", .-" MT_INJECT_POKE_SYMBOL "\n");
+
+#define ORIG(fn, type) ((type)__atomic_load_n(&mt_inject_ctl.orig[MT_IFN_##fn], __ATOMIC_RELAXED))
+
+/* ==== Choosing the calls to sample ==== */
+
+static struct countdown *countdown_mine(void)
+{
+	unsigned long tcb;
+
+	__asm__("movq %%fs:0, %0" : "=r"(tcb));
+	return &countdowns[sm_mix64(tcb) % COUNTDOWNS];
+}
+
+static __s64 countdown_draw(struct countdown *c)
+{
+	double rate = (double)mt_inject_ctl.rate;
+
+	if (!c->rng)
+		c->rng = sm_mix64(mt_inject_ctl.seed ^ sm_mix64((__u64)(c - countdowns))) | 1;
+	return sm_gap(sm_next(&c->rng), rate);
+}
+
+/* Does an allocation of size bytes get sampled? Two threads sharing a slot
+ * both subtract; the one that takes it across zero samples and draws the
+ * next gap. */
+static bool sample_take(size_t size)
+{
+	struct countdown *c;
+	__s64 prev;
+
+	if (!size)
+		return false;
+	if (mt_inject_ctl.rate <= 1)
+		return true;
+	c = countdown_mine();
+	prev = __atomic_fetch_sub(&c->left, (__s64)size, __ATOMIC_RELAXED);
+	if (likely(prev > (__s64)size))
+		return false;
+	if (prev <= 0) {
+		/* not drawn yet, or another thread is drawing */
+		if (prev == 0)
+			__atomic_store_n(&c->left, countdown_draw(c), __ATOMIC_RELAXED);
+		return false;
+	}
+	__atomic_store_n(&c->left, countdown_draw(c), __ATOMIC_RELAXED);
+	return true;
+}
+
+/* ==== The table of sampled addresses ==== */
+
+static __u64 table_home(__u64 key)
+{
+	return sm_mix64(key) & (MT_INJECT_TABLE_SLOTS - 1);
+}
+
+static bool table_insert(__u64 key)
+{
+	__u64 i = table_home(key);
+	int n;
+
+	for (n = 0; n < MAX_PROBE; n++, i = (i + 1) & (MT_INJECT_TABLE_SLOTS - 1)) {
+		__u64 v = __atomic_load_n(&mt_inject_table[i], __ATOMIC_RELAXED);
+
+		if ((v == SLOT_EMPTY || v == SLOT_GONE) &&
+		    __atomic_compare_exchange_n(&mt_inject_table[i], &v, key, false,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+			__atomic_fetch_add(&mt_inject_ctl.live, 1, __ATOMIC_RELAXED);
+			return true;
+		}
+	}
+	__atomic_fetch_add(&mt_inject_ctl.dropped, 1, __ATOMIC_RELAXED);
+	return false;
+}
+
+static bool table_remove(__u64 key)
+{
+	__u64 i = table_home(key);
+	int n;
+
+	for (n = 0; n < MAX_PROBE; n++, i = (i + 1) & (MT_INJECT_TABLE_SLOTS - 1)) {
+		__u64 v = __atomic_load_n(&mt_inject_table[i], __ATOMIC_RELAXED);
+
+		if (v == SLOT_EMPTY)
+			return false;
+		if (v == key && __atomic_compare_exchange_n(&mt_inject_table[i], &v, SLOT_GONE,
+							    false, __ATOMIC_RELAXED,
+							    __ATOMIC_RELAXED)) {
+			__atomic_fetch_sub(&mt_inject_ctl.live, 1, __ATOMIC_RELAXED);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* ==== The probes ==== */
+
+static ONE_SITE void fire_alloc(void *ptr, size_t size)
+{
+	__u64 weight = mt_inject_ctl.rate <= 1 ? size : sm_weight(size, (double)mt_inject_ctl.rate);
+
+	STAP_PROBE3(otel_memory, alloc, ptr, size, weight);
+}
+
+static ONE_SITE void fire_free(void *ptr)
+{
+	STAP_PROBE1(otel_memory, free, ptr);
+}
+
+/* After an allocation of size bytes returned ptr. */
+static __attribute__((noinline)) void sample_new(void *ptr, size_t size)
+{
+	if (ptr && sample_take(size) && table_insert((__u64)ptr))
+		fire_alloc(ptr, size);
+}
+
+/* Before ptr is released. */
+static __attribute__((noinline)) void sample_gone(void *ptr)
+{
+	if (ptr && table_remove((__u64)ptr))
+		fire_free(ptr);
+}
+
+#define ALLOC_ON() unlikely(otel_memory_alloc_semaphore)
+#define FREE_ON() unlikely(otel_memory_free_semaphore && mt_inject_ctl.live)
+
+/* ==== Entry points ==== */
+
+typedef void *size_fn(size_t size);
+typedef void *pair_fn(size_t a, size_t b);
+typedef void free_fn(void *ptr);
+typedef void *realloc_fn(void *ptr, size_t size);
+typedef int posix_memalign_fn(void **memptr, size_t align, size_t size);
+
+/* Forward the call (a tail call while no tool is attached); sample what it
+ * returned, of size bytes, while one is. */
+#define FORWARD_SAMPLED(fn, type, size, ...)                                 \
+	do {                                                                 \
+		void *p_;                                                    \
+                                                                             \
+		if (!ALLOC_ON())                                             \
+			return ORIG(fn, type *)(__VA_ARGS__);                \
+		p_ = ORIG(fn, type *)(__VA_ARGS__);                          \
+		sample_new(p_, size);                                        \
+		return p_;                                                   \
+	} while (0)
+
+EXPORT void *mt_inject_malloc(size_t size)
+{
+	FORWARD_SAMPLED(MALLOC, size_fn, size, size);
+}
+
+EXPORT void mt_inject_free(void *ptr)
+{
+	if (FREE_ON())
+		sample_gone(ptr);
+	ORIG(FREE, free_fn *)(ptr);
+}
+
+EXPORT void *mt_inject_calloc(size_t nmemb, size_t size)
+{
+	/* nmemb * size cannot overflow when the call succeeded */
+	FORWARD_SAMPLED(CALLOC, pair_fn, nmemb * size, nmemb, size);
+}
+
+EXPORT void *mt_inject_realloc(void *old, size_t size)
+{
+	bool was = false;
+	void *p;
+
+	if (FREE_ON() && old && table_remove((__u64)old)) {
+		was = true;
+		fire_free(old);
+	}
+	p = ORIG(REALLOC, realloc_fn *)(old, size);
+	if (!p && old && size && was) {
+		/* failed: the old block is still there, and still sampled */
+		if (table_insert((__u64)old))
+			fire_alloc(old, size);
+		return p;
+	}
+	if (ALLOC_ON())
+		sample_new(p, size);
+	return p;
+}
+
+EXPORT void *mt_inject_memalign(size_t align, size_t size)
+{
+	FORWARD_SAMPLED(MEMALIGN, pair_fn, size, align, size);
+}
+
+EXPORT void *mt_inject_aligned_alloc(size_t align, size_t size)
+{
+	FORWARD_SAMPLED(ALIGNED_ALLOC, pair_fn, size, align, size);
+}
+
+EXPORT int mt_inject_posix_memalign(void **memptr, size_t align, size_t size)
+{
+	int r;
+
+	if (!ALLOC_ON())
+		return ORIG(POSIX_MEMALIGN, posix_memalign_fn *)(memptr, align, size);
+	r = ORIG(POSIX_MEMALIGN, posix_memalign_fn *)(memptr, align, size);
+	if (!r)
+		sample_new(*memptr, size);
+	return r;
+}
+
+EXPORT void *mt_inject_valloc(size_t size)
+{
+	FORWARD_SAMPLED(VALLOC, size_fn, size, size);
+}
+
+EXPORT void *mt_inject_pvalloc(size_t size)
+{
+	FORWARD_SAMPLED(PVALLOC, size_fn, (size + PAGE - 1) & ~(size_t)(PAGE - 1), size);
+}
