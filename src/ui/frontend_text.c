@@ -4,6 +4,7 @@
  * stdout, targets first, then call sites by leak score and in-use bytes.
  */
 #include "ui/frontend.h"
+#include "model/unseen.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ui/figures.h"
 #include "ui/format.h"
 #include "util/sanitize.h"
 
@@ -25,6 +27,9 @@ static int text_start(struct mt_fe_ctx *ctx)
 	if (!ctx->priv)
 		return -ENOMEM;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("ALLOC/s and OBJ/s: over the last %.0f s; ~: sampling error above %.0f%%; "
+	       "GROWTH/m: - until it stands out of the noise\n\n",
+	       MT_RATE_WINDOW_S, 100 * MT_APPROX_REL_ERR);
 	return 0;
 }
 
@@ -34,11 +39,11 @@ static void print_targets(struct mt_model *m)
 	char comm[64];
 	size_t i;
 
-	printf("%7s %-15s %-9s %-6s %7s %7s %9s %8s %12s %12s\n", "PID", "COMM", "ALLOCATOR",
+	printf("%7s %-15s %-9s %-7s %7s %7s %9s %8s %12s %12s\n", "PID", "COMM", "ALLOCATOR",
 	       "STATE", "RSS", "HEAP", "ALLOC/s", "CALLS/s", "ALLOCS", "FREES");
 	for (i = 0; i < model_target_count(m); i++) {
 		const struct mt_target *t = model_target_at(m, i);
-		char allocs[24] = "-", frees[24] = "-";
+		char allocs[24] = "-", frees[24] = "-", state[16];
 
 		/* counts memtop did not see are shown as "-", not zeros */
 		if (t->counters_exact) {
@@ -55,11 +60,35 @@ static void print_targets(struct mt_model *m)
 			snprintf(rate, sizeof(rate), "-");
 			snprintf(calls, sizeof(calls), "-");
 		}
-		printf("%7d %-15s %-9s %-6s %7s %7s %7s/s %8s %12s %12s\n", t->pid,
+		printf("%7d %-15s %-9s %-7s %7s %7s %7s/s %8s %12s %12s\n", t->pid,
 		       sanitize_text(comm, sizeof(comm), t->comm),
-		       t->allocator[0] ? t->allocator : "-", t->alive ? "alive" : "exited",
+		       t->allocator[0] ? t->allocator : "-", fig_state(state, sizeof(state), t),
 		       fmt_bytes(rss, sizeof(rss), t->rss_bytes),
 		       fmt_bytes(heap, sizeof(heap), t->inuse_bytes), rate, calls, allocs, frees);
+	}
+	/* how each dead one ended, in words; its figures above are as at its death */
+	for (i = 0; i < model_target_count(m); i++) {
+		const struct mt_target *t = model_target_at(m, i);
+		char how[160], when[16];
+		time_t at = (time_t)t->end.at_wall_s;
+		struct tm tm;
+
+		if (t->alive)
+			continue;
+		model_end_describe(&t->end, how, sizeof(how));
+		localtime_r(&at, &tm);
+		strftime(when, sizeof(when), "%H:%M:%S", &tm);
+		printf("ended: PID %d %s at %s; its figures are as at that moment\n", t->pid, how,
+		       when);
+	}
+	/* memory memtop does not see, in words (model/unseen.h) */
+	for (i = 0; i < model_target_count(m); i++) {
+		const struct mt_target *t = model_target_at(m, i);
+		char words[512];
+
+		if (t->alive && unseen_describe(t, words, sizeof(words)))
+			printf("%s: PID %d (%s): %s\n", unseen_growth(t) ? "warning" : "note",
+			       t->pid, sanitize_text(comm, sizeof(comm), t->comm), words);
 	}
 }
 
@@ -127,14 +156,12 @@ static int text_tick(struct mt_fe_ctx *ctx)
 	for (i = 0; i < n; i++) {
 		const struct mt_site *s = sites[i];
 
-		printf("%7s/s %8s %8s %8s %5.0f %6s %8llu  %s%s\n",
-		       fmt_bytes(a, sizeof(a), s->alloc_bytes_per_s),
-		       fmt_count(b, sizeof(b), s->alloc_objects_per_s),
-		       fmt_bytes(c, sizeof(c), s->inuse_bytes),
-		       fmt_bytes(e, sizeof(e), s->stats.long_fit.slope * 60), s->stats.leak_score,
+		printf("%7s/s %8s %8s %8s %5.0f %6s %8llu  %s%s%s\n", fig_rate(a, sizeof(a), s),
+		       fig_obj_rate(b, sizeof(b), s), fig_inuse(c, sizeof(c), s, s->inuse_bytes),
+		       fig_growth(e, sizeof(e), s), s->stats.leak_score,
 		       fmt_age(g, sizeof(g), s->stats.oldest_live_age_s),
 		       (unsigned long long)s->samples, fmt_frame(label, sizeof(label), s->frame),
-		       s->stack->truncated ? " [truncated]" : "");
+		       s->stack->truncated ? " [truncated]" : "", s->ended_ns ? " [ended]" : "");
 	}
 	putchar('\n');
 	fflush(stdout);

@@ -7,14 +7,17 @@
  *
  * The site is found again by id at each refresh and copied, so the page
  * holds still while paused and survives the site disappearing (after a
- * regroup) by saying so.
+ * regroup) by saying so. A site whose processes all ended says how the
+ * last one ended, and its graph stops at that moment with a marker.
  */
 #include "ui/tui/tui.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
+#include "ui/figures.h"
 #include "ui/format.h"
 #include "model/sampling.h"
 #include "model/stats.h"
@@ -82,6 +85,37 @@ static void site_refresh(struct tui *t)
 	p->valid = false;
 }
 
+/* The target whose death ended site s (the last of its processes to go). */
+static const struct mt_target *ending_target(const struct tui *t, const struct mt_site *s)
+{
+	for (size_t i = 0; i < model_target_count(t->model); i++) {
+		const struct mt_target *tg = model_target_at(t->model, i);
+
+		if (!tg->alive && tg->exit_ns == s->ended_ns)
+			return tg;
+	}
+	return NULL;
+}
+
+/* "ended 12:03:04: PID 42 killed by SIGSEGV" */
+static void fmt_ended(const struct tui *t, const struct mt_site *s, char *buf, size_t len)
+{
+	const struct mt_target *tg = ending_target(t, s);
+	char how[160], when[16] = "?";
+	time_t at;
+	struct tm tm;
+
+	if (!tg) {
+		snprintf(buf, len, "ended");
+		return;
+	}
+	at = (time_t)tg->end.at_wall_s;
+	if (localtime_r(&at, &tm))
+		strftime(when, sizeof(when), "%H:%M:%S", &tm);
+	model_end_describe(&tg->end, how, sizeof(how));
+	snprintf(buf, len, "ended %s: PID %d %s", when, (int)tg->pid, how);
+}
+
 static void title(struct tui *t, struct tui_page *pg, const char *s)
 {
 	tui_page_line(pg); /* blank line before a section */
@@ -100,23 +134,35 @@ static void draw_summary(struct tui *t, struct tui_page *pg)
 
 	tui_put_frame(t, tui_page_line(pg), 0, t->cols, &t->site.frame, t->attr[THEME_TITLE],
 		      t->attr[THEME_DIM]);
+	if (s->ended_ns) {
+		char ended[256];
+
+		fmt_ended(t, s, ended, sizeof(ended));
+		tui_putf(t, tui_page_line(pg), 2, t->cols - 2, t->attr[THEME_WARNING],
+			 "%s; every figure here is as at that moment", ended);
+	}
 	tui_putf(t, tui_page_line(pg), 2, t->cols - 2, t->attr[THEME_NORMAL],
 		 "in use %s in %llu live samples   allocated %s   freed %.0f%%",
-		 fmt_bytes(a, sizeof(a), s->inuse_bytes), (unsigned long long)s->live_samples,
+		 fig_inuse(a, sizeof(a), s, s->inuse_bytes), (unsigned long long)s->live_samples,
 		 fmt_bytes(b, sizeof(b), s->alloc_bytes), 100 * st->freed_fraction);
 	tui_putf(t, tui_page_line(pg), 2, t->cols - 2, t->attr[THEME_NORMAL],
-		 "allocating %s/s, %s objects/s   oldest live %s   %llu samples%s",
-		 fmt_bytes(a, sizeof(a), s->alloc_bytes_per_s),
-		 fmt_count(b, sizeof(b), s->alloc_objects_per_s),
+		 "allocating %s/s, %s objects/s over the last %s   oldest live %s   %llu samples%s",
+		 fig_rate(a, sizeof(a), s), fig_obj_rate(b, sizeof(b), s),
+		 fmt_age(d, sizeof(d), st->rate_window_s),
 		 fmt_age(c, sizeof(c), st->oldest_live_age_s), (unsigned long long)s->samples,
 		 s->truncated_samples ? " (some stacks incomplete)" : "");
-	tui_putf(t, tui_page_line(pg), 2, t->cols - 2, t->attr[THEME_NORMAL],
-		 "growth %s/min over %s (%s %.2f), recently %s/min%s",
-		 tui_fmt_growth(a, sizeof(a), st->long_fit.slope * 60),
-		 fmt_age(b, sizeof(b), st->long_fit.span_s), t->unicode ? "R\u00b2" : "R^2",
-		 st->long_fit.r2,
-		 tui_fmt_growth(d, sizeof(d), st->short_fit.slope * 60),
-		 st->plateau ? ", levelling off" : "");
+	if (st->growth_shown)
+		tui_putf(t, tui_page_line(pg), 2, t->cols - 2, t->attr[THEME_NORMAL],
+			 "growth %s/min over %s (%s %.2f), recently %s/min%s",
+			 tui_fmt_growth(a, sizeof(a), st->long_fit.slope * 60),
+			 fmt_age(b, sizeof(b), st->long_fit.span_s),
+			 t->unicode ? "R\u00b2" : "R^2", st->long_fit.r2,
+			 tui_fmt_growth(d, sizeof(d), st->short_fit.slope * 60),
+			 st->plateau ? ", levelling off" : "");
+	else
+		tui_putf(t, tui_page_line(pg), 2, t->cols - 2, t->attr[THEME_DIM],
+			 "growth: none that stands out of the sampling noise over %s",
+			 fmt_age(b, sizeof(b), st->long_fit.span_s));
 	y = tui_page_line(pg);
 	x = 2 + tui_put(t, y, 2, t->cols - 2, t->attr[THEME_NORMAL], "leak score ");
 	x += tui_putf(t, y, x, t->cols - x, t->attr[le], "%.0f ", st->leak_score);
@@ -194,7 +240,8 @@ static void draw_stacks(struct tui *t, struct tui_page *pg)
 static void draw_history(struct tui *t, struct tui_page *pg)
 {
 	const struct mt_site *s = &t->site.snap;
-	double tt[GRAPH_MAX], v[GRAPH_MAX], max = 0;
+	const struct mt_history_level *l0 = &s->stats.inuse.level[0];
+	double tt[GRAPH_MAX], v[GRAPH_MAX], max = 0, end;
 	int w = t->cols - 10, gh = t->rows >= 40 ? 8 : 4, n, y;
 	char a[32], b[32], head[96];
 
@@ -202,7 +249,14 @@ static void draw_history(struct tui *t, struct tui_page *pg)
 		w = GRAPH_MAX;
 	if (w < 4)
 		return;
-	n = history_window(&s->stats.inuse, tui_now_s(t) - w * t->ctx->interval_s, tt, v, w);
+	/* the window ends at the site's newest point: for a site that ended,
+	 * the tick that froze it, however long ago */
+	end = tui_now_s(t);
+	if (s->ended_ns && l0->count) {
+		end = l0->t[(l0->head + MT_HIST_POINTS - 1) % MT_HIST_POINTS];
+		w--; /* the last column is the marker */
+	}
+	n = history_window(&s->stats.inuse, end - w * t->ctx->interval_s, tt, v, w);
 	for (int i = 0; i < n; i++)
 		if (v[i] > max)
 			max = v[i];
@@ -222,6 +276,16 @@ static void draw_history(struct tui *t, struct tui_page *pg)
 	tui_put_right(t, y, 0, 8, t->attr[THEME_DIM], fmt_bytes(a, sizeof(a), max));
 	tui_put_right(t, y + gh - 1, 0, 8, t->attr[THEME_DIM], "0");
 	tui_graph(t, y, 9, w, gh, v, n, 0, max, t->attr[THEME_GRAPH]);
+	if (s->ended_ns) {
+		char ended[256];
+
+		for (int r = 0; r < gh; r++)
+			tui_put(t, y + r, 9 + w, 1, t->attr[THEME_WARNING],
+				t->unicode ? "\u2502" : "|");
+		fmt_ended(t, s, ended, sizeof(ended));
+		tui_putf(t, tui_page_line(pg), 2, t->cols - 2, t->attr[THEME_WARNING],
+			 "%s %s: no history after it", t->unicode ? "\u2502" : "|", ended);
+	}
 }
 
 static void bucket_label(char *buf, size_t len, int i)
