@@ -94,6 +94,11 @@ struct mt_target {
 	pid_t pid;
 	char comm[16];
 	char allocator[16]; /* what is probed: "glibc", "jemalloc", "tcmalloc", "usdt" */
+	/* A managed runtime whose heap is its own (probe/runtime.h), or "";
+	 * the strings are static. */
+	char runtime[16];
+	const char *runtime_heap;
+	const char *runtime_tool;
 	bool alive;
 	__u64 rss_bytes;
 	__u64 start_ns; /* CLOCK_MONOTONIC when memtop began watching */

@@ -18,6 +18,7 @@
 #include "probe/alloc_resolve.h"
 #include "probe/budget.h"
 #include "probe/cgroup.h"
+#include "probe/runtime.h"
 #include "probe/inject.h"
 #include "probe/exits.h"
 #include "probe/usdt.h"
@@ -293,6 +294,20 @@ int watch_prepare_cgroup(struct watch_set *ws, const char *spec, char *err, size
 
 /* ---- attaching --------------------------------------------------------------- */
 
+/* The managed runtime of pid, for the words about memory memtop does not
+ * see (model/unseen.h). */
+static void set_runtime(struct mt_target *t, pid_t pid)
+{
+	struct runtime_info rt;
+
+	t->runtime[0] = '\0';
+	if (runtime_detect(pid, &rt) || !rt.name)
+		return;
+	snprintf(t->runtime, sizeof(t->runtime), "%s", rt.name);
+	t->runtime_heap = rt.heap;
+	t->runtime_tool = rt.tool;
+}
+
 static int attach_watched(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
 	const struct mt_config *cfg = ws->env.cfg;
@@ -319,6 +334,7 @@ static int attach_watched(struct watch_set *ws, struct watched *w, char *err, si
 		return -ENOMEM;
 	memcpy(t->comm, w->comm, sizeof(t->comm));
 	snprintf(t->allocator, sizeof(t->allocator), "%s", ws->info.allocator);
+	set_runtime(t, w->pid);
 	t->alive = true;
 	t->exit_ns = 0;
 	t->start_ns = mono_ns();

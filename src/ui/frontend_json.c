@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "model/unseen.h"
 #include "stacks/symbol_hint.h"
 #include "util/json_writer.h"
 
@@ -197,12 +198,32 @@ static void write_end(struct json_writer *w, const struct mt_target_end *e)
 	jw_object_end(w);
 }
 
+/* A managed runtime's name, and the words when memtop does not see most
+ * of the target's memory (model/unseen.h); null when there are none. */
+static void write_unseen(struct json_writer *w, const struct mt_target *t)
+{
+	char words[512];
+
+	jw_key(w, "runtime");
+	if (t->runtime[0])
+		jw_string(w, t->runtime);
+	else
+		jw_null(w);
+	kv_bool(w, "unseen_growth", unseen_growth(t));
+	jw_key(w, "unseen_memory");
+	if (unseen_describe(t, words, sizeof(words)))
+		jw_string(w, words);
+	else
+		jw_null(w);
+}
+
 static void write_target(struct json_writer *w, const struct mt_target *t)
 {
 	jw_object_begin(w);
 	kv_int(w, "pid", t->pid);
 	kv_string(w, "comm", t->comm);
 	kv_string(w, "allocator", t->allocator);
+	write_unseen(w, t);
 	kv_bool(w, "alive", t->alive);
 	if (t->alive) {
 		jw_key(w, "end");

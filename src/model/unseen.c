@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * unseen.c - the words for memory memtop does not see (unseen.h), from a
+ * target's RSS and in-use fits (stats.h: heap_explains is the in-use slope
+ * over the RSS slope, -1 while RSS does not grow measurably) and the
+ * runtime found at attach. Pure: reads the target, writes a string.
+ */
+#include "model/unseen.h"
+
+#include <stdio.h>
+
+bool unseen_growth(const struct mt_target *t)
+{
+	return t->stats.heap_explains >= 0 && t->stats.heap_explains < UNSEEN_EXPLAINS_MAX;
+}
+
+bool unseen_describe(const struct mt_target *t, char *buf, size_t len)
+{
+	const char *alloc = t->allocator[0] ? t->allocator : "the allocator";
+	int n;
+
+	if (!len)
+		return false;
+	buf[0] = '\0';
+	if (unseen_growth(t)) {
+		n = snprintf(buf, len,
+			     "RSS grows %.1f MiB/min but the heap memtop sees explains %.0f%% of it: ",
+			     t->stats.rss_fit.slope * 60 / (1024.0 * 1024.0),
+			     100 * t->stats.heap_explains);
+		if (n < 0 || (size_t)n >= len)
+			return true;
+		if (t->runtime[0])
+			snprintf(buf + n, len - n,
+				 "%s allocates %s itself, which memtop does not see; use %s",
+				 t->runtime, t->runtime_heap, t->runtime_tool);
+		else
+			snprintf(buf + n, len - n,
+				 "the rest does not come from %s's malloc (a custom allocator, mmap, "
+				 "a runtime's own heap); the mmap sites show who maps it",
+				 alloc);
+		return true;
+	}
+	if (t->runtime[0]) {
+		snprintf(buf, len, "%s: %s is not allocated through malloc, memtop sees only native "
+			 "allocations; for it use %s",
+			 t->runtime, t->runtime_heap, t->runtime_tool);
+		return true;
+	}
+	return false;
+}
