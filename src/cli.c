@@ -30,6 +30,7 @@
 #include <strings.h>
 
 #include "memtop/abi.h"
+#include "export/serve.h"
 
 #ifndef MEMTOP_VERSION
 #define MEMTOP_VERSION "dev"
@@ -102,6 +103,7 @@ enum {
 	OPT_FOLDED,
 	OPT_PUSH,
 	OPT_PUSH_EVERY,
+	OPT_SERVE,
 	OPT_MAX_OVERHEAD,
 	OPT_NO_PRELOAD,
 	OPT_INJECT,
@@ -174,6 +176,11 @@ static const struct cli_opt cli_opts[] = {
 	  "at an http:// or https:// URL" },
 	{ "push-every", OPT_PUSH_EVERY, "SECS", SEC_EXPORT,
 	  "push interval, 1 to 86400 (default 15)" },
+	{ "serve", OPT_SERVE, "ADDR", SEC_EXPORT,
+	  "serve /debug/pprof/heap, /debug/pprof/allocs and /metrics over HTTP "
+	  "at ADDR: HOST:PORT, :PORT or PORT (then on 127.0.0.1; port 0 picks "
+	  "one, printed on stderr). Loopback unless a non-loopback IP address "
+	  "is spelled out: anyone who reaches it reads the profiles" },
 
 	{ "max-overhead", OPT_MAX_OVERHEAD, "PCT", SEC_OVERHEAD,
 	  "how much the probes may slow a target down, in % of its own CPU "
@@ -763,6 +770,17 @@ static enum mt_cli_result cli_option(struct cli_ctx *c, int val, const char *arg
 	case OPT_PUSH_EVERY:
 		return cli_seconds(c, arg, CLI_MIN_EVERY_S, CLI_MAX_EVERY_S, "1 to 86400",
 				   &cfg->push_every);
+	case OPT_SERVE: {
+		struct sockaddr_storage ss;
+		socklen_t len;
+		bool loopback;
+		char err[160];
+
+		if (serve_parse_addr(arg, &ss, &len, &loopback, err, sizeof(err)))
+			return cli_error(c, "%s: %s", c->label, err);
+		cfg->serve = arg;
+		return MT_CLI_RUN;
+	}
 	case OPT_MAX_OVERHEAD:
 		if (!strcmp(arg, "none")) {
 			cfg->max_overhead_pct = 0;

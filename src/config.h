@@ -55,6 +55,7 @@ struct mt_config {
 	const char *folded; /* --folded FILE */
 	const char *push_url; /* --push URL */
 	double push_every;    /* --push-every SECS, default 15 */
+	const char *serve;    /* --serve ADDR (export/serve.h) */
 
 	double max_overhead_pct; /* --max-overhead PCT of one CPU per target */
 	bool no_preload;	 /* --no-preload */

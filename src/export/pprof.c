@@ -43,6 +43,7 @@ enum {
 	PROFILE_PERIOD_TYPE = 11,
 	PROFILE_PERIOD = 12,
 	PROFILE_COMMENT = 13,
+	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
 };
 enum { VALUETYPE_TYPE = 1, VALUETYPE_UNIT = 2 };
 enum { SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3 };
@@ -225,6 +226,7 @@ struct pprof {
 	__s64 time_ns, duration_ns;
 	__u32 *comments;
 	size_t ncomments, comments_cap;
+	__u32 default_type; /* string index; 0: none */
 
 	struct sample *samples;
 	size_t nsamples, samples_cap;
@@ -317,6 +319,16 @@ void pprof_set_time(struct pprof *p, __s64 time_ns, __s64 duration_ns)
 {
 	p->time_ns = time_ns;
 	p->duration_ns = duration_ns;
+}
+
+int pprof_set_default_sample_type(struct pprof *p, const char *type)
+{
+	long t = str_index(p, type);
+
+	if (t < 0)
+		return -ENOMEM;
+	p->default_type = (__u32)t;
+	return 0;
 }
 
 int pprof_add_comment(struct pprof *p, const char *text)
@@ -695,6 +707,8 @@ int pprof_encode(const struct pprof *p, struct pbuf *b)
 	}
 	for (i = 0; i < p->ncomments; i++)
 		pbuf_int(b, PROFILE_COMMENT, p->comments[i]);
+	if (p->default_type)
+		pbuf_int(b, PROFILE_DEFAULT_SAMPLE_TYPE, p->default_type);
 	free(order);
 	free(ids);
 	return b->err;

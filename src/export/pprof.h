@@ -46,6 +46,10 @@ int pprof_set_period(struct pprof *p, const char *type, const char *unit, __s64 
 /* time_nanos (UTC ns since the epoch) and duration_nanos; 0 leaves a
  * field out. */
 void pprof_set_time(struct pprof *p, __s64 time_ns, __s64 duration_ns);
+/* default_sample_type: the sample type viewers show first (they show the
+ * last one when none is set); NULL or "" unsets it. May be called after
+ * samples were added or the profile encoded. 0 or -errno. */
+int pprof_set_default_sample_type(struct pprof *p, const char *type);
 /* Append a comment line. 0 or -errno. */
 int pprof_add_comment(struct pprof *p, const char *text);
 

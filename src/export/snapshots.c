@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "export/export.h"
+#include "export/serve.h"
 #include "util/out_file.h"
 #include "util/sanitize.h"
 
@@ -33,6 +34,12 @@ int snapshots_init(struct snapshots *s, const struct mt_config *cfg, char *err, 
 	}
 	if (cfg->folded && (e = export_check_path(cfg->folded, err, errlen)))
 		return e;
+	if (cfg->serve && !(s->serve = serve_start(cfg->serve, err, errlen)))
+		return -errno;
+	if (s->serve)
+		fprintf(stderr, "memtop: serving http://%s/ (/metrics, /debug/pprof/heap, /debug/pprof/allocs)%s\n",
+			serve_address(s->serve),
+			serve_is_loopback(s->serve) ? "" : ": not loopback, anyone who reaches it reads the profiles");
 	if (cfg->push_url) {
 		po.url = cfg->push_url;
 		po.every_s = cfg->push_every;
@@ -41,6 +48,8 @@ int snapshots_init(struct snapshots *s, const struct mt_config *cfg, char *err, 
 			e = -errno;
 			snprintf(err, errlen, "--push %s: %s", cfg->push_url,
 				 e == -EINVAL ? "not a usable URL" : strerror(-e));
+			serve_stop(s->serve);
+			s->serve = NULL;
 			return e;
 		}
 	}
@@ -73,6 +82,7 @@ void snapshots_tick(struct snapshots *s, struct mt_model *m, __u64 now_ns, struc
 			s->next_ns += (__u64)(s->cfg->output_every * 1e9);
 		}
 	}
+	serve_publish(s->serve, m, st, now_ns);
 	if (s->push) {
 		push_tick(s->push, m); /* -EBUSY: the last batch is still going */
 		push_get_status(s->push, &st->push);
@@ -84,6 +94,8 @@ int snapshots_finish(struct snapshots *s, struct mt_model *m, char *err, size_t 
 {
 	int e = 0;
 
+	serve_stop(s->serve);
+	s->serve = NULL;
 	if (s->cfg->output)
 		e = export_pprof_file(m, s->cfg->output, err, errlen);
 	if (!e && s->cfg->folded)
@@ -98,6 +110,8 @@ int snapshots_finish(struct snapshots *s, struct mt_model *m, char *err, size_t 
 
 void snapshots_fini(struct snapshots *s)
 {
+	serve_stop(s->serve);
+	s->serve = NULL;
 	if (s->push)
 		push_free(s->push, 0);
 	s->push = NULL;

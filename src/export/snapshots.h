@@ -3,7 +3,8 @@
  * snapshots.h - when memtop writes or sends what export.h and push.h
  * produce: --output at exit and every --output-every seconds (numbered
  * files), --folded at exit, --push every --push-every seconds and once more
- * at exit. Paths are checked before anything is attached.
+ * at exit; --serve's snapshots every tick (serve.h). Paths are checked and
+ * the --serve address bound before anything is attached.
  */
 #ifndef MEMTOP_SNAPSHOTS_H
 #define MEMTOP_SNAPSHOTS_H
@@ -16,10 +17,12 @@
 #include "model/status.h"
 #include "model/model.h"
 #include "export/push.h"
+#include "export/serve.h"
 
 struct snapshots {
 	const struct mt_config *cfg;
 	struct push *push;
+	struct serve *serve;   /* --serve, or NULL */
 	unsigned int numbered; /* --output-every files written */
 	__u64 next_ns;	       /* when the next numbered file is due; 0: none */
 };

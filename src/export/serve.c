@@ -1,0 +1,855 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * serve.c - the --serve HTTP server (serve.h): address parsing, the
+ * listening socket, one thread with a poll() loop over non-blocking
+ * connections, request parsing and routing, and the hand-over of
+ * snapshots from the main loop.
+ *
+ * Two sides share one mutex:
+ *  - the main loop (serve_publish) renders /metrics every tick and the
+ *    profiles once a scraper asked for one, and swaps them in as
+ *    reference-counted blobs. It also owns the alloc baselines of
+ *    ?seconds= requests: a connection that asks for one fills a slot
+ *    (NEW); the next publish takes the baseline (RUNNING), the first one N
+ *    seconds later builds the profile (DONE) and wakes the thread through
+ *    an eventfd. Profiles are built outside the lock.
+ *  - the server thread owns the sockets. It takes a reference to a blob
+ *    under the lock and writes it without it, so a slow reader holds
+ *    memory for one snapshot and never the main loop. A connection that
+ *    goes away or times out while its slot is pending marks it CANCELLED;
+ *    the main loop frees what it held.
+ *
+ * HTTP/1.0 and 1.1 requests, GET only, Connection: close on every answer.
+ * The thread takes no signals: they stay with the main loop's signalfd.
+ */
+#include "export/serve.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/uio.h>
+
+#include "export/metrics.h"
+#include "export/pprof.h"
+
+#define LISTEN_BACKLOG 16
+/* A ?seconds= request waits N seconds, plus up to two intervals for the
+ * ticks that start and end it, plus this. */
+#define WAIT_SLACK_S 10
+
+/* ==== addresses ========================================================= */
+
+static int parse_port(const char *s, in_port_t *port)
+{
+	unsigned long v = 0;
+
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || (v = v * 10 + (unsigned long)(*s - '0')) > 65535)
+			return -EINVAL;
+	}
+	*port = htons((in_port_t)v);
+	return 0;
+}
+
+int serve_parse_addr(const char *spec, struct sockaddr_storage *ss, socklen_t *len,
+		     bool *loopback, char *err, size_t errlen)
+{
+	char host[64];
+	const char *port;
+	struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
+	bool bracket = spec[0] == '[';
+	size_t hlen;
+
+	memset(ss, 0, sizeof(*ss));
+	if (bracket) {
+		const char *end = strchr(spec, ']');
+
+		if (!end || end[1] != ':') {
+			snprintf(err, errlen, "'%s' is not [IPV6]:PORT", spec);
+			return -EINVAL;
+		}
+		hlen = (size_t)(end - spec - 1);
+		port = end + 2;
+		spec++;
+	} else {
+		const char *colon = strrchr(spec, ':');
+
+		if (colon && memchr(spec, ':', (size_t)(colon - spec))) {
+			snprintf(err, errlen, "'%s': an IPv6 address goes in brackets ([::1]:6060)",
+				 spec);
+			return -EINVAL;
+		}
+		hlen = colon ? (size_t)(colon - spec) : 0;
+		port = colon ? colon + 1 : spec;
+	}
+	if (hlen >= sizeof(host)) {
+		snprintf(err, errlen, "'%.64s...': host too long", spec);
+		return -EINVAL;
+	}
+	memcpy(host, spec, hlen);
+	host[hlen] = '\0';
+	if (!hlen || !strcmp(host, "localhost"))
+		snprintf(host, sizeof(host), "%s", SERVE_DEFAULT_HOST);
+	if (parse_port(port, bracket ? &v6->sin6_port : &v4->sin_port)) {
+		snprintf(err, errlen, "'%s': the port is not a number from 0 to 65535", port);
+		return -EINVAL;
+	}
+	if (!bracket && inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		*len = sizeof(*v4);
+		*loopback = (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
+		return 0;
+	}
+	if (bracket && inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+		const struct in6_addr *a = &v6->sin6_addr;
+
+		v6->sin6_family = AF_INET6;
+		*len = sizeof(*v6);
+		*loopback = IN6_IS_ADDR_LOOPBACK(a) ||
+			    (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+		return 0;
+	}
+	snprintf(err, errlen, "'%s' is not an IP address (names other than localhost are not looked up)",
+		 host);
+	return -EINVAL;
+}
+
+/* ==== shared state ========================================================= */
+
+struct blob {
+	int refs; /* under serve.lock */
+	size_t len;
+	char data[];
+};
+
+enum kind { K_HEAP, K_ALLOCS, K_METRICS, K_NKINDS };
+
+static const char *const kind_default_type[] = {
+	[K_HEAP] = "inuse_space",
+	[K_ALLOCS] = "alloc_space",
+};
+static const char *const kind_name[] = {
+	[K_HEAP] = "heap",
+	[K_ALLOCS] = "allocs",
+	[K_METRICS] = "metrics",
+};
+
+enum slot_state { SLOT_FREE, SLOT_NEW, SLOT_RUNNING, SLOT_DONE, SLOT_CANCELLED };
+
+/* A profile a connection waits for: the current one (seconds 0, before
+ * the first profile was built) or the allocations of the next seconds. */
+struct slot {
+	enum slot_state state;
+	enum kind kind;
+	int seconds;
+	struct blob *result;	    /* SLOT_DONE; NULL: building failed */
+	/* main loop only */
+	struct pprof_delta *delta;  /* the baseline taken at start_ns */
+	__u64 start_ns;
+};
+
+enum conn_state { C_FREE, C_READ, C_WAIT, C_WRITE };
+
+struct conn {
+	int fd;
+	enum conn_state state;
+	__s64 deadline_ms;
+	size_t used;
+	char req[SERVE_MAX_REQUEST];
+	char head[512];
+	size_t hlen, off; /* off runs over head, then body */
+	struct blob *body;
+	const char *text; /* a static body, when body is NULL */
+	size_t text_len;
+	enum kind kind;
+	int slot; /* -1: none */
+};
+
+struct serve {
+	int listen_fd;
+	int wake_fd;
+	char addr[80];
+	bool loopback;
+	pthread_t thread;
+	bool thread_on;
+
+	pthread_mutex_t lock;
+	struct blob *current[K_NKINDS];
+	bool want_profiles; /* a profile was asked for: build them every tick */
+	double interval_s;
+	struct slot slots[SERVE_MAX_CONNS];
+	bool closing;
+
+	/* server thread only */
+	struct conn conns[SERVE_MAX_CONNS];
+};
+
+static __s64 mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__s64)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static struct blob *blob_new(const void *data, size_t len)
+{
+	struct blob *b = malloc(sizeof(*b) + len);
+
+	if (!b)
+		return NULL;
+	b->refs = 1;
+	b->len = len;
+	memcpy(b->data, data, len);
+	return b;
+}
+
+/* Under s->lock. */
+static void blob_put(struct blob *b)
+{
+	if (b && --b->refs == 0)
+		free(b);
+}
+
+static void wake(struct serve *s)
+{
+	__u64 one = 1;
+
+	if (write(s->wake_fd, &one, sizeof(one)) < 0) {
+		/* the counter is saturated: the thread is awake anyway */
+	}
+}
+
+/* ==== the main loop's side ===================================================== */
+
+/* The gzipped heap profile of m; with a baseline, alloc_* since it. */
+static struct blob *build_profile(struct mt_model *m, enum kind k, struct pprof_delta *delta,
+				  __s64 duration_ns)
+{
+	struct pprof_model_opts o = { .delta = delta, .duration_ns = duration_ns };
+	struct pprof *p = pprof_from_model(m, &o);
+	struct blob *b = NULL;
+	__u8 *gz = NULL;
+	size_t len = 0;
+
+	if (!p)
+		return NULL;
+	if (!pprof_set_default_sample_type(p, kind_default_type[k]) &&
+	    !pprof_encode_gz(p, &gz, &len))
+		b = blob_new(gz, len);
+	free(gz);
+	pprof_free(p);
+	return b;
+}
+
+static void swap_current(struct serve *s, enum kind k, struct blob *b)
+{
+	struct blob *old;
+
+	if (!b)
+		return; /* out of memory: the previous snapshot stays */
+	pthread_mutex_lock(&s->lock);
+	old = s->current[k];
+	s->current[k] = b;
+	blob_put(old);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* One slot's turn: start its baseline, or build its profile when due.
+ * The slot's state is read and written under the lock, profiles are
+ * built outside it. Returns whether a waiting connection can be answered. */
+static bool step_slot(struct serve *s, struct slot *sl, struct mt_model *m, __u64 now)
+{
+	enum slot_state st, next;
+	struct blob *b = NULL;
+
+	pthread_mutex_lock(&s->lock);
+	st = sl->state;
+	if (st == SLOT_CANCELLED)
+		sl->state = SLOT_FREE;
+	if (st == SLOT_NEW && sl->seconds == 0) {
+		/* the profiles were built just before: hand the current one */
+		b = s->current[sl->kind];
+		if (b)
+			b->refs++;
+		sl->result = b;
+		sl->state = SLOT_DONE;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (st == SLOT_CANCELLED) {
+		pprof_delta_free(sl->delta);
+		sl->delta = NULL;
+		return false;
+	}
+	if (st == SLOT_NEW && sl->seconds == 0)
+		return true;
+
+	if (st == SLOT_NEW) {
+		struct pprof_model_opts o = { 0 };
+		struct pprof *p = NULL;
+
+		sl->delta = pprof_delta_new();
+		o.delta = sl->delta;
+		if (sl->delta)
+			p = pprof_from_model(m, &o); /* takes the baseline */
+		pprof_free(p);
+		sl->start_ns = now;
+		next = p ? SLOT_RUNNING : SLOT_DONE; /* failed: answered with 500 */
+	} else if (st == SLOT_RUNNING && now >= sl->start_ns + (__u64)sl->seconds * 1000000000ULL) {
+		b = build_profile(m, sl->kind, sl->delta, (__s64)(now - sl->start_ns));
+		next = SLOT_DONE;
+	} else {
+		return false;
+	}
+	if (next == SLOT_DONE) {
+		pprof_delta_free(sl->delta);
+		sl->delta = NULL;
+	}
+	pthread_mutex_lock(&s->lock);
+	if (sl->state == SLOT_CANCELLED) {
+		/* the client left while this was built */
+		blob_put(b);
+		sl->state = SLOT_FREE;
+		next = SLOT_FREE;
+	} else {
+		sl->result = b;
+		sl->state = next;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (next == SLOT_FREE) {
+		pprof_delta_free(sl->delta);
+		sl->delta = NULL;
+	}
+	return next == SLOT_DONE;
+}
+
+void serve_publish(struct serve *s, struct mt_model *m, const struct mt_status *st,
+		   __u64 now_ns)
+{
+	struct timespec wall;
+	char *text = NULL;
+	size_t len = 0, i;
+	bool want, woke = false;
+
+	if (!s)
+		return;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	if (!metrics_text(m, st, wall.tv_sec + wall.tv_nsec / 1e9, &text, &len))
+		swap_current(s, K_METRICS, blob_new(text, len));
+	free(text);
+	pthread_mutex_lock(&s->lock);
+	want = s->want_profiles;
+	s->interval_s = model_interval_s(m);
+	pthread_mutex_unlock(&s->lock);
+	if (want) {
+		swap_current(s, K_HEAP, build_profile(m, K_HEAP, NULL, 0));
+		swap_current(s, K_ALLOCS, build_profile(m, K_ALLOCS, NULL, 0));
+	}
+	for (i = 0; i < SERVE_MAX_CONNS; i++)
+		woke |= step_slot(s, &s->slots[i], m, now_ns);
+	if (woke)
+		wake(s);
+}
+
+/* ==== HTTP ==================================================================== */
+
+static const char *reason(int code)
+{
+	switch (code) {
+	case 200: return "OK";
+	case 400: return "Bad Request";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
+	case 431: return "Request Header Fields Too Large";
+	case 500: return "Internal Server Error";
+	case 503: return "Service Unavailable";
+	default: return "Error";
+	}
+}
+
+#define PPROF_TYPE "application/octet-stream"
+
+static void respond(struct conn *c, int code, const char *type, struct blob *body,
+		    const char *text)
+{
+	size_t blen = body ? body->len : strlen(text);
+	char disp[96] = "";
+	int n;
+
+	if (!strcmp(type, PPROF_TYPE))
+		snprintf(disp, sizeof(disp), "Content-Disposition: attachment; filename=\"%s\"\r\n",
+			 kind_name[c->kind]);
+	n = snprintf(c->head, sizeof(c->head),
+		     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s%s"
+		     "X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n"
+		     "Connection: close\r\n\r\n",
+		     code, reason(code), type, blen, code == 405 ? "Allow: GET\r\n" : "", disp);
+	c->hlen = n > 0 && (size_t)n < sizeof(c->head) ? (size_t)n : 0;
+	c->off = 0;
+	c->body = body;
+	c->text = body ? NULL : text;
+	c->text_len = body ? 0 : blen;
+	c->state = C_WRITE;
+	c->deadline_ms = mono_ms() + SERVE_WRITE_TIMEOUT_S * 1000;
+}
+
+static void respond_error(struct conn *c, int code, const char *text)
+{
+	respond(c, code, "text/plain; charset=utf-8", NULL, text);
+}
+
+/* seconds= of a query, Go's way: absent or 0, the current profile; 1 to
+ * SERVE_MAX_SECONDS, a delta; else -EINVAL. debug= other than 0 asks for
+ * a text format memtop does not write: -ENOTSUP. Other keys are ignored. */
+static int query_seconds(const char *q, int *seconds)
+{
+	*seconds = 0;
+	while (q && *q) {
+		size_t n = strcspn(q, "&");
+
+		if (!strncmp(q, "seconds=", 8)) {
+			long v = 0;
+			const char *p = q + 8;
+
+			if (p == q + n)
+				return -EINVAL;
+			for (; p < q + n; p++) {
+				if (*p < '0' || *p > '9' || (v = v * 10 + (*p - '0')) > SERVE_MAX_SECONDS)
+					return -EINVAL;
+			}
+			*seconds = (int)v;
+		} else if (!strncmp(q, "debug=", 6) && !(n == 7 && q[6] == '0')) {
+			return -ENOTSUP;
+		}
+		q += n;
+		if (*q == '&')
+			q++;
+	}
+	return 0;
+}
+
+static int take_slot(struct serve *s, enum kind k, int seconds)
+{
+	int i;
+
+	for (i = 0; i < SERVE_MAX_CONNS; i++) {
+		struct slot *sl = &s->slots[i];
+
+		if (sl->state != SLOT_FREE)
+			continue;
+		sl->state = SLOT_NEW;
+		sl->kind = k;
+		sl->seconds = seconds;
+		sl->result = NULL;
+		return i;
+	}
+	return -1;
+}
+
+/* A profile request: the current snapshot, or a slot to wait on. */
+static void route_profile(struct serve *s, struct conn *c, enum kind k, const char *query)
+{
+	struct blob *b = NULL;
+	double wait_s;
+	int seconds, e = query_seconds(query, &seconds);
+
+	c->kind = k;
+	if (e == -ENOTSUP) {
+		respond_error(c, 400, "only the protobuf format is served: drop debug=\n");
+		return;
+	}
+	if (e) {
+		respond_error(c, 400, "seconds= must be a whole number from 0 to 300\n");
+		return;
+	}
+	pthread_mutex_lock(&s->lock);
+	s->want_profiles = true;
+	if (!seconds && s->current[k]) {
+		b = s->current[k];
+		b->refs++;
+	} else {
+		c->slot = take_slot(s, k, seconds);
+	}
+	wait_s = seconds + 2 * (s->interval_s > 0 ? s->interval_s : 1) + WAIT_SLACK_S;
+	pthread_mutex_unlock(&s->lock);
+	if (b) {
+		respond(c, 200, PPROF_TYPE, b, NULL);
+	} else if (c->slot < 0) {
+		respond_error(c, 503, "too many profiles are being collected\n");
+	} else {
+		c->state = C_WAIT;
+		c->deadline_ms = mono_ms() + (__s64)(wait_s * 1000);
+	}
+}
+
+static const char index_text[] =
+	"memtop\n\n"
+	"/debug/pprof/heap     heap profile (gzipped profile.proto), default inuse_space\n"
+	"/debug/pprof/allocs   the same, default alloc_space; ?seconds=N: allocations of the next N s\n"
+	"/metrics              Prometheus text format\n";
+
+/* The request is complete in c->req (headers ended). */
+static void route(struct serve *s, struct conn *c)
+{
+	char method[16], target[2048], version[16];
+	char *query;
+	struct blob *b = NULL;
+
+	c->req[c->used < sizeof(c->req) ? c->used : sizeof(c->req) - 1] = '\0';
+	if (sscanf(c->req, "%15[A-Z] %2047[^ \r\n] %15[^ \r\n]", method, target, version) != 3 ||
+	    target[0] != '/' || (strcmp(version, "HTTP/1.1") && strcmp(version, "HTTP/1.0"))) {
+		respond_error(c, 400, "bad request\n");
+		return;
+	}
+	if (strcmp(method, "GET")) {
+		respond_error(c, 405, "only GET\n");
+		return;
+	}
+	query = strchr(target, '?');
+	if (query)
+		*query++ = '\0';
+	if (!strcmp(target, "/debug/pprof/heap")) {
+		route_profile(s, c, K_HEAP, query);
+	} else if (!strcmp(target, "/debug/pprof/allocs")) {
+		route_profile(s, c, K_ALLOCS, query);
+	} else if (!strcmp(target, "/metrics")) {
+		c->kind = K_METRICS;
+		pthread_mutex_lock(&s->lock);
+		b = s->current[K_METRICS];
+		if (b)
+			b->refs++;
+		pthread_mutex_unlock(&s->lock);
+		if (b)
+			respond(c, 200, "text/plain; version=0.0.4; charset=utf-8", b, NULL);
+		else
+			respond_error(c, 503, "no interval closed yet\n");
+	} else if (!strcmp(target, "/")) {
+		respond_error(c, 200, index_text);
+	} else {
+		respond_error(c, 404, "not found\n");
+	}
+}
+
+/* ==== the server thread ============================================================ */
+
+static void conn_close(struct serve *s, struct conn *c)
+{
+	pthread_mutex_lock(&s->lock);
+	if (c->slot >= 0) {
+		struct slot *sl = &s->slots[c->slot];
+
+		if (sl->state == SLOT_DONE) {
+			blob_put(sl->result);
+			sl->result = NULL;
+			sl->state = SLOT_FREE;
+		} else if (sl->state != SLOT_FREE) {
+			sl->state = SLOT_CANCELLED;
+		}
+	}
+	blob_put(c->body);
+	pthread_mutex_unlock(&s->lock);
+	if (c->fd >= 0) {
+		shutdown(c->fd, SHUT_WR);
+		close(c->fd);
+	}
+	c->fd = -1;
+	c->body = NULL;
+	c->slot = -1;
+	c->state = C_FREE;
+}
+
+static void on_accept(struct serve *s)
+{
+	static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
+				   "Connection: close\r\n\r\n";
+	int fd, i;
+
+	while ((fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+		for (i = 0; i < SERVE_MAX_CONNS && s->conns[i].state != C_FREE; i++)
+			;
+		if (i == SERVE_MAX_CONNS) {
+			if (send(fd, busy, sizeof(busy) - 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+				/* best effort */
+			}
+			close(fd);
+			continue;
+		}
+		s->conns[i] = (struct conn){ .fd = fd, .state = C_READ, .slot = -1,
+					     .deadline_ms = mono_ms() + SERVE_READ_TIMEOUT_S * 1000 };
+	}
+}
+
+static void on_readable(struct serve *s, struct conn *c)
+{
+	ssize_t n = recv(c->fd, c->req + c->used, sizeof(c->req) - 1 - c->used, 0);
+
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		conn_close(s, c);
+		return;
+	}
+	if (n < 0)
+		return;
+	c->used += (size_t)n;
+	c->req[c->used] = '\0';
+	if (strstr(c->req, "\r\n\r\n") || strstr(c->req, "\n\n"))
+		route(s, c);
+	else if (c->used >= sizeof(c->req) - 1)
+		respond_error(c, 431, "request too large\n");
+}
+
+static void on_writable(struct serve *s, struct conn *c)
+{
+	const char *body = c->body ? c->body->data : c->text;
+	size_t blen = c->body ? c->body->len : c->text_len, total = c->hlen + blen;
+	struct iovec iov[2];
+	int n = 0;
+	ssize_t w;
+
+	if (c->off < c->hlen)
+		iov[n++] = (struct iovec){ c->head + c->off, c->hlen - c->off };
+	if (blen) {
+		size_t boff = c->off > c->hlen ? c->off - c->hlen : 0;
+
+		iov[n++] = (struct iovec){ (void *)(body + boff), blen - boff };
+	}
+	w = n ? writev(c->fd, iov, n) : 0;
+	if (w < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (w < 0) {
+		conn_close(s, c);
+		return;
+	}
+	c->off += (size_t)w;
+	if (c->off >= total)
+		conn_close(s, c);
+}
+
+/* Connections whose ?seconds= profile is ready. */
+static void collect_done(struct serve *s)
+{
+	size_t i;
+
+	for (i = 0; i < SERVE_MAX_CONNS; i++) {
+		struct conn *c = &s->conns[i];
+		struct slot *sl;
+		struct blob *b;
+
+		if (c->state != C_WAIT)
+			continue;
+		sl = &s->slots[c->slot];
+		pthread_mutex_lock(&s->lock);
+		if (sl->state != SLOT_DONE) {
+			pthread_mutex_unlock(&s->lock);
+			continue;
+		}
+		b = sl->result;
+		sl->result = NULL;
+		sl->state = SLOT_FREE;
+		c->slot = -1;
+		pthread_mutex_unlock(&s->lock);
+		if (b)
+			respond(c, 200, PPROF_TYPE, b, NULL);
+		else
+			respond_error(c, 500, "the profile could not be built\n");
+	}
+}
+
+static void *serve_main(void *arg)
+{
+	struct serve *s = arg;
+	struct pollfd pfd[SERVE_MAX_CONNS + 2];
+	int map[SERVE_MAX_CONNS];
+
+	for (;;) {
+		__s64 now = mono_ms(), next = now + 1000;
+		int n = 2, i, timeout;
+
+		pthread_mutex_lock(&s->lock);
+		if (s->closing) {
+			pthread_mutex_unlock(&s->lock);
+			break;
+		}
+		pthread_mutex_unlock(&s->lock);
+		pfd[0] = (struct pollfd){ .fd = s->listen_fd, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = s->wake_fd, .events = POLLIN };
+		for (i = 0; i < SERVE_MAX_CONNS; i++) {
+			struct conn *c = &s->conns[i];
+
+			if (c->state == C_FREE)
+				continue;
+			if (now >= c->deadline_ms) {
+				if (c->state == C_READ)
+					respond_error(c, 408, "request timed out\n");
+				else
+					conn_close(s, c);
+				continue;
+			}
+			if (c->deadline_ms < next)
+				next = c->deadline_ms;
+			if (c->state == C_WAIT)
+				continue;
+			map[n - 2] = i;
+			pfd[n++] = (struct pollfd){ .fd = c->fd,
+						    .events = c->state == C_READ ? POLLIN : POLLOUT };
+		}
+		timeout = (int)(next > now ? next - now : 0);
+		if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents) {
+			__u64 v;
+
+			if (read(s->wake_fd, &v, sizeof(v)) < 0) {
+				/* nothing to read: woken anyway */
+			}
+			collect_done(s);
+		}
+		for (i = 2; i < n; i++) {
+			struct conn *c = &s->conns[map[i - 2]];
+
+			if (!pfd[i].revents || c->state == C_FREE)
+				continue;
+			if (c->state == C_READ && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				on_readable(s, c);
+			else if (c->state == C_WRITE)
+				on_writable(s, c);
+		}
+		if (pfd[0].revents & POLLIN)
+			on_accept(s);
+	}
+	return NULL;
+}
+
+/* ==== life cycle ====================================================================== */
+
+static int bind_listen(struct serve *s, const char *spec, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss, got;
+	socklen_t len, glen = sizeof(got);
+	char host[INET6_ADDRSTRLEN];
+	int one = 1, e;
+
+	e = serve_parse_addr(spec, &ss, &len, &s->loopback, err, errlen);
+	if (e)
+		return e;
+	s->listen_fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s->listen_fd < 0)
+		goto fail;
+	setsockopt(s->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss.ss_family == AF_INET6)
+		setsockopt(s->listen_fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(s->listen_fd, (struct sockaddr *)&ss, len) || listen(s->listen_fd, LISTEN_BACKLOG) ||
+	    getsockname(s->listen_fd, (struct sockaddr *)&got, &glen))
+		goto fail;
+	if (got.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&got;
+
+		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+		snprintf(s->addr, sizeof(s->addr), "[%s]:%u", host, ntohs(a->sin6_port));
+	} else {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)&got;
+
+		inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+		snprintf(s->addr, sizeof(s->addr), "%s:%u", host, ntohs(a->sin_port));
+	}
+	return 0;
+fail:
+	e = -errno;
+	snprintf(err, errlen, "--serve %s: %s", spec, strerror(errno));
+	return e;
+}
+
+struct serve *serve_start(const char *spec, char *err, size_t errlen)
+{
+	struct serve *s = calloc(1, sizeof(*s));
+	sigset_t all, old;
+	int e, i;
+
+	if (!s) {
+		snprintf(err, errlen, "--serve: %s", strerror(ENOMEM));
+		return NULL;
+	}
+	s->listen_fd = -1;
+	s->wake_fd = -1;
+	for (i = 0; i < SERVE_MAX_CONNS; i++) {
+		s->conns[i].fd = -1;
+		s->conns[i].slot = -1;
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	e = bind_listen(s, spec, err, errlen);
+	if (!e) {
+		s->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (s->wake_fd < 0) {
+			e = -errno;
+			snprintf(err, errlen, "--serve: eventfd: %s", strerror(-e));
+		}
+	}
+	if (!e) {
+		/* the thread takes no signals: they stay with the main loop */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		e = -pthread_create(&s->thread, NULL, serve_main, s);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (e)
+			snprintf(err, errlen, "--serve: cannot start its thread: %s", strerror(-e));
+		s->thread_on = !e;
+	}
+	if (e) {
+		serve_stop(s);
+		errno = -e;
+		return NULL;
+	}
+	return s;
+}
+
+const char *serve_address(const struct serve *s)
+{
+	return s->addr;
+}
+
+bool serve_is_loopback(const struct serve *s)
+{
+	return s->loopback;
+}
+
+void serve_stop(struct serve *s)
+{
+	int i;
+
+	if (!s)
+		return;
+	if (s->thread_on) {
+		pthread_mutex_lock(&s->lock);
+		s->closing = true;
+		pthread_mutex_unlock(&s->lock);
+		wake(s);
+		pthread_join(s->thread, NULL);
+	}
+	for (i = 0; i < SERVE_MAX_CONNS; i++)
+		if (s->conns[i].state != C_FREE)
+			conn_close(s, &s->conns[i]);
+	for (i = 0; i < SERVE_MAX_CONNS; i++) {
+		blob_put(s->slots[i].result);
+		pprof_delta_free(s->slots[i].delta);
+	}
+	for (i = 0; i < K_NKINDS; i++)
+		blob_put(s->current[i]);
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
+	if (s->wake_fd >= 0)
+		close(s->wake_fd);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
