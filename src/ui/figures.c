@@ -61,7 +61,11 @@ char *fig_state(char *buf, size_t len, const struct mt_target *t)
 	}
 	switch (t->end.kind) {
 	case MT_END_EXIT:
-		snprintf(buf, len, "exit %d", t->end.code);
+		/* a clean exit is just "exited"; anything else names its code */
+		if (t->end.code)
+			snprintf(buf, len, "exit %d", t->end.code);
+		else
+			snprintf(buf, len, "exited");
 		break;
 	case MT_END_SIGNAL:
 		abbrev = sigabbrev_np(t->end.signal);

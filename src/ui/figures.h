@@ -24,8 +24,8 @@ char *fig_obj_rate(char *buf, size_t len, const struct mt_site *s);
 char *fig_inuse(char *buf, size_t len, const struct mt_site *s, double bytes);
 /* Growth of in-use per minute, or "-" while it is within the noise. */
 char *fig_growth(char *buf, size_t len, const struct mt_site *s);
-/* A target's state in one word: "alive", "exit 3", "SIGSEGV", "OOM",
- * "exited" (status unknown). */
+/* A target's state in one word: "alive", "exited" (code 0, or status
+ * unknown), "exit 3", "SIGSEGV", "OOM". */
 char *fig_state(char *buf, size_t len, const struct mt_target *t);
 
 #endif /* MEMTOP_FIGURES_H */

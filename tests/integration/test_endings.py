@@ -166,3 +166,53 @@ def test_oom_kill_is_reported_with_cgroup_figures():
             if isinstance(p, Proc):
                 p.kill()
         cg.remove()
+
+
+def test_tui_site_view_freezes_with_a_marker():
+    """In the TUI, the site view of a target killed by SIGSEGV says how and
+    when it ended, its in-use graph ends in a marker column, and the page
+    stays exactly as it was at the death while memtop keeps running."""
+    import re
+    import shutil
+
+    from test_tui import Pane  # the tmux helpers
+    from memtop_test import MEMTOP
+
+    w = Workload("scenario_dies", "--die=never").wait_ready()
+    tmp = tempfile.mkdtemp(prefix="memtop-endings-")
+    pane = Pane(120, 45, {"TERM": "xterm-256color", "LANG": "C.UTF-8"}, tmp)
+    try:
+        pane.run("%s -d 0.5 -p %d 2>memtop.err; echo MEMTOP-RC=$?" % (MEMTOP, w.pid))
+        pane.wait_for(lambda s: re.search(r"^memtop +%d +scenario_dies" % w.pid, s, re.M),
+                      20, "the header")
+        w.trigger()
+        pane.wait_for(lambda s: LEAK in s, 20, "the leaking site in the table")
+        pane.keys("Enter")
+
+        def score(s):
+            m = re.search(r"leak score (\d+)", s)
+            return int(m.group(1)) if m else -1
+
+        pane.wait_for(lambda s: LEAK in s and score(s) >= 90, 40, "the leak scoring 90")
+        os.kill(w.pid, signal.SIGSEGV)
+        marker = re.compile(r"\u2502 ended \d\d:\d\d:\d\d: PID %d killed by SIGSEGV" % w.pid)
+        at_death = pane.wait_for(lambda s: marker.search(s), 10, "the end marker")
+        check(re.search(r"ended \d\d:\d\d:\d\d: PID %d killed by SIGSEGV; every figure" % w.pid,
+                        at_death), "no end line in the site view:\n%s" % at_death)
+        check(score(at_death) >= 90, "score %d at death" % score(at_death))
+        graph = [l for l in at_death.splitlines() if l.rstrip().endswith("\u2502")]
+        check(len(graph) >= 4, "no marker column at the graph's end:\n%s" % at_death)
+        body = at_death.splitlines()[3:-2]  # header and status/key lines move
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 6:
+            now = pane.screen()
+            check(now.splitlines()[3:-2] == body,
+                  "the dead target's site view changed after %.1fs:\n%s" %
+                  (time.monotonic() - t0, now))
+            time.sleep(0.5)  # sampling the screen, not synchronising
+        pane.keys("q")
+        pane.wait_for(lambda s: "MEMTOP-RC=0" in s, 10, "memtop to quit")
+    finally:
+        pane.kill()
+        w.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
