@@ -1,0 +1,108 @@
+"""Never a silent empty table (issue 14, item 5): when a process's memory
+does not come from the allocator memtop probes, the JSON and -b say so in
+words, with the runtime found and the tool that sees its heap.
+
+  - mt_arena, a C program with its own mmap-based allocator: RSS grows
+    8 MiB/s while malloc is hardly called, so unseen_growth turns true and
+    the words say the growth is not from glibc's malloc;
+  - Debian's python3 growing a list of small objects (pymalloc arenas):
+    runtime CPython, the words name tracemalloc;
+  - node growing a JavaScript array: runtime Node/V8;
+  - a JVM (java running a single-file program): runtime JVM."""
+
+import os
+import shutil
+import tempfile
+import time
+
+from memtop_test import Memtop, Proc, Workload, check, fail, target
+
+GROWTH_WITHIN_S = 10
+
+
+def wait_target(m, pid, cond, timeout, what):
+    """Records until cond(target) holds; returns that target."""
+    t0 = time.monotonic()
+    last = None
+    while time.monotonic() - t0 < timeout:
+        rec = m.record(5)
+        if rec is None:
+            fail("memtop exited: %s" % m.err.text()[-300:])
+        last = target(rec, pid)
+        if cond(last):
+            return last
+    fail("%s not seen within %.0f s; last target: %s" % (what, timeout, last))
+
+
+def test_custom_allocator_growth_is_said():
+    w = Workload("mt_arena", "--duration=10").wait_ready()
+    m = Memtop("-b", "--json", "-d", "0.5", "-p", w.pid)
+    t = target(m.first_record(), w.pid)
+    check(t.get("runtime") is None and t.get("unseen_growth") is False,
+          "an idle C program has nothing unseen: %s" % t)
+    w.trigger()
+    t = wait_target(m, w.pid, lambda t: t.get("unseen_growth"), GROWTH_WITHIN_S,
+                    "unseen_growth for a growing mmap arena")
+    words = t.get("unseen_memory") or ""
+    check("RSS grows" in words and "does not come from glibc's malloc" in words,
+          "the words do not say where the growth is not from: %r" % words)
+    w.release()
+    m.drain(15)
+
+
+def run_runtime(argv, runtime, tool_word, env=None, ready="READY", timeout=GROWTH_WITHIN_S):
+    """Start a runtime that prints `ready` and then grows its own heap;
+    memtop -b (text) must print the runtime's note naming the tool, and the
+    JSON must carry the runtime."""
+    p = Proc(argv, name=os.path.basename(argv[0]), env=env)
+    line = p.out.get(30, "%s ready" % p.name)
+    check(line is not None and ready in line, "%s did not start: %s %s" %
+          (p.name, line, p.err.text()[-300:]))
+    m = Memtop("-b", "--json", "-d", "0.5", "-p", p.pid)
+    t = target(m.first_record(), p.pid)
+    check(t.get("runtime") == runtime, "runtime of %s: %r, expected %r" %
+          (p.name, t.get("runtime"), runtime))
+    check(tool_word in (t.get("unseen_memory") or ""),
+          "%s: the words do not name %s: %r" % (p.name, tool_word, t.get("unseen_memory")))
+    m.kill()
+    text = Memtop("-b", "-n", "2", "-d", "0.5", "-p", p.pid)
+    rc = text.wait(20)
+    out = text.out.text()
+    check(rc == 0, "memtop -b exited %s: %s" % (rc, text.err.text()[-300:]))
+    check(("PID %d" % p.pid) in out and runtime in out and tool_word in out,
+          "-b does not say %s's heap is unseen:\n%s" % (runtime, out[-800:]))
+    p.kill()
+
+
+def test_cpython_runtime_is_said():
+    py = "/usr/bin/python3"
+    check(os.path.exists(py), "Debian's python3 is needed")
+    run_runtime([py, "-c",
+                 "import time\nprint('READY', flush=True)\nkeep = []\n"
+                 "while True:\n    keep.extend(str(i) for i in range(20000))\n"
+                 "    time.sleep(0.01)\n"], "CPython", "tracemalloc")
+
+
+def test_node_runtime_is_said():
+    node = shutil.which("node")
+    check(node, "node is needed")
+    run_runtime([node, "-e",
+                 "console.log('READY'); const keep = [];"
+                 "setInterval(() => { for (let i = 0; i < 20000; i++) keep.push({i}); }, 10);"],
+                "Node/V8", "heapsnapshot")
+
+
+def test_jvm_runtime_is_said():
+    java = shutil.which("java")
+    check(java, "java is needed")
+    tmp = tempfile.mkdtemp(prefix="memtop-jvm-")
+    try:
+        src = os.path.join(tmp, "Grow.java")
+        with open(src, "w") as f:
+            f.write("public class Grow { public static void main(String[] a) throws Exception {"
+                    " System.out.println(\"READY\"); java.util.List<int[]> keep ="
+                    " new java.util.ArrayList<>(); while (true) { keep.add(new int[1024]);"
+                    " Thread.sleep(1); } } }\n")
+        run_runtime([java, "-Xmx256m", src], "JVM", "jcmd")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
