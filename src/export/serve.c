@@ -45,6 +45,7 @@
 /* A ?seconds= request waits N seconds, plus up to two intervals for the
  * ticks that start and end it, plus this. */
 #define WAIT_SLACK_S 10
+#define DRAIN_MS 1000
 
 /* ==== addresses ========================================================= */
 
@@ -160,7 +161,10 @@ struct slot {
 	__u64 start_ns;
 };
 
-enum conn_state { C_FREE, C_READ, C_WAIT, C_WRITE };
+/* C_DRAIN: the answer is out and our side shut down; what the client
+ * still sends is read and dropped until it closes (or a second passes),
+ * so closing never resets the connection under an unread answer. */
+enum conn_state { C_FREE, C_READ, C_WAIT, C_WRITE, C_DRAIN };
 
 struct conn {
 	int fd;
@@ -561,10 +565,8 @@ static void conn_close(struct serve *s, struct conn *c)
 	}
 	blob_put(c->body);
 	pthread_mutex_unlock(&s->lock);
-	if (c->fd >= 0) {
-		shutdown(c->fd, SHUT_WR);
+	if (c->fd >= 0)
 		close(c->fd);
-	}
 	c->fd = -1;
 	c->body = NULL;
 	c->slot = -1;
@@ -633,7 +635,19 @@ static void on_writable(struct serve *s, struct conn *c)
 		return;
 	}
 	c->off += (size_t)w;
-	if (c->off >= total)
+	if (c->off < total)
+		return;
+	shutdown(c->fd, SHUT_WR);
+	c->state = C_DRAIN;
+	c->deadline_ms = mono_ms() + DRAIN_MS;
+}
+
+static void on_drain(struct serve *s, struct conn *c)
+{
+	char junk[4096];
+	ssize_t n = recv(c->fd, junk, sizeof(junk), 0);
+
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
 		conn_close(s, c);
 }
 
@@ -703,7 +717,7 @@ static void *serve_main(void *arg)
 				continue;
 			map[n - 2] = i;
 			pfd[n++] = (struct pollfd){ .fd = c->fd,
-						    .events = c->state == C_READ ? POLLIN : POLLOUT };
+						    .events = c->state == C_WRITE ? POLLOUT : POLLIN };
 		}
 		timeout = (int)(next > now ? next - now : 0);
 		if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR)
@@ -725,6 +739,8 @@ static void *serve_main(void *arg)
 				on_readable(s, c);
 			else if (c->state == C_WRITE)
 				on_writable(s, c);
+			else if (c->state == C_DRAIN)
+				on_drain(s, c);
 		}
 		if (pfd[0].revents & POLLIN)
 			on_accept(s);
