@@ -756,6 +756,13 @@ struct mt_target *model_target(struct mt_model *m, pid_t pid, bool create)
 	__u64 h = hmap_mix(0x7a7, pid);
 	struct mt_target *t = hmap_get(&m->targets, h, target_eq, &pid);
 
+	if (t && create && !t->alive) {
+		/* a new process with the pid of one that ended */
+		t->alive = true;
+		t->exit_ns = 0;
+		memset(&t->end, 0, sizeof(t->end));
+		t->final_done = false;
+	}
 	if (t || !create)
 		return t;
 	t = calloc(1, sizeof(*t));

@@ -258,6 +258,27 @@ static void test_death_of_one_process_leaves_shared_site_live(void **state)
 	model_free(m);
 }
 
+static void test_pid_reused_after_death(void **state)
+{
+	struct feed f;
+	struct mt_model *m = leaking_model(MT_GROUP_FUNCTION, 7, &f, 5);
+	struct mt_target *t = model_target(m, 7, false);
+
+	model_target_ended(m, 7, &killed, f.now + 1);
+	f.now += SEC;
+	model_tick(m, f.now);
+	assert_false(t->alive);
+	/* a new process gets pid 7 and is watched: alive again, no end */
+	assert_ptr_equal(model_target(m, 7, true), t);
+	assert_true(t->alive);
+	assert_int_equal(t->end.kind, MT_END_NONE);
+	assert_int_equal(t->exit_ns, 0);
+	feed_second(m, 7, &f, 1);
+	assert_int_equal(site_named(m, "leak_fn", 0)->ended_ns, 0);
+	assert_int_equal(model_drops(m)->after_end, 0);
+	model_free(m);
+}
+
 static void test_end_described(void **state)
 {
 	char buf[128];
@@ -452,6 +473,7 @@ int main(void)
 		cmocka_unit_test(test_death_freezes_sites_and_target),
 		cmocka_unit_test(test_death_survives_regrouping),
 		cmocka_unit_test(test_death_of_one_process_leaves_shared_site_live),
+		cmocka_unit_test(test_pid_reused_after_death),
 		cmocka_unit_test(test_end_described),
 		cmocka_unit_test(test_regroup_split_keeps_figures),
 		cmocka_unit_test(test_regroup_merge_keeps_figures),
