@@ -9,6 +9,8 @@
 
 /* A duty-cycled measure must span this many mean cycles. */
 #define SETTLE_CYCLES 2
+/* A switch comes at most this late (poll wakeups, attaching). */
+#define SWITCH_LATE_NS 50000000ULL
 /* At full duty there is no cycle: this much is enough. */
 #define SETTLE_FULL_NS 500000000ULL
 
@@ -82,8 +84,8 @@ bool budget_phase(struct budget *b, __u64 now_ns, __u64 *next_ns)
 	__u64 on_ns = (__u64)(b->duty * BUDGET_PERIOD_NS);
 
 	if (b->duty >= 1.0) {
-		if (!b->on)
-			b->phase_start_ns = now_ns;
+		/* no cycle: a smaller duty starts one from here */
+		b->phase_start_ns = now_ns;
 		b->on = true;
 		*next_ns = now_ns + BUDGET_PERIOD_NS;
 		return true;
@@ -92,7 +94,7 @@ bool budget_phase(struct budget *b, __u64 now_ns, __u64 *next_ns)
 		/* The on-phase is over (or a smaller duty ended it). The off
 		 * phase is scaled to how long it really lasted, so the share of
 		 * time on stays d when switches come late. */
-		double ran = (double)(now_ns - b->phase_start_ns);
+		double ran = fmin((double)(now_ns - b->phase_start_ns), (double)(on_ns + SWITCH_LATE_NS));
 
 		b->on = false;
 		b->phase_start_ns = now_ns;

@@ -150,11 +150,14 @@ static void test_schedule(void **state)
 		for (size_t q = 0; q < sizeof(periods) / sizeof(periods[0]); q++) {
 			struct budget b;
 			double on = 0, bins[10] = { 0 }, n[10] = { 0 };
-			__u64 t, next;
+			__u64 t, t0, next;
 
 			budget_init(&b, 10, 7 + k);
+			/* at full duty for a long time first (uptime), then cut */
+			budget_phase(&b, 100 * BUDGET_PERIOD_NS, &next);
 			b.duty = duties[k];
-			for (t = step; t < total; t += step) {
+			t0 = 100 * BUDGET_PERIOD_NS;
+			for (t = t0 + step; t < t0 + total; t += step) {
 				bool is_on = budget_phase(&b, t, &next);
 				int bin = (int)(t % periods[q] * 10 / periods[q]);
 
