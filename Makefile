@@ -10,6 +10,8 @@
 #   make asan       unit and integration tests with ASan/UBSan (not the sampler)
 #   make analyze    scan-build over every source; fails on any finding
 #   make bench      overhead benchmarks (not part of check)
+#   make fuzz       each libFuzzer harness for FUZZ_SECONDS (30) seconds
+#                   (docs/fuzzing.md); make check replays their corpora
 #
 # V=1 shows the commands. VMLINUX_H=path pins a vmlinux.h instead of
 # generating one from VMLINUX_BTF.
@@ -27,7 +29,7 @@ PREFIX      ?= /usr/local
 DEB_PKGS := libcapstone-dev python3.11-dev clang llvm bpftool libbpf-dev libelf-dev libdw-dev libunwind-dev \
 	libncurses-dev zlib1g-dev libcurl4-openssl-dev libiberty-dev libcmocka-dev \
 	systemtap-sdt-dev pkg-config make gcc g++ python3 tmux golang-go bpftrace sqlite3 \
-	redis-server redis-tools libjemalloc-dev libgoogle-perftools-dev libsqlite3-dev
+	redis-server redis-tools libjemalloc-dev libgoogle-perftools-dev libclang-rt-14-dev libsqlite3-dev
 
 PKGS     := libbpf libelf libdw libunwind-generic ncursesw zlib libcurl
 CFLAGS   ?= -O2 -g
@@ -202,7 +204,7 @@ analyze:
 		OUTPUT=$(OUTPUT)/analyze CC=clang all
 
 check: deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(WORKLOADS)
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(WORKLOADS) $(FUZZ_REPLAYS)
 	$(Q)tests/run-all $(UNIT_BINS)
 
 demo: deps
@@ -226,5 +228,7 @@ install: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so $(OUTPUT)/libmemtop-inj
 
 clean:
 	rm -rf $(OUTPUT)
+
+include tests/fuzz/fuzz.mk
 
 -include $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)
