@@ -317,13 +317,16 @@ enum kind {
 	K_BRANCH,	/* any other control transfer or trap: ret, indirect, int3 */
 };
 
+/* Larger rsp moves in a prologue are not modelled: rsp is then unknown. */
+#define SP_MOVE_MAX (1LL << 30)
+
 struct fx {
 	enum kind kind;
 	bool unknown;	 /* effects not modelled: assume all registers and stack */
 	bool stack_store; /* stores through an rsp-based address */
 	bool sp_unknown; /* rsp changes by an amount not known here */
 	__u16 wr;	 /* general registers written (rsp excluded) */
-	__s32 sp_down;	 /* bytes rsp moves down (push 8, pop -8, sub $n n) */
+	__s64 sp_down;	 /* bytes rsp moves down (push 8, pop -8, sub $n n) */
 	bool has_target;
 	__s64 target;	 /* branch target, relative to the insn's start */
 };
@@ -414,7 +417,7 @@ static void fx_map0(const struct probe_insn *in, struct fx *f)
 			break; /* cmp */
 		if (modrm_is_reg(in) && modrm_rm(in) == R_SP && (reg == 0 || reg == 5)) {
 			/* add/sub $imm,%rsp */
-			f->sp_down = (__s32)(reg == 5 ? in->imm : -in->imm);
+			f->sp_down = reg == 5 ? in->imm : -in->imm;
 			break;
 		}
 		write_rm(f, in);
@@ -1005,7 +1008,7 @@ int probe_place_choose_nargs(const __u8 *code, size_t len, __u32 func_size,
 	char reason[128], text[48];
 	__u16 argmask = 0, wr = 0;
 	struct probe_insn in;
-	__s32 sp_down = 0;
+	__s64 sp_down = 0; /* within +-SP_MOVE_MAX, else sp_unknown */
 	__u32 loop_head;
 	struct fx f;
 	size_t off;
@@ -1053,7 +1056,7 @@ int probe_place_choose_nargs(const __u8 *code, size_t len, __u32 func_size,
 			out->offset = (__u32)off;
 			out->emulated = true;
 			out->entry_state = !sp_unknown && !stack_store && sp_down == 0;
-			out->ra_off = sp_unknown || stack_store ? -1 : sp_down;
+			out->ra_off = sp_unknown || stack_store ? -1 : (__s32)sp_down;
 			if (off == 0) {
 				sb_put(&why, "entry: %s (emulated)", text);
 			} else {
@@ -1069,7 +1072,13 @@ int probe_place_choose_nargs(const __u8 *code, size_t len, __u32 func_size,
 		wr |= f.wr;
 		sp_unknown |= f.sp_unknown;
 		stack_store |= f.stack_store;
-		sp_down += f.sp_down;
+		/* Each step moves rsp by at most 2^31: bounded, the sum cannot
+		 * overflow (nor wrap back to 0 and fake entry state). */
+		if (!sp_unknown) {
+			sp_down += f.sp_down;
+			if (sp_down > SP_MOVE_MAX || sp_down < -SP_MOVE_MAX)
+				sp_unknown = true;
+		}
 		if (!w.count++)
 			w.first = (__u32)off;
 		w.last = (__u32)off;
