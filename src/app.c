@@ -36,6 +36,7 @@
 #include "model/stats.h"
 #include "stacks/symbolize.h"
 #include "probe/watch.h"
+#include "stacks/elf_file.h"
 #include "util/out_queue.h"
 #include "util/sanitize.h"
 
@@ -81,6 +82,8 @@ struct app {
 	struct snapshots snap;
 	struct out_queue *outq;	/* -b/--json: stdout through a writer thread */
 	bool out_dropping;
+	struct push_said push_said; /* --push: the state last said */
+	unsigned long elf_limits_said;
 };
 
 /* Batch output that may wait for a slow reader (beyond what its pipe
@@ -583,6 +586,42 @@ static void mark_rates(struct app *a, __u64 now)
 	a->last_tick_ns = now;
 }
 
+/* A note for the user: on stderr unless the TUI owns the terminal, and as
+ * the status note, which -b prints and the TUI shows. */
+static void notice(struct app *a, const char *line)
+{
+	if (!a->fe->input_fd)
+		say("%s", line);
+	snprintf(a->status.message, sizeof(a->status.message), "%s", line);
+}
+
+/* --push failing, failing differently, or working again: said once per
+ * change, not once per attempt. */
+static void push_notice(struct app *a)
+{
+	char line[sizeof(a->status.message)];
+
+	if (a->status.push_on && push_state_change(&a->status.push, a->cfg->push_url,
+						   &a->push_said, line, sizeof(line)))
+		notice(a, line);
+}
+
+/* A file a target maps was too big to parse, or had more symbols than
+ * memtop keeps (stacks/elf_file.c): said when the count grows. */
+static void limits_notice(struct app *a)
+{
+	unsigned long n = elf_file_limits_hit();
+	char line[sizeof(a->status.message)];
+
+	if (n == a->elf_limits_said)
+		return;
+	a->elf_limits_said = n;
+	snprintf(line, sizeof(line),
+		 "%lu mapped files over memtop's limits (2 GiB, 1M function symbols): only their first 1M symbols are named",
+		 n);
+	notice(a, line);
+}
+
 /* Say once per change that the reader of -b/--json output stopped
  * reading, and when it reads again. */
 static void batch_notice(struct app *a)
@@ -633,6 +672,8 @@ static int tick(struct app *a)
 	update_status(a, alive);
 	cgroup_tick(a, now);
 	snapshots_tick(&a->snap, a->model, now, &a->status);
+	push_notice(a);
+	limits_notice(a);
 	return batch_tick(a);
 }
 

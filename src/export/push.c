@@ -527,6 +527,24 @@ void push_get_status(struct push *p, struct push_status *out)
 	pthread_mutex_unlock(&p->lock);
 }
 
+const char *push_state_change(const struct push_status *now, const char *url,
+			      struct push_said *said, char *buf, size_t len)
+{
+	bool failing = now->last_error[0] != '\0';
+
+	if (failing == said->failing && (!failing || !strcmp(now->last_error, said->error)))
+		return NULL;
+	if (failing)
+		snprintf(buf, len, "--push %s: failing: %s (%llu attempts failed; retrying)", url,
+			 now->last_error, (unsigned long long)now->failed);
+	else
+		snprintf(buf, len, "--push %s: profiles accepted again (%llu attempts had failed)",
+			 url, (unsigned long long)now->failed);
+	said->failing = failing;
+	snprintf(said->error, sizeof(said->error), "%s", now->last_error);
+	return buf;
+}
+
 void push_free(struct push *p, double grace_s)
 {
 	if (!p)

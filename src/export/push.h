@@ -62,6 +62,19 @@ int push_now(struct push *p, struct mt_model *m);
 /* A consistent copy of the counters, for the status line and JSON. */
 void push_get_status(struct push *p, struct push_status *out);
 
+/* What was last said about the push state (zeroed at start). */
+struct push_said {
+	bool failing;
+	char error[sizeof(((struct push_status *)0)->last_error)];
+};
+
+/* The push state as one line for the user, when it changed since *said
+ * (updated): the endpoint starts failing, fails for another reason, or
+ * accepts profiles again. Returns buf, or NULL when nothing changed; so a
+ * failure is said once per change, not once per attempt. */
+const char *push_state_change(const struct push_status *now, const char *url,
+			      struct push_said *said, char *buf, size_t len);
+
 /* Give a pending batch up to grace_s seconds to go out (retries
  * included), then abort any transfer, stop the thread and free p. */
 void push_free(struct push *p, double grace_s);

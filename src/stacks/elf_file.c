@@ -62,7 +62,25 @@ struct elf_file {
 	bool syms_done;
 	struct elf_sym *syms;
 	size_t nsyms;
+	bool syms_cut;		/* more than ELF_MAX_SYMS: the rest not kept */
 };
+
+/* Bounds on what one file may cost, whoever made it: the largest file
+ * parsed, and the most function symbols kept (a 4M-symbol .symtab would
+ * otherwise cost some 200 MB). Files that hit one are counted. */
+#define ELF_MAX_BYTES (2ULL << 30)
+#define ELF_MAX_SYMS (1u << 20)
+static unsigned long limits_hit;
+
+unsigned long elf_file_limits_hit(void)
+{
+	return __atomic_load_n(&limits_hit, __ATOMIC_RELAXED);
+}
+
+static void limit_hit(void)
+{
+	__atomic_add_fetch(&limits_hit, 1, __ATOMIC_RELAXED);
+}
 
 static int elf_lib_init(void)
 {
@@ -139,6 +157,10 @@ static int elf_file_load(struct elf_file *ef)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -ENOEXEC;
+	if ((__u64)st.st_size > ELF_MAX_BYTES) {
+		limit_hit();
+		return -EFBIG;
+	}
 	ef->id = (struct elf_file_id){
 		.dev = (__u64)st.st_dev,
 		.ino = (__u64)st.st_ino,
@@ -600,6 +622,12 @@ static int syms_collect(struct elf_file *ef, Elf_Scn *scn, size_t *cap)
 		s = elf_strptr(ef->elf, sh.sh_link, sym.st_name);
 		if (!s || !*s)
 			continue;
+		if (ef->nsyms >= ELF_MAX_SYMS) {
+			if (!ef->syms_cut)
+				limit_hit();
+			ef->syms_cut = true;
+			break;
+		}
 		if (ef->nsyms == *cap) {
 			size_t ncap = *cap ? *cap * 2 : 256;
 			struct elf_sym *v = realloc(ef->syms, ncap * sizeof(*v));

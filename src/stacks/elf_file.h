@@ -80,6 +80,10 @@ const struct elf_file_id *elf_file_id(struct elf_file *ef);
  * the first call. 0 or -ENOENT. */
 int elf_file_symbol_at(struct elf_file *ef, __u64 vaddr, const char **name, __u64 *start);
 
+/* Files refused for their size (over 2 GiB) or whose function symbols
+ * were cut at 1M (the first million kept), since start. */
+unsigned long elf_file_limits_hit(void);
+
 /* Has a .symtab section (false once stripped). */
 bool elf_file_has_symtab(struct elf_file *ef);
 /* Has DWARF line information (.debug_info and .debug_line with data). */

@@ -174,3 +174,53 @@ def test_interval_range():
         m = Memtop("-b", "-d", bad, "-p", pid)
         assert_one_error_line(m, m.wait(10), r"-d: '%s' is out of range \(0\.05 to 3600\)" %
                               bad.replace(".", r"\."))
+
+
+def test_push_failures_said_once_per_change():
+    """--push to a port nobody listens on: one "failing" line on stderr and
+    one note in -b, however many attempts fail; once an endpoint answers
+    there, one "accepted again" line."""
+    import http.server
+    import socket
+
+    _, pid = busy()
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    m = Memtop("-b", "-d", "0.25", "--push", "http://127.0.0.1:%d" % port, "--push-every", "1",
+               "-p", pid)
+
+    def wait_err(text, timeout):
+        t0 = time.monotonic()
+        while not any(text in l for l in m.err.lines):
+            left = timeout - (time.monotonic() - t0)
+            check(left > 0, "memtop never said %r: %s" % (text, m.err.lines))
+            check(m.err.get(left, "memtop stderr") is not None,
+                  "memtop ended before saying %r: %s" % (text, m.err.lines))
+
+    wait_err("failing: ", 15)
+
+    class Ok(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", port), Ok)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        wait_err("profiles accepted again", 20)
+        m.send(signal.SIGINT)
+        rc = m.wait(10)
+    finally:
+        srv.shutdown()
+    check(rc == 0, "memtop exited %s" % rc)
+    said = [l for l in m.err.lines if "--push" in l]
+    check(len(said) == 2 and "failing" in said[0] and "accepted again" in said[1],
+          "push state should be said once per change: %s" % said)
+    notes = [l for l in m.out.lines if l.startswith("note: --push")]
+    check(len(notes) == 2, "-b should carry one note per change: %s" % notes)

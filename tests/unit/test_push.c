@@ -335,6 +335,34 @@ static void test_ingest_url(void **state)
 			 -ENAMETOOLONG);
 }
 
+/* A failing endpoint is said once per change: when it starts failing,
+ * when it fails for another reason, when it accepts again; not once per
+ * attempt. */
+static void test_push_state_change(void **state)
+{
+	struct push_status st = { 0 };
+	struct push_said said = { 0 };
+	char buf[256];
+
+	(void)state;
+	assert_null(push_state_change(&st, "http://x", &said, buf, sizeof(buf)));
+	snprintf(st.last_error, sizeof(st.last_error), "Couldn't connect to server");
+	st.failed = 1;
+	assert_non_null(push_state_change(&st, "http://x", &said, buf, sizeof(buf)));
+	assert_string_equal(buf, "--push http://x: failing: Couldn't connect to server "
+				 "(1 attempts failed; retrying)");
+	st.failed = 5; /* the same failure again and again: nothing new */
+	assert_null(push_state_change(&st, "http://x", &said, buf, sizeof(buf)));
+	snprintf(st.last_error, sizeof(st.last_error), "HTTP 503");
+	assert_non_null(push_state_change(&st, "http://x", &said, buf, sizeof(buf)));
+	assert_non_null(strstr(buf, "failing: HTTP 503"));
+	st.last_error[0] = '\0';
+	st.sent = 1;
+	assert_non_null(push_state_change(&st, "http://x", &said, buf, sizeof(buf)));
+	assert_string_equal(buf, "--push http://x: profiles accepted again (5 attempts had failed)");
+	assert_null(push_state_change(&st, "http://x", &said, buf, sizeof(buf)));
+}
+
 static void test_push_new_errors(void **state)
 {
 	struct push_opts o = { .url = "localhost:4040" };
@@ -356,6 +384,7 @@ int main(void)
 		cmocka_unit_test(test_push_request),	 cmocka_unit_test(test_push_retry_and_reject),
 		cmocka_unit_test(test_push_unreachable), cmocka_unit_test(test_ingest_url),
 		cmocka_unit_test(test_push_new_errors),
+		cmocka_unit_test(test_push_state_change),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
