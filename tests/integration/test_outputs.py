@@ -56,6 +56,10 @@ def test_dev_null_stays_a_device():
     st = os.lstat("/dev/null")
     check(stat.S_ISCHR(st.st_mode) and os.major(st.st_rdev) == 1 and os.minor(st.st_rdev) == 3,
           "/dev/null is no longer the null device: mode %o" % st.st_mode)
+    # numbered snapshots would be new files beside the device: refused
+    m = Memtop(*QUICK, "--output", "/dev/null", "--output-every", "1", "-p", pid)
+    assert_one_error_line(m, m.wait(10), r"--output-every: /dev/null is not a regular file")
+    check(not [f for f in os.listdir("/dev") if f.startswith("null.")], "files appeared in /dev")
 
 
 def test_fifo_output():
