@@ -134,7 +134,7 @@ $(OUTPUT)/libmemtop-inject.so: src/sampler/inject_sampler.c $(wildcard src/sampl
 	$(call msg,SO,$@)
 	$(Q)$(CC) $(SAMPLER_CFLAGS) $(WARN) -std=gnu11 -Isrc -Iinclude -fPIC -shared -nostdlib \
 		-ffreestanding -fno-stack-protector -fvisibility=hidden -fno-plt \
-		-Wl,--no-undefined -Wl,-z,noexecstack -o $@ $<
+		-Wl,--no-undefined -Wl,-z,noexecstack -Wl,-z,noseparate-code -o $@ $<
 	$(Q)if readelf -rW $@ | grep -q '^ *[0-9a-f]\{12,\} '; then \
 		echo "$@ has relocations: memtop cannot map it"; rm -f $@; exit 1; fi
 

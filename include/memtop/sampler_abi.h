@@ -66,9 +66,20 @@ _Static_assert(sizeof(struct mt_sampler_header) == MT_SAMPLER_HEADER_SIZE,
 #define MT_INJECT_TABLE_SYMBOL "mt_inject_table"	/* MT_INJECT_TABLE_SLOTS x 8 bytes */
 #define MT_INJECT_ENTRY_PREFIX "mt_inject_"
 #define MT_INJECT_MAGIC 0x6a6974706f746d6dULL	/* "mmtoptij" */
-#define MT_INJECT_VERSION 1
+#define MT_INJECT_VERSION 2
 #define MT_INJECT_TABLE_SLOTS 65536	/* sampled addresses tracked at once */
-#define MT_INJECT_SCRATCH_PAIRS 256	/* GOT stores per run of the poke stub */
+
+/* The poke stub runs a program of records in the scratch area, one after
+ * the other, until MT_POKE_END (then int3, with %r15 at that record) or a
+ * system call that fails (int3 with %r15 at its record, %rax = -errno):
+ *   MT_POKE_STORE    *(u64 *)a = b  (one aligned 8-byte store)
+ *   MT_POKE_SYSCALL  syscall a (b, c, d)
+ */
+enum { MT_POKE_END, MT_POKE_STORE, MT_POKE_SYSCALL };
+struct mt_poke_record {
+	__u64 op, a, b, c, d;
+};
+#define MT_INJECT_SCRATCH_RECORDS 256	/* records per run of the poke stub */
 
 /* The functions rerouted, in control-block order; the names are both the
  * symbols looked up in the process and, after MT_INJECT_ENTRY_PREFIX, the

@@ -78,17 +78,35 @@ static int ctl_write_field(const struct inject_state *st, int fd, size_t off, co
 	return inject_mem_write(fd, st->base + st->im.ctl + off, v, len);
 }
 
-/* Make the pages of the slots writable (write = true) or give them their
- * protection back, from the process's maps. */
-static int pages_protect(struct inject_session *s, const struct got_slot *v, size_t n,
-			 bool write)
-{
-	struct mt_maps maps;
-	size_t i, k;
-	int e = proc_maps_read(s->pid, &maps);
+/* A program for the poke stub (sampler_abi.h). */
+struct poke_prog {
+	struct mt_poke_record *v;
+	size_t n, cap;
+};
 
-	if (e)
-		return e;
+static int prog_add(struct poke_prog *p, __u64 op, __u64 a, __u64 b, __u64 c, __u64 d)
+{
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 64;
+		struct mt_poke_record *v = realloc(p->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		p->v = v;
+		p->cap = cap;
+	}
+	p->v[p->n++] = (struct mt_poke_record){ op, a, b, c, d };
+	return 0;
+}
+
+/* mprotect records for the read-only pages of the slots: to writable
+ * (write = true) or back to their protection in the process's maps. */
+static int prog_protect(struct poke_prog *p, const struct mt_maps *maps,
+			const struct got_slot *v, size_t n, bool write)
+{
+	size_t i, k;
+	int e = 0;
+
 	for (i = 0; i < n && !e; i++) {
 		__u64 page = v[i].addr & ~(PAGE - 1);
 		const struct mt_map *m;
@@ -97,57 +115,75 @@ static int pages_protect(struct inject_session *s, const struct got_slot *v, siz
 
 		for (k = 0; k < i && !done; k++)
 			done = (v[k].addr & ~(PAGE - 1)) == page;
-		m = done ? NULL : proc_maps_find(&maps, page);
+		m = done ? NULL : proc_maps_find(maps, page);
 		if (!m || m->perms[1] == 'w')
 			continue;
 		prot = (m->perms[0] == 'r' ? PROT_READ : 0) | (m->perms[2] == 'x' ? PROT_EXEC : 0);
-		{
-			__u64 args[6] = { page, PAGE, (__u64)(write ? prot | PROT_WRITE : prot) };
-			long r;
-
-			e = inject_session_syscall(s, SYS_mprotect, args, &r);
-			if (!e && r)
-				e = (int)r;
-		}
+		e = prog_add(p, MT_POKE_SYSCALL, SYS_mprotect, page, PAGE,
+			     (__u64)(write ? prot | PROT_WRITE : prot));
 	}
-	proc_maps_free(&maps);
 	return e;
 }
 
-/* Store into every slot of v: entry[fn] (reroute) or orig (restore). */
-static int slots_store(struct inject_state *st, struct inject_session *s,
-		       const struct got_slot *v, size_t n, bool reroute)
+/* Run p in the held thread, MT_INJECT_SCRATCH_RECORDS at a time. */
+static int prog_run(struct inject_state *st, struct inject_session *s, const struct poke_prog *p)
 {
-	__u64 pairs[2 * MT_INJECT_SCRATCH_PAIRS + 2];
+	static const struct mt_poke_record end = { MT_POKE_END };
+	__u64 scratch = st->base + st->im.scratch;
 	size_t i = 0;
+
+	while (i < p->n) {
+		size_t k = p->n - i < MT_INJECT_SCRATCH_RECORDS ? p->n - i : MT_INJECT_SCRATCH_RECORDS;
+		struct user_regs_struct r;
+		int e = inject_mem_write(s->mem_fd, scratch, &p->v[i], k * sizeof(p->v[0]));
+
+		if (!e)
+			e = inject_mem_write(s->mem_fd, scratch + k * sizeof(end), &end, sizeof(end));
+		if (!e)
+			e = inject_session_run(s, st->base + st->im.poke, scratch, &r);
+		if (!e && r.r15 != scratch + k * sizeof(end))
+			e = (long)r.rax < 0 ? (int)r.rax : -EFAULT;	/* a failed mprotect */
+		if (e)
+			return e;
+		i += k;
+	}
+	return 0;
+}
+
+/* Store into every slot of v: entry[fn] (reroute) or orig (restore), with
+ * read-only pages made writable around the stores (their protections from
+ * maps, read before the stop), in one run of the stub for up to
+ * MT_INJECT_SCRATCH_RECORDS records. */
+static int slots_store(struct inject_state *st, struct inject_session *s,
+		       const struct mt_maps *maps, const struct got_slot *v, size_t n, bool reroute)
+{
+	struct poke_prog p = { 0 }, back = { 0 };
+	size_t i;
 	int e;
 
 	if (!n)
 		return 0;
-	e = pages_protect(s, v, n, true);
-	while (!e && i < n) {
-		size_t k = 0;
-
-		for (; i < n && k < MT_INJECT_SCRATCH_PAIRS; i++, k++) {
-			pairs[2 * k] = v[i].addr;
-			pairs[2 * k + 1] = reroute ? st->entry[v[i].fn] : v[i].orig;
-		}
-		pairs[2 * k] = 0;
-		pairs[2 * k + 1] = 0;
-		e = inject_mem_write(s->mem_fd, st->base + st->im.scratch, pairs,
-				     (2 * k + 2) * sizeof(__u64));
-		if (!e)
-			e = inject_session_run(s, st->base + st->im.poke, st->base + st->im.scratch);
-	}
-	/* whatever happened, the pages get their protection back */
-	if (pages_protect(s, v, n, false) && !e)
-		e = -EFAULT;
+	e = prog_protect(&p, maps, v, n, true);
+	for (i = 0; i < n && !e; i++)
+		e = prog_add(&p, MT_POKE_STORE, v[i].addr, reroute ? st->entry[v[i].fn] : v[i].orig,
+			     0, 0);
+	if (!e)
+		e = prog_protect(&back, maps, v, n, false);
+	for (i = 0; i < back.n && !e; i++)
+		e = prog_add(&p, back.v[i].op, back.v[i].a, back.v[i].b, back.v[i].c, back.v[i].d);
+	if (!e)
+		e = prog_run(st, s, &p);
+	if (e && back.n)
+		prog_run(st, s, &back);	/* whatever happened, the pages get their protection back */
+	free(p.v);
+	free(back.v);
 	return e;
 }
 
 static void pause_record(struct inject_state *st, const struct inject_session *s)
 {
 	st->pause_ns = s->paused_ns;
+	st->reach_ns = s->reach_ns;
 	if (s->paused_ns > st->pause_max_ns)
 		st->pause_max_ns = s->paused_ns;
 	st->stops++;
@@ -172,31 +208,35 @@ static int reuse_check(struct inject_state *st, int fd, char *err, size_t errlen
 	return 0;
 }
 
+/* A reused copy starts with an empty table: its entries are from a
+ * session whose frees no longer reached it. Done before the stop (a
+ * sampler still reached through GOTs a killed memtop left sees entries
+ * vanish, which only loses samples). */
+static int table_clear(struct inject_state *st, int fd)
+{
+	static const __u64 zeros[512];
+	__u64 at, zero = 0;
+	int e;
+
+	for (at = 0; at < MT_INJECT_TABLE_SLOTS * 8ULL; at += sizeof(zeros)) {
+		e = inject_mem_write(fd, st->base + st->im.table + at, zeros, sizeof(zeros));
+		if (e)
+			return e;
+	}
+	return ctl_write_field(st, fd, offsetof(struct mt_inject_ctl, live), &zero, 8);
+}
+
 /* Control block before any slot points at the sampler: targets, rate,
- * seed, us; on a reused copy, an empty table (its entries are from a
- * session whose frees no longer reach it). */
+ * seed, us. */
 static int ctl_fill(struct inject_state *st, int fd, __u64 rate)
 {
 	struct mt_inject_ctl c;
 	__u32 me = (__u32)getpid();
-	__u64 seed = 0, zero = 0;
+	__u64 seed = 0;
 	int e;
 
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
 		seed = (__u64)getpid() << 32 ^ (__u64)st->pid ^ (__u64)(uintptr_t)&c;
-	if (st->reused) {
-		static const __u64 zeros[512];
-		__u64 at;
-
-		for (at = 0; at < MT_INJECT_TABLE_SLOTS * 8ULL; at += sizeof(zeros)) {
-			e = inject_mem_write(fd, st->base + st->im.table + at, zeros, sizeof(zeros));
-			if (e)
-				return e;
-		}
-		e = ctl_write_field(st, fd, offsetof(struct mt_inject_ctl, live), &zero, 8);
-		if (e)
-			return e;
-	}
 	e = ctl_write_field(st, fd, offsetof(struct mt_inject_ctl, orig), st->target,
 			    sizeof(c.orig));
 	if (!e)
@@ -220,6 +260,7 @@ int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __
 		  char *err, size_t errlen)
 {
 	struct inject_session s;
+	struct mt_maps maps;
 	int e;
 
 	memset(st, 0, sizeof(*st));
@@ -246,35 +287,55 @@ int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __
 	if (st->reused) {
 		entries_set(st);
 		e = reuse_check(st, s.mem_fd, err, errlen);
-		if (e)
+		if (e) {
+			st->base = 0;	/* not ours to touch */
 			goto fail_session;
+		}
+		e = table_clear(st, s.mem_fd);
+		if (!e)
+			e = ctl_fill(st, s.mem_fd, rate);
+		if (e) {
+			snprintf(err, errlen, "PID %d: cannot reset the sampler: %s", pid,
+				 strerror(-e));
+			goto fail_session;
+		}
+	}
+	/* everything that only reads, before the stop: the slots (with the
+	 * entry points of a reused copy, to recognise slots a killed memtop
+	 * left rerouted) and the protections of their pages */
+	e = inject_got_scan(s.mem_fd, st->first, &st->seen, 0, st->entry, st->target, &st->slots,
+			    &st->nslots);
+	if (!e)
+		e = proc_maps_read(pid, &maps);
+	if (e) {
+		snprintf(err, errlen, "PID %d: cannot read its GOT: %s", pid, strerror(-e));
+		goto fail_session;
 	}
 	e = inject_session_begin(&s, pick_thread(pid), err, errlen);
 	if (e)
-		goto fail_session;
+		goto fail_maps;
 	if (!st->reused) {
 		e = inject_image_map(&st->im, &s, &st->base, err, errlen);
 		if (e)
 			goto fail_stopped;
 		entries_set(st);
+		e = ctl_fill(st, s.mem_fd, rate);
+		if (e) {
+			snprintf(err, errlen, "PID %d: cannot set the sampler up: %s", pid,
+				 strerror(-e));
+			goto fail_stopped;
+		}
 	}
-	e = ctl_fill(st, s.mem_fd, rate);
-	if (!e)
-		e = inject_got_scan(s.mem_fd, st->first, &st->seen, 0, st->entry, st->target,
-				    &st->slots, &st->nslots);
-	if (e) {
-		snprintf(err, errlen, "PID %d: cannot prepare the sampler: %s", pid, strerror(-e));
-		goto fail_stopped;
-	}
-	e = slots_store(st, &s, st->slots, st->nslots, true);
+	e = slots_store(st, &s, &maps, st->slots, st->nslots, true);
 	if (e) {
 		/* put back whatever was stored */
-		slots_store(st, &s, st->slots, st->nslots, false);
+		slots_store(st, &s, &maps, st->slots, st->nslots, false);
 		snprintf(err, errlen, "PID %d: cannot reroute its GOT: %s", pid, strerror(-e));
 		goto fail_stopped;
 	}
 	st->attached = true;
 	inject_session_end(&s);
+	proc_maps_free(&maps);
 	pause_record(st, &s);
 	inject_session_close(&s);
 	if (inject_image_path(pid, st->base, st->path, sizeof(st->path))) {
@@ -285,13 +346,15 @@ int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __
 	return 0;
 
 fail_stopped:
+	inject_session_end(&s);
+fail_maps:
+	proc_maps_free(&maps);
+fail_session:
 	if (st->base) {
 		__u32 none = 0;
 
 		ctl_write_field(st, s.mem_fd, offsetof(struct mt_inject_ctl, attached_pid), &none, 4);
 	}
-	inject_session_end(&s);
-fail_session:
 	inject_session_close(&s);
 fail_image:
 	inject_free(st);
@@ -301,6 +364,7 @@ fail_image:
 int inject_rescan(struct inject_state *st, char *err, size_t errlen)
 {
 	struct inject_session s;
+	struct mt_maps maps;
 	struct got_slot *fresh = NULL;
 	size_t nfresh = 0, cap;
 	int e;
@@ -314,13 +378,17 @@ int inject_rescan(struct inject_state *st, char *err, size_t errlen)
 			    &nfresh);
 	if (e || !nfresh)
 		goto out;
-	e = inject_session_begin(&s, pick_thread(st->pid), err, errlen);
+	e = proc_maps_read(st->pid, &maps);
 	if (e)
 		goto out;
-	e = slots_store(st, &s, fresh, nfresh, true);
-	if (e)
-		slots_store(st, &s, fresh, nfresh, false);
-	inject_session_end(&s);
+	e = inject_session_begin(&s, pick_thread(st->pid), err, errlen);
+	if (!e) {
+		e = slots_store(st, &s, &maps, fresh, nfresh, true);
+		if (e)
+			slots_store(st, &s, &maps, fresh, nfresh, false);
+		inject_session_end(&s);
+	}
+	proc_maps_free(&maps);
 	pause_record(st, &s);
 	if (e) {
 		snprintf(err, errlen, "PID %d: cannot reroute a new object's GOT: %s", st->pid,
@@ -349,6 +417,7 @@ out:
 int inject_detach(struct inject_state *st, char *err, size_t errlen)
 {
 	struct inject_session s;
+	struct mt_maps maps;
 	size_t i, n = 0;
 	__u32 none = 0;
 	char dummy[8];
@@ -374,9 +443,15 @@ int inject_detach(struct inject_state *st, char *err, size_t errlen)
 		st->slots[n++] = st->slots[i];
 	}
 	st->nslots = n;
+	e = proc_maps_read(st->pid, &maps);
+	if (e) {
+		inject_session_close(&s);
+		snprintf(err, errlen, "PID %d: cannot read its memory map: %s", st->pid, strerror(-e));
+		return e;
+	}
 	e = inject_session_begin(&s, pick_thread(st->pid), err, errlen);
 	if (!e) {
-		e = slots_store(st, &s, st->slots, st->nslots, false);
+		e = slots_store(st, &s, &maps, st->slots, st->nslots, false);
 		ctl_write_field(st, s.mem_fd, offsetof(struct mt_inject_ctl, attached_pid), &none, 4);
 		inject_session_end(&s);
 		pause_record(st, &s);
@@ -386,6 +461,7 @@ int inject_detach(struct inject_state *st, char *err, size_t errlen)
 		else
 			st->attached = false;
 	}
+	proc_maps_free(&maps);
 	inject_session_close(&s);
 	return e;
 }

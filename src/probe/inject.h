@@ -32,8 +32,9 @@ struct inject_state {
 	struct got_seen seen;		/* objects scanned */
 	bool reused;			/* the sampler was already mapped */
 	bool attached;			/* slots rerouted, not yet restored */
-	__u64 pause_ns;			/* the last stop of the process's thread */
-	__u64 pause_max_ns;		/* the longest stop */
+	__u64 pause_ns;			/* how long the last stop held the thread */
+	__u64 pause_max_ns;		/* the longest */
+	__u64 reach_ns;			/* the last stop's wait for the thread to stop */
 	unsigned int stops;		/* stops so far */
 };
 

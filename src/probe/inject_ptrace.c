@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "stacks/proc_maps.h"
@@ -149,11 +150,23 @@ static int resume_until_trap(struct inject_session *s, enum __ptrace_request req
 	}
 }
 
+static void nice_restore(struct inject_session *s)
+{
+	if (s->nice_set)
+		setpriority(PRIO_PROCESS, 0, s->nice);
+	s->nice_set = false;
+}
+
 int inject_session_begin(struct inject_session *s, pid_t tid, char *err, size_t errlen)
 {
 	int st, e;
 
 	s->pending_sig = 0;
+	/* memtop's own priority up while the thread waits on it: on a busy
+	 * machine each of its turns is a scheduling delay in the stop */
+	errno = 0;
+	s->nice = getpriority(PRIO_PROCESS, 0);
+	s->nice_set = !errno && !setpriority(PRIO_PROCESS, 0, -10);
 	if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0) {
 		e = -errno;
 		if (errno == EPERM)
@@ -163,6 +176,7 @@ int inject_session_begin(struct inject_session *s, pid_t tid, char *err, size_t 
 		else
 			snprintf(err, errlen, "PID %d: cannot ptrace thread %d: %s", s->pid, tid,
 				 strerror(errno));
+		nice_restore(s);
 		return e;
 	}
 	s->tid = tid;
@@ -173,21 +187,26 @@ int inject_session_begin(struct inject_session *s, pid_t tid, char *err, size_t 
 			 strerror(errno));
 		ptrace(PTRACE_DETACH, tid, 0, 0);
 		s->tid = -1;
+		nice_restore(s);
 		return e;
 	}
 	if (!WIFSTOPPED(st)) {
 		snprintf(err, errlen, "PID %d: thread %d ended while being stopped", s->pid, tid);
 		s->tid = -1;
+		nice_restore(s);
 		return -ESRCH;
 	}
 	if (!(st >> 16) && WSTOPSIG(st) != SIGTRAP)
 		s->pending_sig = WSTOPSIG(st);
+	s->held_ns = now_ns();
+	s->reach_ns = s->held_ns - s->stop_ns;
 	if (ptrace(PTRACE_GETREGS, tid, 0, &s->saved) < 0) {
 		e = -errno;
 		snprintf(err, errlen, "PID %d: cannot read thread %d's registers: %s", s->pid, tid,
 			 strerror(errno));
 		ptrace(PTRACE_DETACH, tid, 0, s->pending_sig);
 		s->tid = -1;
+		nice_restore(s);
 		return e;
 	}
 	return 0;
@@ -220,7 +239,8 @@ int inject_session_syscall(struct inject_session *s, long nr, const __u64 args[6
 	return 0;
 }
 
-int inject_session_run(struct inject_session *s, __u64 rip, __u64 arg)
+int inject_session_run(struct inject_session *s, __u64 rip, __u64 arg,
+		       struct user_regs_struct *after)
 {
 	struct user_regs_struct r = s->saved;
 	int e;
@@ -235,6 +255,8 @@ int inject_session_run(struct inject_session *s, __u64 rip, __u64 arg)
 		return e;
 	if (ptrace(PTRACE_GETREGS, s->tid, 0, &r) < 0)
 		return -errno;
+	if (after)
+		*after = r;
 	return r.rip > rip ? 0 : -EFAULT;
 }
 
@@ -248,8 +270,9 @@ int inject_session_end(struct inject_session *s)
 		e = -errno;
 	if (ptrace(PTRACE_DETACH, s->tid, 0, s->pending_sig) < 0 && !e)
 		e = -errno;
-	s->paused_ns = now_ns() - s->stop_ns;
+	s->paused_ns = now_ns() - s->held_ns;
 	s->tid = -1;
+	nice_restore(s);
 	return e;
 }
 

@@ -16,6 +16,7 @@
 #ifndef MEMTOP_PROBE_INJECT_PTRACE_H
 #define MEMTOP_PROBE_INJECT_PTRACE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <sys/user.h>
@@ -29,7 +30,14 @@ struct inject_session {
 	struct user_regs_struct saved;
 	int pending_sig;	/* a signal to deliver on the way out, or 0 */
 	__u64 stop_ns;		/* when PTRACE_INTERRUPT was sent */
-	__u64 paused_ns;	/* the stop's length, set by inject_session_end() */
+	__u64 held_ns;		/* when the thread was seen stopped */
+	__u64 reach_ns;		/* how long it took to reach the stop (a thread
+				 * waiting for a CPU or asleep was not running
+				 * anyway: this is not part of the pause) */
+	__u64 paused_ns;	/* how long memtop held it, from the stop to the
+				 * detach: set by inject_session_end() */
+	int nice;		/* memtop's own, raised during the stop */
+	bool nice_set;
 };
 
 /* Open /proc/PID/mem and find a syscall instruction in the text mapping of
@@ -48,8 +56,10 @@ int inject_session_begin(struct inject_session *s, pid_t tid, char *err, size_t 
  * *ret. 0 or -errno when the thread could not be made to run it. */
 int inject_session_syscall(struct inject_session *s, long nr, const __u64 args[6], long *ret);
 
-/* Run the code at rip with rdi = arg until it executes int3. 0 or -errno. */
-int inject_session_run(struct inject_session *s, __u64 rip, __u64 arg);
+/* Run the code at rip with rdi = arg until it executes int3; its
+ * registers then go to *after (may be NULL). 0 or -errno. */
+int inject_session_run(struct inject_session *s, __u64 rip, __u64 arg,
+		       struct user_regs_struct *after);
 
 /* Restore the registers and let the thread go (PTRACE_DETACH), delivering
  * the pending signal if one arrived; records paused_ns. 0 or -errno. */

@@ -120,9 +120,9 @@ static int prepare_injected(struct watch_set *ws, struct watched *w, char *err, 
 	}
 	w->usdt = true;
 	snprintf(w->lib, sizeof(w->lib), "%s", w->inj->path);
-	warn(ws, "PID %d: sampler %s, %zu GOT slots rerouted; its thread was stopped %.2f ms",
-	     w->pid, w->inj->reused ? "reused" : "injected", w->inj->nslots,
-	     w->inj->pause_ns / 1e6);
+	warn(ws, "PID %d: sampler %s, %zu GOT slots rerouted; one thread held %.2f ms "
+	     "(it took %.2f ms to stop)", w->pid, w->inj->reused ? "reused" : "injected",
+	     w->inj->nslots, w->inj->pause_ns / 1e6, w->inj->reach_ns / 1e6);
 	return 0;
 }
 
@@ -137,8 +137,8 @@ static void inject_end(struct watch_set *ws, struct watched *w)
 		if (target_alive(w->pid))
 			warn(ws, "%s", err);
 	} else {
-		warn(ws, "PID %d: GOT restored (%zu slots); its thread was stopped %.2f ms "
-		     "(longest stop %.2f ms)", w->pid, w->inj->nslots, w->inj->pause_ns / 1e6,
+		warn(ws, "PID %d: GOT restored (%zu slots); one thread held %.2f ms "
+		     "(longest hold %.2f ms)", w->pid, w->inj->nslots, w->inj->pause_ns / 1e6,
 		     w->inj->pause_max_ns / 1e6);
 	}
 	inject_free(w->inj);

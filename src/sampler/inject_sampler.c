@@ -60,8 +60,8 @@ SHARED struct mt_inject_ctl mt_inject_ctl = {
 
 SHARED __u64 mt_inject_table[MT_INJECT_TABLE_SLOTS];
 
-/* {address, value} pairs for mt_inject_poke, ended by address 0. */
-SHARED __u64 mt_inject_scratch[2 * MT_INJECT_SCRATCH_PAIRS + 2];
+/* The program mt_inject_poke runs (sampler_abi.h), ended by MT_POKE_END. */
+SHARED struct mt_poke_record mt_inject_scratch[MT_INJECT_SCRATCH_RECORDS + 1];
 
 struct countdown {
 	__s64 left;	/* bytes to the next sample; 0: not drawn yet */
@@ -70,22 +70,36 @@ struct countdown {
 
 static struct countdown countdowns[COUNTDOWNS];
 
-/* The store stub memtop runs in a stopped thread to rewrite GOT slots: one
+/* The stub memtop runs in a stopped thread to rewrite GOT slots and change
+ * page protections around the stores, in one go (sampler_abi.h): one
  * aligned 8-byte store per slot, so a thread reading a slot concurrently
- * sees the old or the new target, never a mix. %rdi = the pairs. */
+ * sees the old or the new target, never a mix. %rdi = the program. */
 __asm__(".text\n"
 	".globl " MT_INJECT_POKE_SYMBOL "\n"
 	".hidden " MT_INJECT_POKE_SYMBOL "\n"
 	".type " MT_INJECT_POKE_SYMBOL ", @function\n"
 	MT_INJECT_POKE_SYMBOL ":\n"
-	"1:	movq (%rdi), %rax\n"
-	"	testq %rax, %rax\n"
-	"	jz 2f\n"
-	"	movq 8(%rdi), %rdx\n"
+	"	movq %rdi, %r15\n"
+	"1:	movq (%r15), %rax\n"
+	"	cmpq $1, %rax\n"		/* MT_POKE_STORE */
+	"	jne 2f\n"
+	"	movq 8(%r15), %rax\n"
+	"	movq 16(%r15), %rdx\n"
 	"	movq %rdx, (%rax)\n"
-	"	addq $16, %rdi\n"
+	"	addq $40, %r15\n"
 	"	jmp 1b\n"
-	"2:	int3\n"
+	"2:	cmpq $2, %rax\n"		/* MT_POKE_SYSCALL */
+	"	jne 3f\n"
+	"	movq 8(%r15), %rax\n"
+	"	movq 16(%r15), %rdi\n"
+	"	movq 24(%r15), %rsi\n"
+	"	movq 32(%r15), %rdx\n"
+	"	syscall\n"
+	"	cmpq $-4095, %rax\n"
+	"	jae 3f\n"			/* failed: stop at this record */
+	"	addq $40, %r15\n"
+	"	jmp 1b\n"
+	"3:	int3\n"
 	".size " MT_INJECT_POKE_SYMBOL ", .-" MT_INJECT_POKE_SYMBOL "\n");
 
 #define ORIG(fn, type) ((type)__atomic_load_n(&mt_inject_ctl.orig[MT_IFN_##fn], __ATOMIC_RELAXED))

@@ -1,0 +1,296 @@
+"""memtop -p PID --inject (issue 13): the sampler loaded into running
+processes, their GOTs rerouted and put back, against real processes that
+check their own memory (tests/workloads/inject_target.c).
+
+Each check can fail: GOT contents are compared byte for byte with the
+process's own memory before injection (and must differ while injected);
+the churn workload aborts with "CORRUPT" on any byte that is not what it
+wrote; refusals must leave the process's maps without a sampler."""
+
+import ctypes
+import os
+import re
+import signal
+import subprocess
+import time
+
+import test_core
+from memtop_test import (TEST_RATE, Memtop, Proc, Workload, assert_one_error_line, check,
+                         fail, target, workload_path)
+
+SAMPLER_MAP = "memfd:memtop-sampler"
+# How long memtop may hold a thread. The goal is < 50 ms and an idle
+# machine does it in 0.1 to 5 ms (docs/inject.md); a 2-CPU machine shared
+# with parallel builds (load 10+) adds scheduling delays of 100 ms and more
+# to single holds, which this bound tolerates while still catching a hold
+# of seconds (a stuck step, work done while the thread waits).
+MAX_PAUSE_MS = 500.0
+
+
+def start(mode, *args, env=None):
+    w = Workload.__new__(Workload)
+    Proc.__init__(w, [workload_path("inject_target"), mode] + list(args), stdin=subprocess.PIPE,
+                  name="inject_target " + mode, env=env)
+    return w.wait_ready()
+
+
+def send(w, text):
+    w.popen.stdin.write(text.encode())
+    w.popen.stdin.flush()
+
+
+def line_starting(w, prefix, timeout=30):
+    t0 = time.monotonic()
+    while True:
+        line = w.out.get(max(0.1, timeout - (time.monotonic() - t0)), "%r line" % prefix)
+        if line is None:
+            fail("%s exited (rc %s) before a %r line: %s" % (w.name, w.poll(), prefix,
+                                                             w.out.text()[-300:]))
+        check(not line.startswith("CORRUPT"), "%s: %s" % (w.name, line))
+        if line.startswith(prefix):
+            return line
+
+
+def finish_churn(w):
+    """EOF: the workload checks and frees every block and says ok."""
+    w.release()
+    line_starting(w, "ok", timeout=60)
+    rc = w.wait(30)
+    check(rc == 0, "%s exited %s: %s" % (w.name, rc, w.out.text()[-300:]))
+
+
+def sampler_mapped(pid):
+    with open("/proc/%d/maps" % pid) as f:
+        return SAMPLER_MAP in f.read()
+
+
+def pauses(m):
+    """The stop lengths memtop reported on stderr, in ms."""
+    return [float(x) for x in re.findall(r"held ([0-9.]+) ms", m.err.text())]
+
+
+def inject_memtop(pid, *extra):
+    return Memtop("-b", "--json", "-d", "0.3", "--rate", "4K", "-p", pid, "--inject", *extra)
+
+
+def run_to_end(m, what):
+    rc = m.drain(timeout=60)
+    check(rc == 0, "%s: memtop exited %s: %s" % (what, rc, m.err.text()[-600:]))
+    check("GOT restored" in m.err.text(), "%s: no restore reported: %s" % (what, m.err.text()))
+    check(len(pauses(m)) >= 2, "%s: pauses not reported: %s" % (what, m.err.text()))
+    for p in pauses(m):
+        check(p < MAX_PAUSE_MS, "%s: the thread was stopped %.1f ms" % (what, p))
+
+
+# ---- GOT contents ----------------------------------------------------------
+
+def got_sections(pid):
+    """{(file, section): bytes} of .got and .got.plt of every object pid maps."""
+    bases, out = {}, {}
+    with open("/proc/%d/maps" % pid) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) < 6 or not parts[5].startswith("/"):
+                continue
+            start, off = int(parts[0].split("-")[0], 16), int(parts[2], 16)
+            bases.setdefault(parts[5], start - off)
+    with open("/proc/%d/mem" % pid, "rb", buffering=0) as mem:
+        for path, base in bases.items():
+            try:
+                sh = subprocess.run(["readelf", "-SW", "/proc/%d/root%s" % (pid, path)],
+                                    capture_output=True, text=True, timeout=10).stdout
+                etype = subprocess.run(["readelf", "-hW", "/proc/%d/root%s" % (pid, path)],
+                                       capture_output=True, text=True, timeout=10).stdout
+            except (OSError, subprocess.TimeoutExpired):
+                continue
+            bias = 0 if "EXEC (Executable" in etype else base
+            for m in re.finditer(r"\]\s+(\.got(?:\.plt)?)\s+\S+\s+([0-9a-f]+)\s+[0-9a-f]+\s+"
+                                 r"([0-9a-f]+)", sh):
+                addr, size = bias + int(m.group(2), 16), int(m.group(3), 16)
+                mem.seek(addr)
+                out[(path, m.group(1))] = mem.read(size)
+    return out
+
+
+def slots_differing(a, b):
+    n = 0
+    for k in a:
+        x, y = a[k], b.get(k, b"")
+        n += sum(1 for i in range(0, min(len(x), len(y)), 8) if x[i:i + 8] != y[i:i + 8])
+    return n
+
+
+def test_inject_got_restored_exactly():
+    """Every .got/.got.plt byte of every object is what it was before the
+    injection once memtop has exited on SIGINT; while injected, allocator
+    slots point elsewhere."""
+    env = dict(os.environ, LD_BIND_NOW="1")  # no lazy binding between the snapshots
+    w = start("churn", "4", env=env)
+    before = got_sections(w.pid)
+    check(len(before) >= 4, "found only %d GOT sections" % len(before))
+    m = inject_memtop(w.pid)
+    m.first_record()
+    during = got_sections(w.pid)
+    changed = slots_differing(before, during)
+    check(changed >= 4, "only %d GOT slots differ while injected" % changed)
+    m.send(signal.SIGINT)
+    run_to_end(m, "SIGINT")
+    after = got_sections(w.pid)
+    check(slots_differing(before, after) == 0 and before.keys() == after.keys(),
+          "%d GOT slots differ after detach" % slots_differing(before, after))
+    check(sampler_mapped(w.pid), "the sampler should stay mapped for reuse")
+    finish_churn(w)
+
+
+def test_inject_reinject_cycles_with_threads():
+    """8 threads allocating, resizing, handing over and freeing checked
+    blocks while memtop injects, watches and detaches three times (ended by
+    -n, SIGTERM and SIGHUP); later sessions reuse the mapped sampler."""
+    w = start("churn", "8")
+    for i, how in enumerate(("count", signal.SIGTERM, signal.SIGHUP)):
+        m = inject_memtop(w.pid, *(("-n", "4") if how == "count" else ()))
+        rec = m.first_record()
+        check(rec["overhead"]["mode"] == "usdt", "mode %s" % rec["overhead"]["mode"])
+        check(("sampler reused" if i else "sampler injected") in m.err.text(),
+              "cycle %d: %s" % (i, m.err.text()))
+        if how != "count":
+            m.record()
+            m.send(how)
+        run_to_end(m, "cycle %d" % i)
+        send(w, "p")
+        line_starting(w, "alive")
+    finish_churn(w)
+
+
+def test_inject_sigkill_memtop():
+    """memtop killed with SIGKILL mid-session: the target keeps running
+    correctly through the sampler's pass-through, and the next memtop
+    reuses the sampler and samples again."""
+    w = start("churn", "4")
+    m = inject_memtop(w.pid)
+    m.first_record()
+    m.send(signal.SIGKILL)
+    m.wait(10)
+    send(w, "p")
+    first = int(line_starting(w, "alive").split()[1])
+    t0 = time.monotonic()
+    while True:  # it keeps allocating: the count moves on
+        send(w, "p")
+        now = int(line_starting(w, "alive").split()[1])
+        if now > first:
+            break
+        check(time.monotonic() - t0 < 30, "no progress after memtop's SIGKILL")
+    m2 = inject_memtop(w.pid, "-n", "6")
+    m2.first_record()
+    check("sampler reused" in m2.err.text(), "no reuse: %s" % m2.err.text())
+    last = None
+    while True:
+        rec = m2.record(20)
+        if rec is None:
+            break
+        last = rec
+    check(last and last["sites"], "no sites sampled after reuse")
+    check(m2.wait(10) == 0, "second memtop: %s" % m2.err.text()[-400:])
+    finish_churn(w)
+
+
+def test_inject_blocked_in_read():
+    """The only thread is blocked in read() when it is stopped: the read is
+    restarted, transparently (no EINTR), and the line arrives intact."""
+    w = start("read")
+    m = inject_memtop(w.pid, "-n", "2")
+    run_to_end(m, "read")
+    send(w, "hello after\n")
+    line = line_starting(w, "read ")
+    check(line == "read hello after eintr=0", "got %r" % line)
+    w.release()
+    check(w.wait(10) == 0, "read target failed")
+
+
+def test_inject_blocked_in_epoll():
+    """Blocked in epoll_wait (which Linux never restarts after a stop: the
+    program sees EINTR and retries, as after any debugger attach)."""
+    w = start("epoll")
+    m = inject_memtop(w.pid, "-n", "2")
+    run_to_end(m, "epoll")
+    send(w, "hello\n")
+    line = line_starting(w, "epoll ")
+    check(re.fullmatch(r"epoll hello eintr=\d+", line), "got %r" % line)
+    w.release()
+    check(w.wait(10) == 0, "epoll target failed")
+
+
+def test_inject_dlopen_after():
+    """A library dlopen'ed after the injection (zlib, allocating through its
+    own GOT) is rerouted at the next refresh: its allocations are sampled."""
+    w = start("churn", "1")
+    m = inject_memtop(w.pid)
+    m.first_record()
+    send(w, "z")
+    line_starting(w, "zlib loaded")
+    m.record()
+    m.record()  # at least one refresh since the dlopen
+    send(w, "Z")
+    line_starting(w, "zlib 2000")
+    t0 = time.monotonic()
+    found = False
+    while not found and time.monotonic() - t0 < 10:
+        rec = m.record()
+        found = any("libz" in (s.get("module") or "") for s in rec["sites"])
+    check(found, "no site in libz: %s" % [(s["function"], s["module"]) for s in rec["sites"]][:8])
+    m.send(signal.SIGINT)
+    run_to_end(m, "dlopen")
+    finish_churn(w)
+
+
+def test_inject_accuracy():
+    """The core accuracy check (sites, estimates, in-use bounds) with the
+    sampler injected into a process started without it."""
+    w = Workload("mt_sites", "--iterations=2000", "--duration=2").wait_ready()
+    m = Memtop("-b", "--json", "-d", "0.5", "--rate", "4K", "-p", w.pid, "--inject")
+    first = m.first_record()
+    check(first["overhead"]["mode"] == "usdt", "mode %s (%s)" % (first["overhead"]["mode"],
+                                                               m.err.text()))
+    check(target(first, w.pid)["counters_exact"] is False, "usdt mode shows exact counters")
+    w.trigger()
+    truth = w.read_truth(timeout=60)
+    last = m.records_after(truth["time"], count=2)
+    d = last["dropped"]
+    check(d["events"] == 0 and d["live_map_full"] == 0, "memtop dropped data: %s" % d)
+    test_core.check_site_estimates(last, truth, test_core.SITES)
+    test_core.check_growth_and_bounds(m.records, truth)
+    w.release()
+    check(m.drain(timeout=20) == 0, "memtop did not end cleanly: %s" % m.err.text()[-500:])
+
+
+def refused(pid, pattern):
+    m = Memtop("-b", "-n", "1", "-p", pid, "--inject")
+    assert_one_error_line(m, m.wait(30), pattern)
+    check(not sampler_mapped(pid), "a refused process got the sampler")
+
+
+def test_inject_refusals():
+    """One line each, nothing done: stopped, traced, seccomp, static."""
+    w = start("read")
+    os.kill(w.pid, signal.SIGSTOP)
+    deadline = time.monotonic() + 10
+    while "T" not in open("/proc/%d/stat" % w.pid).read().rsplit(")", 1)[1][:3]:
+        check(time.monotonic() < deadline, "SIGSTOP not effective")
+        time.sleep(0.05)
+    refused(w.pid, r"stopped")
+    os.kill(w.pid, signal.SIGCONT)
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+    check(libc.ptrace(0x4206, w.pid, None, None) == 0,  # PTRACE_SEIZE
+          "cannot seize: errno %d" % ctypes.get_errno())
+    refused(w.pid, r"already traced by PID %d" % os.getpid())
+    w.kill()  # a seized, running tracee cannot be detached without stopping it
+
+    s = start("seccomp")
+    refused(s.pid, r"seccomp")
+    s.release()
+
+    st = Workload("mt_static").wait_ready()
+    refused(st.pid, r"static")
+    st.release()
