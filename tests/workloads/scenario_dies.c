@@ -18,7 +18,7 @@
 static struct scn scenario = {
 	.name = "scenario_dies",
 	.duration_s = 5, /* unused: --after says */
-	.cpu_share = 0.15,
+	.cpu_share = 0.05, /* little: the tests run on a loaded machine */
 	.sites = {
 		{ "leak_until_death", true, 0, -1, 2 * MiB },
 		{ "churn" },
