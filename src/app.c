@@ -260,6 +260,11 @@ static int prepare_targets(struct app *a)
 		e = watch_prepare_pid(&a->ws, cfg->pids[i], err, sizeof(err));
 	if (e)
 		fail("%s", err);
+	if (!e && a->ws.launch.log_path[0]) {
+		a->status.cmd_log = a->ws.launch.log_path;
+		snprintf(a->status.message, sizeof(a->status.message), "output of %.60s: %.400s",
+			 cfg->cmd_argv[0], a->status.cmd_log);
+	}
 	return e;
 }
 
@@ -793,6 +798,8 @@ static void announce(const struct app *a)
 			info->nslow, a->status.trap_ns, info->detail);
 	if (a->status.cgroup.on)
 		say("following new processes of %s", a->ws.cgroup_dir);
+	if (a->status.cmd_log)
+		say("the output of %s goes to %s", a->cfg->cmd_argv[0], a->status.cmd_log);
 }
 
 static int setup(struct app *a)

@@ -106,6 +106,7 @@ enum {
 	OPT_SERVE,
 	OPT_MAX_OVERHEAD,
 	OPT_NO_PRELOAD,
+	OPT_CMD_LOG,
 	OPT_INJECT,
 };
 
@@ -126,6 +127,10 @@ static const struct cli_opt cli_opts[] = {
 	{ NULL, 0, "CMD [ARG...]", SEC_TARGETS,
 	  "launch CMD and watch it from its first allocation; everything after "
 	  "the first -- belongs to CMD" },
+	{ "cmd-log", OPT_CMD_LOG, "FILE", SEC_TARGETS,
+	  "with -- CMD, where its stdout and stderr go (default "
+	  "memtop-cmd-PID.log beside --output, else in the current directory): "
+	  "never over the display or into -b/--json output" },
 
 	{ "batch", 'b', NULL, SEC_OUTPUT,
 	  "print text tables to stdout instead of the interactive view" },
@@ -791,6 +796,8 @@ static enum mt_cli_result cli_option(struct cli_ctx *c, int val, const char *arg
 	case OPT_NO_PRELOAD:
 		cfg->no_preload = true;
 		return MT_CLI_RUN;
+	case OPT_CMD_LOG:
+		return cli_nonempty(c, arg, "file name", &cfg->cmd_log);
 	case OPT_INJECT:
 		cfg->inject = true;
 		return MT_CLI_RUN;
@@ -903,6 +910,8 @@ static enum mt_cli_result cli_check(struct cli_ctx *c, bool push_every_set,
 		return cli_error(c, "--output-every needs --output FILE");
 	if (push_every_set && !cfg->push_url)
 		return cli_error(c, "--push-every needs --push URL");
+	if (cfg->cmd_log && !cfg->cmd_argv)
+		return cli_error(c, "--cmd-log needs a command to run (-- CMD)");
 	return MT_CLI_RUN;
 }
 

@@ -59,6 +59,7 @@ struct mt_config {
 
 	double max_overhead_pct; /* --max-overhead PCT of one CPU per target */
 	bool no_preload;	 /* --no-preload */
+	const char *cmd_log;	 /* --cmd-log FILE: -- CMD's stdout and stderr */
 	bool inject;		 /* --inject: load the sampler into -p/--cgroup processes */
 	int verbose;		 /* -v, repeatable */
 };

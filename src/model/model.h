@@ -33,6 +33,8 @@ struct mt_stack {
 	__u32 nframes;
 	__u32 site_frame; /* index of the call-site frame (first non-allocator) */
 	bool truncated;	  /* the unwinder could not reach the outermost frame */
+	bool mmap;	  /* anonymous mappings (the mmap source), not heap blocks:
+			   * its sites are its own and stay out of the heap totals */
 	struct mt_frame frames[];
 };
 
@@ -152,6 +154,7 @@ struct mt_sample_in {
 			     * 0: always (1) */
 	bool untracked;	 /* no free will ever be reported for it */
 	bool truncated;	 /* stack incomplete */
+	bool mmap;	 /* an anonymous mapping (MT_FN_MMAP), weight 1 */
 	const struct mt_frame *frames; /* innermost first, copied by the model */
 	__u32 nframes;
 };

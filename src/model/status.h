@@ -74,6 +74,7 @@ struct mt_status {
 	bool push_on;		   /* --push */
 	struct push_status push;
 	char message[512];	   /* last status-line message (export written, errors) */
+	const char *cmd_log;	   /* -- CMD: the file its output goes to; NULL otherwise */
 };
 
 #endif /* MEMTOP_STATUS_H */

@@ -266,6 +266,8 @@ static int search_order(pid_t pid, struct objs *os, struct obj *exe, struct obj 
 	return n;
 }
 
+#define MEMTOP_SAMPLER_SO "libmemtop-sampler.so"
+
 static int choose(pid_t pid, struct objs *os, struct alloc_choice *out, char *err, size_t errlen)
 {
 	struct obj *order[MAX_OBJS];
@@ -286,6 +288,11 @@ static int choose(pid_t pid, struct objs *os, struct alloc_choice *out, char *er
 		struct obj *o = order[i];
 
 		if (!o->ef || !exports(o, "malloc"))
+			continue;
+		/* memtop's sampler, preloaded by -- CMD and inherited by the
+		 * command's children, forwards every call to the next
+		 * definition in lookup order (sampler.md): that one is probed */
+		if (!strcmp(base_name(o->map->path), MEMTOP_SAMPLER_SO))
 			continue;
 		out->alloc = allocators_identify(o->ef, o->map->path, &out->prefix);
 		out->map = o->map;

@@ -260,8 +260,25 @@ static void set_preload_env(const char *preload, __u64 sample_rate)
 	setenv("MEMTOP_SAMPLE_RATE", rate, 1);
 }
 
-int target_launch(char **argv, const char *preload, __u64 sample_rate, struct launched *l,
-		  char *alloc_path, size_t pathlen, char *err, size_t errlen)
+/* In the child: stdout and stderr to out_fd, stdin from /dev/null. */
+static void redirect_io(int out_fd, bool null_stdin)
+{
+	int fd;
+
+	if (out_fd >= 0 && (dup2(out_fd, STDOUT_FILENO) < 0 || dup2(out_fd, STDERR_FILENO) < 0))
+		_exit(127);
+	if (!null_stdin)
+		return;
+	fd = open("/dev/null", O_RDONLY);
+	if (fd < 0 || dup2(fd, STDIN_FILENO) < 0)
+		_exit(127);
+	if (fd != STDIN_FILENO)
+		close(fd);
+}
+
+int target_launch(char **argv, const char *preload, __u64 sample_rate, int out_fd,
+		  bool null_stdin, struct launched *l, char *alloc_path, size_t pathlen,
+		  char *err, size_t errlen)
 {
 	char exe[PATH_MAX];
 	int go[2], ex[2], e;
@@ -316,6 +333,7 @@ int target_launch(char **argv, const char *preload, __u64 sample_rate, struct la
 		signal(SIGPIPE, SIG_DFL); /* memtop ignores it; the command must not */
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
+		redirect_io(out_fd, null_stdin);
 		if (preload)
 			set_preload_env(preload, sample_rate);
 		execvp(argv[0], argv);

@@ -28,15 +28,19 @@ struct launched {
 	pid_t pid;
 	int go_fd;   /* write a byte to let it exec */
 	int err_fd;  /* exec failure: errno arrives here; EOF means exec worked */
+	char log_path[PATH_MAX]; /* where its stdout and stderr go (cmd_log.h) */
 };
 
 /* Fork argv[0] (searched in PATH) held before exec. The allocator path is
  * the glibc memtop itself uses: the command will map the same file. With
  * preload, the command runs with that library added to LD_PRELOAD (last) and
- * MEMTOP_SAMPLE_RATE set to sample_rate. 0, or -errno with one line in err
- * (not found, not executable, static). */
-int target_launch(char **argv, const char *preload, __u64 sample_rate, struct launched *l,
-		  char *alloc_path, size_t pathlen, char *err, size_t errlen);
+ * MEMTOP_SAMPLE_RATE set to sample_rate. Its stdout and stderr are out_fd
+ * (-1: memtop's), its stdin /dev/null when null_stdin (the TUI reads the
+ * terminal). 0, or -errno with one line in err (not found, not
+ * executable, static). */
+int target_launch(char **argv, const char *preload, __u64 sample_rate, int out_fd,
+		  bool null_stdin, struct launched *l, char *alloc_path, size_t pathlen,
+		  char *err, size_t errlen);
 /* Let the command exec. 0, or -errno with one line in err if exec failed
  * (the child is reaped then). */
 int target_release(struct launched *l, char *err, size_t errlen);

@@ -18,6 +18,7 @@
 #include "probe/alloc_resolve.h"
 #include "probe/budget.h"
 #include "probe/cgroup.h"
+#include "probe/cmd_log.h"
 #include "probe/runtime.h"
 #include "probe/inject.h"
 #include "probe/exits.h"
@@ -226,7 +227,8 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 	bool preload = !cfg->no_preload && cfg->probe_mode == MT_PROBE_AUTO;
 	char sampler[PATH_MAX];
 	struct watched *w = add(ws, 0);
-	int e;
+	bool created;
+	int e, log_fd;
 
 	if (!w) {
 		snprintf(err, errlen, "out of memory");
@@ -236,12 +238,26 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 		warn(ws, "%s not found: probing glibc's allocator instead", SAMPLER_SO);
 		preload = false;
 	}
-	e = target_launch(cfg->cmd_argv, preload ? sampler : NULL, cfg->rate, &ws->launch, w->lib,
-			  sizeof(w->lib), err, errlen);
+	/* its output goes to a file, never over the TUI or into -b/--json */
+	log_fd = cmd_log_open(cfg->cmd_log, cfg->output, ws->launch.log_path,
+			      sizeof(ws->launch.log_path), &created, err, errlen);
+	if (log_fd < 0) {
+		ws->n--;
+		ws->launch.log_path[0] = '\0';
+		return log_fd;
+	}
+	e = target_launch(cfg->cmd_argv, preload ? sampler : NULL, cfg->rate, log_fd, !cfg->batch,
+			  &ws->launch, w->lib, sizeof(w->lib), err, errlen);
+	close(log_fd);
 	if (e) {
+		if (created)
+			unlink(ws->launch.log_path);
+		ws->launch.log_path[0] = '\0';
 		ws->n--;
 		return e;
 	}
+	cmd_log_rename(ws->launch.log_path, sizeof(ws->launch.log_path), cfg->cmd_log != NULL,
+		       ws->launch.pid);
 	w->pid = ws->launch.pid;
 	w->launched = true;
 	w->alloc = allocators_glibc();
@@ -373,11 +389,14 @@ int watch_attach(struct watch_set *ws, char *err, size_t errlen)
 		warn(ws, "%s: not watched", err);
 		ws->v[i--] = ws->v[--ws->n];
 	}
-	if (ws->cgroup_fd >= 0) {
-		e = bpf_loader_follow_cgroup(ws->env.bpf, ws->cgroup_fd);
+	if (ws->cgroup_fd >= 0 || ws->launch.pid > 0) {
+		/* --cgroup: its new processes; -- CMD: the command's descendants */
+		e = ws->cgroup_fd >= 0 ? bpf_loader_follow_cgroup(ws->env.bpf, ws->cgroup_fd)
+				       : bpf_loader_follow_family(ws->env.bpf, ws->launch.pid);
 		if (e) {
 			snprintf(err, errlen, "cannot follow new processes of %s: %s",
-				 ws->cgroup_dir, strerror(-e));
+				 ws->cgroup_fd >= 0 ? ws->cgroup_dir : ws->env.cfg->cmd_argv[0],
+				 strerror(-e));
 			for (i = 0; i < ws->n; i++)
 				release(ws, &ws->v[i]);
 			return e;

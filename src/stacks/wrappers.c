@@ -25,12 +25,18 @@
 static const struct wrapper_rule table[] = {
 	/* the allocators themselves, and memtop's in-process sampler */
 	{ "libc", "malloc|calloc|realloc|reallocarray|free|posix_memalign|aligned_alloc|"
-		  "memalign|valloc|pvalloc|strdup|strndup|__strdup|__strndup|__libc_[a-z_]+" },
-	{ "memtop", NULL, "libmemtop-sampler\\.so|memfd:memtop-sampler" },
-	{ "jemalloc", NULL, "libjemalloc\\.so" },
+		  "memalign|valloc|pvalloc|__libc_(malloc|calloc|realloc|free|memalign|valloc|pvalloc)",
+	  NULL, false, true },
+	{ "libc", "strdup|strndup|__strdup|__strndup|__libc_[a-z_]+" },
+	/* the system calls' wrappers, where every mapping of the mmap source
+	 * is made */
+	{ "libc", "mmap|mmap64|__mmap|__mmap64|mremap|__mremap|sbrk|__sbrk|brk|__brk" },
+	{ "memtop", NULL, "libmemtop-sampler\\.so|memfd:memtop-sampler", false, true },
+	{ "jemalloc", NULL, "libjemalloc\\.so", false, true },
 	{ "jemalloc", "je_(malloc|calloc|realloc|free|posix_memalign|aligned_alloc|memalign|"
-		      "valloc|mallocx|rallocx|sdallocx|dallocx)|mallocx|rallocx|sdallocx|dallocx" },
-	{ "tcmalloc", NULL, "libtcmalloc(_minimal|_and_profiler)?\\.so" },
+		      "valloc|mallocx|rallocx|sdallocx|dallocx)|mallocx|rallocx|sdallocx|dallocx",
+	  NULL, false, true },
+	{ "tcmalloc", NULL, "libtcmalloc(_minimal|_and_profiler)?\\.so", false, true },
 	/* C++: operator new, the standard containers and their allocators
 	 * (std::allocator, __gnu_cxx::new_allocator, vector growth, ...) */
 	{ "C++", "operator new.*|operator delete.*|std::.*|__gnu_cxx::.*" },
@@ -133,19 +139,32 @@ void wrappers_free(struct wrappers *w)
 	free(w);
 }
 
+/* Whether rule i matches f. */
+static bool rule_match(const struct wrappers *w, size_t i, const struct mt_frame *f)
+{
+	if (w->has_mod[i] && (!f->module || regexec(&w->mod[i], f->module, 0, NULL, 0)))
+		return false;
+	if (!w->has_fn[i])
+		return !table[i].unnamed_only || !f->function;
+	return f->function && !regexec(&w->fn[i], f->function, 0, NULL, 0);
+}
+
+bool wrappers_is_allocator(const struct wrappers *w, const struct mt_frame *f)
+{
+	size_t i;
+
+	for (i = 0; i < NRULES; i++)
+		if (table[i].allocator && rule_match(w, i, f))
+			return true;
+	return false;
+}
+
 bool wrappers_match(const struct wrappers *w, const struct mt_frame *f)
 {
 	size_t i;
 
 	for (i = 0; i < NRULES; i++) {
-		if (w->has_mod[i] && (!f->module || regexec(&w->mod[i], f->module, 0, NULL, 0)))
-			continue;
-		if (!w->has_fn[i]) {
-			if (!table[i].unnamed_only || !f->function)
-				return true;
-			continue;
-		}
-		if (f->function && !regexec(&w->fn[i], f->function, 0, NULL, 0))
+		if (rule_match(w, i, f))
 			return true;
 	}
 	return w->has_user && f->function && !regexec(&w->user, f->function, 0, NULL, 0);

@@ -25,6 +25,7 @@ struct wrapper_rule {
 	const char *module;   /* ERE matched against the module's file name
 			       * (from its start); NULL: any module */
 	bool unnamed_only;    /* with module: only frames without a symbol */
+	bool allocator;	      /* the allocator itself, not a wrapper of it */
 };
 
 struct wrappers;
@@ -36,6 +37,11 @@ void wrappers_free(struct wrappers *w);
 
 /* Whether f is machinery: a call site is never f. */
 bool wrappers_match(const struct wrappers *w, const struct mt_frame *f);
+
+/* Whether f is the allocator itself (glibc's malloc family, jemalloc,
+ * tcmalloc, memtop's sampler): an mmap made under such a frame is the
+ * heap's own, already seen through its allocations. */
+bool wrappers_is_allocator(const struct wrappers *w, const struct mt_frame *f);
 
 /* The built-in table, for docs and tests. Returns its length. */
 size_t wrappers_table(const struct wrapper_rule **rules);

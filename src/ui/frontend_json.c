@@ -313,6 +313,8 @@ static int json_tick(struct mt_fe_ctx *ctx)
 	kv_double(&w, "time", now.tv_sec + now.tv_nsec / 1e9, 3);
 	kv_double(&w, "interval_s", model_interval_s(m), 3);
 	kv_uint(&w, "rate", model_rate(m));
+	if (st->cmd_log)
+		kv_string(&w, "cmd_log", st->cmd_log);
 	jw_key(&w, "targets");
 	jw_array_begin(&w);
 	for (i = 0; i < model_target_count(m); i++)

@@ -131,6 +131,8 @@ static int text_tick(struct mt_fe_ctx *ctx)
 	       fmt_bytes(a, sizeof(a), model_rate(m)), st->probe_mode ? st->probe_mode : "?",
 	       st->events_per_s, (unsigned long long)d->events_lost,
 	       (unsigned long long)d->live_map_full);
+	if (st->cmd_log)
+		printf("command output: %s\n", st->cmd_log);
 	printf("overhead: target slowdown %.1f%%, %.0f ns per probe hit (%s), %.0f hits/s",
 	       st->est_slowdown_pct, st->cost_ns > 0 ? st->cost_ns : st->trap_ns,
 	       st->cost_measured ? "measured on the target" : "calibrated on memtop",

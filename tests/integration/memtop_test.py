@@ -46,8 +46,10 @@ import math
 import os
 import queue
 import re
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -231,12 +233,24 @@ def read_truth_file(path):
 
 
 class Memtop(Proc):
-    """build/memtop with the given arguments; stdin is /dev/null."""
+    """build/memtop with the given arguments; stdin is /dev/null. With
+    -- CMD it runs in a temporary directory (self.cwd, removed by kill()),
+    where the command's output file memtop-cmd-PID.log lands unless
+    --cmd-log says otherwise."""
 
-    def __init__(self, *args, stdin=subprocess.DEVNULL, prefix=()):
-        super().__init__(list(prefix) + [MEMTOP] + [str(a) for a in args], stdin=stdin,
-                         name="memtop")
+    def __init__(self, *args, stdin=subprocess.DEVNULL, prefix=(), cwd=None):
+        args = [str(a) for a in args]
+        self.own_cwd = cwd is None and "--" in args
+        self.cwd = tempfile.mkdtemp(prefix="memtop-cwd-") if self.own_cwd else cwd
+        super().__init__(list(prefix) + [MEMTOP] + args, stdin=stdin, name="memtop",
+                         cwd=self.cwd)
         self.records = []
+
+    def kill(self):
+        super().kill()
+        if self.own_cwd:
+            shutil.rmtree(self.cwd, ignore_errors=True)
+            self.own_cwd = False
 
     def record(self, timeout=15):
         """Next JSON record (schema-checked), or None once memtop has exited."""

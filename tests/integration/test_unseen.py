@@ -4,7 +4,9 @@ words, with the runtime found and the tool that sees its heap.
 
   - mt_arena, a C program with its own mmap-based allocator: RSS grows
     8 MiB/s while malloc is hardly called, so unseen_growth turns true and
-    the words say the growth is not from glibc's malloc;
+    the words say the growth is not from glibc's malloc; the mmap source
+    shows arena_grow as the site that maps it, every byte of it, outside
+    the heap figures;
   - Debian's python3 growing a list of small objects (pymalloc arenas):
     runtime CPython, the words name tracemalloc;
   - node growing a JavaScript array: runtime Node/V8;
@@ -46,6 +48,17 @@ def test_custom_allocator_growth_is_said():
     words = t.get("unseen_memory") or ""
     check("RSS grows" in words and "does not come from glibc's malloc" in words,
           "the words do not say where the growth is not from: %r" % words)
+    truth = w.read_truth(timeout=20)
+    rec = m.records_after(truth["time"], count=2)
+    mmap_sites = [s for s in rec["sites"] if s.get("source") == "mmap"]
+    check([s["function"] for s in mmap_sites] == ["arena_grow"],
+          "the mmap source should show arena_grow alone: %s" %
+          [(s.get("source"), s["function"]) for s in rec["sites"]])
+    check(mmap_sites[0]["inuse_bytes"] == truth["mapped"],
+          "arena_grow maps %d bytes, the mmap site shows %s" %
+          (truth["mapped"], mmap_sites[0]["inuse_bytes"]))
+    check(target(rec, w.pid)["inuse_bytes"] < 1024 * 1024,
+          "mappings must stay out of the heap figure: %s" % target(rec, w.pid))
     w.release()
     m.drain(15)
 

@@ -97,6 +97,33 @@ static void test_families(void **state)
 	wrappers_free(w);
 }
 
+/* The allocator itself, under which an mmap is the heap's own. */
+static void test_allocator_frames(void **state)
+{
+	struct wrappers *w = wrappers_new(NULL);
+	struct mt_frame f;
+
+	assert_non_null(w);
+	f = fr("malloc", "libc.so.6");
+	assert_true(wrappers_is_allocator(w, &f));
+	f = fr(NULL, "libjemalloc.so.2");
+	assert_true(wrappers_is_allocator(w, &f));
+	f = fr("tc_malloc", "libtcmalloc.so.4");
+	assert_true(wrappers_is_allocator(w, &f));
+	/* machinery, but not the allocator: an mmap under them is shown */
+	f = fr("__libc_start_call_main", "libc.so.6");
+	assert_false(wrappers_is_allocator(w, &f));
+	f = fr("__mmap64", "libc.so.6");
+	assert_false(wrappers_is_allocator(w, &f));
+	assert_true(wrappers_match(w, &f));
+	f = fr("std::vector<int>::_M_realloc_insert", "app");
+	assert_false(wrappers_is_allocator(w, &f));
+	f = fr("arena_grow", "app");
+	assert_false(wrappers_is_allocator(w, &f));
+	assert_false(wrappers_match(w, &f));
+	wrappers_free(w);
+}
+
 static void test_skip_extends(void **state)
 {
 	struct wrappers *w = wrappers_new("^(my_pool_alloc|arena_)");
@@ -142,6 +169,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_families),
+		cmocka_unit_test(test_allocator_frames),
 		cmocka_unit_test(test_skip_extends),
 		cmocka_unit_test(test_table_documented),
 		cmocka_unit_test(test_symbol_hint),

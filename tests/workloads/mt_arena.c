@@ -6,7 +6,8 @@
  * must say that the heap it sees does not explain the growth, and (with
  * its mmap source) show arena_grow as the site that maps it. Prints READY,
  * waits for a byte on stdin, runs --duration=SECS (default 12), prints
- * {"truth": "mt_arena", "mapped": BYTES, "chunks": N}, waits for EOF.
+ * {"truth": "mt_arena", "time": UNIX_SECS, "mapped": BYTES, "chunks": N},
+ * waits for EOF.
  */
 #include <stdio.h>
 #include <sys/mman.h>
@@ -35,6 +36,7 @@ int main(int argc, char **argv)
 	struct wl_opts o;
 	double duration, rate, t0;
 	char truth[256];
+	struct timespec now;
 	uint64_t total;
 
 	wl_init(argc, argv, known, &o);
@@ -48,8 +50,10 @@ int main(int argc, char **argv)
 		arena_grow();
 		wl_pace(t0, i + 1, total, duration);
 	}
-	snprintf(truth, sizeof(truth), "{\"truth\":\"mt_arena\",\"pid\":%d,\"mapped\":%lu,\"chunks\":%lu}\n",
-		 (int)getpid(), mapped, chunks);
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(truth, sizeof(truth),
+		 "{\"truth\":\"mt_arena\",\"pid\":%d,\"time\":%.6f,\"mapped\":%lu,\"chunks\":%lu}\n",
+		 (int)getpid(), (double)now.tv_sec + now.tv_nsec / 1e9, mapped, chunks);
 	wl_write_all(1, truth, strlen(truth));
 	wl_hold_exit(&o);
 }

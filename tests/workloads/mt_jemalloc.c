@@ -152,8 +152,8 @@ WL_SITE static void api_rallocx(unsigned i)
 
 WL_SITE static void api_new(unsigned i)
 {
-	wl_site_alloc(&s_new, 48);
-	FAM_KEEP_OR_FREE(&s_new, _Znwm(48), 48, i, _ZdlPv(wl_sink));
+	wl_site_alloc(&s_new, 2048);
+	FAM_KEEP_OR_FREE(&s_new, _Znwm(2048), 2048, i, _ZdlPv(wl_sink));
 }
 
 WL_SITE static void api_new_array(unsigned i)
@@ -164,7 +164,7 @@ WL_SITE static void api_new_array(unsigned i)
 
 WL_SITE static void api_new_sized(unsigned i)
 {
-	size_t n = (i % 3) ? 96 : 64 * KiB;
+	size_t n = (i % 3) ? 1200 : 64 * KiB;
 
 	wl_site_alloc(&s_new_sized, n);
 	FAM_KEEP_OR_FREE(&s_new_sized, _Znwm(n), n, i, _ZdlPvm(wl_sink, n));
@@ -172,18 +172,18 @@ WL_SITE static void api_new_sized(unsigned i)
 
 WL_SITE static void api_new_aligned(unsigned i)
 {
-	wl_site_alloc(&s_new_aligned, 320);
-	FAM_KEEP_OR_FREE(&s_new_aligned, _ZnwmSt11align_val_t(320, 128), 320, i,
-			 _ZdlPvmSt11align_val_t(wl_sink, 320, 128));
+	wl_site_alloc(&s_new_aligned, 1280);
+	FAM_KEEP_OR_FREE(&s_new_aligned, _ZnwmSt11align_val_t(1280, 128), 1280, i,
+			 _ZdlPvmSt11align_val_t(wl_sink, 1280, 128));
 }
 
 WL_SITE static void api_new_nothrow(unsigned i)
 {
 	static const char nothrow;
 
-	wl_site_alloc(&s_new_nothrow, 200);
+	wl_site_alloc(&s_new_nothrow, 1500);
 	FAM_KEEP_OR_FREE(&s_new_nothrow,
-			 fam_checked(_ZnwmRKSt9nothrow_t(200, &nothrow), "new(nothrow)"), 200, i,
+			 fam_checked(_ZnwmRKSt9nothrow_t(1500, &nothrow), "new(nothrow)"), 1500, i,
 			 _ZdlPvRKSt9nothrow_t(wl_sink, &nothrow));
 }
 
