@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -129,6 +130,61 @@ static void test_docs_list_elements(void **state)
 			fail_msg("docs/themes.md does not list %s", cell);
 	}
 	free(doc);
+}
+
+/* Every theme file in themes/ is readable in every element, the cursor
+ * row's included: no foreground equal to its background in 256, 16 or 8
+ * colours, and explicit pairs at least 3:1 apart (WCAG, large text). */
+static void test_contrast(void **state)
+{
+	DIR *d = opendir(themes_dir);
+	struct dirent *e;
+	int files = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		struct theme t;
+		char name[256];
+
+		if (n < 7 || strcmp(e->d_name + n - 6, ".theme") != 0)
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(n - 6), e->d_name);
+		parse_shipped(name, &t);
+		files++;
+		for (int i = 0; i < THEME_COUNT; i++) {
+			const struct theme_style *st = &t.style[i];
+			double c = theme_contrast(st->fg, st->bg);
+
+			if (st->fg >= 0 && st->bg >= 0 && c < 3.0)
+				fail_msg("%s: %s has contrast %.2f:1 (< 3:1)", e->d_name,
+					 theme_elem_name(i), c);
+			static const int ncolors[] = { 8, 16, 256 };
+
+			for (int k = 0; k < 3; k++) {
+				int nc = ncolors[k];
+				int fg = theme_color_reduce(st->fg, nc, NULL);
+				int bg = theme_color_reduce(st->bg, nc, NULL);
+
+				if (fg >= 0 && fg == bg)
+					fail_msg("%s: %s is colour %d on itself with %d colours",
+						 e->d_name, theme_elem_name(i), fg, nc);
+			}
+		}
+	}
+	closedir(d);
+	assert_true(files >= 4);
+}
+
+/* The contrast ratio itself: black on white is 21:1, a colour on itself 1:1. */
+static void test_contrast_ratio(void **state)
+{
+	assert_true(theme_contrast(0, 15) > 20.9 && theme_contrast(0, 15) < 21.1);
+	assert_true(theme_contrast(15, 0) > 20.9);
+	assert_true(theme_contrast(4, 4) > 0.99 && theme_contrast(4, 4) < 1.01);
+	assert_true(theme_contrast(-1, 4) == 0);
+	/* yellow on cyan, the kind of pair the cursor row used to make */
+	assert_true(theme_contrast(3, 6) < 3.0);
 }
 
 static void test_syntax(void **state)
@@ -397,6 +453,8 @@ int main(void)
 		cmocka_unit_test(test_shipped_others_complete),
 		cmocka_unit_test(test_element_names),
 		cmocka_unit_test(test_docs_list_elements),
+		cmocka_unit_test(test_contrast),
+		cmocka_unit_test(test_contrast_ratio),
 		cmocka_unit_test(test_syntax),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_color_reduce),

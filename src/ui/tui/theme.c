@@ -13,6 +13,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +51,7 @@ static const struct elem_def {
 	[THEME_TABLE_HEADER] = { "table_header", "column titles of the site table",
 				 { BLACK, GREEN, 0 }, { D, D, THEME_A_REVERSE } },
 	[THEME_TABLE_SORTED] = { "table_sorted", "title of the sort column",
-				 { BLACK, CYAN, THEME_A_BOLD },
+				 { BLACK, YELLOW, THEME_A_BOLD },
 				 { D, D, THEME_A_REVERSE | THEME_A_BOLD | THEME_A_UNDERLINE } },
 	[THEME_ROW_SELECTED] = { "row_selected", "the cursor row", { BLACK, CYAN, 0 },
 				 { D, D, THEME_A_REVERSE } },
@@ -93,6 +94,14 @@ static const struct elem_def {
 			  { D, D, THEME_A_BOLD | THEME_A_UNDERLINE } },
 	[THEME_HELP_KEY] = { "help_key", "key names on the help screen", { CYAN, D, THEME_A_BOLD },
 			     { D, D, THEME_A_BOLD } },
+	[THEME_LEAK_LOW_SELECTED] = { "leak_low_selected", "leak score below 30, cursor row",
+				      { BLACK, GREEN, 0 }, { D, D, THEME_A_REVERSE } },
+	[THEME_LEAK_MID_SELECTED] = { "leak_mid_selected", "leak score 30 to 59, cursor row",
+				      { BLACK, YELLOW, THEME_A_BOLD },
+				      { D, D, THEME_A_REVERSE | THEME_A_BOLD } },
+	[THEME_LEAK_HIGH_SELECTED] = { "leak_high_selected", "leak score 60 and above, cursor row",
+				       { WHITE, RED, THEME_A_BOLD },
+				       { D, D, THEME_A_REVERSE | THEME_A_BOLD | THEME_A_UNDERLINE } },
 };
 
 static const char *const color_names[16] = {
@@ -179,6 +188,31 @@ static int nearest(const int rgb[3], int from, int to)
 		}
 	}
 	return best;
+}
+
+static double luminance(int c)
+{
+	int rgb[3];
+	double l[3];
+
+	rgb256(c, rgb);
+	for (int i = 0; i < 3; i++) {
+		double v = rgb[i] / 255.0;
+
+		l[i] = v <= 0.03928 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4);
+	}
+	return 0.2126 * l[0] + 0.7152 * l[1] + 0.0722 * l[2];
+}
+
+double theme_contrast(int fg, int bg)
+{
+	double a, b;
+
+	if (fg < 0 || bg < 0 || fg > 255 || bg > 255)
+		return 0;
+	a = luminance(fg);
+	b = luminance(bg);
+	return a > b ? (a + 0.05) / (b + 0.05) : (b + 0.05) / (a + 0.05);
 }
 
 int theme_color_reduce(int c, int ncolors, bool *bright)

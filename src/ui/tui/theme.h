@@ -48,6 +48,9 @@ enum theme_elem {
 	THEME_HINT_TEXT,      /* their labels */
 	THEME_INPUT,	      /* filter / search input */
 	THEME_HELP_KEY,	      /* key names on the help screen */
+	THEME_LEAK_LOW_SELECTED,  /* the leak score under the cursor, by */
+	THEME_LEAK_MID_SELECTED,  /* severity: the cursor row must not */
+	THEME_LEAK_HIGH_SELECTED, /* hide the worst leak's red */
 	THEME_COUNT,
 };
 
@@ -114,5 +117,10 @@ int theme_load(struct theme *t, const char *spec, const char *exe_path, char *er
  * 8 with 8 (then *bright says the colour was a bright one, to be rendered
  * bold; bright may be NULL). -1 (no colour) for c < 0 or ncolors < 8. */
 int theme_color_reduce(int c, int ncolors, bool *bright);
+
+/* WCAG contrast ratio (1 to 21) of two colours (0..255, xterm's palette):
+ * how far apart their relative luminances are. 0 when either is
+ * THEME_DEFAULT_COLOR, whose colour only the terminal knows. */
+double theme_contrast(int fg, int bg);
 
 #endif /* MEMTOP_THEME_H */
