@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * settings.c - the settings file of the live view (settings.h): where it
+ * is, its text in and out, and reading and writing it. Lives in export/
+ * because views never write files; the TUI asks this module to.
+ */
+#include "export/settings.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "export/export.h"
+
+#define MAX_FILE (16 * 1024)
+
+static const char *const group_names[] = { "function", "line", "stack" };
+
+void settings_init(struct mt_settings *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->invert = -1;
+	s->group = -1;
+}
+
+int settings_path(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	int n;
+
+	if (xdg && xdg[0] == '/')
+		n = snprintf(buf, len, "%s/memtop/memtoprc", xdg);
+	else if (home && home[0])
+		n = snprintf(buf, len, "%s/.config/memtop/memtoprc", home);
+	else
+		return -ENOENT;
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+/* "DIGITS[.DIGITS]" without the locale's help. */
+static int parse_seconds(const char *v, double *out)
+{
+	double x = 0, scale = 1;
+	bool dot = false, digit = false;
+
+	for (; *v; v++) {
+		if (*v == '.' && !dot) {
+			dot = true;
+		} else if (*v >= '0' && *v <= '9') {
+			digit = true;
+			if (dot)
+				x += (*v - '0') * (scale /= 10);
+			else
+				x = x * 10 + (*v - '0');
+		} else {
+			return -EINVAL;
+		}
+	}
+	if (!digit || x < 0.05 || x > 3600)
+		return -EINVAL;
+	*out = x;
+	return 0;
+}
+
+static int set_text(char *dst, size_t len, const char *v)
+{
+	if (strlen(v) >= len)
+		return -ENAMETOOLONG;
+	snprintf(dst, len, "%s", v);
+	return 0;
+}
+
+/* One "key = value" line into s; a message into why on error. */
+static int parse_line(struct mt_settings *s, char *key, char *v, const char **why)
+{
+	if (!strcmp(key, "sort"))
+		return set_text(s->sort, sizeof(s->sort), v) ? (*why = "sort name too long", -EINVAL)
+							       : 0;
+	if (!strcmp(key, "invert")) {
+		if (!strcmp(v, "yes") || !strcmp(v, "1"))
+			s->invert = 1;
+		else if (!strcmp(v, "no") || !strcmp(v, "0"))
+			s->invert = 0;
+		else
+			return *why = "invert is yes or no", -EINVAL;
+		return 0;
+	}
+	if (!strcmp(key, "group")) {
+		for (int i = 0; i < 3; i++) {
+			if (!strcmp(v, group_names[i])) {
+				s->group = i;
+				return 0;
+			}
+		}
+		return *why = "group is function, line or stack", -EINVAL;
+	}
+	if (!strcmp(key, "theme"))
+		return set_text(s->theme, sizeof(s->theme), v) ? (*why = "theme too long", -EINVAL)
+								 : 0;
+	if (!strcmp(key, "interval"))
+		return parse_seconds(v, &s->interval_s) ?
+			       (*why = "interval is 0.05 to 3600 seconds", -EINVAL) : 0;
+	if (!strcmp(key, "hidden_columns")) {
+		s->have_hidden = true;
+		return set_text(s->hidden_columns, sizeof(s->hidden_columns), v) ?
+			       (*why = "hidden_columns too long", -EINVAL) : 0;
+	}
+	if (!strcmp(key, "export_dir"))
+		return set_text(s->export_dir, sizeof(s->export_dir), v) ?
+			       (*why = "export_dir too long", -EINVAL) : 0;
+	return *why = "unknown setting", -EINVAL;
+}
+
+int settings_parse(struct mt_settings *s, const char *text, const char *source, char *err,
+		   size_t errlen)
+{
+	struct mt_settings tmp = *s;
+	const char *p = text;
+	int line = 0;
+
+	while (*p) {
+		size_t n = strcspn(p, "\n");
+		char buf[PATH_MAX + 64], *l, *eq;
+		const char *why = NULL;
+
+		line++;
+		if (n >= sizeof(buf)) {
+			snprintf(err, errlen, "%s:%d: line too long", source, line);
+			return -EINVAL;
+		}
+		memcpy(buf, p, n);
+		buf[n] = '\0';
+		p += n + (p[n] == '\n');
+		l = trim(buf);
+		if (!*l || *l == '#')
+			continue;
+		eq = strchr(l, '=');
+		if (!eq) {
+			snprintf(err, errlen, "%s:%d: expected 'name = value'", source, line);
+			return -EINVAL;
+		}
+		*eq = '\0';
+		if (parse_line(&tmp, trim(l), trim(eq + 1), &why)) {
+			snprintf(err, errlen, "%s:%d: %s", source, line, why);
+			return -EINVAL;
+		}
+	}
+	*s = tmp;
+	return 0;
+}
+
+int settings_format(const struct mt_settings *s, char *buf, size_t len)
+{
+	size_t used = 0;
+
+#define OUT(...)                                                                        \
+	used += snprintf(buf ? buf + (used < len ? used : len) : NULL,                  \
+			 used < len ? len - used : 0, __VA_ARGS__)
+	OUT("# memtop settings, saved by the settings screen (F2) of the live view.\n"
+	    "# Options on the command line win; memtop --no-config ignores this file.\n");
+	if (s->sort[0])
+		OUT("sort = %s\n", s->sort);
+	if (s->invert >= 0)
+		OUT("invert = %s\n", s->invert ? "yes" : "no");
+	if (s->group >= 0 && s->group < 3)
+		OUT("group = %s\n", group_names[s->group]);
+	if (s->theme[0])
+		OUT("theme = %s\n", s->theme);
+	if (s->interval_s > 0)
+		OUT("interval = %.4g\n", s->interval_s);
+	if (s->have_hidden)
+		OUT("hidden_columns = %s\n", s->hidden_columns);
+	if (s->export_dir[0])
+		OUT("export_dir = %s\n", s->export_dir);
+#undef OUT
+	return (int)used;
+}
+
+int settings_load(struct mt_settings *s, const char *path, char *err, size_t errlen)
+{
+	char *text;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW), e;
+	struct stat st;
+
+	if (fd < 0) {
+		e = -errno;
+		if (e != -ENOENT)
+			snprintf(err, errlen, "%s: %s", path, strerror(-e));
+		return e;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > MAX_FILE) {
+		snprintf(err, errlen, "%s: not a regular file of at most 16 KiB", path);
+		close(fd);
+		return -EINVAL;
+	}
+	text = calloc(1, MAX_FILE + 1);
+	if (!text) {
+		close(fd);
+		return -ENOMEM;
+	}
+	n = read(fd, text, MAX_FILE);
+	e = n < 0 ? -errno : 0;
+	close(fd);
+	if (e)
+		snprintf(err, errlen, "%s: %s", path, strerror(-e));
+	else
+		e = settings_parse(s, text, path, err, errlen);
+	free(text);
+	return e;
+}
+
+int settings_save(const struct mt_settings *s, const char *path, char *err, size_t errlen)
+{
+	char dir[PATH_MAX], text[PATH_MAX + 1024];
+	int n = settings_format(s, text, sizeof(text));
+
+	if (n < 0 || (size_t)n >= sizeof(text) || strlen(path) >= sizeof(dir)) {
+		snprintf(err, errlen, "cannot write %s: too long", path);
+		return -ENAMETOOLONG;
+	}
+	/* mkdir -p of the directory, e.g. ~/.config/memtop */
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (char *p = dir + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		if (mkdir(dir, 0700) && errno != EEXIST) {
+			int e = -errno;
+
+			snprintf(err, errlen, "cannot create %s: %s", dir, strerror(-e));
+			return e;
+		}
+		*p = '/';
+	}
+	return export_write_file(path, text, (size_t)n, err, errlen);
+}
