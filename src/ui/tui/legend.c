@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * legend.c - the legend of the live view: every header field, warning and
+ * column, in the words a responder needs at a glance. The help's second
+ * page draws these rows; docs/tui.md lists them (test_legend checks it).
+ */
+#include "ui/tui/legend.h"
+
+const struct legend_row legend_rows[] = {
+	{ "Header", "PID COMM alive", "a watched process; exited: it ended, its data stays shown" },
+	{ NULL, "every 1s", "refresh interval (+ and - change it); PAUSED: display frozen" },
+	{ NULL, "RSS", "resident memory of the live targets, not only their heap" },
+	{ NULL, "heap since attach",
+	  "in-use bytes of sampled blocks allocated since attaching" },
+	{ NULL, "slowdown",
+	  "how much the probes slow the target (JSON est_slowdown_pct)" },
+	{ NULL, "events/s", "kernel records per second: samples, frees of sampled blocks" },
+	{ NULL, "1 sample/512K", "one sample per this many bytes allocated on average (--rate)" },
+	{ NULL, "mode", "how calls are caught: session, uretprobe or usdt (probes.md)" },
+	{ NULL, "heap (sparkline)", "heap since attach, one point per interval, newest right" },
+	{ NULL, "cgroup USED/MAX",
+	  "charged to the cgroup / its limit; limit in ~T at this slope" },
+
+	{ "Warnings (after !; never hidden)", "target ended",
+	  "(ENDED) every target exited: numbers frozen at its end" },
+	{ NULL, "budget unreachable",
+	  "(OVER BUDGET) free() probes alone exceed --max-overhead" },
+	{ NULL, "backed off", "(BACKOFF N%) over --max-overhead: probes on part of the time" },
+	{ NULL, "lost N events", "(LOST N) ring buffer full, records dropped; raise --rate" },
+	{ NULL, "live map full",
+	  "(MAP FULL) past --live-max: in-use stalls; raise --live-max" },
+
+	{ "Site table", "PID", "several targets: the process with most in-use; +: others too" },
+	{ NULL, "ALLOC/s", "bytes allocated per second at the site (from samples)" },
+	{ NULL, "OBJ/s", "allocations per second at the site (from samples)" },
+	{ NULL, "IN-USE", "bytes allocated at the site, not freed yet (from samples)" },
+	{ NULL, "GROWTH/m", "slope of IN-USE per minute over the long window" },
+	{ NULL, "LEAK", "0-100: steady growth, old live blocks, few frees" },
+	{ NULL, "AGE", "age of the oldest live sampled block at the site; -: none" },
+	{ NULL, "FUNCTION", "the call site: first frame outside allocator code, file:line" },
+
+	{ "Process list", "STATE", "alive or exited" },
+	{ NULL, "HEAP", "the process's heap since attach, as in the header" },
+	{ NULL, "CALLS/s", "allocation calls per second, counted exactly by the probes" },
+	{ NULL, "HITS/s", "probe hits per second: what the slowdown is made of" },
+	{ NULL, "-", "not counted (probes off part of the time): unknown, not zero" },
+};
+
+const size_t legend_rows_len = sizeof(legend_rows) / sizeof(legend_rows[0]);
