@@ -196,8 +196,7 @@ int target_find_allocator(pid_t pid, char *path, size_t pathlen, char *err, size
 	return e;
 }
 
-/* Resolve argv0 like execvp would, into out. 0 or -errno. */
-static int find_in_path(const char *argv0, char *out, size_t len)
+int target_find_exe(const char *argv0, char *out, size_t len)
 {
 	const char *path = getenv("PATH");
 	char *dirs, *dir, *save = NULL;
@@ -284,7 +283,7 @@ int target_launch(char **argv, const char *preload, __u64 sample_rate, int out_f
 	int go[2], ex[2], e;
 	struct elf_file *ef;
 
-	e = find_in_path(argv[0], exe, sizeof(exe));
+	e = target_find_exe(argv[0], exe, sizeof(exe));
 	if (e) {
 		snprintf(err, errlen, "cannot execute %s: %s", argv[0], strerror(-e));
 		return e;

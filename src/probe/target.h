@@ -23,6 +23,9 @@ int target_check(pid_t pid, char comm[16], char *err, size_t errlen);
  * found instead (a static executable, another allocator). */
 int target_find_allocator(pid_t pid, char *path, size_t pathlen, char *err, size_t errlen);
 
+/* Resolve argv0 like execvp would, into out. 0 or -errno. */
+int target_find_exe(const char *argv0, char *out, size_t len);
+
 /* A command started by memtop, stopped before exec until target_release. */
 struct launched {
 	pid_t pid;

@@ -21,6 +21,8 @@
 #include "probe/cmd_log.h"
 #include "probe/runtime.h"
 #include "probe/inject.h"
+#include "probe/launch_alloc.h"
+#include "stacks/elf_file.h"
 #include "probe/exits.h"
 #include "probe/usdt.h"
 
@@ -221,8 +223,44 @@ static int find_memtop_lib(const char *name, char *path, size_t len)
 	return access(path, R_OK) ? -ENOENT : 0;
 }
 
+/* The command's malloc is not glibc's: the sampler would step aside in
+ * front of it, so probe that allocator (uprobes) instead, saying so. Its
+ * path goes to foreign, empty when the command uses glibc's. */
+static void command_allocator(struct watch_set *ws, char *foreign, size_t len)
+{
+	char exe[PATH_MAX];
+	bool glibc = true;
+
+	foreign[0] = '\0';
+	if (target_find_exe(ws->env.cfg->cmd_argv[0], exe, sizeof(exe)) ||
+	    launch_alloc_find(exe, foreign, len, &glibc) || glibc) {
+		foreign[0] = '\0';
+		return;
+	}
+	warn(ws, "%s calls the allocator of %s, not glibc's: the in-process sampler would "
+	     "step aside, probing that allocator with uprobes instead", basename(exe), foreign);
+}
+
+/* Probe the allocator at path, if memtop has a table for it. */
+static void command_probe_foreign(struct watch_set *ws, struct watched *w, const char *path)
+{
+	struct elf_file *ef = elf_file_open(path);
+	const struct allocator *a = ef ? allocators_identify(ef, path, &w->alloc_prefix) : NULL;
+
+	if (ef)
+		elf_file_close(ef);
+	if (!a) {
+		warn(ws, "memtop has no probe table for the allocator in %s: "
+		     "its allocations will not be seen", path);
+		return;
+	}
+	w->alloc = a;
+	snprintf(w->lib, sizeof(w->lib), "%s", path);
+}
+
 int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 {
+	char foreign[PATH_MAX] = "";
 	const struct mt_config *cfg = ws->env.cfg;
 	bool preload = !cfg->no_preload && cfg->probe_mode == MT_PROBE_AUTO;
 	char sampler[PATH_MAX];
@@ -238,6 +276,9 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 		warn(ws, "%s not found: probing glibc's allocator instead", SAMPLER_SO);
 		preload = false;
 	}
+	command_allocator(ws, foreign, sizeof(foreign));
+	if (foreign[0])
+		preload = false;
 	/* its output goes to a file, never over the TUI or into -b/--json */
 	log_fd = cmd_log_open(cfg->cmd_log, cfg->output, ws->launch.log_path,
 			      sizeof(ws->launch.log_path), &created, err, errlen);
@@ -262,6 +303,8 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 	w->launched = true;
 	w->alloc = allocators_glibc();
 	w->alloc_prefix = "";
+	if (foreign[0])
+		command_probe_foreign(ws, w, foreign);
 	snprintf(w->comm, sizeof(w->comm), "%s", basename(cfg->cmd_argv[0]));
 	if (preload) {
 		snprintf(w->lib, sizeof(w->lib), "%s", sampler);

@@ -6,7 +6,9 @@ function, threads, fork+exec, no effect without a tool) is tested by
 tests/sampler/run."""
 
 import os
+import signal
 import subprocess
+import time
 
 import test_core
 from memtop_test import (BUILD, TEST_RATE, WORKLOADS, Memtop, Proc, Workload, check, fail,
@@ -52,3 +54,48 @@ def test_usdt_mode_sites_and_estimates():
     w.release()
     if m.drain(timeout=20) != 0:
         fail("memtop did not end cleanly: %s" % m.err.text()[-500:])
+
+
+REDIS_SCRIPT = "".join("SET key:%d %s\n" % (i, "v%d" % (i * 7919) * (1 + i % 40))
+                       for i in range(2000)) + \
+    "".join("GET key:%d\nAPPEND key:%d tail\n" % (i, i) for i in range(0, 2000, 7)) + \
+    "DBSIZE\nFLUSHALL\nDBSIZE\n"
+
+
+def redis_answers(sock, server):
+    """REDIS_SCRIPT's answers from the redis-server listening on sock (it
+    must be up within 30 s: the socket file appears when it is)."""
+    deadline = time.monotonic() + 30
+    while not os.path.exists(sock):
+        check(server.poll() is None, "redis-server exited %s before listening" % server.poll())
+        check(time.monotonic() < deadline, "redis-server did not listen within 30 s")
+        time.sleep(0.05)
+    return subprocess.run(["redis-cli", "-s", sock], input=REDIS_SCRIPT.encode(),
+                          capture_output=True, timeout=60).stdout.decode()
+
+
+def test_command_mode_foreign_allocator():
+    """memtop -- redis-server (jemalloc): the sampler is not preloaded in
+    front of another allocator, memtop says so and probes jemalloc with
+    uprobes; redis lives and answers exactly as when run bare."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        argv = ["redis-server", "--port", "0", "--save", "", "--appendonly", "no",
+                "--dir", tmp, "--logfile", os.path.join(tmp, "log")]
+        bare = Proc(argv + ["--unixsocket", os.path.join(tmp, "bare.sock")])
+        expected = redis_answers(os.path.join(tmp, "bare.sock"), bare)
+        bare.kill()
+        check("\n2000\nOK\n0\n" in expected, "bare redis answered %r" % expected[-200:])
+        sock = os.path.join(tmp, "watched.sock")
+        m = Memtop("-b", "--json", "-d", "0.5", "--", *argv, "--unixsocket", sock)
+        m.first_record()
+        got = redis_answers(sock, m)
+        check(got == expected, "redis under memtop answered differently: %r" % got[-200:])
+        rec = m.record()
+        check(rec["targets"][0]["alive"], "redis-server died under memtop: %s" % rec["targets"])
+        err = m.err.text()
+        check("not glibc's" in err and "jemalloc" in err,
+              "memtop did not say why it does not preload: %s" % err[-500:])
+        check(rec["overhead"]["mode"] != "usdt", "usdt mode in front of jemalloc")
+        m.send(signal.SIGINT)
+        check(m.drain(timeout=30) == 0, "memtop: %s" % m.err.text()[-400:])
