@@ -16,6 +16,7 @@ The workload is tests/workloads/scenario_dies.c (its truth: the leaking
 function and how it will die)."""
 
 import os
+import shutil
 import signal
 import tempfile
 import time
@@ -86,22 +87,37 @@ def test_killed_target_freezes_at_death():
     m.kill()
 
 
-def run_command(die):
-    """memtop -- scenario_dies --die=DIE: (exit status, stderr, last record)."""
+def run_command(die, export=None):
+    """memtop -- scenario_dies --die=DIE (and --output EXPORT): (exit status,
+    stderr, last record)."""
     with tempfile.TemporaryDirectory() as tmp:
-        m = Memtop("-b", "--json", "-d", INTERVAL, "--", workload_path("scenario_dies"),
-                   "--start=0", "--after=1.5", "--die=" + die, "--out=" + os.path.join(tmp, "t"))
+        extra = ("--output", export) if export else ()
+        m = Memtop("-b", "--json", "-d", INTERVAL, *extra, "--",
+                   workload_path("scenario_dies"), "--start=0", "--after=2.5", "--die=" + die,
+                   "--out=" + os.path.join(tmp, "t"))
         rc = m.drain(timeout=30)
     check(m.records, "memtop printed no record")
     return rc, m.stderr_lines(), m.records[-1]
 
 
+def export_inuse(path, function):
+    """In-use bytes of the samples through function in a pprof export."""
+    from test_export import decode_profile  # the profile.proto reader
+
+    with open(path, "rb") as f:
+        p = decode_profile(f.read())
+    idx = [t for t, _ in p["sample_types"]].index("inuse_space")
+    return sum(s["values"][idx] for s in p["samples"] if function in s["stack"])
+
+
 def test_command_killed_by_signal_is_reported():
     """-- CMD dies of SIGSEGV, then of abort(): named in the JSON and on
     stderr, and memtop exits 128 + the signal."""
+    tmp = tempfile.mkdtemp(prefix="memtop-endings-")
     for die, sig, rc_want in (("segv", "SIGSEGV", 128 + signal.SIGSEGV),
                               ("abort", "SIGABRT", 128 + signal.SIGABRT)):
-        rc, err, last = run_command(die)
+        export = os.path.join(tmp, die + ".pb.gz")
+        rc, err, last = run_command(die, export)
         t = last["targets"][0]
         check(t["alive"] is False, "%s: target still alive in the last record" % die)
         end = t["end"]
@@ -113,6 +129,12 @@ def test_command_killed_by_signal_is_reported():
         check(len(lines) == 1, "%s: no single stderr line naming %s: %s" % (die, sig, err))
         s = site(last, LEAK)
         check(s is not None and s["ended"], "%s: the leak's site is not ended: %s" % (die, s))
+        # the export written at exit still holds what the dead process held
+        held = export_inuse(export, LEAK)
+        check(s["inuse_bytes"] > 0 and abs(held - s["inuse_bytes"]) <= 0.01 * s["inuse_bytes"],
+              "%s: the export holds %d bytes in use at %s, the JSON %d" %
+              (die, held, LEAK, s["inuse_bytes"]))
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def test_command_exit_code_is_reported():
@@ -173,7 +195,6 @@ def test_tui_site_view_freezes_with_a_marker():
     when it ended, its in-use graph ends in a marker column, and the page
     stays exactly as it was at the death while memtop keeps running."""
     import re
-    import shutil
 
     from test_tui import Pane  # the tmux helpers
     from memtop_test import MEMTOP
@@ -210,7 +231,7 @@ def test_tui_site_view_freezes_with_a_marker():
                   "the dead target's site view changed after %.1fs:\n%s" %
                   (time.monotonic() - t0, now))
             time.sleep(0.5)  # sampling the screen, not synchronising
-        pane.keys("q")
+        pane.keys("q", "q")  # q in the site view goes back; in the table it quits
         pane.wait_for(lambda s: "MEMTOP-RC=0" in s, 10, "memtop to quit")
     finally:
         pane.kill()
