@@ -7,22 +7,38 @@
 #include "probe/exits.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/utsname.h>
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
 #include <linux/netlink.h>
 
-/* A netlink message carrying a connector message carrying one op. */
+/* A netlink message carrying a connector message carrying one op, and
+ * from Linux 6.6 on the kinds of event wanted (struct proc_input in
+ * <linux/cn_proc.h>; Debian 12's headers predate it). */
 struct listen_msg {
 	struct nlmsghdr nl;
 	struct cn_msg cn;
-	enum proc_cn_mcast_op op;
+	__u32 op;	  /* enum proc_cn_mcast_op */
+	__u32 event_type; /* enum proc_cn_event: PROC_EVENT_EXIT only */
 } __attribute__((packed));
+
+/* Linux 6.6 filters events per socket: only exits then wake memtop. */
+static bool kernel_filters_events(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return false;
+	return major > 6 || (major == 6 && minor >= 6);
+}
 
 int exits_open(void)
 {
@@ -36,13 +52,16 @@ int exits_open(void)
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)))
 		goto fail;
 	memset(&msg, 0, sizeof(msg));
-	msg.nl.nlmsg_len = sizeof(msg);
 	msg.nl.nlmsg_type = NLMSG_DONE;
 	msg.cn.id.idx = CN_IDX_PROC;
 	msg.cn.id.val = CN_VAL_PROC;
-	msg.cn.len = sizeof(msg.op);
 	msg.op = PROC_CN_MCAST_LISTEN;
-	if (send(fd, &msg, sizeof(msg), 0) != (ssize_t)sizeof(msg))
+	msg.event_type = PROC_EVENT_EXIT;
+	/* an older kernel ignores a request of any other length than the op's */
+	msg.cn.len = kernel_filters_events() ? sizeof(msg.op) + sizeof(msg.event_type) :
+					       sizeof(msg.op);
+	msg.nl.nlmsg_len = NLMSG_LENGTH(sizeof(msg.cn) + msg.cn.len);
+	if (send(fd, &msg, msg.nl.nlmsg_len, 0) != (ssize_t)msg.nl.nlmsg_len)
 		goto fail;
 	return fd;
 fail:
