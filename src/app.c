@@ -456,10 +456,11 @@ static void measure_unprobed(struct app *a)
 
 static void budget_say_unreachable(struct app *a)
 {
-	snprintf(a->status.message, sizeof(a->status.message),
+	snprintf(a->status.budget_note, sizeof(a->status.budget_note),
 		 "free() probes alone cost this process %.0f%%: the budget of %.0f%% cannot be met; "
 		 "for near-zero cost run it under `memtop -- CMD` (in-process sampler) or use --inject",
 		 a->budget.floor_pct, a->cfg->max_overhead_pct);
+	snprintf(a->status.message, sizeof(a->status.message), "%s", a->status.budget_note);
 	a->budget_msg = true;
 }
 
@@ -467,8 +468,9 @@ static void budget_say_unreachable(struct app *a)
  * the process exited) is taken back. */
 static void budget_clear_note(struct app *a)
 {
-	if (a->budget_msg && !strncmp(a->status.message, "free() probes alone", 19))
+	if (a->budget_msg && !strcmp(a->status.message, a->status.budget_note))
 		a->status.message[0] = '\0';
+	a->status.budget_note[0] = '\0';
 	a->budget_msg = false;
 }
 

@@ -64,6 +64,8 @@ struct mt_status {
 				    * realloc() probes cost: the budget's floor */
 	__u64 phase_rate;	   /* sampling interval while the allocation
 				    * probes are on: --rate * duty */
+	char budget_note[256];	   /* while the budget cannot be met: why, and
+				    * the cheapest way out; "" otherwise */
 	double probe_hits_per_s;
 	bool backed_off;	   /* overhead budget forced duty-cycling */
 	bool budget_unreachable;   /* free() probes alone exceed the budget */

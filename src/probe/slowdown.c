@@ -8,8 +8,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* Enough of each state before c is trusted. */
@@ -58,9 +56,6 @@ static void identify(struct slowdown *s)
 	if (h_on - h_off < ID_MIN_DH)
 		return;
 	c = (y_on - y_off) / (h_on - h_off);
-	if (getenv("MEMTOP_DEBUG_COST"))
-		fprintf(stderr, "cost: off cpu %.0f hits %.0f frees %.0f | on cpu %.0f hits %.0f frees %.0f -> %.0f ns\n",
-			off[0], off[1], off[2], on[0], on[1], on[2], c);
 	/* the calibration on memtop is no bound: it runs on a hot cache, and
 	 * on a loaded machine it can come out above the cost in the target */
 	if (c < COST_MIN_NS)
@@ -155,6 +150,8 @@ int slowdown_window(const struct slowdown *s, __u64 since_ns, __u64 max_ns,
 	else if (own > 0)
 		out->floor_pct = 100.0 * s->cost_ns * fmin(frees * h_off, hits) / own;
 	else
+		out->floor_pct = out->slowdown_pct;
+	if (out->floor_pct > out->slowdown_pct)
 		out->floor_pct = out->slowdown_pct;
 	return 0;
 }

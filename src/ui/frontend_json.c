@@ -353,6 +353,11 @@ static int json_tick(struct mt_fe_ctx *ctx)
 	kv_uint(&w, "sampling_rate_bytes", st->phase_rate);
 	kv_bool(&w, "backed_off", st->backed_off);
 	kv_bool(&w, "budget_unreachable", st->budget_unreachable);
+	jw_key(&w, "budget_note");
+	if (st->budget_note[0])
+		jw_string(&w, st->budget_note);
+	else
+		jw_null(&w);
 	kv_bool(&w, "counters_exact", st->counters_exact);
 	jw_object_end(&w);
 	jw_object_end(&w);
