@@ -111,7 +111,7 @@ static struct countdown *countdown_mine(void)
 	unsigned long tcb;
 
 	__asm__("movq %%fs:0, %0" : "=r"(tcb));
-	return &countdowns[sm_mix64(tcb) % COUNTDOWNS];
+	return &countdowns[(tcb * 0x9E3779B97F4A7C15ULL) >> 58];	/* 64 slots */
 }
 
 static __s64 countdown_draw(struct countdown *c)
@@ -123,37 +123,37 @@ static __s64 countdown_draw(struct countdown *c)
 	return sm_gap(sm_next(&c->rng), rate);
 }
 
-/* Does an allocation of size bytes get sampled? Two threads sharing a slot
- * both subtract; the one that takes it across zero samples and draws the
- * next gap. */
+/* Does an allocation of size bytes get sampled? The countdown is updated
+ * with a plain load and store, not a locked instruction (which would cost
+ * more than the rest of the call): two threads that share a slot (64 slots
+ * hashed from their TCB addresses) may lose an update of each other's,
+ * which shifts that slot's next sample by one allocation's size, and never
+ * anything worse. */
 static bool sample_take(size_t size)
 {
 	struct countdown *c;
-	__s64 prev;
+	__s64 left;
 
 	if (!size)
 		return false;
 	if (mt_inject_ctl.rate <= 1)
 		return true;
 	c = countdown_mine();
-	prev = __atomic_fetch_sub(&c->left, (__s64)size, __ATOMIC_RELAXED);
-	if (likely(prev > (__s64)size))
-		return false;
-	if (prev <= 0) {
-		/* not drawn yet, or another thread is drawing */
-		if (prev == 0)
-			__atomic_store_n(&c->left, countdown_draw(c), __ATOMIC_RELAXED);
+	left = __atomic_load_n(&c->left, __ATOMIC_RELAXED);
+	if (likely(left > (__s64)size)) {
+		__atomic_store_n(&c->left, left - (__s64)size, __ATOMIC_RELAXED);
 		return false;
 	}
 	__atomic_store_n(&c->left, countdown_draw(c), __ATOMIC_RELAXED);
-	return true;
+	return left > 0;	/* 0: not drawn yet */
 }
 
 /* ==== The table of sampled addresses ==== */
 
+/* One multiply: a free of any pointer computes it while blocks are live. */
 static __u64 table_home(__u64 key)
 {
-	return sm_mix64(key) & (MT_INJECT_TABLE_SLOTS - 1);
+	return ((key >> 4) * 0x9E3779B97F4A7C15ULL) >> (64 - 16);	/* 65536 slots */
 }
 
 static bool table_insert(__u64 key)
