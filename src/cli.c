@@ -72,6 +72,7 @@ enum cli_section {
 	SEC_OVERHEAD,
 	SEC_OTHER,
 	SEC_COUNT,
+	SEC_HIDDEN, /* not in --help: --man */
 };
 
 static const char *const cli_section_titles[SEC_COUNT] = {
@@ -106,8 +107,10 @@ enum {
 	OPT_SERVE,
 	OPT_MAX_OVERHEAD,
 	OPT_NO_PRELOAD,
-	OPT_CMD_LOG,
 	OPT_INJECT,
+	OPT_CMD_LOG,
+	OPT_NO_CONFIG,
+	OPT_MAN,
 };
 
 struct cli_opt {
@@ -168,6 +171,9 @@ static const struct cli_opt cli_opts[] = {
 	  "ASCII-only bars, sparklines and flame blocks" },
 	{ "no-color", OPT_NO_COLOR, NULL, SEC_DISPLAY,
 	  "no colours (also when NO_COLOR is set)" },
+	{ "no-config", OPT_NO_CONFIG, NULL, SEC_DISPLAY,
+	  "do not read ~/.config/memtop/memtoprc, the settings F2 saves "
+	  "(options given here always win over it)" },
 
 	{ "output", OPT_OUTPUT, "FILE", SEC_EXPORT,
 	  "write a gzipped pprof heap profile to FILE at exit" },
@@ -206,6 +212,7 @@ static const struct cli_opt cli_opts[] = {
 
 	{ "help", 'h', NULL, SEC_OTHER, "show this help and exit" },
 	{ "version", 'V', NULL, SEC_OTHER, "show the version and exit" },
+	{ "man", OPT_MAN, NULL, SEC_HIDDEN, "print the manual page (roff) and exit" },
 };
 
 #define CLI_NOPTS ARRAY_SIZE(cli_opts)
@@ -708,6 +715,7 @@ static enum mt_cli_result cli_option(struct cli_ctx *c, int val, const char *arg
 		cfg->batch = true;
 		return MT_CLI_RUN;
 	case 'd':
+		cfg->given |= MT_GIVEN_DELAY;
 		return cli_seconds(c, arg, CLI_MIN_DELAY_S, CLI_MAX_DELAY_S, "0.05 to 3600",
 				   &cfg->interval_s);
 	case 'n':
@@ -728,6 +736,7 @@ static enum mt_cli_result cli_option(struct cli_ctx *c, int val, const char *arg
 					 c->label);
 		return cli_size(c, arg, 1, CLI_MAX_RATE, false, "1 to 1G", &cfg->rate);
 	case OPT_GROUP:
+		cfg->given |= MT_GIVEN_GROUP;
 		r = cli_choice(c, arg, cli_group_names, ARRAY_SIZE(cli_group_names), &choice);
 		cfg->group = (enum mt_group)choice;
 		return r;
@@ -756,12 +765,16 @@ static enum mt_cli_result cli_option(struct cli_ctx *c, int val, const char *arg
 		cfg->live_max = (__u32)u;
 		return r;
 	case OPT_THEME:
+		cfg->given |= MT_GIVEN_THEME;
 		return cli_nonempty(c, arg, "theme", &cfg->theme);
 	case OPT_ASCII:
 		cfg->ascii = true;
 		return MT_CLI_RUN;
 	case OPT_NO_COLOR:
 		cfg->no_color = true;
+		return MT_CLI_RUN;
+	case OPT_NO_CONFIG:
+		cfg->no_config = true;
 		return MT_CLI_RUN;
 	case OPT_OUTPUT:
 		return cli_nonempty(c, arg, "file name", &cfg->output);
@@ -796,11 +809,11 @@ static enum mt_cli_result cli_option(struct cli_ctx *c, int val, const char *arg
 	case OPT_NO_PRELOAD:
 		cfg->no_preload = true;
 		return MT_CLI_RUN;
-	case OPT_CMD_LOG:
-		return cli_nonempty(c, arg, "file name", &cfg->cmd_log);
 	case OPT_INJECT:
 		cfg->inject = true;
 		return MT_CLI_RUN;
+	case OPT_CMD_LOG:
+		return cli_nonempty(c, arg, "file name", &cfg->cmd_log);
 	default:
 		return cli_error(c, "internal error: option %d has no handler", val);
 	}
@@ -865,6 +878,39 @@ static void cli_help(struct cli_out *o)
 		}
 	}
 	out_printf(o, "\n%s", cli_trailer);
+}
+
+bool cli_option_at(size_t i, struct cli_option_info *out)
+{
+	size_t k = 0;
+
+	for (int sec = 0; sec < SEC_COUNT; sec++) {
+		for (size_t j = 0; j < CLI_NOPTS; j++) {
+			const struct cli_opt *o = &cli_opts[j];
+
+			if (o->section != (enum cli_section)sec || k++ != i)
+				continue;
+			*out = (struct cli_option_info){
+				.long_name = o->name,
+				.short_name = o->name && o->val < 256 ? (char)o->val : 0,
+				.arg = o->arg,
+				.section = cli_section_titles[sec],
+				.help = o->help,
+			};
+			return true;
+		}
+	}
+	return false;
+}
+
+const char *cli_usage_text(void)
+{
+	return cli_usage;
+}
+
+const char *cli_trailer_text(void)
+{
+	return cli_trailer;
 }
 
 /* ==== Entry point ========================================================= */
@@ -966,6 +1012,8 @@ enum mt_cli_result cli_parse(int argc, char **argv, struct mt_config *cfg, char 
 			cli_help(&c.out);
 			return MT_CLI_EXIT_OK;
 		}
+		if (val == OPT_MAN)
+			return MT_CLI_MAN;
 		if (val == 'V') {
 			out_printf(&c.out, "memtop %s\n", MEMTOP_VERSION);
 			return MT_CLI_EXIT_OK;

@@ -17,6 +17,7 @@ enum mt_cli_result {
 	MT_CLI_RUN = 0,	    /* cfg is ready */
 	MT_CLI_EXIT_OK = 1, /* --help or --version printed into out; exit 0 */
 	MT_CLI_ERROR = -1,  /* one-line message in out; exit 2 */
+	MT_CLI_MAN = 2,	    /* --man (hidden): print the manual page, exit 0 */
 };
 
 /* Parse argv into cfg (which it initialises with the defaults). Messages
@@ -28,5 +29,19 @@ enum mt_cli_result cli_parse(int argc, char **argv, struct mt_config *cfg, char 
 /* "512K" -> 524288. 0 or -EINVAL / -ERANGE. Accepts K, M, G (binary) and
  * an optional trailing B/iB. */
 int cli_parse_size(const char *s, __u64 *out);
+
+/* The option table, for the manual page (manpage.c): the i-th option
+ * shown in --help, in --help's order; false past the last. */
+struct cli_option_info {
+	const char *long_name; /* NULL: the "-- CMD" line */
+	char short_name;       /* 0: none */
+	const char *arg;       /* NULL: takes no value */
+	const char *section;   /* "Targets (exactly one):"... */
+	const char *help;
+};
+bool cli_option_at(size_t i, struct cli_option_info *out);
+/* The usage lines and the trailer (sizes, examples) of --help. */
+const char *cli_usage_text(void);
+const char *cli_trailer_text(void);
 
 #endif /* MEMTOP_CLI_H */

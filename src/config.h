@@ -17,6 +17,14 @@ enum mt_group {
 	MT_GROUP_STACK,	       /* one site per full stack */
 };
 
+/* Settings the command line gave (mt_config.given), which win over the
+ * settings file the TUI reads (export/settings.h). */
+enum mt_given {
+	MT_GIVEN_DELAY = 1 << 0, /* -d */
+	MT_GIVEN_GROUP = 1 << 1, /* --group */
+	MT_GIVEN_THEME = 1 << 2, /* --theme */
+};
+
 #define MT_MAX_PIDS 256
 #define MT_DEFAULT_RATE (512 * 1024)
 
@@ -47,6 +55,9 @@ struct mt_config {
 	__u32 live_max;	   /* --live-max N entries of the live map, default 65536 */
 
 	const char *theme; /* --theme NAME|PATH */
+	bool no_config;	   /* --no-config: ignore ~/.config/memtop/memtoprc */
+	unsigned given;	   /* enum mt_given bits: set on the command line, so
+			    * they win over the settings file */
 	bool ascii;	   /* --ascii */
 	bool no_color;	   /* --no-color (NO_COLOR is read by the TUI) */
 
@@ -59,8 +70,8 @@ struct mt_config {
 
 	double max_overhead_pct; /* --max-overhead PCT of one CPU per target */
 	bool no_preload;	 /* --no-preload */
-	const char *cmd_log;	 /* --cmd-log FILE: -- CMD's stdout and stderr */
 	bool inject;		 /* --inject: load the sampler into -p/--cgroup processes */
+	const char *cmd_log;	 /* --cmd-log FILE: -- CMD's stdout and stderr */
 	int verbose;		 /* -v, repeatable */
 };
 

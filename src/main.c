@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * main.c - memtop's entry point: parse the command line, then run.
+ * main.c - memtop's entry point: parse the command line, then run (or
+ * print help, the version or the manual page).
  */
 #include <stdio.h>
 
 #include "app.h"
 #include "cli.h"
+#include "manpage.h"
 
 int main(int argc, char **argv)
 {
@@ -16,6 +18,8 @@ int main(int argc, char **argv)
 	case MT_CLI_EXIT_OK:
 		fputs(msg, stdout);
 		return 0;
+	case MT_CLI_MAN:
+		return manpage_write(stdout) || fflush(stdout) ? 1 : 0;
 	case MT_CLI_ERROR:
 		fprintf(stderr, "%s\n", msg);
 		return 2;

@@ -20,7 +20,9 @@ def test_install_tree_runs_command_in_usdt_mode():
         prefix = os.path.join(root, "opt/memtop-test")
         for rel in ("bin/memtop", "lib/memtop/libmemtop-sampler.so",
                     "share/memtop/themes/default.theme", "share/doc/memtop/README.md",
-                    "share/doc/memtop/architecture.md"):
+                    "share/doc/memtop/architecture.md", "share/man/man1/memtop.1",
+                    "share/bash-completion/completions/memtop",
+                    "share/zsh/site-functions/_memtop"):
             check(os.path.isfile(os.path.join(prefix, rel)), "make install left out %s" % rel)
         check(os.access(os.path.join(prefix, "bin/memtop"), os.X_OK), "bin/memtop not executable")
         out = os.path.join(root, "truth")

@@ -720,7 +720,7 @@ static void test_unknown_and_ambiguous(void **state)
 	ERR("memtop: unknown option '--bogus' (see memtop --help)", "-p", "1", "--bogus");
 	ERR("memtop: unknown option '--bogus' (see memtop --help)", "-p", "1", "--bogus=3");
 	ERR("memtop: option '--pus' is ambiguous (--push, --push-every)", "-p", "1", "--pus", "x");
-	ERR("memtop: option '--no' is ambiguous (--no-color, --no-preload)", "-p", "1", "--no");
+	ERR("memtop: option '--no' is ambiguous (--no-color, --no-config, --no-preload)", "-p", "1", "--no");
 	ERR("memtop: option '--p' is ambiguous (--pid, --push, --push-every, --probe-mode)",
 	    "--p", "1");
 	ERR("memtop: unknown option '--' (see memtop --help)", "-p", "1", "--=x");
