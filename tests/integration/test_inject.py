@@ -162,6 +162,24 @@ def test_inject_reinject_cycles_with_threads():
     finish_churn(w)
 
 
+def test_inject_fork_exec():
+    """fork while injected and watched: the child frees blocks it inherited
+    and allocates through the rerouted GOT, then execs; the parent goes on."""
+    w = start("churn", "4")
+    m = inject_memtop(w.pid)
+    m.first_record()
+    for _ in range(3):
+        send(w, "f")
+        line = line_starting(w, "fork ")
+        check(line == "fork 0", "forked child ended with wait status %s" % line[5:])
+    m.record()
+    m.send(signal.SIGINT)
+    run_to_end(m, "fork")
+    send(w, "f")
+    check(line_starting(w, "fork ") == "fork 0", "fork after detach failed")
+    finish_churn(w)
+
+
 def test_inject_sigkill_memtop():
     """memtop killed with SIGKILL mid-session: the target keeps running
     correctly through the sampler's pass-through, and the next memtop

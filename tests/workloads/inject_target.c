@@ -15,7 +15,10 @@
  *     byte each: 'z' dlopen()s libz ("zlib loaded"), 'Z' then runs
  *     deflateInit/deflateEnd 2000 times (zlib allocates through its own
  *     GOT), printing "zlib N";
- *     'p' prints "alive OPS" (it is running and allocating); EOF stops the
+ *     'p' prints "alive OPS" (it is running and allocating); 'f' forks a
+ *     child that checks and frees blocks it inherited, allocates and frees
+ *     20000 checked blocks, then execs this program ("child" mode: a few
+ *     allocations, exit 0), and prints "fork STATUS" (0: all fine); EOF stops the
  *     threads, frees and checks every block, prints "ok" and exits 0.
  *   inject_target read
  *     the only thread blocks in read(0): each line read is echoed as
@@ -45,6 +48,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -230,7 +234,42 @@ static void zlib_round(void)
 	fflush(stdout);
 }
 
-static int run_churn(int threads)
+/* 'f': fork while the other threads allocate; the child uses the heap
+ * (and the rerouted GOT) it inherited, then execs. */
+static void fork_round(const char *self)
+{
+	int st = -1;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		uint64_t rng = 12345;
+		int i;
+
+		for (i = 0; i < EXCHANGE; i++) {
+			unsigned char *p = exchange[i];
+
+			exchange[i] = NULL;
+			if (p) {
+				verify(p, 0);
+				free(p);
+			}
+		}
+		for (i = 0; i < 20000; i++) {
+			unsigned char *p = make(&rng, pick_size(&rng));
+
+			verify(p, 0);
+			free(p);
+		}
+		execl(self, self, "child", (char *)NULL);
+		_exit(126);
+	}
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	printf("fork %d\n", st);
+	fflush(stdout);
+}
+
+static int run_churn(int threads, const char *self)
 {
 	pthread_t t[MAX_THREADS];
 	unsigned char *warm;
@@ -257,6 +296,8 @@ static int run_churn(int threads)
 			zlib_load();
 		} else if (c == 'Z') {
 			zlib_round();
+		} else if (c == 'f') {
+			fork_round(self);
 		} else if (c == 'p') {
 			uint64_t sum = 0;
 
@@ -351,7 +392,19 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "churn")) {
 		int n = argc > 2 ? atoi(argv[2]) : 8;
 
-		return run_churn(n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : n);
+		return run_churn(n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : n, argv[0]);
+	}
+	if (!strcmp(mode, "child")) {
+		uint64_t rng = 99;
+		int i;
+
+		for (i = 0; i < 1000; i++) {
+			unsigned char *p = make(&rng, pick_size(&rng));
+
+			verify(p, 0);
+			free(p);
+		}
+		return 0;
 	}
 	if (!strcmp(mode, "read"))
 		return run_blocked(0);
