@@ -168,8 +168,9 @@ def table_rows(screen):
     """Data rows of the site table: the lines after the column titles."""
     lines = screen.split("\n")
     for i, l in enumerate(lines):
-        if "ALLOC/s" in l and "FUNCTION" in l:
-            return [r for r in lines[i + 1:] if re.match(r"^ *[0-9.]+[KMGk]?(?:/s)? ", r)]
+        if "IN-USE" in l and "FUNCTION" in l:
+            # the first cell: a number, or with several targets a PID (1234+)
+            return [r for r in lines[i + 1:] if re.match(r"^ *[0-9.]+\+?[KMGk]?(?:/s)? ", r)]
     return []
 
 
@@ -230,8 +231,31 @@ def check_no_garbage(pane, cols, rows):
     for i, l in enumerate(after):
         check(len(l) <= cols, "line %d wider than %d: %r" % (i, cols, l))
     check(after[0].startswith("memtop"), "header not on the first line at %dx%d" % (cols, rows))
-    check(after[-1].startswith("q Quit"), "key bar not on the last line at %dx%d: %r" %
+    check(after[-1].startswith(("q Quit", "Esc Back")), "key bar not on the last line at %dx%d: %r" %
           (cols, rows, after[-1]))
+
+
+def export(pane, cwd, pid):
+    """e, a refusal, e again and y: the path asked about is the one
+    written, in the current directory (the pane's cwd). Returns it."""
+    pane.keys("e")
+    scr = pane.wait_for(lambda x: "[y/N] write" in x, 5, "the export question")
+    m = re.search(r"\[y/N\] write (/\S+/memtop-%d-\d{8}-\d{6}\.pb\.gz)" % pid, scr)
+    check(m is not None, "the export question names no full path:\n%s" % scr)
+    check(os.path.dirname(m.group(1)) == os.path.realpath(cwd),
+          "export would write to %s, not the current directory %s" % (m.group(1), cwd))
+    pane.keys("n")
+    pane.wait_for(lambda x: "export cancelled" in x, 5, "the export cancelled")
+    check(not [f for f in os.listdir(cwd) if f.endswith(".pb.gz")],
+          "a refused export wrote a file")
+    pane.keys("e")
+    pane.wait_for(lambda x: "[y/N] write" in x, 5, "the export question again")
+    pane.keys("y")
+    scr = pane.wait_for(lambda x: re.search(r"(wrote|export failed)", x), 10, "export result")
+    m = re.search(r"wrote (/\S+/memtop-%d-\d{8}-\d{6}\.pb\.gz)" % pid, scr)
+    check(m is not None, "export did not report a file:\n%s" % scr)
+    check(os.path.exists(m.group(1)), "%s was not written" % m.group(1))
+    return m.group(1)
 
 
 class Session:
@@ -313,12 +337,10 @@ def test_tui_walkthrough():
         check_no_garbage(p, 80, 24)
         p.keys("Space")
 
-        # Export: the file named in the status line is a gzipped profile.
-        p.keys("e")
-        scr = p.wait_for(lambda x: re.search(r"(wrote|export failed)", x), 10, "export result")
-        m = re.search(r"wrote (memtop-%d-\d{8}-\d{6}\.pb\.gz)" % pid, scr)
-        check(m is not None, "export did not report a file:\n%s" % scr)
-        with gzip.open(os.path.join(s.dir, m.group(1))) as f:
+        # Export: e names the whole path and asks; any key but y cancels,
+        # y writes a gzipped profile there.
+        path = export(p, s.dir, pid)
+        with gzip.open(path) as f:
             check(len(f.read()) > 100, "exported profile is empty")
 
         p.keys("q")
@@ -354,11 +376,9 @@ def test_tui_exited_target_vt100_ascii_nocolor():
         check("|" in scr and all(ord(c) < 128 for c in scr), "flame not drawn in ASCII")
 
         # And exportable.
-        p.keys("e")
-        scr = p.wait_for(lambda x: re.search(r"(wrote|export failed)", x), 10, "export")
-        check("wrote memtop-%d-" % pid in scr, "export after exit failed:\n%s" % scr)
+        export(p, s.dir, pid)
 
-        p.keys("q")
+        p.keys("q", "q")  # the flame view goes back to the table, which quits
         check_clean_exit(p, 0)
     finally:
         s.close()
@@ -401,3 +421,217 @@ def test_tui_bad_theme_reported():
             s.pane.run("clear")
     finally:
         s.close()
+
+
+# ==== Narrow terminals, htop reflexes, settings ====
+
+def titles_line(screen):
+    for l in screen.split("\n"):
+        if "IN-USE" in l and "FUNCTION" in l:
+            return l
+    return None
+
+
+def layout_problem(scr, cols, rows, have, lack, name_min, bar, pids):
+    """What is wrong with a site-table screen at cols x rows, or None."""
+    lines = scr.split("\n")
+    t = titles_line(scr)
+    if len(lines) != rows or any(len(l) > cols for l in lines) or t is None:
+        return "not a %dx%d table yet" % (cols, rows)
+    for c in have:
+        if not re.search(r"(^| )%s" % re.escape(c), t):
+            return "no %s column: %r" % (c, t)
+    for c in lack:
+        if re.search(r"(^| )%s" % re.escape(c), t):
+            return "%s should have given way: %r" % (c, t)
+    if cols - t.index("FUNCTION") < name_min:
+        return "FUNCTION gets %d columns: %r" % (cols - t.index("FUNCTION"), t)
+    rows_ = table_rows(scr)
+    if not any("leak_site (" in r for r in rows_):
+        return "leak_site's name is cut"
+    if not any(re.match(r"^! .*(BACKOFF|backed off)", l) for l in lines[:3]):
+        return "the back-off warning is gone"
+    if not lines[-1].startswith(bar):
+        return "key bar %r does not start with %r" % (lines[-1], bar)
+    if "PID" in have and not any(re.match(r"^ *(%d|%d)\+? " % pids, r) for r in rows_):
+        return "no row names its process"
+    return None
+
+
+def test_tui_sizes_keep_names_warnings_keys():
+    """At 80x24, 60x20 and 40x12, with two targets and a budget memtop
+    cannot keep: the function name stays readable (numeric columns give
+    way first), the back-off warning stays on screen, and the key bar
+    starts with the most important keys. The PID column comes with the
+    second target and gives way at 40 columns."""
+    s = Session(80, 24, {"TERM": "screen-256color", "LANG": "C.UTF-8"})
+    other = Workload("mt_sites", *WL_ARGS).wait_ready()
+    p, pid = s.pane, s.wl.pid
+    try:
+        args = " ".join([MEMTOP] + list(MEMTOP_ARGS) + ["--max-overhead", "1",
+                                                        "-p", "%d,%d" % (pid, other.pid)])
+        p.run("stty -g > stty.before; clear")
+        p.run("%s 2>memtop.err; echo MEMTOP-RC=$?" % args)
+        s.wl.trigger()
+        other.trigger()
+        sizes = ((80, 24, ("PID", "ALLOC/s", "IN-USE", "GROWTH/m", "LEAK", "AGE"), ("OBJ/s",), 24,
+                  "q Quit ? Help Enter Detail \\ Filter / Search s Sort g Group"),
+                 (60, 20, ("PID", "IN-USE", "GROWTH/m", "LEAK"), ("ALLOC/s", "AGE"), 20,
+                  "q Quit ? Help Enter Detail \\ Filter"),
+                 (40, 12, ("IN-USE", "LEAK"), ("PID", "ALLOC/s", "AGE", "OBJ/s"), 13,
+                  "q Quit ? Help Enter Detail"))
+        for cols, rows, have, lack, name_min, bar in sizes:
+            p.resize(cols, rows)
+            why = [None]
+
+            def ok(x):
+                why[0] = layout_problem(x, cols, rows, have, lack, name_min, bar,
+                                        (pid, other.pid))
+                return why[0] is None
+            t0 = time.monotonic()
+            while not ok(p.screen()):
+                if time.monotonic() - t0 > 30:
+                    fail("%dx%d: %s:\n%s" % (cols, rows, why[0], p.screen()))
+                time.sleep(0.2)
+        p.keys("q")
+        check_clean_exit(p, 0)
+    finally:
+        other.release()
+        s.close()
+
+
+def test_tui_reflexes_settings_mouse():
+    """htop's keys answer; q one level down goes back, not out; unknown
+    keys say so; F2 settings are saved, read at the next start and
+    ignored with --no-config; a click selects, the wheel scrolls;
+    TERM=dumb is refused with the -b suggestion."""
+    s = Session(100, 30, {"TERM": "screen-256color", "LANG": "C.UTF-8"})
+    p, pid = s.pane, s.wl.pid
+    try:
+        start(p, pid)
+        s.wl.trigger()
+        p.wait_for(lambda x: len(table_rows(x)) >= 3, 20, "three sites")
+        # q in the detail goes back to the table; memtop keeps running
+        p.keys("Enter")
+        p.wait_for(lambda x: "Stacks (" in x, 5, "the site detail")
+        p.keys("q")
+        p.wait_for(lambda x: titles_line(x) is not None, 5, "the table after q in the detail")
+        check("MEMTOP-RC" not in p.screen(), "q in a sub-view quit memtop")
+        # F1 help, ? again the legend, Esc back
+        p.keys("F1")
+        p.wait_for(lambda x: "keys, page 1/2" in x, 5, "the help")
+        p.keys("?")
+        scr = p.wait_for(lambda x: "memtop legend, page 2/2" in x, 5, "the legend")
+        check("heap since attach" in scr and "live map full" in scr, "legend incomplete:\n%s" % scr)
+        p.keys("Escape")
+        p.wait_for(lambda x: titles_line(x) is not None, 5, "the table after the legend")
+        p.keys("x")
+        p.wait_for(lambda x: "x does nothing here: ? or h lists the keys" in x, 5, "the unknown-key hint")
+        # F3 search: the cursor goes to the site, Enter opens it
+        p.keys("F3")
+        p.type("churn")
+        p.keys("Enter", "Enter")
+        scr = p.wait_for(lambda x: "Stacks (" in x, 5, "the searched site's detail")
+        check(scr.split("\n")[3].startswith("churn_site ("), "search did not select churn_site:\n%s" % scr)
+        p.keys("Escape")
+        p.wait_for(lambda x: titles_line(x) is not None, 5, "the table")
+        # a click on the third data row selects it: Enter opens that one
+        # (paused, so the rows hold still)
+        p.keys("Space")
+        scr = p.wait_for(lambda x: "PAUSED" in x, 5, "the pause")
+        lines = scr.split("\n")
+        ty = next(i for i, l in enumerate(lines) if l == titles_line(scr))
+        third = table_rows(scr)[2]
+        name = re.search(r"(\w+_site) \(", third).group(1)
+        y = lines.index(third)
+        # X10 mouse report: button 1 press, then release, at (col 10, row y), 1-based
+        p.tmux("send-keys", "-t", "t", "-H", "1b", "5b", "4d", "20", "%02x" % (32 + 11),
+               "%02x" % (32 + y + 1))
+        p.tmux("send-keys", "-t", "t", "-H", "1b", "5b", "4d", "23", "%02x" % (32 + 11),
+               "%02x" % (32 + y + 1))
+        p.keys("Enter")
+        scr = p.wait_for(lambda x: "Stacks (" in x, 5, "the clicked site's detail")
+        check(scr.split("\n")[3].startswith(name + " ("), "a click on %s opened:\n%s" % (name, scr))
+        p.keys("Escape")
+        p.wait_for(lambda x: titles_line(x) is not None, 5, "the table")
+        # the wheel down three notches from the top reaches the last row
+        p.keys("Home")
+        for _ in range(3):
+            p.tmux("send-keys", "-t", "t", "-H", "1b", "5b", "4d", "61", "2b", "%02x" % (32 + ty + 2))
+        last = re.search(r"(\w+_site) \(", table_rows(p.screen())[-1]).group(1)
+        p.keys("Enter")
+        scr = p.wait_for(lambda x: "Stacks (" in x, 5, "the detail after the wheel")
+        check(scr.split("\n")[3].startswith(last + " ("), "the wheel did not reach %s:\n%s" % (last, scr))
+        p.keys("Escape", "Space")
+        # F2: hide OBJ/s (the 8th setting), Esc saves to ~/.config/memtop/memtoprc
+        p.keys("F2")
+        p.wait_for(lambda x: "Settings, saved to" in x, 5, "the settings")
+        p.keys(*(["Down"] * 7))
+        p.keys("Right")
+        p.wait_for(lambda x: re.search(r"Column OBJ/s +. hidden", x), 5, "OBJ/s hidden")
+        p.keys("Escape")
+        p.wait_for(lambda x: "settings saved to" in x, 5, "the settings saved")
+        rc = os.path.join(s.dir, ".config", "memtop", "memtoprc")
+        text = open(rc).read()
+        check(re.search(r"^hidden_columns = OBJ/s$", text, re.M), "memtoprc:\n%s" % text)
+        check("OBJ/s" not in titles_line(p.wait_for(lambda x: titles_line(x), 5, "the table")),
+              "OBJ/s still shown after hiding it")
+        p.keys("q")
+        check_clean_exit(p, 0)
+        # read at the next start; --no-config ignores it
+        scr = start(p, pid)
+        scr = p.wait_for(lambda x: titles_line(x), 10, "the table")
+        check("OBJ/s" not in titles_line(scr), "the saved settings were not read:\n%s" % scr)
+        p.keys("q")
+        check_clean_exit(p, 0)
+        scr = start(p, pid, ("--no-config",))
+        scr = p.wait_for(lambda x: titles_line(x), 10, "the table")
+        check("OBJ/s" in titles_line(scr), "--no-config did not ignore the settings:\n%s" % scr)
+        p.keys("q")
+        check_clean_exit(p, 0)
+        # a terminal that cannot address the cursor is refused, politely
+        p.run("TERM=dumb %s -p %d 2>dumb.err; echo DUMB-RC=$?" % (MEMTOP, pid))
+        scr = p.wait_for(lambda x: re.search(r"DUMB-RC=\d+", x), 20, "memtop to refuse TERM=dumb")
+        err = open(os.path.join(s.dir, "dumb.err")).read()
+        last = err.rstrip("\n").split("\n")[-1]
+        check("DUMB-RC=0" not in scr and re.match(r"memtop: terminal 'dumb' cannot move the "
+                                                  r"cursor: use -b", last),
+              "TERM=dumb not refused with the -b suggestion: %r, %s" % (err, scr))
+    finally:
+        s.close()
+
+
+def test_tui_man_page_and_completion():
+    """memtop --man (the page the build writes as memtop.1) renders without
+    a groff warning and names every option of --help; the bash completion
+    offers every option --help lists, and the values of --group."""
+    from memtop_test import BUILD
+    helptext = subprocess.run([MEMTOP, "--help"], capture_output=True, text=True).stdout
+    opts = sorted(set(re.findall(r"(?:^|[ ,])(--[a-z][a-z-]*)", helptext, re.M)))
+    check(len(opts) > 20, "--help lists %d options" % len(opts))
+    page = os.path.join(BUILD, "memtop.1")
+    check(os.path.isfile(page), "the build wrote no %s" % page)
+    man = subprocess.run([MEMTOP, "--man"], capture_output=True, text=True).stdout
+    check(open(page).read() == man, "%s differs from memtop --man" % page)
+    r = subprocess.run(["groff", "-ww", "-z", "-man", page], capture_output=True, text=True)
+    check(r.returncode == 0 and not r.stderr.strip(), "groff warns: %s" % r.stderr[-500:])
+    text = subprocess.run(["man", "-l", page], capture_output=True, text=True,
+                          env=dict(os.environ, MANWIDTH="100", MAN_KEEP_FORMATTING="")).stdout
+    text = re.sub(r".\x08", "", text)
+    for o in opts:
+        check(o in text, "the man page lacks %s" % o)
+    for words in ("KEYS", "THE SCREEN", "heap since attach", "memtoprc"):
+        check(words in text, "the man page lacks %r" % words)
+    comp = os.path.join(ROOT, "completions", "memtop.bash")
+
+    def complete(*words):
+        script = ('source %s; COMP_WORDS=(%s); COMP_CWORD=%d; _memtop; '
+                  'printf "%%s\\n" "${COMPREPLY[@]}"' %
+                  (comp, " ".join("'%s'" % w for w in (MEMTOP,) + words), len(words)))
+        return subprocess.run(["bash", "-c", script], capture_output=True, text=True).stdout.split()
+    got = complete("--")
+    for o in opts:
+        check(o in got, "bash completion lacks %s: %s" % (o, got))
+    check(complete("--group", "") == ["function", "line", "stack"],
+          "--group completes to %s" % complete("--group", ""))
+    check(os.path.isfile(os.path.join(ROOT, "completions", "_memtop")), "no zsh completion")

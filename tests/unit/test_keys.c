@@ -59,7 +59,7 @@ static void test_rows_complete(void **state)
 		used[b->action] = true;
 		/* Each key of a row dispatches to that row in each of its views. */
 		for (int k = 0; k < KEYS_PER_BINDING && b->keys[k]; k++)
-			for (unsigned v = 1; v <= KV_PROCS; v <<= 1)
+			for (unsigned v = 1; v <= KV_SETUP; v <<= 1)
 				if (b->views & v)
 					assert_ptr_equal(keys_binding(b->keys[k], v), b);
 	}
@@ -70,15 +70,36 @@ static void test_rows_complete(void **state)
 
 static void test_lookup(void **state)
 {
+	/* q quits from the site table only; below it, q and Esc go back */
 	assert_int_equal(keys_lookup('q', KV_TOP), KA_QUIT);
-	assert_int_equal(keys_lookup('q', KV_FLAME), KA_QUIT);
+	assert_int_equal(keys_lookup(KEY_F(10), KV_TOP), KA_QUIT);
+	assert_int_equal(keys_lookup('q', KV_FLAME), KA_BACK);
+	assert_int_equal(keys_lookup('q', KV_SITE), KA_BACK);
+	assert_int_equal(keys_lookup('q', KV_PROCS), KA_BACK);
+	assert_int_equal(keys_lookup(KEY_F(10), KV_SITE), KA_BACK);
 	assert_int_equal(keys_lookup('q', KV_HELP), KA_BACK);
+	assert_int_equal(keys_lookup('q', KV_SETUP), KA_BACK);
+	assert_int_equal(keys_lookup(27, KV_TOP), KA_BACK);
+	assert_int_equal(keys_lookup(27, KV_SETUP), KA_BACK);
+	/* htop's function keys and letters */
 	assert_int_equal(keys_lookup(KEY_F(1), KV_SITE), KA_HELP);
-	assert_int_equal(keys_lookup('?', KV_HELP), KA_BACK);
+	assert_int_equal(keys_lookup('h', KV_TOP), KA_HELP);
+	assert_int_equal(keys_lookup('h', KV_FLAME), KA_HELP);
+	assert_int_equal(keys_lookup('?', KV_HELP), KA_HELP); /* the next page */
+	assert_int_equal(keys_lookup(KEY_F(2), KV_TOP), KA_SETUP);
+	assert_int_equal(keys_lookup(KEY_F(2), KV_SETUP), KA_BACK);
+	assert_int_equal(keys_lookup(KEY_F(3), KV_TOP), KA_SEARCH);
+	assert_int_equal(keys_lookup('/', KV_TOP), KA_SEARCH);
+	assert_int_equal(keys_lookup(KEY_F(4), KV_TOP), KA_FILTER);
+	assert_int_equal(keys_lookup('\\', KV_TOP), KA_FILTER);
+	assert_int_equal(keys_lookup(KEY_F(5), KV_TOP), KA_NEXT_VIEW);
+	assert_int_equal(keys_lookup('t', KV_TOP), KA_NEXT_VIEW);
+	assert_int_equal(keys_lookup(KEY_F(6), KV_TOP), KA_SORT_NEXT);
+	assert_int_equal(keys_lookup('I', KV_TOP), KA_SORT_INVERT);
+	assert_int_equal(keys_lookup('Z', KV_TOP), KA_PAUSE);
 	assert_int_equal(keys_lookup('\n', KV_TOP), KA_ENTER);
 	assert_int_equal(keys_lookup(KEY_ENTER, KV_FLAME), KA_ENTER);
 	assert_int_equal(keys_lookup('\r', KV_INPUT), KA_INPUT_ACCEPT);
-	assert_int_equal(keys_lookup('/', KV_TOP), KA_FILTER);
 	assert_int_equal(keys_lookup('/', KV_FLAME), KA_SEARCH);
 	assert_int_equal(keys_lookup('/', KV_HELP), KA_NONE);
 	assert_int_equal(keys_lookup('\t', KV_SITE), KA_NEXT_VIEW);
@@ -91,10 +112,11 @@ static void test_lookup(void **state)
 	assert_int_equal(keys_lookup('<', KV_TOP), KA_SORT_PREV);
 	assert_int_equal(keys_lookup('>', KV_TOP), KA_SORT_NEXT);
 	assert_int_equal(keys_lookup('s', KV_TOP), KA_SORT_NEXT);
-	assert_int_equal(keys_lookup('h', KV_FLAME), KA_LEFT);
-	assert_int_equal(keys_lookup('l', KV_FLAME), KA_RIGHT);
+	assert_int_equal(keys_lookup(KEY_LEFT, KV_FLAME), KA_LEFT);
+	assert_int_equal(keys_lookup(KEY_RIGHT, KV_SETUP), KA_RIGHT);
 	assert_int_equal(keys_lookup('k', KV_FLAME), KA_UP);
 	assert_int_equal(keys_lookup('j', KV_HELP), KA_DOWN);
+	assert_int_equal(keys_lookup('j', KV_SETUP), KA_DOWN);
 	assert_int_equal(keys_lookup(27, KV_FLAME), KA_BACK);
 	assert_int_equal(keys_lookup(27, KV_INPUT), KA_INPUT_CANCEL);
 	assert_int_equal(keys_lookup(127, KV_INPUT), KA_INPUT_ERASE);
@@ -103,6 +125,27 @@ static void test_lookup(void **state)
 	assert_int_equal(keys_lookup('q', KV_INPUT), KA_NONE);
 	assert_int_equal(keys_lookup('x', KV_TOP), KA_NONE);
 	assert_int_equal(keys_lookup(0, KV_MAIN), KA_NONE);
+}
+
+/* The key bar puts the most important keys first: at 80 columns the
+ * table's bar holds quit, help, detail, filter, search, sort and group. */
+static void test_bar_order(void **state)
+{
+	const struct key_binding *bar[32];
+	size_t n = keys_bar(KV_TOP, bar, 32);
+	static const enum key_action want[] = { KA_QUIT, KA_HELP, KA_ENTER, KA_FILTER,
+						KA_SEARCH, KA_SORT_NEXT, KA_GROUP };
+
+	assert_true(n >= sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_int_equal(bar[i]->action, want[i]);
+	for (size_t i = 1; i < n; i++)
+		assert_true(bar[i - 1]->rank <= bar[i]->rank);
+	/* one level down, going back comes first */
+	n = keys_bar(KV_SITE, bar, 32);
+	assert_true(n > 2);
+	assert_int_equal(bar[0]->action, KA_BACK);
+	assert_int_equal(keys_bar(KV_TOP, bar, 2), 2);
 }
 
 static void test_names(void **state)
@@ -288,6 +331,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_no_conflicts),
 		cmocka_unit_test(test_rows_complete),
 		cmocka_unit_test(test_lookup),
+		cmocka_unit_test(test_bar_order),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_sections_cover_table),
 		cmocka_unit_test(test_markdown_lists_every_key),

@@ -4,9 +4,10 @@
  * dispatch, key names, the sections of the help screen, and the Markdown
  * of docs/keybindings.md.
  *
- * Keys follow top, htop and k9s: q/F10 quit, ?/F1 help, / filter, < > sort,
- * Enter/Esc in and out, Tab to switch views, space to pause, vi and arrow
- * movement. A key may mean different things in different views (Enter
+ * Keys follow top, htop and k9s: q/F10 quit (from the site table; below
+ * it they go back, like Esc), ?/F1/h help, F2 settings, F3 or / search,
+ * F4 or \\ filter, F5 or Tab the flame view, F6 or < > sort, I invert,
+ * Enter/Esc in and out, Space or Z to pause, vi and arrow movement. A key may mean different things in different views (Enter
  * drills down in the table and zooms in the flame view), but never two
  * things in one view: test_keys checks that.
  */
@@ -21,64 +22,82 @@
 #define ENTER_KEYS '\n', '\r', KEY_ENTER
 
 const struct key_binding key_table[] = {
-	/* Everywhere. */
-	{ { 'q', KEY_F(10) }, KA_QUIT, KV_MAIN, "Quit", "Quit memtop" },
-	{ { '?', KEY_F(1) }, KA_HELP, KV_MAIN, "Help", "Show this help" },
-	{ { '\t', 'f' }, KA_NEXT_VIEW, KV_MAIN, "View",
-	  "Switch between the site table and the flame view" },
-	{ { ESC }, KA_BACK, KV_MAIN, NULL,
-	  "Back: leave a detail or the process list, zoom out, clear the filter" },
-	{ { ' ', 'P' }, KA_PAUSE, KV_MAIN, "Pause",
-	  "Pause or resume the display (data is still collected)" },
+	/* Everywhere. q quits from the site table only; one level down it
+	 * goes back, as Esc does, so no history is lost by reflex. */
+	{ { 'q', KEY_F(10) }, KA_QUIT, KV_TOP, "Quit",
+	  "Quit memtop (from the site table; elsewhere q goes back)", 1 },
+	{ { ESC, 'q', KEY_F(10) }, KA_BACK, KV_SUB, "Back",
+	  "Back one level: leave a detail or the process list, zoom out", 1 },
+	{ { '?', KEY_F(1), 'h' }, KA_HELP, KV_MAIN, "Help",
+	  "Help; ? again shows the legend of every header field and column", 2 },
+	{ { '\t', 'f', KEY_F(5), 't' }, KA_NEXT_VIEW, KV_MAIN, "Flame",
+	  "Switch between the site table and the flame view (the call tree)", 8 },
+	{ { KEY_F(2), 'S' }, KA_SETUP, KV_MAIN, "Setup",
+	  "Settings: sort, grouping, theme, interval, columns, export directory", 10 },
+	{ { ' ', 'Z', 'P' }, KA_PAUSE, KV_MAIN, "Pause",
+	  "Pause or resume the display (data is still collected)", 9 },
 	{ { '+' }, KA_SLOWER, KV_MAIN, NULL, "Refresh less often (longer interval)" },
 	{ { '-' }, KA_FASTER, KV_MAIN, NULL, "Refresh more often (shorter interval)" },
 	{ { 'p' }, KA_PROCS, KV_MAIN, "Procs",
-	  "Process list; Enter there shows the sites of one process" },
+	  "Process list; Enter there shows the sites of one process", 12 },
 	{ { 'e' }, KA_EXPORT, KV_MAIN, "Export",
-	  "Write a pprof snapshot to the current directory (name in the status line)" },
+	  "Write a pprof snapshot: shows the path and asks first (y writes)", 11 },
 	{ { CTRL('L') }, KA_REDRAW, KV_MAIN, NULL, "Redraw the whole screen" },
-	{ { KEY_UP, 'k' }, KA_UP, KV_MAIN | KV_HELP, NULL,
+	{ { KEY_UP, 'k' }, KA_UP, KV_MAIN | KV_HELP | KV_SETUP, NULL,
 	  "Move up; in the flame view, to the calling frame" },
-	{ { KEY_DOWN, 'j' }, KA_DOWN, KV_MAIN | KV_HELP, NULL,
+	{ { KEY_DOWN, 'j' }, KA_DOWN, KV_MAIN | KV_HELP | KV_SETUP, NULL,
 	  "Move down; in the flame view, to the widest called frame" },
-	{ { KEY_PPAGE, CTRL('B') }, KA_PAGE_UP, KV_MAIN | KV_HELP, NULL, "Page up" },
-	{ { KEY_NPAGE, CTRL('F') }, KA_PAGE_DOWN, KV_MAIN | KV_HELP, NULL, "Page down" },
-	{ { KEY_HOME }, KA_HOME, KV_MAIN | KV_HELP, NULL, "To the first line" },
-	{ { KEY_END }, KA_END, KV_MAIN | KV_HELP, NULL, "To the last line" },
+	{ { KEY_PPAGE, CTRL('B') }, KA_PAGE_UP, KV_MAIN | KV_HELP | KV_SETUP, NULL, "Page up" },
+	{ { KEY_NPAGE, CTRL('F') }, KA_PAGE_DOWN, KV_MAIN | KV_HELP | KV_SETUP, NULL, "Page down" },
+	{ { KEY_HOME }, KA_HOME, KV_MAIN | KV_HELP | KV_SETUP, NULL, "To the first line" },
+	{ { KEY_END }, KA_END, KV_MAIN | KV_HELP | KV_SETUP, NULL, "To the last line" },
 
 	/* Site table. */
+	{ { ESC }, KA_BACK, KV_TOP, NULL, "Clear the filter, the search and the process selection" },
 	{ { ENTER_KEYS }, KA_ENTER, KV_TOP, "Detail",
-	  "Open the selected site: stacks, sizes, history, leak-score reasons" },
-	{ { '/', KEY_F(4) }, KA_FILTER, KV_TOP, "Filter",
-	  "Filter sites by text in function, module or file" },
-	{ { 's', '>', '.', KEY_F(6) }, KA_SORT_NEXT, KV_TOP, "Sort", "Sort by the next column" },
+	  "Open the selected site: stacks, sizes, history, leak-score reasons", 3 },
+	{ { '/', KEY_F(3) }, KA_SEARCH, KV_TOP, "Search",
+	  "Search: move the cursor to a site whose name contains a text", 5 },
+	{ { '\\', KEY_F(4) }, KA_FILTER, KV_TOP, "Filter",
+	  "Filter: show only sites with a text in function, module or file", 4 },
+	{ { 's', '>', '.', KEY_F(6) }, KA_SORT_NEXT, KV_TOP, "Sort", "Sort by the next column", 6 },
 	{ { '<', ',' }, KA_SORT_PREV, KV_TOP, NULL, "Sort by the previous column" },
 	{ { 'r', 'I' }, KA_SORT_INVERT, KV_TOP, NULL, "Invert the sort order" },
 	{ { 'M' }, KA_SORT_INUSE, KV_TOP, NULL, "Sort by in-use bytes" },
 	{ { 'L' }, KA_SORT_LEAK, KV_TOP, NULL, "Sort by leak score" },
 	{ { 'g' }, KA_GROUP, KV_TOP, "Group",
-	  "Group sites by function, by line or by whole stack (cycles)" },
+	  "Group sites by function, by line or by whole stack (cycles)", 7 },
+	{ { 'n' }, KA_SEARCH_NEXT, KV_TOP | KV_FLAME, NULL,
+	  "Jump to the next match of the search" },
 
 	/* Flame view. */
-	{ { ENTER_KEYS }, KA_ENTER, KV_FLAME, "Zoom", "Zoom into the selected frame" },
-	{ { KEY_LEFT, 'h' }, KA_LEFT, KV_FLAME, NULL, "Previous frame in the row" },
-	{ { KEY_RIGHT, 'l' }, KA_RIGHT, KV_FLAME, NULL, "Next frame in the row" },
+	{ { ENTER_KEYS }, KA_ENTER, KV_FLAME, "Zoom", "Zoom into the selected frame", 3 },
+	{ { KEY_LEFT }, KA_LEFT, KV_FLAME, NULL, "Previous frame in the row" },
+	{ { KEY_RIGHT }, KA_RIGHT, KV_FLAME, NULL, "Next frame in the row" },
 	{ { '/', KEY_F(3) }, KA_SEARCH, KV_FLAME, "Search",
-	  "Highlight frames whose name contains a text" },
-	{ { 'n' }, KA_SEARCH_NEXT, KV_FLAME, NULL, "Jump to the next highlighted frame" },
+	  "Highlight frames whose name contains a text", 4 },
 	{ { 'i' }, KA_FLAME_MODE, KV_FLAME, "Bytes",
-	  "Show in-use bytes or allocated bytes (toggles)" },
+	  "Show in-use bytes or allocated bytes (toggles)", 5 },
 
 	/* Process list. */
 	{ { ENTER_KEYS }, KA_ENTER, KV_PROCS, "Sites",
-	  "Show the sites of the selected process (the first row: all processes)" },
+	  "Show the sites of the selected process (the first row: all processes)", 3 },
 
 	/* Help screen. */
-	{ { ESC, 'q', '?', KEY_F(1) }, KA_BACK, KV_HELP, "Close", "Close the help" },
+	{ { '?', KEY_F(1), 'h', '\t' }, KA_HELP, KV_HELP, "Page",
+	  "Next page: keys, then the legend; from the legend, close", 2 },
+	{ { ESC, 'q', KEY_F(10) }, KA_BACK, KV_HELP, "Close", "Close the help", 1 },
+
+	/* Settings screen. */
+	{ { KEY_LEFT, '-', ',' }, KA_LEFT, KV_SETUP, "Change", "Previous value of the setting", 2 },
+	{ { KEY_RIGHT, '+', ENTER_KEYS }, KA_RIGHT, KV_SETUP, NULL,
+	  "Next value of the setting" },
+	{ { ESC, 'q', KEY_F(10), KEY_F(2) }, KA_BACK, KV_SETUP, "Done",
+	  "Close the settings and save them to ~/.config/memtop/memtoprc", 1 },
 
 	/* Typing a filter or search text. */
-	{ { ENTER_KEYS }, KA_INPUT_ACCEPT, KV_INPUT, "Keep", "Keep the text and leave the input line" },
-	{ { ESC }, KA_INPUT_CANCEL, KV_INPUT, "Cancel", "Cancel: restore the previous text" },
+	{ { ENTER_KEYS }, KA_INPUT_ACCEPT, KV_INPUT, "Keep", "Keep the text and leave the input line", 1 },
+	{ { ESC }, KA_INPUT_CANCEL, KV_INPUT, "Cancel", "Cancel: restore the previous text", 2 },
 	{ { KEY_BACKSPACE, 127, CTRL('H') }, KA_INPUT_ERASE, KV_INPUT, NULL,
 	  "Delete the last character" },
 	{ { CTRL('U') }, KA_INPUT_CLEAR, KV_INPUT, NULL, "Clear the text" },
@@ -93,6 +112,7 @@ const struct key_section key_sections[] = {
 	{ KV_FLAME, "Flame view" },
 	{ KV_PROCS, "Process list" },
 	{ KV_HELP, "Help screen" },
+	{ KV_SETUP, "Settings (F2)" },
 	{ KV_INPUT, "Typing a filter or search" },
 };
 
@@ -184,7 +204,7 @@ bool keys_in_section(const struct key_binding *b, const struct key_section *s)
 		return everywhere;
 	if (everywhere && (s->view & KV_MAIN))
 		return false;
-	if (everywhere && s->view == KV_HELP)
+	if (everywhere && !(s->view & KV_MAIN))
 		return false; /* movement rows are listed once, under Everywhere */
 	return (b->views & s->view) != 0;
 }
@@ -195,6 +215,25 @@ size_t keys_section_rows(const struct key_section *s)
 
 	for (size_t i = 0; i < key_table_len; i++)
 		n += keys_in_section(&key_table[i], s);
+	return n;
+}
+
+size_t keys_bar(unsigned kv, const struct key_binding **out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < key_table_len && n < max; i++) {
+		const struct key_binding *b = &key_table[i];
+		size_t k;
+
+		if (!b->hint || !(b->views & kv))
+			continue;
+		/* insertion by rank; equal ranks keep table order */
+		for (k = n; k > 0 && out[k - 1]->rank > b->rank; k--)
+			out[k] = out[k - 1];
+		out[k] = b;
+		n++;
+	}
 	return n;
 }
 

@@ -21,8 +21,11 @@ enum key_view {
 	KV_HELP = 1 << 3,  /* the help screen */
 	KV_INPUT = 1 << 4, /* a filter or search text being typed */
 	KV_PROCS = 1 << 5, /* the process list */
+	KV_SETUP = 1 << 6, /* the settings screen (F2) */
 };
 #define KV_MAIN (KV_TOP | KV_SITE | KV_FLAME | KV_PROCS)
+/* The views one level below the site table: q and Esc go back from them. */
+#define KV_SUB (KV_SITE | KV_FLAME | KV_PROCS)
 
 enum key_action {
 	KA_NONE = 0,
@@ -39,6 +42,7 @@ enum key_action {
 	KA_FILTER,
 	KA_SEARCH,
 	KA_SEARCH_NEXT,
+	KA_SETUP,
 	KA_SORT_NEXT,
 	KA_SORT_PREV,
 	KA_SORT_INVERT,
@@ -62,7 +66,7 @@ enum key_action {
 	KA_COUNT,
 };
 
-#define KEYS_PER_BINDING 4
+#define KEYS_PER_BINDING 6
 
 struct key_binding {
 	int keys[KEYS_PER_BINDING]; /* curses key codes; unused slots are 0 */
@@ -70,6 +74,7 @@ struct key_binding {
 	unsigned views;	  /* enum key_view bits where this row applies */
 	const char *hint; /* label in the bottom key bar; NULL: not shown there */
 	const char *help; /* one line for the help screen and the docs */
+	int rank;	  /* key-bar order, most important first (lower first) */
 };
 
 extern const struct key_binding key_table[];
@@ -101,6 +106,11 @@ extern const size_t key_sections_len;
 bool keys_in_section(const struct key_binding *b, const struct key_section *s);
 /* How many rows a section holds; the help and the docs skip empty ones. */
 size_t keys_section_rows(const struct key_section *s);
+
+/* The key-bar rows of view kv (those with a hint), most important first
+ * (by rank, then table order), at most max of them into out. Returns how
+ * many. The bar shows them left to right while they fit. */
+size_t keys_bar(unsigned kv, const struct key_binding **out, size_t max);
 
 /* The generated part of docs/keybindings.md: one Markdown table per
  * section. snprintf semantics: returns the length it needed. */

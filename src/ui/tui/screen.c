@@ -239,6 +239,19 @@ int screen_init(struct tui *t, char *err, size_t errlen)
 		return -ENOTTY;
 	}
 	set_term(g_screen);
+	/* A terminal that cannot address the cursor (TERM=dumb, emacs'
+	 * shell) would get a stream of garbage: say what works instead. */
+	if (!tigetstr((char *)"cup") || tigetstr((char *)"cup") == (char *)-1) {
+		snprintf(err, errlen,
+			 "terminal '%s' cannot move the cursor: use -b for text output "
+			 "(or --json), or a terminal such as TERM=xterm",
+			 term ? term : "(unset)");
+		endwin();
+		delscreen(g_screen);
+		g_screen = NULL;
+		close_fds(t);
+		return -ENOTTY;
+	}
 	g_reset_len = 0;
 	reset_add("sgr0");
 	reset_add("cnorm");
@@ -267,6 +280,17 @@ int screen_init(struct tui *t, char *err, size_t errlen)
 	leaveok(stdscr, TRUE);
 	set_escdelay(50);
 	curs_set(0);
+	/* Click to select, wheel to scroll; press and release are reported
+	 * as they come (no click timing to wait for). */
+	if (mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL)) {
+		static const char mouse_off[] = "\033[?1000l\033[?1006l";
+
+		mouseinterval(0);
+		if (g_reset_len + sizeof(mouse_off) - 1 < sizeof(g_reset)) {
+			memcpy(g_reset + g_reset_len, mouse_off, sizeof(mouse_off) - 1);
+			g_reset_len += sizeof(mouse_off) - 1;
+		}
+	}
 
 	t->color = has_colors() && !t->cfg->no_color && !(no_color && *no_color);
 	if (t->color) {

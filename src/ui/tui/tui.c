@@ -3,14 +3,17 @@
  * tui.c - frontend_tui: the live ncurses view of `memtop -p PID`.
  *
  * Owns the session (struct tui), the screen layout (header, view area,
- * status line, key bar), view switching, the input line, and the actions
- * that mean the same in every view (quit, help, pause, refresh interval,
- * export). Keys are dispatched through the key table (keys.c): the current
- * view gets the action first and the rest falls through to here.
+ * status line, key bar), view switching, the input line, the mouse, and
+ * the actions that mean the same in every view (quit, help, settings,
+ * pause, refresh interval, export with its question). Keys are dispatched
+ * through the key table (keys.c): the current view gets the action first
+ * and the rest falls through to here; a key bound nowhere in the view
+ * answers with a one-line hint.
  *
- * Layout, top to bottom: three header lines (one on very short terminals),
- * the view, a status line and the key bar. Each frame is drawn with erase()
- * and refresh(), so curses sends only the cells that changed.
+ * Layout, top to bottom: the header (header.c: three lines, or one plus a
+ * line of warnings on short terminals), the view, a status line and the
+ * key bar. Each frame is drawn with erase() and refresh(), so curses sends
+ * only the cells that changed.
  */
 #include "ui/tui/tui.h"
 
@@ -74,200 +77,13 @@ void tui_input_begin(struct tui *t, enum key_action kind, char *text)
 	snprintf(t->input.saved, sizeof(t->input.saved), "%s", text);
 }
 
-/* ---- header -------------------------------------------------------------- */
-
-static void header_refresh(struct tui *t)
-{
-	struct tui_header *h = &t->hdr;
-	struct mt_drops *d = model_drops(t->model);
-	size_t n = model_target_count(t->model);
-	double since = tui_now_s(t) -
-		       (TUI_SPARK_MAX + 1) * (t->ctx->interval_s > 0 ? t->ctx->interval_s : 1);
-
-	memset(h->spark, 0, sizeof(h->spark));
-	h->nspark = 0;
-	h->ntargets = (int)n;
-	h->nalive = 0;
-	h->rss_bytes = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct mt_target *tg = model_target_at(t->model, i);
-		double tt[TUI_SPARK_MAX], v[TUI_SPARK_MAX];
-		int k;
-
-		if (i < TUI_HDR_TARGETS) {
-			h->target[i].pid = tg->pid;
-			memcpy(h->target[i].comm, tg->comm, sizeof(h->target[i].comm));
-			h->target[i].comm[sizeof(h->target[i].comm) - 1] = '\0';
-			h->target[i].alive = tg->alive;
-		}
-		if (tg->alive) {
-			h->nalive++;
-			h->rss_bytes += tg->rss_bytes;
-		}
-		/* Sum the targets' in-use histories, aligned on the newest
-		 * point (they are ticked together). */
-		k = history_window(&tg->stats.inuse, since, tt, v, TUI_SPARK_MAX);
-		for (int j = 0; j < k; j++)
-			h->spark[TUI_SPARK_MAX - k + j] += v[j];
-		if (k > h->nspark)
-			h->nspark = k;
-	}
-	h->inuse_bytes = model_inuse_bytes(t->model);
-	h->rate = model_rate(t->model);
-	h->events_per_s = t->status->events_per_s;
-	h->lost = d->events_lost;
-	h->untracked = d->live_map_full;
-	h->probe_mode = t->status->probe_mode;
-	h->est_cpu_pct = t->status->est_cpu_pct;
-	h->slowdown_pct = t->status->est_slowdown_pct;
-	h->budget_pct = t->status->budget_pct;
-	h->backed_off = t->status->backed_off;
-	h->unreachable = t->status->budget_unreachable;
-	h->duty = t->status->duty;
-	h->phase_rate = t->status->phase_rate;
-	h->cgroup = t->status->cgroup;
-}
-
-/* "label value  " pairs left to right; returns the next column. */
-static int pair(struct tui *t, int y, int x, const char *label, const char *value, attr_t va)
-{
-	if (x >= t->cols)
-		return x;
-	x += tui_put(t, y, x, t->cols - x, t->attr[THEME_HEADER], label);
-	x += tui_put(t, y, x, t->cols - x, va, value);
-	return x + 2;
-}
-
-static void draw_targets(struct tui *t, int y)
-{
-	const struct tui_header *h = &t->hdr;
-	char right[64], buf[64];
-	int x, rw;
-
-	snprintf(right, sizeof(right), "%s every %.4gs", t->paused ? "PAUSED " : "",
-		 t->ctx->interval_s);
-	rw = tui_width(t, right);
-	x = tui_put(t, y, 0, t->cols, t->attr[THEME_TITLE], "memtop") + 1;
-	if (h->ntargets == 0)
-		x += tui_put(t, y, x, t->cols - x, t->attr[THEME_HEADER], "no target");
-	for (int i = 0; i < h->ntargets && i < TUI_HDR_TARGETS; i++) {
-		int need;
-
-		snprintf(buf, sizeof(buf), "%d %s ", h->target[i].pid, h->target[i].comm);
-		need = tui_width(t, buf) + 6;
-		if (x + need > t->cols - rw - 1 && i > 0) {
-			tui_putf(t, y, x, t->cols - rw - 1 - x, t->attr[THEME_HEADER], "+%d more",
-				 h->ntargets - i);
-			x = t->cols;
-			break;
-		}
-		x += tui_put(t, y, x, t->cols - x, t->attr[THEME_HEADER_VALUE], buf);
-		x += tui_put(t, y, x, t->cols - x,
-			     t->attr[h->target[i].alive ? THEME_TARGET_ALIVE : THEME_TARGET_EXITED],
-			     h->target[i].alive ? "alive" : "exited");
-		x += 2;
-	}
-	if (h->ntargets > TUI_HDR_TARGETS && x < t->cols - rw - 1)
-		tui_putf(t, y, x, t->cols - rw - 1 - x, t->attr[THEME_HEADER], "+%d more",
-			 h->ntargets - TUI_HDR_TARGETS);
-	if (x + rw < t->cols)
-		tui_put(t, y, t->cols - rw, rw,
-			t->attr[t->paused ? THEME_WARNING : THEME_HEADER], right);
-}
-
-static void draw_figures(struct tui *t, int y)
-{
-	const struct tui_header *h = &t->hdr;
-	char a[32], b[32];
-	int x = 0;
-
-	x = pair(t, y, x, "RSS ", fmt_bytes(a, sizeof(a), h->rss_bytes),
-		 t->attr[THEME_HEADER_VALUE]);
-	x = pair(t, y, x, "heap ", fmt_bytes(a, sizeof(a), h->inuse_bytes),
-		 t->attr[THEME_HEADER_VALUE]);
-	x = pair(t, y, x, "rate ", fmt_bytes(a, sizeof(a), (double)h->rate),
-		 t->attr[THEME_HEADER_VALUE]);
-	x = pair(t, y, x, "ev/s ", fmt_count(a, sizeof(a), h->events_per_s),
-		 t->attr[THEME_HEADER_VALUE]);
-	snprintf(b, sizeof(b), "%llu", (unsigned long long)h->lost);
-	if (h->untracked)
-		snprintf(b + strlen(b), sizeof(b) - strlen(b), "+%llu",
-			 (unsigned long long)h->untracked);
-	x = pair(t, y, x, "lost ", b,
-		 t->attr[h->lost || h->untracked ? THEME_WARNING : THEME_HEADER_VALUE]);
-	x = pair(t, y, x, "mode ", h->probe_mode ? h->probe_mode : "probes",
-		 t->attr[THEME_HEADER_VALUE]);
-	/* the target's slowdown, the number --max-overhead limits */
-	snprintf(b, sizeof(b), "%.1f%%", h->slowdown_pct);
-	x = pair(t, y, x, "target slowdown ", b,
-		 t->attr[h->budget_pct > 0 && h->slowdown_pct > h->budget_pct ? THEME_WARNING
-									   : THEME_HEADER_VALUE]);
-	if (h->backed_off) {
-		char c[64];
-
-		pair(t, y, x, "", fmt_backoff(c, sizeof(c), true, h->duty, (double)h->phase_rate),
-		     t->attr[THEME_WARNING]);
-	}
-}
-
-static void draw_limit_and_spark(struct tui *t, int y)
-{
-	const struct mt_cgroup_status *cg = &t->hdr.cgroup;
-	const struct cgroup_mem *m = &cg->mem;
-	char a[32], b[32], c[32];
-	int x = 0, w;
-
-	if (cg->have_mem && m->max) {
-		bool near = m->current > 0.9 * m->max ||
-			    (cg->time_to_max_s >= 0 && cg->time_to_max_s < 600);
-		attr_t va = t->attr[near ? THEME_WARNING : THEME_HEADER_VALUE];
-
-		snprintf(c, sizeof(c), "%s/%s", fmt_bytes(a, sizeof(a), (double)m->current),
-			 fmt_bytes(b, sizeof(b), (double)m->max));
-		x = pair(t, y, x, "cgroup ", c, va);
-		if (cg->time_to_max_s >= 0)
-			x = pair(t, y, x, "limit in ~",
-				 fmt_age(a, sizeof(a), cg->time_to_max_s > 1 ? cg->time_to_max_s : 1),
-				 va);
-		else
-			x = pair(t, y, x, "", "not growing", t->attr[THEME_HEADER]);
-	} else if (cg->have_mem) {
-		x = pair(t, y, x, "cgroup ", fmt_bytes(a, sizeof(a), (double)m->current),
-			 t->attr[THEME_HEADER_VALUE]);
-		x = pair(t, y, x, "", "no limit", t->attr[THEME_HEADER]);
-	}
-	if (cg->have_mem && m->oom_kill > 0)
-		x = pair(t, y, x, "oom kills ", fmt_count(a, sizeof(a), (double)m->oom_kill),
-			 t->attr[THEME_WARNING]);
-	x += tui_put(t, y, x, t->cols - x, t->attr[THEME_HEADER], "heap ");
-	w = t->cols - x;
-	if (w > 0 && t->hdr.nspark > 0) {
-		int n = t->hdr.nspark < w ? t->hdr.nspark : w;
-
-		tui_sparkline(t, y, x, w, t->hdr.spark + TUI_SPARK_MAX - n, n,
-			      t->attr[THEME_SPARKLINE]);
-	}
-}
-
-static int header_rows(const struct tui *t)
-{
-	return t->rows >= 14 ? 3 : 1;
-}
-
-static void draw_header(struct tui *t)
-{
-	draw_targets(t, 0);
-	if (header_rows(t) == 3) {
-		draw_figures(t, 1);
-		draw_limit_and_spark(t, 2);
-	}
-}
-
 /* ---- status line ----------------------------------------------------------- */
 
 static void draw_input(struct tui *t, int y)
 {
-	const char *label = t->input.kind == KA_SEARCH ? "Search: " : "Filter: ";
+	const char *label = t->input.kind == KA_SEARCH ? "Search: " :
+			    t->input.kind == KA_SETUP  ? "Export directory: " :
+							 "Filter: ";
 	int x = tui_put(t, y, 0, t->cols, t->attr[THEME_HEADER], label);
 
 	x += tui_put(t, y, x, t->cols - x - 1, t->attr[THEME_INPUT], t->input.target);
@@ -280,6 +96,12 @@ static void draw_status(struct tui *t, int y)
 	tui_fill(t, y, 0, t->cols, t->attr[THEME_STATUS]);
 	if (t->input.active) {
 		draw_input(t, y);
+		return;
+	}
+	if (t->confirm) {
+		/* the answer first: a long path may be cut at the right */
+		tui_putf(t, y, 0, t->cols, t->attr[THEME_WARNING], "[y/N] write %s",
+			 t->confirm_path);
 		return;
 	}
 	if (t->msg[0] && mono_ns() - t->msg_ns < MSG_SECONDS * 1000000000ULL) {
@@ -313,7 +135,7 @@ static void draw(struct tui *t)
 		refresh();
 		return;
 	}
-	draw_header(t);
+	header_draw(t);
 	if (vh > 0) {
 		t->clip_y0 = vy;
 		t->clip_y1 = vy + vh;
@@ -331,17 +153,41 @@ static void draw(struct tui *t)
 
 /* ---- actions ------------------------------------------------------------- */
 
-static void do_export(struct tui *t)
+/* Where e writes: memtop-PID-TIME.pb.gz in the export directory (the
+ * settings' export_dir, else the current directory), as an absolute path
+ * so the question shows exactly which file. */
+static void export_path(struct tui *t, char *path, size_t len)
 {
-	char path[PATH_MAX], stamp[32], err[256] = "", size[16];
+	char stamp[32], cwd[PATH_MAX] = ".";
+	const char *dir = t->export_dir[0] ? t->export_dir : NULL;
 	time_t now = time(NULL);
 	struct tm tm;
 	pid_t pid = t->hdr.ntargets ? t->hdr.target[0].pid : getpid();
-	int r;
+	int n;
 
 	localtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-	snprintf(path, sizeof(path), "memtop-%d-%s.pb.gz", (int)pid, stamp);
+	if (!dir || dir[0] != '/') {
+		if (!getcwd(cwd, sizeof(cwd)))
+			snprintf(cwd, sizeof(cwd), ".");
+	}
+
+	if (!dir)
+		n = snprintf(path, len, "%s/memtop-%d-%s.pb.gz", cwd, (int)pid, stamp);
+	else if (dir[0] != '/')
+		n = snprintf(path, len, "%s/%s/memtop-%d-%s.pb.gz", cwd, dir, (int)pid, stamp);
+	else
+		n = snprintf(path, len, "%s%smemtop-%d-%s.pb.gz", dir,
+			     dir[strlen(dir) - 1] == '/' ? "" : "/", (int)pid, stamp);
+	if (n >= (int)len) /* the export then fails and says why */
+		path[len - 1] = '\0';
+}
+
+static void do_export(struct tui *t, const char *path)
+{
+	char err[256] = "", size[16];
+	int r;
+
 	r = export_pprof_file(t->model, path, err, sizeof(err));
 	if (r) {
 		tui_message(t, true, "export failed: %s", err[0] ? err : strerror(-r));
@@ -359,7 +205,7 @@ static void do_export(struct tui *t)
 	}
 }
 
-static int change_interval(struct tui *t, int dir)
+int tui_change_interval(struct tui *t, int dir)
 {
 	double cur = t->ctx->interval_s;
 	int i;
@@ -396,7 +242,13 @@ static int global_action(struct tui *t, enum key_action a)
 		if (t->view != &view_help) {
 			t->help.from = t->view;
 			t->help.scroll = 0;
+			t->help.legend = false;
 			tui_show(t, &view_help);
+		} else if (!t->help.legend) {
+			t->help.legend = true; /* ? again: the second page */
+			t->help.scroll = 0;
+		} else {
+			tui_show(t, t->help.from ? t->help.from : &view_top);
 		}
 		return 0;
 	case KA_NEXT_VIEW:
@@ -404,6 +256,12 @@ static int global_action(struct tui *t, enum key_action a)
 		return 0;
 	case KA_PROCS:
 		tui_show(t, &view_procs);
+		return 0;
+	case KA_SETUP:
+		if (t->view != &view_setup) {
+			t->setup.from = t->view;
+			tui_show(t, &view_setup);
+		}
 		return 0;
 	case KA_PAUSE:
 		t->paused = !t->paused;
@@ -415,16 +273,18 @@ static int global_action(struct tui *t, enum key_action a)
 						  "resumed");
 		return 0;
 	case KA_SLOWER:
-		return change_interval(t, +1);
+		return tui_change_interval(t, +1);
 	case KA_FASTER:
-		return change_interval(t, -1);
+		return tui_change_interval(t, -1);
 	case KA_EXPORT:
-		do_export(t);
+		export_path(t, t->confirm_path, sizeof(t->confirm_path));
+		t->confirm = true;
 		return 0;
 	case KA_REDRAW:
 		clearok(curscr, TRUE);
 		return 0;
 	case KA_BACK:
+		/* one level up: help goes back where it was opened */
 		if (t->view == &view_help)
 			tui_show(t, t->help.from ? t->help.from : &view_top);
 		else if (t->view != &view_top)
@@ -487,6 +347,26 @@ static void input_key(struct tui *t, int key, bool is_code)
 		t->view->input_changed(t);
 }
 
+/* Button 1 selects what is under the pointer (the view decides); the
+ * wheel moves as the arrow keys do, three lines a notch. */
+static void mouse(struct tui *t)
+{
+	MEVENT ev;
+	int vy = header_rows(t);
+
+	if (getmouse(&ev) != OK)
+		return;
+	if (ev.bstate & (BUTTON4_PRESSED | BUTTON5_PRESSED)) {
+		enum key_action a = ev.bstate & BUTTON4_PRESSED ? KA_UP : KA_DOWN;
+
+		for (int i = 0; i < 3 && t->view->action; i++)
+			t->view->action(t, a);
+		return;
+	}
+	if ((ev.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED)) && t->view->click && ev.y >= vy)
+		t->view->click(t, ev.y - vy, ev.x);
+}
+
 static int key(struct tui *t, int k, bool is_code)
 {
 	enum key_action a;
@@ -497,24 +377,62 @@ static int key(struct tui *t, int k, bool is_code)
 		input_key(t, k, is_code);
 		return 0;
 	}
-	if (!is_code && k >= 128)
-		return 0; /* no binding is outside ASCII; keeps clear of KEY_* codes */
-	a = keys_lookup(k, t->view->kv);
-	if (a == KA_NONE)
+	if (t->confirm) {
+		t->confirm = false;
+		if (!is_code && (k == 'y' || k == 'Y'))
+			do_export(t, t->confirm_path);
+		else
+			tui_message(t, false, "export cancelled: nothing written");
 		return 0;
-	if (t->view->action && t->view->action(t, a))
+	}
+	if (is_code && k == KEY_MOUSE) {
+		mouse(t);
 		return 0;
+	}
+	a = !is_code && k >= 128 ? KA_NONE : keys_lookup(k, t->view->kv);
+	if (a == KA_NONE) {
+		char name[32];
+
+		/* an unbound key answers, in one line */
+		if (!is_code && k >= 128)
+			snprintf(name, sizeof(name), "this key");
+		else
+			keys_name(k, name, sizeof(name));
+		tui_message(t, false, "%s does nothing here: ? or h lists the keys", name);
+		return 0;
+	}
+	if (t->view->action && t->view->action(t, a)) {
+		int act = t->act; /* what the view's action asks of app.c */
+
+		t->act = 0;
+		return act;
+	}
 	return global_action(t, a);
 }
 
 /* ---- front-end ops ----------------------------------------------------------- */
 
+int tui_set_theme(struct tui *t, const char *spec, char *err, size_t errlen)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct theme th;
+	int e;
+
+	exe[n > 0 ? n : 0] = '\0';
+	snprintf(t->theme_name, sizeof(t->theme_name), "%s",
+		 !t->color ? "mono" : spec ? spec : "default");
+	e = theme_load(&th, t->theme_name, n > 0 ? exe : NULL, err, errlen);
+	if (e)
+		snprintf(t->theme_name, sizeof(t->theme_name), "default (built-in)");
+	screen_apply_theme(t, &th);
+	return e;
+}
+
 static int tui_start(struct mt_fe_ctx *ctx)
 {
 	struct tui *t = calloc(1, sizeof(*t));
-	char err[512] = "", exe[PATH_MAX];
-	struct theme th;
-	ssize_t n;
+	char err[512] = "";
 	int e;
 
 	if (!t)
@@ -533,20 +451,17 @@ static int tui_start(struct mt_fe_ctx *ctx)
 	}
 	ctx->priv = t;
 
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	snprintf(t->theme_name, sizeof(t->theme_name), "%s",
-		 !t->color ? "mono" : t->cfg->theme ? t->cfg->theme : "default");
-	e = theme_load(&th, t->theme_name, n > 0 ? exe : NULL, err, sizeof(err));
+	setup_load(t); /* the settings file, under the command line */
+	e = tui_set_theme(t, t->theme_want[0] ? t->theme_want : NULL, err, sizeof(err));
 	if (e) {
 		tui_message(t, true, "theme: %s; using the built-in default", err);
-		snprintf(t->theme_name, sizeof(t->theme_name), "default (built-in)");
 	} else if (!t->color && t->cfg->theme && strcmp(t->cfg->theme, "mono") != 0) {
 		tui_message(t, false, "colour is off (%s): theme '%s' not used",
 			    t->cfg->no_color || getenv("NO_COLOR") ? "NO_COLOR" : "terminal",
 			    t->cfg->theme);
 	}
-	screen_apply_theme(t, &th);
+	if (t->setup.error[0])
+		tui_message(t, true, "%s", t->setup.error);
 	refresh_all(t);
 	draw(t);
 	return 0;
@@ -641,7 +556,7 @@ static void tui_stop(struct mt_fe_ctx *ctx)
 {
 	struct tui *t = ctx->priv;
 	const struct tui_view *views[] = { &view_top, &view_site, &view_flame, &view_procs,
-					   &view_help };
+					   &view_help, &view_setup };
 
 	if (!t)
 		return;

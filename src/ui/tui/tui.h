@@ -15,6 +15,7 @@
 #define MEMTOP_TUI_H
 
 #include <stdbool.h>
+#include <limits.h>
 #include <stddef.h>
 #include <curses.h>
 #include <linux/types.h>
@@ -43,6 +44,8 @@ struct tui_view {
 	void (*status)(struct tui *t, char *buf, size_t len);
 	/* The filter or search text changed (input line); may be NULL. */
 	void (*input_changed)(struct tui *t);
+	/* Mouse button 1 at (row, col) of the view area; may be NULL. */
+	void (*click)(struct tui *t, int row, int col);
 	/* Free what the view holds; may be NULL. */
 	void (*fini)(struct tui *t);
 };
@@ -52,6 +55,7 @@ extern const struct tui_view view_site;
 extern const struct tui_view view_flame;
 extern const struct tui_view view_help;
 extern const struct tui_view view_procs;
+extern const struct tui_view view_setup;
 
 /* ---- per-view state ----------------------------------------------------- */
 
@@ -65,6 +69,8 @@ struct tui_row {
 	double growth_per_min;
 	double leak_score;
 	double age_s;
+	pid_t pid;	 /* the process with the most in-use here; 0: one target */
+	bool more_pids;	 /* other processes allocate here too */
 };
 
 #define TUI_TEXT_MAX 128
@@ -73,6 +79,8 @@ struct tui_top {
 	enum mt_sort sort;
 	bool invert;
 	char filter[TUI_TEXT_MAX];
+	char search[TUI_TEXT_MAX];
+	unsigned hidden; /* column bits hidden in the settings */
 	struct tui_row *rows;
 	size_t nrows, cap;
 	size_t nsites; /* before filtering */
@@ -140,9 +148,19 @@ struct tui_procs {
 
 struct tui_help {
 	const struct tui_view *from; /* where closing the help returns */
+	bool legend;		     /* the second page: what every field means */
 	int scroll;
 	int lines;
 	int page;
+};
+
+struct tui_setup {
+	const struct tui_view *from; /* where closing the settings returns */
+	int sel;
+	int page;
+	bool changed;		     /* save when the screen closes */
+	char path[PATH_MAX];	     /* the settings file; "": none (no HOME) */
+	char error[PATH_MAX + 64];   /* reading it at start went wrong */
 };
 
 /* Header figures, copied at refresh. */
@@ -165,6 +183,7 @@ struct tui_header {
 	const char *probe_mode;
 	double est_cpu_pct;
 	double slowdown_pct; /* the target's, as in -b and the JSON */
+	double floor_pct;    /* what the free() probes alone cost */
 	double budget_pct;   /* <= 0: none */
 	bool backed_off;
 	bool unreachable;
@@ -205,8 +224,11 @@ struct tui {
 	const struct tui_view *back; /* where Esc from site/help returns */
 	bool paused;
 	unsigned snapped; /* KV_* bits of views with a snapshot taken while paused */
-	char msg[256];
+	char msg[PATH_MAX + 128];
 	bool msg_error;
+	bool confirm;		     /* e asked; the next key answers */
+	char confirm_path[PATH_MAX]; /* what e would write */
+	char export_dir[PATH_MAX];   /* e writes there; "": the current directory */
 	__u64 msg_ns;
 	struct tui_input input;
 
@@ -216,6 +238,9 @@ struct tui {
 	struct tui_flame flame;
 	struct tui_procs procs;
 	struct tui_help help;
+	struct tui_setup setup;
+	char theme_want[64]; /* the theme asked for (--theme or the settings) */
+	int act;	     /* MT_FE_* bits a view's action asks app.c for */
 };
 
 /* ---- tui.c -------------------------------------------------------------- */
@@ -230,6 +255,39 @@ void tui_show(struct tui *t, const struct tui_view *v);
 void tui_input_begin(struct tui *t, enum key_action kind, char *text);
 /* Seconds since the model's clock started, for ages. */
 double tui_now_s(const struct tui *t);
+
+/* Load and apply theme spec (NULL: "default"; "mono" when colour is
+ * off); on error the built-in default is applied and err says why. */
+int tui_set_theme(struct tui *t, const char *spec, char *err, size_t errlen);
+/* One step of the refresh interval's ladder, dir > 0 longer. Returns
+ * MT_FE_INTERVAL when it changed. */
+int tui_change_interval(struct tui *t, int dir);
+
+/* ---- view_top.c ---------------------------------------------------------- */
+
+/* The title of column i of the site table ("OBJ/s"), NULL past the last
+ * numeric column; hideable: the settings may hide it. */
+const char *top_column_name(int i, bool *hideable);
+/* The column title a sort key goes by ("LEAK"), and back (any case). */
+const char *top_sort_name(enum mt_sort s);
+bool top_sort_parse(const char *name, enum mt_sort *out);
+
+/* ---- view_setup.c -------------------------------------------------------- */
+
+/* Read the settings file (unless --no-config) and apply what the command
+ * line did not set; a problem goes into t->setup.error. */
+void setup_load(struct tui *t);
+
+/* ---- header.c ----------------------------------------------------------- */
+
+/* Copy the header figures from the model and the status. */
+void header_refresh(struct tui *t);
+/* Lines the header takes on this terminal (1 to 3). */
+int header_rows(const struct tui *t);
+/* Draw the header on rows [0, header_rows()). */
+void header_draw(struct tui *t);
+/* Something the user must see: ended targets, back-off, lost events... */
+bool header_has_warnings(const struct tui *t);
 
 /* ---- screen.c ----------------------------------------------------------- */
 

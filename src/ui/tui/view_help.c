@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * view_help.c - the help screen (? or F1): every row of the key table,
- * section by section, in the same order and words as docs/keybindings.md,
- * then how the screen is being drawn (theme, colours, glyphs). Generated
- * from the table at each draw, so it cannot disagree with dispatch.
+ * view_help.c - the help screen (?, F1 or h), two pages. The first: every
+ * row of the key table, section by section, in the same order and words
+ * as docs/keybindings.md, then how the screen is being drawn (theme,
+ * colours, glyphs); generated from the table at each draw, so it cannot
+ * disagree with dispatch. The second (? again): the legend, one line per
+ * header field, warning and column (legend.c, as in docs/tui.md).
  */
 #include "ui/tui/tui.h"
+#include "ui/tui/legend.h"
 
 #include <stdio.h>
 
@@ -14,6 +17,26 @@
 #endif
 
 #define KEYS_COL 20
+
+#define FIELD_COL 20
+
+static void legend_draw(struct tui *t, struct tui_page *pg)
+{
+	tui_put(t, tui_page_line(pg), 0, t->cols, t->attr[THEME_TITLE],
+		"memtop legend, page 2/2 (? or Esc closes)");
+	for (size_t i = 0; i < legend_rows_len; i++) {
+		const struct legend_row *r = &legend_rows[i];
+		int ln;
+
+		if (r->section) {
+			tui_page_line(pg);
+			tui_put(t, tui_page_line(pg), 0, t->cols, t->attr[THEME_TITLE], r->section);
+		}
+		ln = tui_page_line(pg);
+		tui_put(t, ln, 1, FIELD_COL - 2, t->attr[THEME_HELP_KEY], r->field);
+		tui_put(t, ln, FIELD_COL, t->cols - FIELD_COL, t->attr[THEME_NORMAL], r->meaning);
+	}
+}
 
 static void help_draw(struct tui *t, int y, int h)
 {
@@ -25,8 +48,13 @@ static void help_draw(struct tui *t, int y, int h)
 	if (p->lines && p->scroll > p->lines - h)
 		p->scroll = p->lines > h ? p->lines - h : 0;
 	pg = (struct tui_page){ y, h, p->scroll, 0 };
+	if (p->legend) {
+		legend_draw(t, &pg);
+		p->lines = pg.n;
+		return;
+	}
 	tui_putf(t, tui_page_line(&pg), 0, t->cols, t->attr[THEME_TITLE],
-		 "memtop %s keys (Esc or q closes this help)", MEMTOP_VERSION);
+		 "memtop %s keys, page 1/2 (? next: the legend; Esc or q closes)", MEMTOP_VERSION);
 	for (size_t s = 0; s < key_sections_len; s++) {
 		if (!keys_section_rows(&key_sections[s]))
 			continue;

@@ -109,6 +109,14 @@ static bool procs_action(struct tui *t, enum key_action a)
 	return true;
 }
 
+static void procs_click(struct tui *t, int row, int col)
+{
+	struct tui_procs *p = &t->procs;
+
+	if (row > 0 && p->scroll + row - 1 < (int)p->nrows)
+		p->sel = p->scroll + row - 1;
+}
+
 static void procs_status(struct tui *t, char *buf, size_t len)
 {
 	snprintf(buf, len, "%zu processes (Enter: their sites)",
@@ -129,5 +137,6 @@ const struct tui_view view_procs = {
 	.draw = procs_draw,
 	.action = procs_action,
 	.status = procs_status,
+	.click = procs_click,
 	.fini = procs_fini,
 };

@@ -250,23 +250,24 @@ void tui_graph(struct tui *t, int y, int x, int w, int h, const double *v, int n
 
 void tui_keybar(struct tui *t, int y, unsigned kv)
 {
+	const struct key_binding *bar[32];
+	size_t n = keys_bar(kv, bar, sizeof(bar) / sizeof(bar[0]));
 	int x = 0;
 
 	tui_fill(t, y, 0, t->cols, t->attr[THEME_NORMAL]);
-	for (size_t i = 0; i < key_table_len && x < t->cols; i++) {
-		const struct key_binding *b = &key_table[i];
+	/* Most important first; a hint that does not fit is left out whole
+	 * and a shorter one after it may still fit. */
+	for (size_t i = 0; i < n && x < t->cols; i++) {
 		char name[32];
 		int need;
 
-		if (!b->hint || !(b->views & kv))
-			continue;
-		keys_name(b->keys[0], name, sizeof(name));
+		keys_name(bar[i]->keys[0], name, sizeof(name));
 		/* "q" then " Quit " as in htop's "F10Quit": whole hints only. */
-		need = tui_width(t, name) + (int)strlen(b->hint) + 2;
+		need = tui_width(t, name) + (int)strlen(bar[i]->hint) + 1;
 		if (x + need > t->cols)
-			break;
+			continue;
 		x += tui_put(t, y, x, t->cols - x, t->attr[THEME_HINT_KEY], name);
-		x += tui_putf(t, y, x, t->cols - x, t->attr[THEME_HINT_TEXT], " %s", b->hint);
+		x += tui_putf(t, y, x, t->cols - x, t->attr[THEME_HINT_TEXT], " %s", bar[i]->hint);
 		x++;
 	}
 }

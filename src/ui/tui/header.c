@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * header.c - the lines above the view: who is watched, the figures that
+ * say how far to trust the rest (RSS, heap since attach, the target's
+ * slowdown, events per second), the warnings, and the heap sparkline.
+ *
+ * Priority when space runs out: warnings never vanish. On a tall enough
+ * terminal (14 rows or more) the header has three lines and the warnings
+ * lead the third one, ahead of the cgroup figures and the sparkline; on a
+ * short one the header is the target line plus, when there is something
+ * to warn about, one line of warnings. Each warning has a long and a short
+ * form; the short ones are used when the long ones do not all fit, and a
+ * figure that does not fit whole is left out rather than cut.
+ */
+#include "ui/tui/tui.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ui/format.h"
+
+void header_refresh(struct tui *t)
+{
+	struct tui_header *h = &t->hdr;
+	struct mt_drops *d = model_drops(t->model);
+	size_t n = model_target_count(t->model);
+	double since = tui_now_s(t) -
+		       (TUI_SPARK_MAX + 1) * (t->ctx->interval_s > 0 ? t->ctx->interval_s : 1);
+
+	memset(h->spark, 0, sizeof(h->spark));
+	h->nspark = 0;
+	h->ntargets = (int)n;
+	h->nalive = 0;
+	h->rss_bytes = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct mt_target *tg = model_target_at(t->model, i);
+		double tt[TUI_SPARK_MAX], v[TUI_SPARK_MAX];
+		int k;
+
+		if (i < TUI_HDR_TARGETS) {
+			h->target[i].pid = tg->pid;
+			memcpy(h->target[i].comm, tg->comm, sizeof(h->target[i].comm));
+			h->target[i].comm[sizeof(h->target[i].comm) - 1] = '\0';
+			h->target[i].alive = tg->alive;
+		}
+		if (tg->alive) {
+			h->nalive++;
+			h->rss_bytes += tg->rss_bytes;
+		}
+		/* Sum the targets' in-use histories, aligned on the newest
+		 * point (they are ticked together). */
+		k = history_window(&tg->stats.inuse, since, tt, v, TUI_SPARK_MAX);
+		for (int j = 0; j < k; j++)
+			h->spark[TUI_SPARK_MAX - k + j] += v[j];
+		if (k > h->nspark)
+			h->nspark = k;
+	}
+	h->inuse_bytes = model_inuse_bytes(t->model);
+	h->rate = model_rate(t->model);
+	h->events_per_s = t->status->events_per_s;
+	h->lost = d->events_lost;
+	h->untracked = d->live_map_full;
+	h->probe_mode = t->status->probe_mode;
+	h->est_cpu_pct = t->status->est_cpu_pct;
+	h->slowdown_pct = t->status->est_slowdown_pct;
+	h->floor_pct = t->status->floor_pct;
+	h->budget_pct = t->status->budget_pct;
+	h->backed_off = t->status->backed_off;
+	h->unreachable = t->status->budget_unreachable;
+	h->duty = t->status->duty;
+	h->phase_rate = t->status->phase_rate;
+	h->cgroup = t->status->cgroup;
+}
+
+/* ---- warnings ------------------------------------------------------------ */
+
+#define WARN_MAX 5
+
+struct warning {
+	char text[96];	/* long form */
+	char brief[32]; /* short form, for narrow terminals */
+};
+
+static int warnings_collect(const struct tui *t, struct warning *w)
+{
+	const struct tui_header *h = &t->hdr;
+	char a[32];
+	int n = 0;
+
+	if (h->ntargets > 0 && h->nalive == 0) {
+		snprintf(w[n].text, sizeof(w[n].text), "target%s ended: data frozen",
+			 h->ntargets > 1 ? "s" : "");
+		snprintf(w[n].brief, sizeof(w[n].brief), "ENDED");
+		n++;
+	}
+	if (h->unreachable) {
+		snprintf(w[n].text, sizeof(w[n].text),
+			 "budget unreachable: free() probes alone cost %.1f%%", h->floor_pct);
+		snprintf(w[n].brief, sizeof(w[n].brief), "OVER BUDGET");
+		n++;
+	}
+	if (h->backed_off) {
+		snprintf(w[n].text, sizeof(w[n].text), "backed off: probes on %.0f%%, 1 sample/%s",
+			 100 * h->duty, fmt_bytes(a, sizeof(a), (double)h->phase_rate));
+		snprintf(w[n].brief, sizeof(w[n].brief), "BACKOFF %.0f%%", 100 * h->duty);
+		n++;
+	}
+	if (h->lost) {
+		snprintf(w[n].text, sizeof(w[n].text), "lost %s events (ring buffer full)",
+			 fmt_count(a, sizeof(a), (double)h->lost));
+		snprintf(w[n].brief, sizeof(w[n].brief), "LOST %.20s", a);
+		n++;
+	}
+	if (h->untracked) {
+		snprintf(w[n].text, sizeof(w[n].text),
+			 "live map full: %s samples untracked, in-use stops growing (--live-max)",
+			 fmt_count(a, sizeof(a), (double)h->untracked));
+		snprintf(w[n].brief, sizeof(w[n].brief), "MAP FULL");
+		n++;
+	}
+	return n;
+}
+
+bool header_has_warnings(const struct tui *t)
+{
+	struct warning w[WARN_MAX];
+
+	return warnings_collect(t, w) > 0;
+}
+
+/* The warnings from column x in at most w columns: long forms when all
+ * fit, else short ones. Returns the next column. */
+static int draw_warnings(struct tui *t, int y, int x, int w)
+{
+	struct warning warn[WARN_MAX];
+	int n = warnings_collect(t, warn), len = 0;
+	bool brief;
+
+	if (!n)
+		return x;
+	for (int i = 0; i < n; i++)
+		len += tui_width(t, warn[i].text) + 2;
+	brief = len > w;
+	x += tui_put(t, y, x, w, t->attr[THEME_WARNING], "!") + 1;
+	for (int i = 0; i < n && x < t->cols; i++) {
+		const char *s = brief ? warn[i].brief : warn[i].text;
+
+		x += tui_put(t, y, x, t->cols - x, t->attr[THEME_WARNING], s);
+		x += i + 1 < n ? tui_put(t, y, x, t->cols - x, t->attr[THEME_HEADER], brief ? " " : "; ")
+			       : 2;
+	}
+	return x;
+}
+
+/* ---- lines --------------------------------------------------------------- */
+
+/* "label value  " left to right, whole or not at all; returns the next
+ * column. */
+static int pair(struct tui *t, int y, int x, const char *label, const char *value, attr_t va)
+{
+	if (x + tui_width(t, label) + tui_width(t, value) > t->cols)
+		return x;
+	x += tui_put(t, y, x, t->cols - x, t->attr[THEME_HEADER], label);
+	x += tui_put(t, y, x, t->cols - x, va, value);
+	return x + 2;
+}
+
+static void draw_targets(struct tui *t, int y)
+{
+	const struct tui_header *h = &t->hdr;
+	char right[64], buf[64];
+	int x, rw;
+
+	snprintf(right, sizeof(right), "%s every %.4gs", t->paused ? "PAUSED " : "",
+		 t->ctx->interval_s);
+	rw = tui_width(t, right);
+	x = tui_put(t, y, 0, t->cols, t->attr[THEME_TITLE], "memtop") + 1;
+	if (h->ntargets == 0)
+		x += tui_put(t, y, x, t->cols - x, t->attr[THEME_HEADER], "no target");
+	for (int i = 0; i < h->ntargets && i < TUI_HDR_TARGETS; i++) {
+		int need;
+
+		snprintf(buf, sizeof(buf), "%d %s ", h->target[i].pid, h->target[i].comm);
+		need = tui_width(t, buf) + 6;
+		if (x + need > t->cols - rw - 1 && i > 0) {
+			tui_putf(t, y, x, t->cols - rw - 1 - x, t->attr[THEME_HEADER], "+%d more",
+				 h->ntargets - i);
+			x = t->cols;
+			break;
+		}
+		x += tui_put(t, y, x, t->cols - x, t->attr[THEME_HEADER_VALUE], buf);
+		x += tui_put(t, y, x, t->cols - x,
+			     t->attr[h->target[i].alive ? THEME_TARGET_ALIVE : THEME_TARGET_EXITED],
+			     h->target[i].alive ? "alive" : "exited");
+		x += 2;
+	}
+	if (h->ntargets > TUI_HDR_TARGETS && x < t->cols - rw - 1)
+		tui_putf(t, y, x, t->cols - rw - 1 - x, t->attr[THEME_HEADER], "+%d more",
+			 h->ntargets - TUI_HDR_TARGETS);
+	if (x + rw < t->cols)
+		tui_put(t, y, t->cols - rw, rw,
+			t->attr[t->paused ? THEME_WARNING : THEME_HEADER], right);
+}
+
+/* The figures, most telling first: what the process holds, what memtop
+ * sees of it, what watching costs it, how busy the data path is. */
+static void draw_figures(struct tui *t, int y)
+{
+	const struct tui_header *h = &t->hdr;
+	char a[32], b[32];
+	int x = 0;
+
+	x = pair(t, y, x, "RSS ", fmt_bytes(a, sizeof(a), h->rss_bytes),
+		 t->attr[THEME_HEADER_VALUE]);
+	x = pair(t, y, x, "heap since attach ", fmt_bytes(a, sizeof(a), h->inuse_bytes),
+		 t->attr[THEME_HEADER_VALUE]);
+	/* the target's slowdown, the number --max-overhead limits (JSON
+	 * overhead.est_slowdown_pct) */
+	snprintf(b, sizeof(b), "%.1f%%", h->slowdown_pct);
+	x = pair(t, y, x, "slowdown ", b,
+		 t->attr[h->budget_pct > 0 && h->slowdown_pct > h->budget_pct ? THEME_WARNING
+									   : THEME_HEADER_VALUE]);
+	x = pair(t, y, x, "events/s ", fmt_count(a, sizeof(a), h->events_per_s),
+		 t->attr[THEME_HEADER_VALUE]);
+	x = pair(t, y, x, "1 sample/", fmt_bytes(a, sizeof(a), (double)h->rate),
+		 t->attr[THEME_HEADER_VALUE]);
+	pair(t, y, x, "mode ", h->probe_mode ? h->probe_mode : "probes",
+	     t->attr[THEME_HEADER_VALUE]);
+}
+
+static void draw_limit_and_spark(struct tui *t, int y)
+{
+	const struct mt_cgroup_status *cg = &t->hdr.cgroup;
+	const struct cgroup_mem *m = &cg->mem;
+	char a[32], b[32], c[32];
+	int x = draw_warnings(t, y, 0, t->cols), w;
+
+	if (cg->have_mem && m->max) {
+		bool near = m->current > 0.9 * m->max ||
+			    (cg->time_to_max_s >= 0 && cg->time_to_max_s < 600);
+		attr_t va = t->attr[near ? THEME_WARNING : THEME_HEADER_VALUE];
+
+		snprintf(c, sizeof(c), "%s/%s", fmt_bytes(a, sizeof(a), (double)m->current),
+			 fmt_bytes(b, sizeof(b), (double)m->max));
+		x = pair(t, y, x, "cgroup ", c, va);
+		if (cg->time_to_max_s >= 0)
+			x = pair(t, y, x, "limit in ~",
+				 fmt_age(a, sizeof(a), cg->time_to_max_s > 1 ? cg->time_to_max_s : 1),
+				 va);
+		else
+			x = pair(t, y, x, "", "not growing", t->attr[THEME_HEADER]);
+	} else if (cg->have_mem) {
+		x = pair(t, y, x, "cgroup ", fmt_bytes(a, sizeof(a), (double)m->current),
+			 t->attr[THEME_HEADER_VALUE]);
+		x = pair(t, y, x, "", "no limit", t->attr[THEME_HEADER]);
+	}
+	if (cg->have_mem && m->oom_kill > 0)
+		x = pair(t, y, x, "oom kills ", fmt_count(a, sizeof(a), (double)m->oom_kill),
+			 t->attr[THEME_WARNING]);
+	if (x + 12 > t->cols)
+		return; /* no room for a sparkline worth reading */
+	x += tui_put(t, y, x, t->cols - x, t->attr[THEME_HEADER], "heap ");
+	w = t->cols - x;
+	if (w > 0 && t->hdr.nspark > 0) {
+		int n = t->hdr.nspark < w ? t->hdr.nspark : w;
+
+		tui_sparkline(t, y, x, w, t->hdr.spark + TUI_SPARK_MAX - n, n,
+			      t->attr[THEME_SPARKLINE]);
+	}
+}
+
+int header_rows(const struct tui *t)
+{
+	if (t->rows >= 14)
+		return 3;
+	return header_has_warnings(t) && t->rows >= 8 ? 2 : 1;
+}
+
+void header_draw(struct tui *t)
+{
+	int rows = header_rows(t);
+
+	draw_targets(t, 0);
+	if (rows == 3) {
+		draw_figures(t, 1);
+		draw_limit_and_spark(t, 2);
+	} else if (rows == 2) {
+		draw_warnings(t, 1, 0, t->cols);
+	} else if (header_has_warnings(t)) {
+		/* the smallest screens: a marker over the right edge */
+		tui_put(t, 0, t->cols - 1, 1, t->attr[THEME_WARNING], "!");
+	}
+}
