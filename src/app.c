@@ -81,6 +81,7 @@ struct app {
 	char cgroup_v1_dir[PATH_MAX];
 	struct snapshots snap;
 	struct out_queue *outq;	/* -b/--json: stdout through a writer thread */
+	bool keep_command;	/* q, d: -- CMD keeps running after memtop */
 	bool out_dropping;
 	struct push_said push_said; /* --push: the state last said */
 	unsigned long elf_limits_said;
@@ -751,6 +752,8 @@ static int run_loop(struct app *a)
 			if (a->status.all_exited && !a->fe->input_fd)
 				return 0;
 		}
+		if (act & MT_FE_DETACH)
+			a->keep_command = true;
 		if (act & MT_FE_QUIT)
 			return 0;
 		if (act & MT_FE_INTERVAL)
@@ -763,6 +766,13 @@ static int run_loop(struct app *a)
 static void teardown(struct app *a)
 {
 	snapshots_fini(&a->snap);
+	if (a->keep_command) {
+		pid_t pid = watch_keep_command(&a->ws);
+
+		if (pid > 0)
+			say("PID %d (%s) keeps running, without probes; its output goes to %s",
+			    (int)pid, a->cfg->cmd_argv[0], a->status.cmd_log ? a->status.cmd_log : "?");
+	}
 	watch_fini(&a->ws); /* probes first: the targets stop trapping at once */
 	if (a->fe_started)
 		a->fe->stop(&a->fe_ctx);

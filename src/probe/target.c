@@ -268,6 +268,9 @@ static void redirect_io(int out_fd, bool null_stdin)
 		_exit(127);
 	if (!null_stdin)
 		return;
+	/* the TUI's command: a session of its own, so that it can outlive
+	 * memtop (q, d) without the terminal's hangup */
+	setsid();
 	fd = open("/dev/null", O_RDONLY);
 	if (fd < 0 || dup2(fd, STDIN_FILENO) < 0)
 		_exit(127);

@@ -674,6 +674,22 @@ static void stop_launched(struct watched *w)
 	waitpid(w->pid, NULL, 0);
 }
 
+pid_t watch_keep_command(struct watch_set *ws)
+{
+	pid_t kept = 0;
+	int i;
+
+	for (i = 0; i < ws->n; i++) {
+		struct watched *w = &ws->v[i];
+
+		if (w->launched && !w->gone && w->pid > 0) {
+			w->launched = false; /* not stopped, not reaped: init adopts it */
+			kept = w->pid;
+		}
+	}
+	return kept;
+}
+
 void watch_fini(struct watch_set *ws)
 {
 	int i;

@@ -24,6 +24,7 @@ enum mt_fe_action {
 	MT_FE_NONE = 0,
 	MT_FE_QUIT = 1 << 0,
 	MT_FE_INTERVAL = 1 << 1, /* ctx->interval_s changed */
+	MT_FE_DETACH = 1 << 2,	 /* with QUIT: a -- CMD keeps running, unprobed */
 };
 
 struct mt_fe_ctx {

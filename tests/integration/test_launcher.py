@@ -1,14 +1,19 @@
 """memtop -- CMD as a launcher: the command's stdout and stderr go to a
 file (never into memtop's -b/--json stdout or onto its stderr), named in
 every record; the command's children and what they exec are followed, so
-a leak in a child started by a shell is found."""
+a leak in a child started by a shell is found; in the TUI, q asks whether
+the command keeps running (detached, probes removed) or is stopped."""
 
 import os
 import re
+import shutil
 import tempfile
+import time
 
-from memtop_test import (TEST_RATE, Memtop, assert_estimate, check, read_truth_file,
-                         site_value, target, truth_site, workload_path)
+from memtop_test import (MEMTOP, TEST_RATE, Memtop, assert_estimate, assert_nothing_left,
+                         bpf_snapshot, check, read_truth_file, site_value, target, truth_site,
+                         workload_path)
+from test_tui import Pane
 
 INTERVAL = "0.5"
 RATE_ARGS = ("--rate", "4K", "--max-overhead", "none")
@@ -87,3 +92,50 @@ def test_cmd_children_are_followed():
         assert_estimate("leak_site in use in the shell's child", est, leak["inuse_bytes"],
                         leak["live_sizes"], TEST_RATE)
         check(os.path.exists(log), "--cmd-log %s was not created" % log)
+
+
+def tui_quit(keys):
+    """memtop -- sleep 300 in the TUI (a tmux pane), then keys: returns
+    (the sleep's pid, whether it still runs once memtop exited, memtop's
+    stderr), with BPF objects checked gone."""
+    d = tempfile.mkdtemp(prefix="memtop-tui-cmd-")
+    p = Pane(120, 30, {"TERM": "screen-256color", "LANG": "C.UTF-8"}, d)
+    pid = None
+    try:
+        before = bpf_snapshot()
+        p.run("%s --rate 4K -d 0.5 -- sleep 300 2>memtop.err; echo MEMTOP-RC=$?" % MEMTOP)
+        s = p.wait_for(lambda s: re.search(r"^memtop +\d+ +sleep +alive", s, re.M), 20,
+                       "the header naming sleep")
+        pid = int(re.search(r"^memtop +(\d+) +sleep", s, re.M).group(1))
+        p.keys("q")
+        s = p.wait_for(lambda s: "d leaves it running" in s, 10, "the quit question")
+        check("(default)" in s, "the question does not show the default:\n%s" % s)
+        p.keys(*keys)
+        s = p.wait_for(lambda s: re.search(r"MEMTOP-RC=\d", s), 15, "memtop to exit")
+        check("MEMTOP-RC=0" in s, "memtop exit status: %s" % s)
+        assert_nothing_left(before)
+        deadline = time.monotonic() + 5
+        running = os.path.exists("/proc/%d" % pid)
+        while running and not keys == ("d",) and time.monotonic() < deadline:
+            time.sleep(0.1)
+            running = os.path.exists("/proc/%d" % pid)
+        with open(os.path.join(d, "memtop.err")) as f:
+            err = f.read()
+        return pid, running, err
+    finally:
+        p.kill()
+        if pid and os.path.exists("/proc/%d" % pid):
+            os.kill(pid, 9)
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_cmd_tui_quit_asks_what_becomes_of_it():
+    """q with -- CMD running asks, showing the default: d leaves the
+    command running with no probe left (memtop names its pid), q again
+    stops it."""
+    pid, running, err = tui_quit(("d",))
+    check(running, "d: the command (pid %d) did not keep running" % pid)
+    check("PID %d" % pid in err and "keeps running" in err,
+          "memtop did not say the command keeps running: %r" % err)
+    pid, running, err = tui_quit(("q",))
+    check(not running, "q q: the command (pid %d) still runs" % pid)

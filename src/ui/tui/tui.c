@@ -233,11 +233,48 @@ static void refresh_all(struct tui *t)
 		t->view->snapshot(t);
 }
 
+/* A command memtop launched still runs. */
+static bool command_running(const struct tui *t)
+{
+	size_t i;
+
+	if (!t->ctx->cfg->cmd_argv)
+		return false;
+	for (i = 0; i < model_target_count(t->model); i++)
+		if (model_target_at(t->model, i)->alive)
+			return true;
+	return false;
+}
+
+/* q: quit, but first ask what becomes of a -- CMD that still runs. */
+static int quit_or_ask(struct tui *t)
+{
+	if (!command_running(t))
+		return MT_FE_QUIT;
+	t->quit_asked = true;
+	tui_message(t, true, "quit: q or Enter stops %.60s (default) - d leaves it running, "
+		    "unprobed - any other key stays", t->ctx->cfg->cmd_argv[0]);
+	return 0;
+}
+
+static int quit_answer(struct tui *t, int k, bool is_code)
+{
+	t->quit_asked = false;
+	if (!is_code && (k == 'q' || k == '\n' || k == '\r'))
+		return MT_FE_QUIT;
+	if (is_code && (k == KEY_ENTER || k == KEY_F(10)))
+		return MT_FE_QUIT;
+	if (!is_code && (k == 'd' || k == 'D'))
+		return MT_FE_QUIT | MT_FE_DETACH;
+	tui_message(t, false, "not quitting");
+	return 0;
+}
+
 static int global_action(struct tui *t, enum key_action a)
 {
 	switch (a) {
 	case KA_QUIT:
-		return MT_FE_QUIT;
+		return quit_or_ask(t);
 	case KA_HELP:
 		if (t->view != &view_help) {
 			t->help.from = t->view;
@@ -377,6 +414,8 @@ static int key(struct tui *t, int k, bool is_code)
 		input_key(t, k, is_code);
 		return 0;
 	}
+	if (t->quit_asked)
+		return quit_answer(t, k, is_code);
 	if (t->confirm) {
 		t->confirm = false;
 		if (!is_code && (k == 'y' || k == 'Y'))

@@ -202,6 +202,7 @@ struct tui_input {
 };
 
 struct tui {
+	bool quit_asked; /* q with a running -- CMD: the next key says what becomes of it */
 	struct mt_fe_ctx *ctx;
 	struct mt_model *model;
 	const struct mt_config *cfg;
