@@ -25,6 +25,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/usdt.bpf.h>
 
 #include "memtop/abi.h"
@@ -126,17 +127,6 @@ struct {
 	__type(value, __u32);
 } watch_cgroup SEC(".maps");
 
-/* -- CMD: the command and its descendants, followed as they fork (the
- * kernel side adds each child, so a grandchild forked before user space
- * attached to its parent is still seen). LRU: entries of dead processes
- * age out. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, __u8);
-} family SEC(".maps");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 32 << 20);
@@ -172,6 +162,8 @@ static __always_inline void *reserve(__u64 size)
 
 /* The counters of a watched process with this probe run counted, or
  * NULL: the process is not watched. */
+#include "python.bpf.h"
+
 static __always_inline struct mt_proc_counters *count_hit(__u32 pid)
 {
 	struct mt_proc_counters *c = bpf_map_lookup_elem(&counters, &pid);
@@ -396,8 +388,10 @@ static __always_inline void emit_sample(struct pt_regs *ctx, __u32 pid, __u32 ti
 {
 	struct mt_live_key key = { .pid = pid, .addr = addr };
 	struct mt_event_alloc *ev;
+	__u64 ts = bpf_ktime_get_ns();
 	long n;
 
+	emit_python_stack(pid, tid, ts);
 	ev = reserve(MT_ALLOC_EVENT_HDR_SIZE + stack_chunks * MT_STACK_CHUNK);
 	if (!ev)
 		return;
@@ -405,7 +399,7 @@ static __always_inline void emit_sample(struct pt_regs *ctx, __u32 pid, __u32 ti
 	ev->pid = pid;
 	ev->tid = tid;
 	ev->fn = fn;
-	ev->ts_ns = bpf_ktime_get_ns();
+	ev->ts_ns = ts;
 	ev->addr = addr;
 	ev->size = size;
 	ev->weight_bytes = weight_bytes;
@@ -531,18 +525,13 @@ int BPF_USDT(mt_usdt_free, void *ptr)
 	return 0;
 }
 
-/* --cgroup: report processes that appear in the watched cgroup; -- CMD:
- * those that descend from the command (family). User space attaches to
- * them, per PID, as to every target. */
+/* --cgroup: report processes that appear in the watched cgroup, so user
+ * space attaches to them (per PID, as to every target). */
 static __always_inline void emit_proc(__u32 pid, __u32 ppid, __u32 what)
 {
 	struct mt_event_proc *ev;
-	__u8 one = 1;
 
-	if (ppid && bpf_map_lookup_elem(&family, &ppid))
-		bpf_map_update_elem(&family, &pid, &one, BPF_ANY);
-	if (!bpf_map_lookup_elem(&family, &pid) &&
-	    bpf_current_task_under_cgroup(&watch_cgroup, 0) != 1)
+	if (bpf_current_task_under_cgroup(&watch_cgroup, 0) != 1)
 		return;
 	ev = reserve(sizeof(*ev));
 	if (!ev)

@@ -32,6 +32,7 @@
 #include "probe/exits.h"
 #include "ui/frontend.h"
 #include "model/ingest.h"
+#include "stacks/python.h"
 #include "export/snapshots.h"
 #include "model/stats.h"
 #include "stacks/symbolize.h"
@@ -81,7 +82,6 @@ struct app {
 	char cgroup_v1_dir[PATH_MAX];
 	struct snapshots snap;
 	struct out_queue *outq;	/* -b/--json: stdout through a writer thread */
-	bool keep_command;	/* q, d: -- CMD keeps running after memtop */
 	bool out_dropping;
 	struct push_said push_said; /* --push: the state last said */
 	unsigned long elf_limits_said;
@@ -261,11 +261,6 @@ static int prepare_targets(struct app *a)
 		e = watch_prepare_pid(&a->ws, cfg->pids[i], err, sizeof(err));
 	if (e)
 		fail("%s", err);
-	if (!e && a->ws.launch.log_path[0]) {
-		a->status.cmd_log = a->ws.launch.log_path;
-		snprintf(a->status.message, sizeof(a->status.message), "output of %.60s: %.400s",
-			 cfg->cmd_argv[0], a->status.cmd_log);
-	}
 	return e;
 }
 
@@ -324,12 +319,14 @@ static int start_data_path(struct app *a)
 	a->ingest.model = a->model;
 	a->ingest.sym = a->sym;
 	a->ingest.unw = a->unw;
+	a->ingest.py = python_names_new(); /* NULL: Python frames stay unmerged */
 	a->ingest.on_proc = on_proc;
 	a->ingest.proc_ctx = a;
 	a->ws.env.bpf = a->bpf;
 	a->ws.env.model = a->model;
 	a->ws.env.pc = a->pc;
 	a->ws.env.unw = a->unw;
+	a->ws.env.py = a->ingest.py;
 	a->ws.env.trap_ns = a->status.trap_ns;
 	return 0;
 }
@@ -457,11 +454,10 @@ static void measure_unprobed(struct app *a)
 
 static void budget_say_unreachable(struct app *a)
 {
-	snprintf(a->status.budget_note, sizeof(a->status.budget_note),
+	snprintf(a->status.message, sizeof(a->status.message),
 		 "free() probes alone cost this process %.0f%%: the budget of %.0f%% cannot be met; "
 		 "for near-zero cost run it under `memtop -- CMD` (in-process sampler) or use --inject",
 		 a->budget.floor_pct, a->cfg->max_overhead_pct);
-	snprintf(a->status.message, sizeof(a->status.message), "%s", a->status.budget_note);
 	a->budget_msg = true;
 }
 
@@ -469,9 +465,8 @@ static void budget_say_unreachable(struct app *a)
  * the process exited) is taken back. */
 static void budget_clear_note(struct app *a)
 {
-	if (a->budget_msg && !strcmp(a->status.message, a->status.budget_note))
+	if (a->budget_msg && !strncmp(a->status.message, "free() probes alone", 19))
 		a->status.message[0] = '\0';
-	a->status.budget_note[0] = '\0';
 	a->budget_msg = false;
 }
 
@@ -752,8 +747,6 @@ static int run_loop(struct app *a)
 			if (a->status.all_exited && !a->fe->input_fd)
 				return 0;
 		}
-		if (act & MT_FE_DETACH)
-			a->keep_command = true;
 		if (act & MT_FE_QUIT)
 			return 0;
 		if (act & MT_FE_INTERVAL)
@@ -766,13 +759,6 @@ static int run_loop(struct app *a)
 static void teardown(struct app *a)
 {
 	snapshots_fini(&a->snap);
-	if (a->keep_command) {
-		pid_t pid = watch_keep_command(&a->ws);
-
-		if (pid > 0)
-			say("PID %d (%s) keeps running, without probes; its output goes to %s",
-			    (int)pid, a->cfg->cmd_argv[0], a->status.cmd_log ? a->status.cmd_log : "?");
-	}
 	watch_fini(&a->ws); /* probes first: the targets stop trapping at once */
 	if (a->fe_started)
 		a->fe->stop(&a->fe_ctx);
@@ -780,6 +766,7 @@ static void teardown(struct app *a)
 	bpf_loader_close(a->bpf);
 	unwinder_free(a->unw);
 	symbolizer_free(a->sym);
+	python_names_free(a->ingest.py);
 	proc_cache_free(a->pc);
 	model_free(a->model);
 	if (a->sigfd >= 0)
@@ -810,8 +797,6 @@ static void announce(const struct app *a)
 			info->nslow, a->status.trap_ns, info->detail);
 	if (a->status.cgroup.on)
 		say("following new processes of %s", a->ws.cgroup_dir);
-	if (a->status.cmd_log)
-		say("the output of %s goes to %s", a->cfg->cmd_argv[0], a->status.cmd_log);
 }
 
 static int setup(struct app *a)

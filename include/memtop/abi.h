@@ -13,7 +13,7 @@
 #ifndef MEMTOP_ABI_H
 #define MEMTOP_ABI_H
 
-#define MT_ABI_VERSION 3
+#define MT_ABI_VERSION 4
 
 /* Frame-pointer stack depth recorded per sample (bpf_get_stack). */
 #define MT_MAX_FRAMES 64
@@ -43,14 +43,8 @@ enum mt_alloc_fn {
 	MT_FN_PVALLOC,
 	MT_FN_FREE,
 	MT_FN_USDT, /* an otel_memory:alloc USDT probe (in-process sampler) */
-	MT_FN_MMAP, /* an anonymous mmap (the mmap source); addr has MT_ADDR_MMAP */
 	MT_FN_COUNT,
 };
-
-/* Set in the address of an mmap-source record (and of its munmap's free):
- * user addresses never have it, so a mapping never meets a heap block's
- * address in the live map or the model. */
-#define MT_ADDR_MMAP (1ULL << 63)
 
 /* The attach cookie of an allocator probe: the enum mt_alloc_fn in the low
  * 16 bits, enum mt_probe_flags in the next 16 (src/probe/allocators.c sets
@@ -82,6 +76,8 @@ enum mt_event_kind {
 	MT_EV_ALLOC = 1, /* a sampled allocation: struct mt_event_alloc */
 	MT_EV_FREE = 2,	 /* a free of a tracked sampled address: mt_event_free */
 	MT_EV_PROC = 3,	 /* a process appeared in the watched cgroup: mt_event_proc */
+	MT_EV_PY = 4,	 /* the Python frames of the next sample of the same thread:
+			  * mt_event_py, submitted just before its mt_event_alloc */
 };
 
 /* mt_event_proc.what */
@@ -201,6 +197,55 @@ struct mt_phase {
 	__u32 _pad;
 };
 
+/* Interpreter frames read at sample time (CPython, docs/python.md). */
+#define MT_PY_MAX_FRAMES 32
+
+/* Where one CPython process keeps its frame chain: runtime addresses and
+ * structure offsets of its exact version (user space derives them from
+ * CPython's headers, stacks/python.c). Value of the pyprocs map, by tgid. */
+struct mt_py_proc {
+	__u64 tstate_current;	    /* address of _PyRuntime.gilstate.tstate_current */
+	__u32 tstate_thread_id;	    /* PyThreadState.thread_id (pthread_self, = fs base) */
+	__u32 tstate_cframe;	    /* PyThreadState.cframe */
+	__u32 cframe_current_frame; /* _PyCFrame.current_frame */
+	__u32 frame_code;	    /* _PyInterpreterFrame.f_code */
+	__u32 frame_previous;	    /* _PyInterpreterFrame.previous */
+	__u32 frame_prev_instr;	    /* _PyInterpreterFrame.prev_instr */
+	__u32 frame_is_entry;	    /* _PyInterpreterFrame.is_entry (a bool) */
+	__u32 _pad;
+};
+
+/* mt_py_frame.flags */
+enum mt_py_frame_flags {
+	MT_PYF_ENTRY = 1 << 0, /* the frame _PyEval_EvalFrameDefault was entered
+				* with: the last Python frame of one native
+				* interpreter activation */
+};
+
+struct mt_py_frame {
+	__u64 code;  /* PyCodeObject * in the target */
+	__u64 instr; /* prev_instr: the code unit before the next to run */
+	__u32 flags; /* enum mt_py_frame_flags */
+	__u32 _pad;
+};
+
+/* mt_event_py.flags */
+enum mt_py_event_flags {
+	MT_PYE_TRUNCATED = 1 << 0, /* more than MT_PY_MAX_FRAMES frames, or a
+				    * read failed before the chain ended */
+};
+
+struct mt_event_py {
+	__u32 kind; /* MT_EV_PY */
+	__u32 pid;
+	__u32 tid;
+	__u32 nframes; /* valid entries of frames[], innermost first */
+	__u64 ts_ns;   /* equal to the ts_ns of the sample it belongs to */
+	__u32 flags;   /* enum mt_py_event_flags */
+	__u32 _pad;
+	struct mt_py_frame frames[MT_PY_MAX_FRAMES];
+};
+
 /* Key of the live map: a sampled allocation still in use. */
 struct mt_live_key {
 	__u32 pid;
@@ -217,6 +262,9 @@ _Static_assert(sizeof(struct mt_event_alloc) == 80 + 136 + 8 * MT_MAX_FRAMES + M
 _Static_assert(sizeof(struct mt_proc_counters) == 40, "mt_proc_counters layout");
 _Static_assert(sizeof(struct mt_live_key) == 16, "mt_live_key layout");
 _Static_assert(sizeof(struct mt_phase) == 24, "mt_phase layout");
+_Static_assert(sizeof(struct mt_py_proc) == 40, "mt_py_proc layout");
+_Static_assert(sizeof(struct mt_py_frame) == 24, "mt_py_frame layout");
+_Static_assert(sizeof(struct mt_event_py) == 32 + 24 * MT_PY_MAX_FRAMES, "mt_event_py layout");
 #endif
 
 #endif /* MEMTOP_ABI_H */

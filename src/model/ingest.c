@@ -8,6 +8,12 @@
  * keep working when unwind tables are missing. Every program counter is a
  * return address (the sample is taken after the allocator returned), and
  * each one is symbolized into one frame or several (inlining).
+ *
+ * A sample of a CPython process comes with an MT_EV_PY record just before
+ * it (same thread, same timestamp): its interpreter frames, named by
+ * stacks/python.c, replace each native _PyEval_EvalFrameDefault frame,
+ * one interpreter activation (the frames up to its entry frame) each, so
+ * the stack reads Python and native code in the order they called.
  */
 #include "model/ingest.h"
 
@@ -15,6 +21,7 @@
 #include <string.h>
 
 #include "memtop/abi.h"
+#include "stacks/python.h"
 
 #define MT_STACK_MAX_IPS 128
 #define MT_STACK_MAX_FRAMES 192
@@ -66,8 +73,54 @@ static int sample_ips(struct ingest *in, const struct mt_event_alloc *ev, __u64 
 	return nfp;
 }
 
+/* The Python frames recorded for this sample, or NULL. */
+static const struct mt_event_py *python_of(struct ingest *in, const struct mt_event_alloc *ev)
+{
+	const struct mt_event_py *py = &in->py_pending[ev->tid % INGEST_PY_SLOTS];
+
+	return py->kind == MT_EV_PY && py->tid == ev->tid && py->pid == ev->pid &&
+			       py->ts_ns == ev->ts_ns
+		       ? py
+		       : NULL;
+}
+
+/* Put the Python frames of py into frames[0, *nf): each native
+ * interpreter loop frame becomes the Python frames it was running. */
+static void merge_python(struct ingest *in, const struct mt_event_py *py, struct mt_frame *frames,
+			 int *nf, bool *truncated)
+{
+	struct mt_frame out[MT_STACK_MAX_FRAMES];
+	__u32 next = 0, npy = py->nframes < MT_PY_MAX_FRAMES ? py->nframes : MT_PY_MAX_FRAMES;
+	int i, n = 0;
+
+	for (i = 0; i < *nf && n < MT_STACK_MAX_FRAMES; i++) {
+		const char *fn = frames[i].function;
+
+		if (!fn || strcmp(fn, "_PyEval_EvalFrameDefault") || next >= npy) {
+			out[n++] = frames[i];
+			continue;
+		}
+		while (next < npy && n < MT_STACK_MAX_FRAMES) {
+			bool entry = py->frames[next].flags & MT_PYF_ENTRY;
+
+			python_names_resolve(in->py, py->pid, &py->frames[next++], &out[n++]);
+			if (entry)
+				break;
+		}
+	}
+	/* frames the native walk did not reach (it ended early) go outermost */
+	while (next < npy && n < MT_STACK_MAX_FRAMES)
+		python_names_resolve(in->py, py->pid, &py->frames[next++], &out[n++]);
+	if (py->flags & MT_PYE_TRUNCATED || i < *nf)
+		*truncated = true;
+	memcpy(frames, out, n * sizeof(out[0]));
+	*nf = n;
+	in->python_stacks++;
+}
+
 static int ingest_alloc(struct ingest *in, const struct mt_event_alloc *ev)
 {
+	const struct mt_event_py *py = in->py ? python_of(in, ev) : NULL;
 	__u64 ips[MT_STACK_MAX_IPS];
 	struct mt_frame frames[MT_STACK_MAX_FRAMES];
 	struct mt_sample_in s = { 0 };
@@ -84,6 +137,8 @@ static int ingest_alloc(struct ingest *in, const struct mt_event_alloc *ev)
 		truncated = true;
 	if (!cfi && !truncated && nf > 0)
 		truncated = !is_outermost(frames[nf - 1].function);
+	if (py)
+		merge_python(in, py, frames, &nf, &truncated);
 
 	s.pid = ev->pid;
 	s.ts_ns = ev->ts_ns;
@@ -94,7 +149,6 @@ static int ingest_alloc(struct ingest *in, const struct mt_event_alloc *ev)
 	s.duty = ev->duty_ppm / 1e6;
 	s.untracked = ev->flags & MT_EVF_UNTRACKED;
 	s.truncated = truncated;
-	s.mmap = ev->fn == MT_FN_MMAP;
 	s.frames = frames;
 	s.nframes = nf;
 	return model_on_alloc(in->model, &s);
@@ -115,6 +169,12 @@ int ingest_record(struct ingest *in, const void *data, size_t size)
 		if (size < sizeof(*fr))
 			goto bad;
 		model_on_free(in->model, fr->pid, fr->addr, fr->ts_ns);
+		break;
+	case MT_EV_PY:
+		if (size < sizeof(struct mt_event_py))
+			goto bad;
+		memcpy(&in->py_pending[((const struct mt_event_py *)data)->tid % INGEST_PY_SLOTS],
+		       data, sizeof(struct mt_event_py));
 		break;
 	case MT_EV_PROC:
 		if (size < sizeof(*pr))

@@ -10,9 +10,15 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "memtop/abi.h"
 #include "model/model.h"
 #include "stacks/symbolize.h"
 #include "stacks/unwind.h"
+
+/* Python frame records waiting for their sample, by thread. */
+#define INGEST_PY_SLOTS 64
+
+struct python_names;
 
 struct ingest {
 	struct mt_model *model;
@@ -25,6 +31,11 @@ struct ingest {
 	/* Called for MT_EV_PROC records (--cgroup); may be NULL. */
 	void (*on_proc)(void *ctx, pid_t pid, __u32 what);
 	void *proc_ctx;
+	/* Names interpreter frames (stacks/python.h); NULL: MT_EV_PY records
+	 * are kept but their frames not merged. */
+	struct python_names *py;
+	__u64 python_stacks; /* samples that carried Python frames */
+	struct mt_event_py py_pending[INGEST_PY_SLOTS];
 };
 
 /* One record as the ring buffer delivers it. 0, or -EINVAL for a

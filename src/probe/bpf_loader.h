@@ -48,13 +48,14 @@ struct bpf_program *bpf_loader_prog_usdt_free(struct mt_bpf *b);
 int bpf_loader_add_target(struct mt_bpf *b, pid_t pid);
 void bpf_loader_remove_target(struct mt_bpf *b, pid_t pid);
 
+/* Read pid's Python frames at every sample (MT_EV_PY records): its
+ * interpreter's addresses and offsets (stacks/python.h). Forgotten with
+ * the target. 0 or -errno. */
+int bpf_loader_add_python(struct mt_bpf *b, pid_t pid, const struct mt_py_proc *py);
+
 /* Report forks and execs inside the cgroup v2 directory cgroup_fd
  * (MT_EV_PROC records). 0 or -errno. */
 int bpf_loader_follow_cgroup(struct mt_bpf *b, int cgroup_fd);
-
-/* Report forks and execs of pid and of every process that descends from
- * it from now on (MT_EV_PROC records). 0 or -errno. */
-int bpf_loader_follow_family(struct mt_bpf *b, pid_t pid);
 
 /* Exact counters of pid summed over CPUs. 0 or -ENOENT (no call yet). */
 int bpf_loader_read_counters(struct mt_bpf *b, pid_t pid, struct mt_proc_counters *out);

@@ -18,13 +18,11 @@
 #include "probe/alloc_resolve.h"
 #include "probe/budget.h"
 #include "probe/cgroup.h"
-#include "probe/cmd_log.h"
 #include "probe/runtime.h"
 #include "probe/inject.h"
-#include "probe/launch_alloc.h"
-#include "stacks/elf_file.h"
 #include "probe/exits.h"
 #include "probe/usdt.h"
+#include "stacks/python.h"
 
 #ifndef MEMTOP_LIBDIR
 #define MEMTOP_LIBDIR "/usr/local/lib/memtop"
@@ -223,50 +221,13 @@ static int find_memtop_lib(const char *name, char *path, size_t len)
 	return access(path, R_OK) ? -ENOENT : 0;
 }
 
-/* The command's malloc is not glibc's: the sampler would step aside in
- * front of it, so probe that allocator (uprobes) instead, saying so. Its
- * path goes to foreign, empty when the command uses glibc's. */
-static void command_allocator(struct watch_set *ws, char *foreign, size_t len)
-{
-	char exe[PATH_MAX];
-	bool glibc = true;
-
-	foreign[0] = '\0';
-	if (target_find_exe(ws->env.cfg->cmd_argv[0], exe, sizeof(exe)) ||
-	    launch_alloc_find(exe, foreign, len, &glibc) || glibc) {
-		foreign[0] = '\0';
-		return;
-	}
-	warn(ws, "%s calls the allocator of %s, not glibc's: the in-process sampler would "
-	     "step aside, probing that allocator with uprobes instead", basename(exe), foreign);
-}
-
-/* Probe the allocator at path, if memtop has a table for it. */
-static void command_probe_foreign(struct watch_set *ws, struct watched *w, const char *path)
-{
-	struct elf_file *ef = elf_file_open(path);
-	const struct allocator *a = ef ? allocators_identify(ef, path, &w->alloc_prefix) : NULL;
-
-	if (ef)
-		elf_file_close(ef);
-	if (!a) {
-		warn(ws, "memtop has no probe table for the allocator in %s: "
-		     "its allocations will not be seen", path);
-		return;
-	}
-	w->alloc = a;
-	snprintf(w->lib, sizeof(w->lib), "%s", path);
-}
-
 int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 {
-	char foreign[PATH_MAX] = "";
 	const struct mt_config *cfg = ws->env.cfg;
 	bool preload = !cfg->no_preload && cfg->probe_mode == MT_PROBE_AUTO;
 	char sampler[PATH_MAX];
 	struct watched *w = add(ws, 0);
-	bool created;
-	int e, log_fd;
+	int e;
 
 	if (!w) {
 		snprintf(err, errlen, "out of memory");
@@ -276,35 +237,16 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 		warn(ws, "%s not found: probing glibc's allocator instead", SAMPLER_SO);
 		preload = false;
 	}
-	command_allocator(ws, foreign, sizeof(foreign));
-	if (foreign[0])
-		preload = false;
-	/* its output goes to a file, never over the TUI or into -b/--json */
-	log_fd = cmd_log_open(cfg->cmd_log, cfg->output, ws->launch.log_path,
-			      sizeof(ws->launch.log_path), &created, err, errlen);
-	if (log_fd < 0) {
-		ws->n--;
-		ws->launch.log_path[0] = '\0';
-		return log_fd;
-	}
-	e = target_launch(cfg->cmd_argv, preload ? sampler : NULL, cfg->rate, log_fd, !cfg->batch,
-			  &ws->launch, w->lib, sizeof(w->lib), err, errlen);
-	close(log_fd);
+	e = target_launch(cfg->cmd_argv, preload ? sampler : NULL, cfg->rate, &ws->launch, w->lib,
+			  sizeof(w->lib), err, errlen);
 	if (e) {
-		if (created)
-			unlink(ws->launch.log_path);
-		ws->launch.log_path[0] = '\0';
 		ws->n--;
 		return e;
 	}
-	cmd_log_rename(ws->launch.log_path, sizeof(ws->launch.log_path), cfg->cmd_log != NULL,
-		       ws->launch.pid);
 	w->pid = ws->launch.pid;
 	w->launched = true;
 	w->alloc = allocators_glibc();
 	w->alloc_prefix = "";
-	if (foreign[0])
-		command_probe_foreign(ws, w, foreign);
 	snprintf(w->comm, sizeof(w->comm), "%s", basename(cfg->cmd_argv[0]));
 	if (preload) {
 		snprintf(w->lib, sizeof(w->lib), "%s", sampler);
@@ -367,6 +309,26 @@ static void set_runtime(struct mt_target *t, pid_t pid)
 	t->runtime_tool = rt.tool;
 }
 
+/* A CPython target: its interpreter frames are read at every sample. A
+ * version memtop cannot read is said once, and the process is watched as
+ * native code. */
+static void watch_python(struct watch_set *ws, struct watched *w)
+{
+	struct mt_py_proc py;
+	struct mt_maps maps = { 0 };
+	char msg[PATH_MAX + 128];
+	int e;
+
+	if (proc_maps_read(w->pid, &maps))
+		return;
+	e = python_detect(w->pid, &maps, &py, msg, sizeof(msg));
+	proc_maps_free(&maps);
+	if (e == -ENOTSUP)
+		warn(ws, "PID %d: %s; its Python frames are not shown", w->pid, msg);
+	else if (!e && bpf_loader_add_python(ws->env.bpf, w->pid, &py))
+		warn(ws, "PID %d: cannot read its Python frames: %s", w->pid, strerror(errno));
+}
+
 static int attach_watched(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
 	const struct mt_config *cfg = ws->env.cfg;
@@ -392,6 +354,11 @@ static int attach_watched(struct watch_set *ws, struct watched *w, char *err, si
 	if (!t)
 		return -ENOMEM;
 	memcpy(t->comm, w->comm, sizeof(t->comm));
+	/* a command is still memtop's child here, before its exec: its
+	 * interpreter is looked for at the first refresh */
+	w->python_checked = !w->launched;
+	if (w->python_checked)
+		watch_python(ws, w);
 	snprintf(t->allocator, sizeof(t->allocator), "%s", ws->info.allocator);
 	set_runtime(t, w->pid);
 	t->alive = true;
@@ -412,6 +379,7 @@ static void release(struct watch_set *ws, struct watched *w)
 	bpf_loader_remove_target(ws->env.bpf, w->pid);
 	if (ws->env.unw)
 		unwinder_forget(ws->env.unw, w->pid);
+	python_names_forget(ws->env.py, w->pid);
 	proc_cache_forget(ws->env.pc, w->pid);
 }
 
@@ -432,14 +400,11 @@ int watch_attach(struct watch_set *ws, char *err, size_t errlen)
 		warn(ws, "%s: not watched", err);
 		ws->v[i--] = ws->v[--ws->n];
 	}
-	if (ws->cgroup_fd >= 0 || ws->launch.pid > 0) {
-		/* --cgroup: its new processes; -- CMD: the command's descendants */
-		e = ws->cgroup_fd >= 0 ? bpf_loader_follow_cgroup(ws->env.bpf, ws->cgroup_fd)
-				       : bpf_loader_follow_family(ws->env.bpf, ws->launch.pid);
+	if (ws->cgroup_fd >= 0) {
+		e = bpf_loader_follow_cgroup(ws->env.bpf, ws->cgroup_fd);
 		if (e) {
 			snprintf(err, errlen, "cannot follow new processes of %s: %s",
-				 ws->cgroup_fd >= 0 ? ws->cgroup_dir : ws->env.cfg->cmd_argv[0],
-				 strerror(-e));
+				 ws->cgroup_dir, strerror(-e));
 			for (i = 0; i < ws->n; i++)
 				release(ws, &ws->v[i]);
 			return e;
@@ -625,6 +590,10 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns)
 			continue;
 		}
 		t->rss_bytes = target_rss(w->pid);
+		if (!w->python_checked) {
+			w->python_checked = true;
+			watch_python(ws, w);
+		}
 		if (w->inj) {
 			/* objects dlopen'ed since: reroute their slots too */
 			char err[512];
@@ -672,22 +641,6 @@ static void stop_launched(struct watched *w)
 	}
 	kill(w->pid, SIGKILL);
 	waitpid(w->pid, NULL, 0);
-}
-
-pid_t watch_keep_command(struct watch_set *ws)
-{
-	pid_t kept = 0;
-	int i;
-
-	for (i = 0; i < ws->n; i++) {
-		struct watched *w = &ws->v[i];
-
-		if (w->launched && !w->gone && w->pid > 0) {
-			w->launched = false; /* not stopped, not reaped: init adopts it */
-			kept = w->pid;
-		}
-	}
-	return kept;
 }
 
 void watch_fini(struct watch_set *ws)

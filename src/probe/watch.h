@@ -35,6 +35,7 @@ struct watch_env {
 	struct mt_model *model;
 	struct proc_cache *pc;
 	struct unwinder *unw; /* may be NULL */
+	struct python_names *py; /* names CPython frames (stacks/python.h); may be NULL */
 	double trap_ns;	      /* calibrated cost of a probe hit */
 	/* A process could not be watched (cgroup mode); may be NULL. */
 	void (*warn)(void *ctx, const char *msg);
@@ -53,6 +54,7 @@ struct watched {
 	char lib[PATH_MAX]; /* glibc, or the file with otel_memory probes */
 	bool usdt;	    /* the process samples itself (otel_memory USDT) */
 	bool launched;	    /* started by memtop: reaped and stopped by it */
+	bool python_checked; /* looked for a CPython interpreter in it */
 	bool gone;
 	bool exited;	    /* the exit was reported (watch_note_exit) */
 	int wstatus;	    /* ... with this wait status */
@@ -88,9 +90,6 @@ struct watch_set {
 void watch_init(struct watch_set *ws, const struct watch_env *env);
 /* Detach everything and stop a command memtop launched. */
 void watch_fini(struct watch_set *ws);
-/* Leave a command memtop launched running at watch_fini() (its probes
- * are removed all the same). Returns its pid, or 0 when none runs. */
-pid_t watch_keep_command(struct watch_set *ws);
 
 /* Prepare -p PID. 0, or -errno with one line in err. */
 int watch_prepare_pid(struct watch_set *ws, pid_t pid, char *err, size_t errlen);

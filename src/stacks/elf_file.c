@@ -513,6 +513,11 @@ static bool sym_is_func(const GElf_Sym *sym)
 	return (type == STT_FUNC || type == STT_GNU_IFUNC) && sym->st_shndx != SHN_UNDEF;
 }
 
+static bool sym_is_object(const GElf_Sym *sym)
+{
+	return GELF_ST_TYPE(sym->st_info) == STT_OBJECT && sym->st_shndx != SHN_UNDEF;
+}
+
 /* Number of symbols in a symbol section, 0 when unusable. */
 static size_t sym_count(Elf_Scn *scn, Elf_Data **data, GElf_Shdr *sh)
 {
@@ -535,8 +540,8 @@ static bool dynsym_hidden(struct elf_file *ef, size_t i)
 
 /* Look name up in one table. *hidden_only tells the caller the only match
  * was a hidden version (kept in *found as a fallback). */
-static bool sym_find_in(struct elf_file *ef, Elf_Scn *scn, const char *name, GElf_Sym *found,
-			bool *have_fallback)
+static bool sym_find_in(struct elf_file *ef, Elf_Scn *scn, const char *name,
+			bool (*want)(const GElf_Sym *), GElf_Sym *found, bool *have_fallback)
 {
 	GElf_Shdr sh;
 	Elf_Data *data = NULL;
@@ -546,7 +551,7 @@ static bool sym_find_in(struct elf_file *ef, Elf_Scn *scn, const char *name, GEl
 		GElf_Sym sym;
 		const char *s;
 
-		if (!gelf_getsym(data, (int)i, &sym) || !sym_is_func(&sym))
+		if (!gelf_getsym(data, (int)i, &sym) || !want(&sym))
 			continue;
 		s = elf_strptr(ef->elf, sh.sh_link, sym.st_name);
 		if (!s || strcmp(s, name))
@@ -564,14 +569,36 @@ static bool sym_find_in(struct elf_file *ef, Elf_Scn *scn, const char *name, GEl
 	return false;
 }
 
-int elf_file_func_offset(struct elf_file *ef, const char *name, __u64 *file_off, __u64 *size)
+/* The symbol `name` that want() accepts: .dynsym first, then .symtab. */
+static int sym_find(struct elf_file *ef, const char *name, bool (*want)(const GElf_Sym *),
+		    GElf_Sym *sym)
 {
 	bool fallback = false;
+
+	if (!sym_find_in(ef, ef->dynsym, name, want, sym, &fallback) &&
+	    !sym_find_in(ef, ef->symtab, name, want, sym, &fallback) && !fallback)
+		return -ENOENT;
+	return 0;
+}
+
+int elf_file_object_symbol(struct elf_file *ef, const char *name, __u64 *vaddr, __u64 *size)
+{
+	GElf_Sym sym;
+
+	if (sym_find(ef, name, sym_is_object, &sym))
+		return -ENOENT;
+	*vaddr = sym.st_value;
+	if (size)
+		*size = sym.st_size;
+	return 0;
+}
+
+int elf_file_func_offset(struct elf_file *ef, const char *name, __u64 *file_off, __u64 *size)
+{
 	GElf_Sym sym;
 	__u64 off;
 
-	if (!sym_find_in(ef, ef->dynsym, name, &sym, &fallback) &&
-	    !sym_find_in(ef, ef->symtab, name, &sym, &fallback) && !fallback)
+	if (sym_find(ef, name, sym_is_func, &sym))
 		return -ENOENT;
 	if (elf_file_vaddr_to_off(ef, sym.st_value, &off))
 		return -ENOENT;

@@ -23,6 +23,10 @@ void elf_file_close(struct elf_file *ef);
  * STT_FUNC or STT_GNU_IFUNC, defined). 0, or -ENOENT. */
 int elf_file_func_offset(struct elf_file *ef, const char *name, __u64 *file_off, __u64 *size);
 
+/* Link-time address and size of the data symbol `name` (STT_OBJECT,
+ * defined; .dynsym, then .symtab). 0, or -ENOENT. */
+int elf_file_object_symbol(struct elf_file *ef, const char *name, __u64 *vaddr, __u64 *size);
+
 /* Copy len bytes at file offset off. 0 or -EINVAL (out of range). */
 int elf_file_read(struct elf_file *ef, __u64 off, void *buf, size_t len);
 

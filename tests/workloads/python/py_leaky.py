@@ -1,0 +1,130 @@
+"""A Python service with one leak, one bounded cache and churn, for memtop's
+Python tests (tests/integration/test_python.py). Prints its own truth as
+one JSON line: the bytes one leaked record costs, measured by tracemalloc
+on 4000 records before READY (tracemalloc is then stopped, so its own
+bookkeeping, which is allocated under the same Python frames, neither
+slows the run nor inflates what memtop sees), times the records leaked.
+
+    py_leaky.py [--duration S] [--auto --out FILE]
+
+Protocol: prints READY, waits for a byte on stdin, runs until --duration
+seconds have passed or another byte arrives (or stdin closes), then prints
+{"truth": "py_leaky", ...} and waits for stdin to close. With --auto
+--out FILE (for memtop -- CMD, whose child shares no pipe with the test)
+it starts at once, stops at SIGUSR1 or after --duration, writes the truth
+line to FILE and exits.
+
+  leak_records   keeps every record it builds (small dicts and strs, each
+                 well under pymalloc's 512-byte limit): about 2 MiB/s
+  cache_put      a dict of 64 KiB bytes values, 48 entries at most: it
+                 fills in about 6 s, then only replaces entries
+  churn          short-lived lists and strs, freed at once
+"""
+
+import json
+import os
+import sys
+import time
+import tracemalloc
+
+LEAKED = []
+CACHE = {}
+CACHE_MAX = 48
+
+
+def leak_records(n, seq):
+    for i in range(n):
+        rec = {"id": seq + i, "name": "user-%08d" % (seq + i), "tags": ("a", "b")}
+        rec["note"] = "x" * 120 + str(seq + i)   # LEAK_LINE
+        LEAKED.append(rec)
+
+
+def cache_put(key):
+    CACHE[key % CACHE_MAX] = bytes(64 * 1024)
+
+
+def churn(n):
+    total = 0
+    for i in range(n):
+        tmp = [str(i)] * 20
+        total += len(tmp)
+    return total
+
+
+def func_lines(f):
+    import inspect
+    src, start = inspect.getsourcelines(f)
+    return start, start + len(src) - 1
+
+
+def calibrate(n=4000):
+    """Bytes tracemalloc attributes to leak_records per record."""
+    here = os.path.abspath(__file__)
+    lo, hi = func_lines(leak_records)
+    tracemalloc.start()
+    leak_records(n, 0)
+    snap = tracemalloc.take_snapshot()
+    tracemalloc.stop()
+    total = sum(st.size for st in snap.statistics("lineno")
+                if os.path.abspath(st.traceback[0].filename) == here
+                and lo <= st.traceback[0].lineno <= hi)
+    LEAKED.clear()
+    return total / n
+
+
+def line_of(func, marker):
+    import inspect
+    src, start = inspect.getsourcelines(func)
+    for k, text in enumerate(src):
+        if marker in text:
+            return start + k
+    raise SystemExit("marker not found")
+
+
+def main():
+    duration = 40.0
+    if "--duration" in sys.argv:
+        duration = float(sys.argv[sys.argv.index("--duration") + 1])
+    auto = "--auto" in sys.argv
+    out = sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv else None
+    stop = []
+    if auto:
+        import signal
+        signal.signal(signal.SIGUSR1, lambda *a: stop.append(1))
+    per_record = calibrate()
+    if not auto:  # under memtop -- CMD, stdout may be memtop's own
+        print("READY %d" % os.getpid(), flush=True)
+    if not auto and not sys.stdin.buffer.read(1):
+        return
+    t0 = time.monotonic()
+    seq = tick = 0
+    import select
+    while time.monotonic() - t0 < duration:
+        if stop or (not auto and select.select([sys.stdin.buffer], [], [], 0)[0]):
+            break
+        leak_records(50, seq)
+        seq += 50
+        if tick % 16 == 0:
+            cache_put(tick // 16)
+        churn(20)
+        tick += 1
+        time.sleep(0.01)
+    here = os.path.abspath(__file__)
+    leak_line = line_of(leak_records, "LEAK_LINE")
+    records = len(LEAKED)
+    truth = json.dumps({"truth": "py_leaky", "pid": os.getpid(), "time": time.time(),
+                      "file": here, "leak_function": "leak_records", "leak_line": leak_line,
+                      "leak_lines": list(func_lines(leak_records)),
+                      "bytes_per_record": per_record, "leak_bytes": per_record * records,
+                      "cache_bytes": len(CACHE) * 64 * 1024, "records": records})
+    if auto:
+        with open(out + ".tmp", "w") as f:
+            f.write(truth + "\n")
+        os.rename(out + ".tmp", out)
+        return
+    print(truth, flush=True)
+    sys.stdin.buffer.read()
+
+
+if __name__ == "__main__":
+    main()
