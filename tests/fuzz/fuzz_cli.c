@@ -3,9 +3,9 @@
  * fuzz_cli.c - libFuzzer harness for the command line (src/cli.c,
  * cli_parse and cli_parse_size). The input is an argument vector after
  * argv[0], arguments separated by NUL bytes (what a shell hands memtop:
- * any bytes but NUL), at most 64 of them. Checks the contract: one of the
- * three results; the message NUL-terminated in the buffer, and for an
- * error one line starting "memtop: "; a ready config names exactly one
+ * any bytes but NUL), at most 64 of them. Checks the contract: the message
+ * NUL-terminated in the buffer, and for an error one line starting
+ * "memtop: "; a ready config names exactly one
  * target and -- CMD points into argv; a second parse (getopt state reset)
  * gives the same result and message; a tiny buffer changes nothing but the
  * message's length.
@@ -40,8 +40,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	argv[argc] = NULL;
 
 	r = cli_parse(argc, argv, cfg, big_a, sizeof(big_a));
-	if (r != MT_CLI_RUN && r != MT_CLI_EXIT_OK && r != MT_CLI_ERROR)
-		abort();
 	if (!memchr(big_a, '\0', sizeof(big_a)))
 		abort();
 	if (r == MT_CLI_ERROR && (strncmp(big_a, "memtop: ", 8) || strchr(big_a, '\n')))

@@ -2,7 +2,7 @@
 /*
  * fuzz_ingest.c - libFuzzer harness for the ring-buffer record decoder
  * (src/model/ingest.c) and what it drives: the unwinder over a stack copy,
- * the symbolizer and the model. Records are what the BPF program, and
+ * the symbolizer, the model and the exports made of it. Records are what the BPF program, and
  * through USDT the in-process sampler, hand memtop (include/memtop/abi.h);
  * a target controls its stack bytes and registers, and the USDT
  * arguments.
@@ -10,7 +10,8 @@
  * Input: records one after the other, each a 16-bit little-endian length
  * then that many bytes (the last one takes what is left), replayed into a
  * fresh model, then one model_tick(). Each record is copied into a buffer
- * of exactly its length, as the ring buffer delivers it. The pid of an
+ * of exactly its length, as the ring buffer delivers it. The model is then
+ * exported as --output and --folded would write it (in memory). The pid of an
  * alloc record decides whose memory it describes: odd pids become this
  * process (real maps and ELF files: regs.ip and frame addresses below
  * 2^32 are then offsets into this executable, so the fuzzer reaches real
@@ -26,6 +27,7 @@
 #include <unistd.h>
 #include <linux/types.h>
 
+#include "export/export.h"
 #include "memtop/abi.h"
 #include "model/ingest.h"
 
@@ -82,7 +84,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct mt_model_opts o = { .rate = MT_DEFAULT_RATE, .group = MT_GROUP_FUNCTION };
 	struct ingest in = { 0 };
 	__u64 procs = 0, max_ts = 0, calls = 0;
-	size_t pos = 0;
+	size_t pos = 0, pblen, flen;
+	char *folded;
+	__u8 *pb;
 
 	in.model = model_new(&o);
 	if (!in.model || !model_target(in.model, self, true) ||
@@ -121,6 +125,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (in.records + in.bad_records != calls || procs > in.records)
 		abort();
 	model_tick(in.model, max_ts + 1000000000ULL);
+	if (!export_pprof_buf(in.model, &pb, &pblen))
+		free(pb);
+	if (!export_folded_buf(in.model, &folded, &flen))
+		free(folded);
 	model_free(in.model);
 	return 0;
 }
