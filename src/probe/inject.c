@@ -17,6 +17,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -464,6 +465,29 @@ int inject_detach(struct inject_state *st, char *err, size_t errlen)
 	proc_maps_free(&maps);
 	inject_session_close(&s);
 	return e;
+}
+
+bool inject_orphaned(pid_t pid, const char *sampler_so)
+{
+	struct inject_state st = { .pid = pid };
+	struct mt_inject_ctl c;
+	char err[256], path[64];
+	bool yes = false;
+	int fd;
+
+	if (inject_image_find(pid, &st.base) || inject_image_open(&st.im, sampler_so, err, sizeof(err)))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		yes = !ctl_read(&st, fd, &c) && c.magic == MT_INJECT_MAGIC &&
+		      c.version == MT_INJECT_VERSION && c.attached_pid &&
+		      (pid_t)c.attached_pid != getpid() && kill((pid_t)c.attached_pid, 0) &&
+		      errno == ESRCH;
+		close(fd);
+	}
+	inject_image_close(&st.im);
+	return yes;
 }
 
 void inject_free(struct inject_state *st)

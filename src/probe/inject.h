@@ -54,6 +54,11 @@ int inject_rescan(struct inject_state *st, char *err, size_t errlen);
  * a later memtop reuses it). 0 or -errno with one line in err. */
 int inject_detach(struct inject_state *st, char *err, size_t errlen);
 
+/* Does pid run a sampler whose GOT rerouting outlived its memtop (killed
+ * with SIGKILL: the slots still point at it, nobody will restore them)?
+ * Then a plain -p takes it over as with --inject. */
+bool inject_orphaned(pid_t pid, const char *sampler_so);
+
 void inject_free(struct inject_state *st);
 
 #endif /* MEMTOP_PROBE_INJECT_H */

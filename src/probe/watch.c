@@ -97,6 +97,15 @@ static struct watched *add(struct watch_set *ws, pid_t pid)
 
 static int find_memtop_lib(const char *name, char *path, size_t len);
 
+/* A sampler an earlier memtop injected and, killed, left rerouted: taken
+ * over (and put back at exit) even without --inject. */
+static bool injected_before(pid_t pid)
+{
+	char so[PATH_MAX];
+
+	return !find_memtop_lib(INJECT_SO, so, sizeof(so)) && inject_orphaned(pid, so);
+}
+
 /* --inject: put the sampler into the process and watch its USDT probes. */
 static int prepare_injected(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
@@ -153,7 +162,7 @@ static int prepare_running(struct watch_set *ws, struct watched *w, char *err, s
 	char usdt[PATH_MAX];
 	int e = target_check(w->pid, w->comm, err, errlen);
 
-	if (!e && ws->env.cfg->inject)
+	if (!e && (ws->env.cfg->inject || injected_before(w->pid)))
 		return prepare_injected(ws, w, err, errlen);
 	/* the allocator malloc binds to must be one memtop has a table for
 	 * (glibc, jemalloc, tcmalloc), also for a process running the

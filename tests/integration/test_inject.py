@@ -70,7 +70,10 @@ def pauses(m):
 
 
 def inject_memtop(pid, *extra):
-    return Memtop("-b", "--json", "-d", "0.3", "--rate", "4K", "-p", pid, "--inject", *extra)
+    """memtop --inject at the default rate: the churn workloads allocate
+    hundreds of MB/s, which at the tests' usual 4K rate would be a
+    hundred thousand samples a second."""
+    return Memtop("-b", "--json", "-d", "0.3", "-p", pid, "--inject", *extra)
 
 
 def run_to_end(m, what):
@@ -182,8 +185,9 @@ def test_inject_fork_exec():
 
 def test_inject_sigkill_memtop():
     """memtop killed with SIGKILL mid-session: the target keeps running
-    correctly through the sampler's pass-through, and the next memtop
-    reuses the sampler and samples again."""
+    correctly through the sampler's pass-through, and the next memtop, a
+    plain -p without --inject, takes the orphaned sampler over, samples
+    through it and puts the GOT back when it exits."""
     w = start("churn", "4")
     m = inject_memtop(w.pid)
     m.first_record()
@@ -198,8 +202,9 @@ def test_inject_sigkill_memtop():
         if now > first:
             break
         check(time.monotonic() - t0 < 30, "no progress after memtop's SIGKILL")
-    m2 = inject_memtop(w.pid, "-n", "6")
-    m2.first_record()
+    m2 = Memtop("-b", "--json", "-d", "0.3", "-p", w.pid, "-n", "6")
+    rec = m2.first_record()
+    check(rec["overhead"]["mode"] == "usdt", "mode %s after takeover" % rec["overhead"]["mode"])
     check("sampler reused" in m2.err.text(), "no reuse: %s" % m2.err.text())
     last = None
     while True:
@@ -209,6 +214,7 @@ def test_inject_sigkill_memtop():
         last = rec
     check(last and last["sites"], "no sites sampled after reuse")
     check(m2.wait(10) == 0, "second memtop: %s" % m2.err.text()[-400:])
+    check("GOT restored" in m2.err.text(), "no restore after takeover: %s" % m2.err.text())
     finish_churn(w)
 
 
