@@ -37,6 +37,10 @@ struct mt_fe_ctx {
 
 struct mt_frontend {
 	const char *name;
+	/* Whether this front end can work here (a terminal that can address
+	 * the cursor...), asked before anything is attached; may be NULL.
+	 * 0, or -errno with one line in err saying what to do instead. */
+	int (*check)(const struct mt_config *cfg, char *err, size_t errlen);
 	/* Set up (screen, headers). 0 or -errno; on error nothing is left to
 	 * undo and ctx->status->message may say why in one line. */
 	int (*start)(struct mt_fe_ctx *ctx);

@@ -207,6 +207,39 @@ static void close_fds(struct tui *t)
 	t->epfd = t->sigpipe[0] = t->sigpipe[1] = -1;
 }
 
+/* What to say about a terminal that cannot address the cursor. */
+static void no_cursor(const char *term, char *err, size_t errlen)
+{
+	snprintf(err, errlen,
+		 "terminal '%s' cannot move the cursor: use -b for text output "
+		 "(or --json), or a terminal such as TERM=xterm",
+		 term ? term : "(unset)");
+}
+
+int screen_check(char *err, size_t errlen)
+{
+	const char *term = getenv("TERM");
+	char *cup;
+	int rc = 0;
+
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		snprintf(err, errlen, "the live view needs a terminal; use -b for text output");
+		return -ENOTTY;
+	}
+	if (setupterm(NULL, STDOUT_FILENO, &rc) != OK) {
+		snprintf(err, errlen, "cannot use terminal type '%s'; try TERM=xterm or -b",
+			 term ? term : "(unset)");
+		return -ENOTTY;
+	}
+	cup = tigetstr((char *)"cup");
+	del_curterm(cur_term); /* newterm() sets the terminal up for good */
+	if (!cup || cup == (char *)-1) {
+		no_cursor(term, err, errlen);
+		return -ENOTTY;
+	}
+	return 0;
+}
+
 int screen_init(struct tui *t, char *err, size_t errlen)
 {
 	const char *no_color = getenv("NO_COLOR");
@@ -242,10 +275,7 @@ int screen_init(struct tui *t, char *err, size_t errlen)
 	/* A terminal that cannot address the cursor (TERM=dumb, emacs'
 	 * shell) would get a stream of garbage: say what works instead. */
 	if (!tigetstr((char *)"cup") || tigetstr((char *)"cup") == (char *)-1) {
-		snprintf(err, errlen,
-			 "terminal '%s' cannot move the cursor: use -b for text output "
-			 "(or --json), or a terminal such as TERM=xterm",
-			 term ? term : "(unset)");
+		no_cursor(term, err, errlen);
 		endwin();
 		delscreen(g_screen);
 		g_screen = NULL;

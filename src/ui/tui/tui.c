@@ -607,8 +607,14 @@ static void tui_stop(struct mt_fe_ctx *ctx)
 	ctx->priv = NULL;
 }
 
+static int tui_check(const struct mt_config *cfg, char *err, size_t errlen)
+{
+	return screen_check(err, errlen);
+}
+
 const struct mt_frontend frontend_tui = {
 	.name = "tui",
+	.check = tui_check,
 	.start = tui_start,
 	.input_fd = tui_input_fd,
 	.tick = tui_tick,

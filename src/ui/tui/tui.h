@@ -296,6 +296,10 @@ bool header_has_warnings(const struct tui *t);
  * the theme, signal handlers that restore the terminal. 0 or -errno (then
  * nothing is left to undo; err says why). */
 int screen_init(struct tui *t, char *err, size_t errlen);
+/* Whether the live view can run on this terminal, before anything is
+ * attached: stdin and stdout are terminals whose terminfo can address
+ * the cursor. 0, or -ENOTTY with the -b suggestion in err. */
+int screen_check(char *err, size_t errlen);
 /* Restore the terminal exactly as it was. Safe to call twice. */
 void screen_fini(struct tui *t);
 /* Colour pairs and attributes from a theme. */
