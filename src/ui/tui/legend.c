@@ -39,7 +39,10 @@ const struct legend_row legend_rows[] = {
 	{ NULL, "AGE", "age of the oldest live sampled block at the site; -: none" },
 	{ NULL, "FUNCTION", "the call site: first frame outside allocator code, file:line" },
 
-	{ "Process list", "STATE", "alive or exited" },
+	{ "Process list", "PID COMM", "a watched process; the first line, *, stands for all of them" },
+	{ NULL, "STATE", "alive or exited" },
+	{ NULL, "RSS", "its resident memory, all of it (/proc)" },
+	{ NULL, "ALLOC/s", "bytes allocated per second, counted exactly by the probes" },
 	{ NULL, "HEAP", "the process's heap since attach, as in the header" },
 	{ NULL, "CALLS/s", "allocation calls per second, counted exactly by the probes" },
 	{ NULL, "HITS/s", "probe hits per second: what the slowdown is made of" },
