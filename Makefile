@@ -70,7 +70,7 @@ WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(WORKLOAD_SRC
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so $(OUTPUT)/libmemtop-inject.so
+all: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so $(OUTPUT)/libmemtop-inject.so $(OUTPUT)/memtop.1
 
 $(OUTPUT) $(OUTPUT)/obj $(OUTPUT)/tests $(OUTPUT)/workloads:
 	$(Q)mkdir -p $@
@@ -116,6 +116,12 @@ $(OUTPUT)/libmemtop.a: $(LIB_OBJS)
 $(OUTPUT)/memtop: $(OUTPUT)/obj/main.o $(OUTPUT)/libmemtop.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_EXTRA) -o $@ $^ $(LDLIBS)
+
+# The manual page, generated from the option and key tables --help and
+# the live view use (src/manpage.c).
+$(OUTPUT)/memtop.1: $(OUTPUT)/memtop
+	$(call msg,MAN,$@)
+	$(Q)$< --man > $@
 
 # The in-process sampler (docs/sampler.md): no dependency beyond glibc, so
 # it can be preloaded into any glibc process.
@@ -218,13 +224,16 @@ bench: deps
 # Everything the binary looks for, where it looks (EXE_DIR/../lib/memtop
 # for the sampler, EXE_DIR/../share/memtop/themes for themes), so an
 # installed tree works under any DESTDIR and PREFIX.
-install: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so $(OUTPUT)/libmemtop-inject.so
+install: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so $(OUTPUT)/libmemtop-inject.so $(OUTPUT)/memtop.1
 	install -D -m 0755 $(OUTPUT)/memtop $(DESTDIR)$(PREFIX)/bin/memtop
 	install -D -m 0755 $(OUTPUT)/libmemtop-sampler.so $(DESTDIR)$(PREFIX)/lib/memtop/libmemtop-sampler.so
 	install -D -m 0644 $(OUTPUT)/libmemtop-inject.so $(DESTDIR)$(PREFIX)/lib/memtop/libmemtop-inject.so
 	install -d $(DESTDIR)$(PREFIX)/share/memtop/themes $(DESTDIR)$(PREFIX)/share/doc/memtop
 	install -m 0644 themes/*.theme $(DESTDIR)$(PREFIX)/share/memtop/themes/
 	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/memtop/
+	install -D -m 0644 $(OUTPUT)/memtop.1 $(DESTDIR)$(PREFIX)/share/man/man1/memtop.1
+	install -D -m 0644 completions/memtop.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/memtop
+	install -D -m 0644 completions/_memtop $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_memtop
 
 clean:
 	rm -rf $(OUTPUT)

@@ -127,6 +127,17 @@ struct {
 	__type(value, __u32);
 } watch_cgroup SEC(".maps");
 
+/* -- CMD: the command and its descendants, followed as they fork (the
+ * kernel side adds each child, so a grandchild forked before user space
+ * attached to its parent is still seen). LRU: entries of dead processes
+ * age out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} family SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 32 << 20);
@@ -525,13 +536,18 @@ int BPF_USDT(mt_usdt_free, void *ptr)
 	return 0;
 }
 
-/* --cgroup: report processes that appear in the watched cgroup, so user
- * space attaches to them (per PID, as to every target). */
+/* --cgroup: report processes that appear in the watched cgroup; -- CMD:
+ * those that descend from the command (family). User space attaches to
+ * them, per PID, as to every target. */
 static __always_inline void emit_proc(__u32 pid, __u32 ppid, __u32 what)
 {
 	struct mt_event_proc *ev;
+	__u8 one = 1;
 
-	if (bpf_current_task_under_cgroup(&watch_cgroup, 0) != 1)
+	if (ppid && bpf_map_lookup_elem(&family, &ppid))
+		bpf_map_update_elem(&family, &pid, &one, BPF_ANY);
+	if (!bpf_map_lookup_elem(&family, &pid) &&
+	    bpf_current_task_under_cgroup(&watch_cgroup, 0) != 1)
 		return;
 	ev = reserve(sizeof(*ev));
 	if (!ev)

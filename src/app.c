@@ -82,6 +82,7 @@ struct app {
 	char cgroup_v1_dir[PATH_MAX];
 	struct snapshots snap;
 	struct out_queue *outq;	/* -b/--json: stdout through a writer thread */
+	bool keep_command;	/* q, d: -- CMD keeps running after memtop */
 	bool out_dropping;
 	struct push_said push_said; /* --push: the state last said */
 	unsigned long elf_limits_said;
@@ -261,6 +262,11 @@ static int prepare_targets(struct app *a)
 		e = watch_prepare_pid(&a->ws, cfg->pids[i], err, sizeof(err));
 	if (e)
 		fail("%s", err);
+	if (!e && a->ws.launch.log_path[0]) {
+		a->status.cmd_log = a->ws.launch.log_path;
+		snprintf(a->status.message, sizeof(a->status.message), "output of %.60s: %.400s",
+			 cfg->cmd_argv[0], a->status.cmd_log);
+	}
 	return e;
 }
 
@@ -454,10 +460,11 @@ static void measure_unprobed(struct app *a)
 
 static void budget_say_unreachable(struct app *a)
 {
-	snprintf(a->status.message, sizeof(a->status.message),
+	snprintf(a->status.budget_note, sizeof(a->status.budget_note),
 		 "free() probes alone cost this process %.0f%%: the budget of %.0f%% cannot be met; "
 		 "for near-zero cost run it under `memtop -- CMD` (in-process sampler) or use --inject",
 		 a->budget.floor_pct, a->cfg->max_overhead_pct);
+	snprintf(a->status.message, sizeof(a->status.message), "%s", a->status.budget_note);
 	a->budget_msg = true;
 }
 
@@ -465,8 +472,9 @@ static void budget_say_unreachable(struct app *a)
  * the process exited) is taken back. */
 static void budget_clear_note(struct app *a)
 {
-	if (a->budget_msg && !strncmp(a->status.message, "free() probes alone", 19))
+	if (a->budget_msg && !strcmp(a->status.message, a->status.budget_note))
 		a->status.message[0] = '\0';
+	a->status.budget_note[0] = '\0';
 	a->budget_msg = false;
 }
 
@@ -747,6 +755,8 @@ static int run_loop(struct app *a)
 			if (a->status.all_exited && !a->fe->input_fd)
 				return 0;
 		}
+		if (act & MT_FE_DETACH)
+			a->keep_command = true;
 		if (act & MT_FE_QUIT)
 			return 0;
 		if (act & MT_FE_INTERVAL)
@@ -759,6 +769,13 @@ static int run_loop(struct app *a)
 static void teardown(struct app *a)
 {
 	snapshots_fini(&a->snap);
+	if (a->keep_command) {
+		pid_t pid = watch_keep_command(&a->ws);
+
+		if (pid > 0)
+			say("PID %d (%s) keeps running, without probes; its output goes to %s",
+			    (int)pid, a->cfg->cmd_argv[0], a->status.cmd_log ? a->status.cmd_log : "?");
+	}
 	watch_fini(&a->ws); /* probes first: the targets stop trapping at once */
 	if (a->fe_started)
 		a->fe->stop(&a->fe_ctx);
@@ -797,6 +814,8 @@ static void announce(const struct app *a)
 			info->nslow, a->status.trap_ns, info->detail);
 	if (a->status.cgroup.on)
 		say("following new processes of %s", a->ws.cgroup_dir);
+	if (a->status.cmd_log)
+		say("the output of %s goes to %s", a->cfg->cmd_argv[0], a->status.cmd_log);
 }
 
 static int setup(struct app *a)
@@ -872,14 +891,6 @@ int app_run(const struct mt_config *cfg)
 	verbose = cfg->verbose;
 	bpf_loader_set_verbosity(verbose);
 	a.fe = choose_frontend(cfg);
-	if (a.fe->check) { /* a display that cannot work: before attaching */
-		char why[256] = "";
-
-		if (a.fe->check(cfg, why, sizeof(why))) {
-			fail("%s", why);
-			return 1;
-		}
-	}
 	watch_init(&a.ws, &env);
 	history_init(&a.cgroup_current);
 	if (setup(&a)) {

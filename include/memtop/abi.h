@@ -43,8 +43,14 @@ enum mt_alloc_fn {
 	MT_FN_PVALLOC,
 	MT_FN_FREE,
 	MT_FN_USDT, /* an otel_memory:alloc USDT probe (in-process sampler) */
+	MT_FN_MMAP, /* an anonymous mmap (the mmap source); addr has MT_ADDR_MMAP */
 	MT_FN_COUNT,
 };
+
+/* Set in the address of an mmap-source record (and of its munmap's free):
+ * user addresses never have it, so a mapping never meets a heap block's
+ * address in the live map or the model. */
+#define MT_ADDR_MMAP (1ULL << 63)
 
 /* The attach cookie of an allocator probe: the enum mt_alloc_fn in the low
  * 16 bits, enum mt_probe_flags in the next 16 (src/probe/allocators.c sets

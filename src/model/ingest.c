@@ -149,6 +149,7 @@ static int ingest_alloc(struct ingest *in, const struct mt_event_alloc *ev)
 	s.duty = ev->duty_ppm / 1e6;
 	s.untracked = ev->flags & MT_EVF_UNTRACKED;
 	s.truncated = truncated;
+	s.mmap = ev->fn == MT_FN_MMAP;
 	s.frames = frames;
 	s.nframes = nf;
 	return model_on_alloc(in->model, &s);

@@ -172,7 +172,7 @@ static void account(struct mt_model *m, struct stack_agg *a, const struct totals
 	a->pub.inuse_bytes = a->t.inuse_bytes > 0.5 ? a->t.inuse_bytes : 0;
 	a->pub.inuse_objects = a->t.inuse_objects > 1e-6 ? a->t.inuse_objects : 0;
 	site_add(a->site, d);
-	if (t) {
+	if (t && !a->pub.stack->mmap) {
 		t->inuse_bytes += d->inuse_bytes;
 		t->inuse_objects += d->inuse_objects;
 		if (t->inuse_bytes < 0.5)
@@ -209,6 +209,7 @@ struct stack_key {
 	const struct mt_frame *frames;
 	__u32 n;
 	bool truncated;
+	bool mmap;
 };
 
 static bool stack_eq(const void *val, const void *key)
@@ -217,7 +218,7 @@ static bool stack_eq(const void *val, const void *key)
 	const struct stack_key *k = key;
 	__u32 i;
 
-	if (s->nframes != k->n || s->truncated != k->truncated)
+	if (s->nframes != k->n || s->truncated != k->truncated || s->mmap != k->mmap)
 		return false;
 	for (i = 0; i < k->n; i++)
 		if (!frame_same(&s->frames[i], &k->frames[i]))
@@ -232,7 +233,7 @@ static bool is_machinery(const struct mt_model *m, const struct mt_frame *f)
 
 static struct mt_stack *stack_intern(struct mt_model *m, const struct mt_sample_in *in)
 {
-	struct stack_key key = { in->frames, in->nframes, in->truncated };
+	struct stack_key key = { in->frames, in->nframes, in->truncated, in->mmap };
 	__u64 h = frames_hash(in->frames, in->nframes, in->truncated);
 	struct mt_stack *s = hmap_get(&m->stacks, h, stack_eq, &key);
 	struct stack_rec *r;
@@ -257,6 +258,7 @@ static struct mt_stack *stack_intern(struct mt_model *m, const struct mt_sample_
 	s->id = m->stacks.len + 1;
 	s->nframes = in->nframes;
 	s->truncated = in->truncated;
+	s->mmap = in->mmap;
 	memcpy(s->frames, in->frames, in->nframes * sizeof(s->frames[0]));
 	/* the call site: the innermost Python frame when there is one (the
 	 * interpreter's own C code is machinery to a Python program), else
@@ -303,7 +305,7 @@ static __u64 site_hash(const struct site_key *k)
 
 	if (k->group == MT_GROUP_STACK)
 		return hmap_mix(3, (unsigned long)k->stack);
-	h = hmap_mix(k->group, (unsigned long)f->module_path);
+	h = hmap_mix(hmap_mix(k->group, k->stack->mmap), (unsigned long)f->module_path);
 	if (!f->function)
 		return hmap_mix(h, f->rel_addr);
 	h = hmap_mix(h, (unsigned long)f->function);
@@ -320,6 +322,8 @@ static bool site_eq(const void *val, const void *key)
 
 	if (k->group == MT_GROUP_STACK)
 		return s->stack == k->stack;
+	if (s->stack->mmap != k->stack->mmap)
+		return false;
 	if (a->module_path != b->module_path || a->function != b->function)
 		return false;
 	if (!a->function)
@@ -662,7 +666,7 @@ void model_end_describe(const struct mt_target_end *e, char *buf, size_t len)
 	}
 }
 
-int model_on_alloc(struct mt_model *m, const struct mt_sample_in *in)
+static int on_alloc(struct mt_model *m, const struct mt_sample_in *in)
 {
 	struct mt_stack *stack = stack_intern(m, in);
 	struct stack_agg *a = stack ? agg_get(m, stack, in->pid) : NULL;
@@ -717,6 +721,26 @@ int model_on_alloc(struct mt_model *m, const struct mt_sample_in *in)
 	return 0;
 }
 
+/* An anonymous mapping made by the allocator itself (glibc's mmap of a
+ * large block, jemalloc's extents): the heap's own, seen through its
+ * allocations already. */
+static bool mmap_of_allocator(const struct mt_model *m, const struct mt_sample_in *in)
+{
+	__u32 i;
+
+	for (i = 0; i < in->nframes; i++)
+		if (wrappers_is_allocator(m->wrappers, &in->frames[i]))
+			return true;
+	return false;
+}
+
+int model_on_alloc(struct mt_model *m, const struct mt_sample_in *in)
+{
+	if (in->mmap && mmap_of_allocator(m, in))
+		return 0;
+	return on_alloc(m, in);
+}
+
 void model_on_free(struct mt_model *m, pid_t pid, __u64 addr, __u64 ts_ns)
 {
 	struct live_key key = { pid, addr };
@@ -728,7 +752,9 @@ void model_on_free(struct mt_model *m, pid_t pid, __u64 addr, __u64 ts_ns)
 	}
 	l = hmap_del(&m->live, live_hash(pid, addr), live_eq, &key);
 	if (!l) {
-		m->drops.unknown_frees++;
+		/* a mapping of the allocator's own is not in the model */
+		if (!(addr & MT_ADDR_MMAP))
+			m->drops.unknown_frees++;
 		return;
 	}
 	live_release(m, l, true);
@@ -868,7 +894,8 @@ double model_inuse_bytes(const struct mt_model *m)
 	size_t i;
 
 	for (i = 0; i < m->nsite; i++)
-		sum += m->site_v[i]->inuse_bytes;
+		if (!m->site_v[i]->stack->mmap)
+			sum += m->site_v[i]->inuse_bytes;
 	return sum;
 }
 

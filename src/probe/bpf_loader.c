@@ -210,6 +210,20 @@ int bpf_loader_add_python(struct mt_bpf *b, pid_t pid, const struct mt_py_proc *
 	return 0;
 }
 
+/* The fork and exec programs, once. */
+static int attach_proc_events(struct mt_bpf *b)
+{
+	if (!b->fork_link)
+		b->fork_link = bpf_program__attach(b->skel->progs.mt_fork);
+	if (!b->fork_link)
+		return -errno;
+	if (!b->exec_link)
+		b->exec_link = bpf_program__attach(b->skel->progs.mt_exec);
+	if (!b->exec_link)
+		return -errno;
+	return 0;
+}
+
 int bpf_loader_follow_cgroup(struct mt_bpf *b, int cgroup_fd)
 {
 	__u32 key = 0, fd = cgroup_fd;
@@ -217,13 +231,18 @@ int bpf_loader_follow_cgroup(struct mt_bpf *b, int cgroup_fd)
 	if (bpf_map__update_elem(b->skel->maps.watch_cgroup, &key, sizeof(key), &fd, sizeof(fd),
 				 BPF_ANY))
 		return -errno;
-	b->fork_link = bpf_program__attach(b->skel->progs.mt_fork);
-	if (!b->fork_link)
+	return attach_proc_events(b);
+}
+
+int bpf_loader_follow_family(struct mt_bpf *b, pid_t pid)
+{
+	__u32 key = pid;
+	__u8 one = 1;
+
+	if (bpf_map__update_elem(b->skel->maps.family, &key, sizeof(key), &one, sizeof(one),
+				 BPF_ANY))
 		return -errno;
-	b->exec_link = bpf_program__attach(b->skel->progs.mt_exec);
-	if (!b->exec_link)
-		return -errno;
-	return 0;
+	return attach_proc_events(b);
 }
 
 int bpf_loader_read_counters(struct mt_bpf *b, pid_t pid, struct mt_proc_counters *out)

@@ -57,6 +57,10 @@ int bpf_loader_add_python(struct mt_bpf *b, pid_t pid, const struct mt_py_proc *
  * (MT_EV_PROC records). 0 or -errno. */
 int bpf_loader_follow_cgroup(struct mt_bpf *b, int cgroup_fd);
 
+/* Report forks and execs of pid and of every process that descends from
+ * it from now on (MT_EV_PROC records). 0 or -errno. */
+int bpf_loader_follow_family(struct mt_bpf *b, pid_t pid);
+
 /* Exact counters of pid summed over CPUs. 0 or -ENOENT (no call yet). */
 int bpf_loader_read_counters(struct mt_bpf *b, pid_t pid, struct mt_proc_counters *out);
 /* Global drop counters summed over CPUs. */

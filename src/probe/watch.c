@@ -18,8 +18,11 @@
 #include "probe/alloc_resolve.h"
 #include "probe/budget.h"
 #include "probe/cgroup.h"
+#include "probe/cmd_log.h"
 #include "probe/runtime.h"
 #include "probe/inject.h"
+#include "probe/launch_alloc.h"
+#include "stacks/elf_file.h"
 #include "probe/exits.h"
 #include "probe/usdt.h"
 #include "stacks/python.h"
@@ -230,13 +233,50 @@ static int find_memtop_lib(const char *name, char *path, size_t len)
 	return access(path, R_OK) ? -ENOENT : 0;
 }
 
+/* The command's malloc is not glibc's: the sampler would step aside in
+ * front of it, so probe that allocator (uprobes) instead, saying so. Its
+ * path goes to foreign, empty when the command uses glibc's. */
+static void command_allocator(struct watch_set *ws, char *foreign, size_t len)
+{
+	char exe[PATH_MAX];
+	bool glibc = true;
+
+	foreign[0] = '\0';
+	if (target_find_exe(ws->env.cfg->cmd_argv[0], exe, sizeof(exe)) ||
+	    launch_alloc_find(exe, foreign, len, &glibc) || glibc) {
+		foreign[0] = '\0';
+		return;
+	}
+	warn(ws, "%s calls the allocator of %s, not glibc's: the in-process sampler would "
+	     "step aside, probing that allocator with uprobes instead", basename(exe), foreign);
+}
+
+/* Probe the allocator at path, if memtop has a table for it. */
+static void command_probe_foreign(struct watch_set *ws, struct watched *w, const char *path)
+{
+	struct elf_file *ef = elf_file_open(path);
+	const struct allocator *a = ef ? allocators_identify(ef, path, &w->alloc_prefix) : NULL;
+
+	if (ef)
+		elf_file_close(ef);
+	if (!a) {
+		warn(ws, "memtop has no probe table for the allocator in %s: "
+		     "its allocations will not be seen", path);
+		return;
+	}
+	w->alloc = a;
+	snprintf(w->lib, sizeof(w->lib), "%s", path);
+}
+
 int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 {
+	char foreign[PATH_MAX] = "";
 	const struct mt_config *cfg = ws->env.cfg;
 	bool preload = !cfg->no_preload && cfg->probe_mode == MT_PROBE_AUTO;
 	char sampler[PATH_MAX];
 	struct watched *w = add(ws, 0);
-	int e;
+	bool created;
+	int e, log_fd;
 
 	if (!w) {
 		snprintf(err, errlen, "out of memory");
@@ -246,16 +286,35 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 		warn(ws, "%s not found: probing glibc's allocator instead", SAMPLER_SO);
 		preload = false;
 	}
-	e = target_launch(cfg->cmd_argv, preload ? sampler : NULL, cfg->rate, &ws->launch, w->lib,
-			  sizeof(w->lib), err, errlen);
+	command_allocator(ws, foreign, sizeof(foreign));
+	if (foreign[0])
+		preload = false;
+	/* its output goes to a file, never over the TUI or into -b/--json */
+	log_fd = cmd_log_open(cfg->cmd_log, cfg->output, ws->launch.log_path,
+			      sizeof(ws->launch.log_path), &created, err, errlen);
+	if (log_fd < 0) {
+		ws->n--;
+		ws->launch.log_path[0] = '\0';
+		return log_fd;
+	}
+	e = target_launch(cfg->cmd_argv, preload ? sampler : NULL, cfg->rate, log_fd, !cfg->batch,
+			  &ws->launch, w->lib, sizeof(w->lib), err, errlen);
+	close(log_fd);
 	if (e) {
+		if (created)
+			unlink(ws->launch.log_path);
+		ws->launch.log_path[0] = '\0';
 		ws->n--;
 		return e;
 	}
+	cmd_log_rename(ws->launch.log_path, sizeof(ws->launch.log_path), cfg->cmd_log != NULL,
+		       ws->launch.pid);
 	w->pid = ws->launch.pid;
 	w->launched = true;
 	w->alloc = allocators_glibc();
 	w->alloc_prefix = "";
+	if (foreign[0])
+		command_probe_foreign(ws, w, foreign);
 	snprintf(w->comm, sizeof(w->comm), "%s", basename(cfg->cmd_argv[0]));
 	if (preload) {
 		snprintf(w->lib, sizeof(w->lib), "%s", sampler);
@@ -409,11 +468,14 @@ int watch_attach(struct watch_set *ws, char *err, size_t errlen)
 		warn(ws, "%s: not watched", err);
 		ws->v[i--] = ws->v[--ws->n];
 	}
-	if (ws->cgroup_fd >= 0) {
-		e = bpf_loader_follow_cgroup(ws->env.bpf, ws->cgroup_fd);
+	if (ws->cgroup_fd >= 0 || ws->launch.pid > 0) {
+		/* --cgroup: its new processes; -- CMD: the command's descendants */
+		e = ws->cgroup_fd >= 0 ? bpf_loader_follow_cgroup(ws->env.bpf, ws->cgroup_fd)
+				       : bpf_loader_follow_family(ws->env.bpf, ws->launch.pid);
 		if (e) {
 			snprintf(err, errlen, "cannot follow new processes of %s: %s",
-				 ws->cgroup_dir, strerror(-e));
+				 ws->cgroup_fd >= 0 ? ws->cgroup_dir : ws->env.cfg->cmd_argv[0],
+				 strerror(-e));
 			for (i = 0; i < ws->n; i++)
 				release(ws, &ws->v[i]);
 			return e;
@@ -650,6 +712,22 @@ static void stop_launched(struct watched *w)
 	}
 	kill(w->pid, SIGKILL);
 	waitpid(w->pid, NULL, 0);
+}
+
+pid_t watch_keep_command(struct watch_set *ws)
+{
+	pid_t kept = 0;
+	int i;
+
+	for (i = 0; i < ws->n; i++) {
+		struct watched *w = &ws->v[i];
+
+		if (w->launched && !w->gone && w->pid > 0) {
+			w->launched = false; /* not stopped, not reaped: init adopts it */
+			kept = w->pid;
+		}
+	}
+	return kept;
 }
 
 void watch_fini(struct watch_set *ws)

@@ -90,6 +90,9 @@ struct watch_set {
 void watch_init(struct watch_set *ws, const struct watch_env *env);
 /* Detach everything and stop a command memtop launched. */
 void watch_fini(struct watch_set *ws);
+/* Leave a command memtop launched running at watch_fini() (its probes
+ * are removed all the same). Returns its pid, or 0 when none runs. */
+pid_t watch_keep_command(struct watch_set *ws);
 
 /* Prepare -p PID. 0, or -errno with one line in err. */
 int watch_prepare_pid(struct watch_set *ws, pid_t pid, char *err, size_t errlen);
