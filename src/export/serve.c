@@ -7,8 +7,8 @@
  *
  * Two sides share one mutex:
  *  - the main loop (serve_publish) renders /metrics every tick and the
- *    profiles once a scraper asked for one, and swaps them in as
- *    reference-counted blobs. It also owns the alloc baselines of
+ *    profiles while scrapers ask for them (PROFILE_IDLE_MS), and swaps
+ *    them in as reference-counted blobs. It also owns the alloc baselines of
  *    ?seconds= requests: a connection that asks for one fills a slot
  *    (NEW); the next publish takes the baseline (RUNNING), the first one N
  *    seconds later builds the profile (DONE) and wakes the thread through
@@ -46,6 +46,10 @@
  * ticks that start and end it, plus this. */
 #define WAIT_SLACK_S 10
 #define DRAIN_MS 1000
+/* Profiles are built every tick only while someone asks for them: after
+ * this long without a profile request the main loop stops, and the next
+ * request waits for one tick. */
+#define PROFILE_IDLE_MS (10 * 60 * 1000)
 
 /* ==== addresses ========================================================= */
 
@@ -192,6 +196,7 @@ struct serve {
 	pthread_mutex_t lock;
 	struct blob *current[K_NKINDS];
 	bool want_profiles; /* a profile was asked for: build them every tick */
+	__s64 last_profile_ms; /* when, on the monotonic clock */
 	double interval_s;
 	struct slot slots[SERVE_MAX_CONNS];
 	bool closing;
@@ -354,6 +359,13 @@ void serve_publish(struct serve *s, struct mt_model *m, const struct mt_status *
 		swap_current(s, K_METRICS, blob_new(text, len));
 	free(text);
 	pthread_mutex_lock(&s->lock);
+	if (s->want_profiles && mono_ms() - s->last_profile_ms > PROFILE_IDLE_MS) {
+		/* nobody scrapes them any more: a stale one is never served */
+		s->want_profiles = false;
+		blob_put(s->current[K_HEAP]);
+		blob_put(s->current[K_ALLOCS]);
+		s->current[K_HEAP] = s->current[K_ALLOCS] = NULL;
+	}
 	want = s->want_profiles;
 	s->interval_s = model_interval_s(m);
 	pthread_mutex_unlock(&s->lock);
@@ -481,6 +493,7 @@ static void route_profile(struct serve *s, struct conn *c, enum kind k, const ch
 	}
 	pthread_mutex_lock(&s->lock);
 	s->want_profiles = true;
+	s->last_profile_ms = mono_ms();
 	if (!seconds && s->current[k]) {
 		b = s->current[k];
 		b->refs++;
