@@ -2,8 +2,10 @@
 /*
  * test_serve.c - the pure parts of --serve: which ADDR forms are accepted
  * and which are loopback (a bare port or :PORT is never the wildcard),
- * and the Prometheus label-value escaping (backslash, quote, newline,
- * control bytes and invalid UTF-8).
+ * the Prometheus label-value escaping (backslash, quote, newline, control
+ * bytes and invalid UTF-8), and the /metrics text of a model with more
+ * sites than the cap: at most 2 * METRICS_TOP_SITES sites, the biggest
+ * one in, every line a HELP, TYPE or sample line.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,10 +14,13 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "export/metrics.h"
 #include "export/serve.h"
+#include "util/strpool.h"
 
 static void expect_addr(const char *spec, int family, const char *host, int port, bool lo)
 {
@@ -108,12 +113,73 @@ static void test_escape(void **state)
 	assert_string_equal(small, "a\\\"");
 }
 
+static struct mt_frame frame(const char *fn, const char *module, __u64 addr)
+{
+	struct mt_frame f = {
+		.addr = addr,
+		.rel_addr = addr & 0xffff,
+		.function = strpool_intern(fn),
+		.module = strpool_intern(module),
+		.module_path = strpool_intern(module),
+	};
+
+	return f;
+}
+
+static void test_metrics_bounded(void **state)
+{
+	struct mt_model_opts o = { .rate = 1, .group = MT_GROUP_FUNCTION };
+	struct mt_model *m = model_new(&o);
+	struct mt_status st = { .duty = 1, .est_slowdown_pct = 2.5 };
+	struct mt_target *t;
+	char *text, *line, *save, name[32];
+	size_t len, sites = 0;
+	int i;
+
+	assert_non_null(m);
+	t = model_target(m, 10, true);
+	snprintf(t->comm, sizeof(t->comm), "a\"pp");
+	t->rss_bytes = 4096;
+	for (i = 0; i <= 60; i++) {
+		struct mt_frame f[3];
+		struct mt_sample_in in = { .pid = 10, .ts_ns = 1, .addr = 0x1000 + 0x100 * (__u64)i,
+					   .size = 100 * (__u64)(i + 1), .frames = f, .nframes = 3 };
+
+		/* fn_0 .. fn_59, and the biggest with every character to escape */
+		snprintf(name, sizeof(name), i == 60 ? "we\"ird\\na\nme" : "fn_%d", i);
+		f[0] = frame("malloc", "libc.so.6", 0x7f0000001000);
+		f[1] = frame(name, "app", 0x401000 + 0x100 * (__u64)i);
+		f[2] = frame("main", "app", 0x402000);
+		assert_int_equal(model_on_alloc(m, &in), 0);
+	}
+	model_tick(m, 1000000000ULL);
+	assert_int_equal(metrics_text(m, &st, 1.5, &text, &len), 0);
+	assert_int_equal(strlen(text), len);
+	assert_non_null(strstr(text, "memtop_target_rss_bytes{pid=\"10\",comm=\"a\\\"pp\"} 4096\n"));
+	assert_non_null(strstr(text, "memtop_overhead_slowdown_percent 2.5\n"));
+	assert_non_null(strstr(text, "memtop_sites 61\n"));
+	/* the biggest site, with its name escaped */
+	assert_non_null(strstr(text, "memtop_site_inuse_bytes{site=\""));
+	assert_non_null(strstr(text, ",function=\"we\\\"ird\\\\na\\nme\",module=\"app\",file=\"\",line=\"0\"} 6100\n"));
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "# HELP ", 7) || !strncmp(line, "# TYPE ", 7))
+			continue;
+		if (strncmp(line, "memtop_", 7) || !strchr(line, ' '))
+			fail_msg("not a sample line: %s", line);
+		sites += !strncmp(line, "memtop_site_inuse_bytes{", 24);
+	}
+	assert_true(sites >= METRICS_TOP_SITES && sites <= 2 * METRICS_TOP_SITES);
+	free(text);
+	model_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_addr_forms),
 		cmocka_unit_test(test_addr_refused),
 		cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_metrics_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
