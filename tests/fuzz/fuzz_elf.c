@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * fuzz_elf.c - libFuzzer harness for the ELF reader (src/stacks/elf_file.c)
- * and, for files that carry DWARF, the line reader on top of it
- * (src/stacks/dwarf_lines.c): the files a target maps are the target's
+ * fuzz_elf.c - libFuzzer harness for the ELF reader (src/stacks/elf_file.c),
+ * the SDT note reader on top of it (src/probe/usdt.c) and, for files that
+ * carry DWARF, the line reader (src/stacks/dwarf_lines.c): the files a target maps are the target's
  * to shape. The input is the whole file, opened through a memfd (a
  * regular file, as elf_file_open_fd requires). Every query the
  * symbolizer, the unwinder and the probe code make is asked, at addresses
@@ -17,13 +17,17 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "probe/usdt.h"
 #include "stacks/dwarf_lines.h"
 #include "stacks/elf_file.h"
 
 /* keeps the strlen() of each returned string from being optimized away */
 static volatile size_t sink;
 
-static const char *const funcs[] = { "malloc", "free", "calloc", "realloc", "main", "_start" };
+/* Allocator entry points, and the functions of the tiny seeds (make-seeds):
+ * their addresses lead the queries into the symbol table and the DWARF. */
+static const char *const funcs[] = { "malloc", "free", "calloc", "realloc", "main", "_start",
+				     "leaf", "mid", "entry", "uses_inline" };
 
 static void query(struct elf_file *ef, struct dwarf_lines *dl, __u64 vaddr)
 {
@@ -82,6 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	elf_file_is_dyn(ef);
 	elf_file_is_dynamic(ef);
 	elf_file_has_symtab(ef);
+	usdt_has_probe(ef, "otel_memory", "alloc");
 	if (elf_file_read(ef, 0, buf, sizeof(buf)) && size >= sizeof(buf))
 		abort();
 	if (!elf_file_read(ef, size, buf, 1) || !elf_file_read(ef, ~0ULL, buf, 2))
@@ -99,8 +104,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (elf_file_func_offset(ef, funcs[i], &a, &b))
 			continue;
 		elf_file_read(ef, a, buf, sizeof(buf));
-		if (!elf_file_off_to_vaddr(ef, a, &b))
+		if (!elf_file_off_to_vaddr(ef, a, &b)) {
 			query(ef, dl, b);
+			query(ef, dl, b + 5);
+		}
 	}
 	elf_file_load_bias(ef, 0x7f0000000000ULL, 0, &a);
 	elf_file_load_bias(ef, 0x7f0000001000ULL, 0x1000, &a);
