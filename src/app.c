@@ -827,6 +827,12 @@ static int setup(struct app *a)
 		fail("memtop needs root, or the CAP_BPF and CAP_PERFMON capabilities, to load its probes");
 		return -EPERM;
 	}
+	/* a namespace's PIDs are not the ones the probes report */
+	e = target_check_pid_namespace(err, sizeof(err));
+	if (e) {
+		fail("%s", err);
+		return e;
+	}
 	e = snapshots_init(&a->snap, a->cfg, err, sizeof(err));
 	if (e) {
 		fail("%s", err);

@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include "stacks/elf_file.h"
+#include "stacks/target_file.h"
+#include "util/safe_open.h"
 
 #define MAX_OBJS 256
 #define MAX_NEEDED 64
@@ -184,17 +186,15 @@ static struct obj *find_exe(pid_t pid, struct objs *os)
 }
 
 /* Read a whole small file into a NUL-terminated heap buffer. */
-static char *slurp(const char *path, size_t *len)
+/* Up to ENV_MAX bytes of fd (closed), NUL-terminated; NULL on failure. */
+static char *slurp_fd(int fd, size_t *len)
 {
-	char *buf = malloc(ENV_MAX + 1);
+	char *buf = fd >= 0 ? malloc(ENV_MAX + 1) : NULL;
 	ssize_t n, got = 0;
-	int fd;
 
-	if (!buf)
-		return NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
-		free(buf);
+	if (!buf) {
+		if (fd >= 0)
+			close(fd);
 		return NULL;
 	}
 	while (got < ENV_MAX && (n = read(fd, buf + got, ENV_MAX - got)) > 0)
@@ -203,6 +203,11 @@ static char *slurp(const char *path, size_t *len)
 	buf[got] = '\0';
 	*len = got;
 	return buf;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	return slurp_fd(open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), len);
 }
 
 static void queue_names(struct objs *os, struct obj **order, int *n, char *list)
@@ -236,8 +241,9 @@ static void queue_preloads(pid_t pid, struct objs *os, struct obj **order, int *
 		}
 	}
 	free(env);
-	snprintf(path, sizeof(path), "/proc/%d/root/etc/ld.so.preload", pid);
-	env = slurp(path, &len);
+	/* the target's file, in its root: a chroot's own symlink or FIFO
+	 * there is never followed out of it nor waited on */
+	env = slurp_fd(target_file_open_named(pid, true, "/etc/ld.so.preload"), &len);
 	if (env)
 		queue_names(os, order, n, env);
 	free(env);
@@ -347,10 +353,11 @@ int alloc_resolve_pid(pid_t pid, char *path, size_t pathlen, const struct alloca
 	if (!e) {
 		*alloc = c.alloc;
 		*prefix = c.prefix;
-		snprintf(path, pathlen, "/proc/%d/map_files/%llx-%llx", pid,
-			 (unsigned long long)c.map->start, (unsigned long long)c.map->end);
-		if (access(path, R_OK))
-			snprintf(path, pathlen, "/proc/%d/root%s", pid, c.map->path);
+		/* the mapped file itself, not whatever its name resolves to now */
+		e = target_file_map_path(pid, c.map, path, pathlen);
+		if (e)
+			snprintf(err, errlen, "cannot open PID %d's %s: %s", pid, c.map->path,
+				 safe_open_strerror(e));
 	}
 	proc_maps_free(&maps);
 	return e;

@@ -413,6 +413,69 @@ __u64 target_cpu_ns(pid_t pid)
 	return (utime + stime) * (1000000000ULL / sysconf(_SC_CLK_TCK));
 }
 
+int target_identity(pid_t pid, struct target_id *id)
+{
+	char buf[1024], path[64], *p;
+	unsigned long long start = 0, stack = 0;
+	struct stat st;
+	ssize_t n = read_proc(pid, "stat", buf, sizeof(buf));
+
+	if (n < 0)
+		return n == -ENOENT ? -ESRCH : (int)n;
+	p = strrchr(buf, ')');
+	/* after the comm: state is field 3, starttime 22, startstack 28 */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+			 "%*d %*d %*d %*d %llu %*u %*d %*u %*u %*u %llu", &start, &stack) != 2)
+		return -EINVAL;
+	memset(id, 0, sizeof(*id));
+	id->start_ticks = start;
+	id->start_stack = stack;
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if (!stat(path, &st)) {
+		id->exe_dev = (__u64)st.st_dev;
+		id->exe_ino = (__u64)st.st_ino;
+	}
+	return 0;
+}
+
+#define PROC_PID_INIT_INO 0xEFFFFFFCUL
+
+enum target_change target_compare(pid_t pid, struct target_id *was)
+{
+	struct target_id now;
+
+	if (target_identity(pid, &now) || !target_alive(pid) || now.start_ticks != was->start_ticks)
+		return TARGET_GONE;
+	if ((was->exe_ino && now.exe_ino && (now.exe_ino != was->exe_ino ||
+					      now.exe_dev != was->exe_dev)) ||
+	    (was->start_stack && now.start_stack && now.start_stack != was->start_stack)) {
+		*was = now;
+		return TARGET_EXECED;
+	}
+	return TARGET_SAME;
+}
+
+int target_check_pid_namespace(char *err, size_t errlen)
+{
+	char link[64];
+	ssize_t n = readlink("/proc/self/ns/pid", link, sizeof(link) - 1);
+	unsigned long ino;
+
+	/* The initial PID namespace has a fixed inode, PROC_PID_INIT_INO
+	 * (include/linux/proc_ns.h). NSpid cannot tell: a container's own
+	 * /proc shows only its levels. */
+	if (n <= 0)
+		return 0; /* no /proc/self: found out at attach */
+	link[n] = '\0';
+	if (sscanf(link, "pid:[%lu]", &ino) != 1 || ino == PROC_PID_INIT_INO)
+		return 0;
+	snprintf(err, errlen,
+		 "memtop runs in a PID namespace (%s): its PIDs are not the kernel's, which its "
+		 "probes report; run it in the host's PID namespace (e.g. nsenter -t 1 -p)",
+		 link);
+	return -ENOTSUP;
+}
+
 bool target_alive(pid_t pid)
 {
 	unsigned long flags;

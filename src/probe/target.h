@@ -58,4 +58,26 @@ __u64 target_cpu_ns(pid_t pid);
 /* Whether pid still exists (a zombie counts as gone). */
 bool target_alive(pid_t pid);
 
+/* Which process, and which program in it: a PID alone is reused once its
+ * process is gone, and stays the same across an exec. */
+struct target_id {
+	__u64 start_ticks;	/* /proc/PID/stat starttime: boot-relative, never reused */
+	__u64 start_stack;	/* startstack: new (ASLR) at every exec */
+	__u64 exe_dev, exe_ino;	/* the executable */
+};
+
+enum target_change { TARGET_SAME, TARGET_GONE, TARGET_EXECED };
+
+/* pid's identity now. 0 or -errno (-ESRCH when gone). */
+int target_identity(pid_t pid, struct target_id *id);
+/* Is pid still the process, and the program, of was? TARGET_GONE when it
+ * exited or its PID now belongs to another process (another start time);
+ * TARGET_EXECED when it runs another program (executable or stack moved),
+ * with *was updated to the new program. */
+enum target_change target_compare(pid_t pid, struct target_id *was);
+
+/* memtop inside a PID namespace sees PIDs the kernel's probes do not
+ * (they report host tgids): refused with one line in err. 0 or -ENOTSUP. */
+int target_check_pid_namespace(char *err, size_t errlen);
+
 #endif /* MEMTOP_TARGET_H */

@@ -165,6 +165,12 @@ static int prepare_running(struct watch_set *ws, struct watched *w, char *err, s
 	char usdt[PATH_MAX];
 	int e = target_check(w->pid, w->comm, err, errlen);
 
+	/* from now on this PID means this process running this program */
+	if (!e && target_identity(w->pid, &w->id)) {
+		snprintf(err, errlen, "PID %d (%s) has exited", w->pid, w->comm);
+		e = -ESRCH;
+	}
+
 	if (!e && (ws->env.cfg->inject || injected_before(w->pid)))
 		return prepare_injected(ws, w, err, errlen);
 	/* the allocator malloc binds to must be one memtop has a table for
@@ -640,15 +646,18 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns)
 		struct watched *w = &ws->v[i];
 		struct mt_target *t = model_target(ws->env.model, w->pid, false);
 		int st, reaped = -1;
+		enum target_change change;
 
 		if (w->gone || w->pending || !t)
 			continue;
+		/* a reused PID is another process: this one has ended */
+		change = w->id.start_ticks ? target_compare(w->pid, &w->id) : TARGET_SAME;
 		bpf_loader_read_counters(ws->env.bpf, w->pid, &t->counters);
 		t->rates_exact = !w->usdt; /* and the probes were on: the caller */
 		if (w->launched && waitpid(w->pid, &st, WNOHANG) == w->pid) {
 			w->gone = true;
 			reaped = st;
-		} else if (w->exited || !target_alive(w->pid)) {
+		} else if (w->exited || change == TARGET_GONE || !target_alive(w->pid)) {
 			w->gone = true;
 			/* reported while still exiting: reap it now, it is
 			 * moments from being a zombie */
@@ -658,6 +667,14 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns)
 		if (w->gone) {
 			report_end(ws, w, reaped, now_ns);
 			release(ws, w);
+			continue;
+		}
+		if (change == TARGET_EXECED) {
+			/* -p on a process that exec'd: its old samples are gone,
+			 * its new program is prepared (comm too) and probed */
+			watch_on_proc(ws, w->pid, MT_PROC_EXEC);
+			watch_retry_pending(ws, now_ns);
+			alive += !w->gone;
 			continue;
 		}
 		t->rss_bytes = target_rss(w->pid);

@@ -66,6 +66,7 @@ struct watched {
 	const struct allocator *alloc; /* the allocator malloc binds to (allocators.h) */
 	const char *alloc_prefix;      /* its C-name prefix ("" or "je_") */
 	struct slowdown cost;	/* what the probes cost it (slowdown.h) */
+	struct target_id id;	/* which process and program (0: not known) */
 };
 
 /* The probes' cost over a window, for the worst target. */

@@ -6,7 +6,8 @@
  * optional path), and one bad line rejects the whole text with -EINVAL
  * rather than yielding a partial table. Paths are interned; a trailing
  * " (deleted)" is stripped and recorded in mt_map.deleted. The result is
- * sorted by start address for binary search.
+ * sorted by start address for binary search. A torn read of a changing
+ * process is read again (MAPS_READ_ATTEMPTS).
  */
 #include "stacks/proc_maps.h"
 
@@ -20,6 +21,7 @@
 #include "util/strpool.h"
 
 #define DELETED_SUFFIX " (deleted)"
+#define MAPS_READ_ATTEMPTS 4
 
 /* Parse hex digits at *p up to a non-hex character; at least one digit and
  * at most 16. Advances *p. */
@@ -254,16 +256,25 @@ int proc_maps_read(pid_t pid, struct mt_maps *out)
 	if (pid <= 0)
 		return -EINVAL;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	err = read_proc_file(path, &text, &len);
-	if (err)
-		return err;
-	/* A process that exited between open and read leaves an empty file. */
-	if (!len) {
+	/* The kernel hands maps out a page at a time: a process that maps or
+	 * unmaps meanwhile can give a torn text (overlapping or out-of-order
+	 * ranges, -EINVAL), so a bad text is read again a few times. */
+	for (int attempt = 0; attempt < MAPS_READ_ATTEMPTS; attempt++) {
+		err = read_proc_file(path, &text, &len);
+		if (err == -EAGAIN || err == -EINTR)
+			continue;
+		if (err)
+			return err;
+		/* A process that exited between open and read leaves an empty file. */
+		if (!len) {
+			free(text);
+			return -ESRCH;
+		}
+		err = proc_maps_parse(text, len, out);
 		free(text);
-		return -ESRCH;
+		if (err != -EINVAL)
+			return err;
 	}
-	err = proc_maps_parse(text, len, out);
-	free(text);
 	return err;
 }
 

@@ -220,9 +220,10 @@ def test_chrooted_target_plants_paths():
     """A target chrooted into a directory nobody owns: its maps show host
     paths (ROOT/lib/.../libc.so.6), so a host reader that prefixes
     /proc/PID/root reads ROOT/ROOT/lib/...: the attacker puts a FIFO there.
-    It also plants an absolute symlink to /etc/shadow at its build-ID
-    debug path (the executable has no DWARF, so memtop looks there), which
-    resolved on the host would be the host's shadow file. memtop must probe
+    It also plants absolute symlinks to /etc/shadow at its build-ID debug
+    path (the executable has no DWARF, so memtop looks there) and as its
+    /etc/ld.so.preload (read to find the allocator), which resolved on the
+    host would be the host's shadow file. memtop must probe
     the real libc (allocations counted), name the site, and open neither."""
     root = lab()
     exe = build(root, lib=False)[0]
@@ -241,6 +242,9 @@ def test_chrooted_target_plants_paths():
     bdir = os.path.join(root, "usr/lib/debug/.build-id", bid[0][:2])
     as_nobody("mkdir", "-p", bdir)
     as_nobody("ln", "-s", SHADOW, os.path.join(bdir, bid[0][2:] + ".debug"))
+    # and its /etc/ld.so.preload, which memtop reads to find the allocator
+    as_nobody("mkdir", "-p", os.path.join(root, "etc"))
+    as_nobody("ln", "-s", SHADOW, os.path.join(root, "etc", "ld.so.preload"))
     before = bpf_snapshot()
     _, pid = start(["/hostile"], prefix=("chroot", "--userspec=65534:65534", root))
     w = OpenWatch(SHADOW)
