@@ -391,9 +391,10 @@ static __always_inline __u32 copy_stack(struct mt_event_alloc *ev, __u64 sp)
 	return i * MT_STACK_CHUNK;
 }
 
-/* Report a sampled allocation at addr: live map, registers of the current
- * frame, frame-pointer walk and stack copy. */
-static __always_inline void emit_sample(struct pt_regs *ctx, __u32 pid, __u32 tid, __u32 fn,
+/* Report a sampled allocation at addr: live map, the user registers regs
+ * (ctx's own at a uprobe), frame-pointer walk and stack copy. */
+static __always_inline void emit_sample_regs(void *ctx, struct pt_regs *regs, __u32 pid,
+					     __u32 tid, __u32 fn,
 					__u64 addr, __u64 size, __u64 weight_bytes, __u64 rate,
 					__u32 duty_ppm)
 {
@@ -423,31 +424,34 @@ static __always_inline void emit_sample(struct pt_regs *ctx, __u32 pid, __u32 ti
 		count_drop(MT_DROP_LIVE_FULL);
 	}
 
-	ev->regs.ip = ctx->ip;
-	ev->regs.sp = ctx->sp;
-	ev->regs.bp = ctx->bp;
-	ev->regs.bx = ctx->bx;
-	ev->regs.r12 = ctx->r12;
-	ev->regs.r13 = ctx->r13;
-	ev->regs.r14 = ctx->r14;
-	ev->regs.r15 = ctx->r15;
-	ev->regs.ax = ctx->ax;
-	ev->regs.cx = ctx->cx;
-	ev->regs.dx = ctx->dx;
-	ev->regs.si = ctx->si;
-	ev->regs.di = ctx->di;
-	ev->regs.r8 = ctx->r8;
-	ev->regs.r9 = ctx->r9;
-	ev->regs.r10 = ctx->r10;
-	ev->regs.r11 = ctx->r11;
+	ev->regs.ip = regs->ip;
+	ev->regs.sp = regs->sp;
+	ev->regs.bp = regs->bp;
+	ev->regs.bx = regs->bx;
+	ev->regs.r12 = regs->r12;
+	ev->regs.r13 = regs->r13;
+	ev->regs.r14 = regs->r14;
+	ev->regs.r15 = regs->r15;
+	ev->regs.ax = regs->ax;
+	ev->regs.cx = regs->cx;
+	ev->regs.dx = regs->dx;
+	ev->regs.si = regs->si;
+	ev->regs.di = regs->di;
+	ev->regs.r8 = regs->r8;
+	ev->regs.r9 = regs->r9;
+	ev->regs.r10 = regs->r10;
+	ev->regs.r11 = regs->r11;
 
 	n = bpf_get_stack(ctx, ev->frames, sizeof(ev->frames), BPF_F_USER_STACK);
 	ev->nr_frames = n > 0 ? (__u32)n / 8 : 0;
 	if (n >= (long)sizeof(ev->frames))
 		ev->flags |= MT_EVF_FP_FULL;
-	ev->stack_len = copy_stack(ev, ctx->sp);
+	ev->stack_len = copy_stack(ev, regs->sp);
 	bpf_ringbuf_submit(ev, submit_flags());
 }
+
+/* A sample at a uprobe: the registers are the context's. */
+#define emit_sample(ctx, ...) emit_sample_regs(ctx, ctx, __VA_ARGS__)
 
 /* Return of a probed function: emit the sample if the entry took one. */
 static __always_inline void on_return(struct pt_regs *ctx)
@@ -573,5 +577,44 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(mt_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	emit_proc(p->tgid, 0, MT_PROC_EXEC);
+	return 0;
+}
+
+/*
+ * The mmap source (docs/allocators.md): anonymous mappings of the watched
+ * processes, whoever makes them (a runtime's heap, a custom allocator),
+ * recorded whole (they are rare) with the stack that made them, and their
+ * munmap. One program at the raw sys_exit tracepoint (BTF-typed, no
+ * tracefs needed): the syscall's saved registers are the user's, with its
+ * number in orig_ax and its arguments still in place. Addresses carry
+ * MT_ADDR_MMAP in the live map and the records, so a mapping never meets
+ * a heap block. Partial munmaps and mremap are not followed.
+ */
+#define MT_NR_MMAP 9
+#define MT_NR_MUNMAP 11
+#define MT_MAP_ANONYMOUS 0x20
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(mt_sys_exit, struct pt_regs *regs, long ret)
+{
+	__u64 id, nr = regs->orig_ax, len;
+	__u32 pid;
+
+	if (nr != MT_NR_MMAP && nr != MT_NR_MUNMAP)
+		return 0;
+	id = bpf_get_current_pid_tgid();
+	pid = id >> 32;
+	if (!bpf_map_lookup_elem(&counters, &pid))
+		return 0;
+	if (nr == MT_NR_MUNMAP) {
+		if (!ret)
+			track_free(pid, (__u32)id, regs->di | MT_ADDR_MMAP);
+		return 0;
+	}
+	len = regs->si;
+	if ((ret < 0 && ret > -4096) || !(regs->r10 & MT_MAP_ANONYMOUS) || !len)
+		return 0;
+	emit_sample_regs(ctx, regs, pid, (__u32)id, MT_FN_MMAP, (__u64)ret | MT_ADDR_MMAP, len,
+			 len, 0, 1000000);
 	return 0;
 }

@@ -26,6 +26,7 @@
 struct mt_bpf {
 	struct memtop_bpf *skel;
 	struct bpf_link *fork_link, *exec_link;
+	struct bpf_link *mmap_link; /* the mmap source, once started */
 	bool session;
 	int ncpus;
 };
@@ -121,6 +122,7 @@ void bpf_loader_close(struct mt_bpf *b)
 {
 	if (!b)
 		return;
+	bpf_link__destroy(b->mmap_link);
 	bpf_link__destroy(b->fork_link);
 	bpf_link__destroy(b->exec_link);
 	memtop_bpf__destroy(b->skel);
@@ -243,6 +245,14 @@ int bpf_loader_follow_family(struct mt_bpf *b, pid_t pid)
 				 BPF_ANY))
 		return -errno;
 	return attach_proc_events(b);
+}
+
+int bpf_loader_follow_mmap(struct mt_bpf *b)
+{
+	if (b->mmap_link)
+		return 0;
+	b->mmap_link = bpf_program__attach(b->skel->progs.mt_sys_exit);
+	return b->mmap_link ? 0 : -errno;
 }
 
 int bpf_loader_read_counters(struct mt_bpf *b, pid_t pid, struct mt_proc_counters *out)

@@ -57,6 +57,11 @@ int bpf_loader_add_python(struct mt_bpf *b, pid_t pid, const struct mt_py_proc *
  * (MT_EV_PROC records). 0 or -errno. */
 int bpf_loader_follow_cgroup(struct mt_bpf *b, int cgroup_fd);
 
+/* Start the mmap source: a program at the raw sys_exit tracepoint that
+ * records the anonymous mmaps and the munmaps of watched processes only.
+ * Idempotent. 0 or -errno. */
+int bpf_loader_follow_mmap(struct mt_bpf *b);
+
 /* Report forks and execs of pid and of every process that descends from
  * it from now on (MT_EV_PROC records). 0 or -errno. */
 int bpf_loader_follow_family(struct mt_bpf *b, pid_t pid);

@@ -474,6 +474,11 @@ int watch_attach(struct watch_set *ws, char *err, size_t errlen)
 		warn(ws, "%s: not watched", err);
 		ws->v[i--] = ws->v[--ws->n];
 	}
+	/* the mmap source: anonymous mappings of every watched process */
+	e = bpf_loader_follow_mmap(ws->env.bpf);
+	if (e)
+		warn(ws, "anonymous mappings are not followed (mmap source: %s)",
+		     strerror(-e));
 	if (ws->cgroup_fd >= 0 || ws->launch.pid > 0) {
 		/* --cgroup: its new processes; -- CMD: the command's descendants */
 		e = ws->cgroup_fd >= 0 ? bpf_loader_follow_cgroup(ws->env.bpf, ws->cgroup_fd)

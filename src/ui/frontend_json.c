@@ -109,6 +109,7 @@ static void write_site(struct json_writer *w, const struct mt_model *m, const st
 
 	jw_object_begin(w);
 	kv_uint(w, "id", s->id);
+	kv_string(w, "source", s->stack->mmap ? "mmap" : "heap");
 	write_location(w, s->frame);
 	kv_double(w, "alloc_bytes_per_s", s->alloc_bytes_per_s, 1);
 	kv_double(w, "alloc_objects_per_s", s->alloc_objects_per_s, 2);
