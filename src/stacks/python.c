@@ -13,6 +13,7 @@
 #include "stacks/python.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,7 +154,9 @@ static int read_svarint(const __u8 *t, size_t len, size_t *i)
 
 int python_line_for(const __u8 *table, size_t len, int firstlineno, int instr)
 {
-	int line = firstlineno, start = 0;
+	/* 64 bits: a table from the target can add up deltas of 2^29 each */
+	__s64 line = firstlineno;
+	int start = 0;
 	size_t i = 0;
 
 	if (instr < 0)
@@ -188,8 +191,10 @@ int python_line_for(const __u8 *table, size_t len, int firstlineno, int instr)
 			i += 1;
 			break;
 		}
+		if (line < INT_MIN || line > INT_MAX)
+			break; /* no real line: a corrupt table */
 		if (instr < start + (int)n)
-			return has_line ? line : firstlineno;
+			return has_line ? (int)line : firstlineno;
 		start += (int)n;
 	}
 	return firstlineno;

@@ -50,7 +50,8 @@ int python_names_resolve(struct python_names *pn, pid_t pid, const struct mt_py_
 /* The source line of instruction index instr (in code units, -1 before
  * the first) from a 3.11 location table (co_linetable) of a code object
  * starting at firstlineno. Pure. The line, or firstlineno when the table
- * has no entry for instr or says "no line". */
+ * has no entry for instr, says "no line", or is corrupt (a line past the
+ * range of int on the way). */
 int python_line_for(const __u8 *table, size_t len, int firstlineno, int instr);
 
 #endif /* MEMTOP_STACKS_PYTHON_H */
