@@ -1,0 +1,110 @@
+"""Which process memtop watches (issue 18, item 4), against targets run as
+nobody (tests/workloads/hostile/, built by test_hostile):
+
+  - exec in -p mode: the old program's live samples are dropped (its
+    in-use goes to 0 and stays), COMM follows, the new program is probed;
+  - PID reuse: the target dies and another process gets its PID at once
+    (ns_last_pid): memtop ends the target as exited instead of reporting
+    the impostor as it, and a -b run ends;
+  - memtop inside a PID namespace refuses with one line (its PIDs are not
+    the ones its probes report);
+  - a target that maps and unmaps without pause (torn /proc/PID/maps
+    reads): every one of several attaches succeeds.
+"""
+
+import os
+import shutil
+import subprocess
+import time
+
+from memtop_test import Memtop, Proc, assert_one_error_line, check, fail, sites_by_function
+from test_hostile import NOBODY, build, lab, start
+
+ARGS = ("-b", "--json", "-d", "0.25", "--rate", "64K", "--max-overhead", "none")
+
+
+def inuse(rec, function):
+    return sites_by_function(rec).get(function, {}).get("inuse_bytes", 0)
+
+
+def test_exec_in_p_mode():
+    d = lab()
+    exe, so = build(d)
+    again = os.path.join(d, "hostile2")
+    shutil.copy(exe, again)
+    os.chown(again, 65534, 65534)
+    p, pid = start([exe, "--lib", so, "--leak", "yes", "--exec", again])
+    m = Memtop(*ARGS, "-p", pid)
+    rec = m.first_record()
+    for _ in range(20):
+        if inuse(rec, "hostile_lib_alloc") > 2e6:
+            break
+        rec = m.record()
+    check(inuse(rec, "hostile_lib_alloc") > 2e6, "the leak is not seen before the exec: %s" %
+          sites_by_function(rec).keys())
+    p.popen.stdin.write(b"x")
+    p.popen.stdin.flush()
+    line = p.out.get(10, "the exec'd program's READY")
+    check(line and line.startswith("READY pid=%d" % pid), "the exec did not happen: %r" % line)
+    t0 = time.monotonic()
+    while True:
+        rec = m.record()
+        t = [x for x in rec["targets"] if x["pid"] == pid]
+        if t and t[0]["comm"] == "hostile2" and "hostile_main_alloc" in sites_by_function(rec):
+            break
+        check(time.monotonic() - t0 < 5, "after the exec: COMM %r, sites %s" %
+              (t and t[0]["comm"], list(sites_by_function(rec))))
+    for _ in range(3):
+        rec = m.record()
+        check(inuse(rec, "hostile_lib_alloc") == 0,
+              "the old program's live samples survived the exec: %.0f bytes in use" %
+              inuse(rec, "hostile_lib_alloc"))
+
+
+def test_pid_reuse():
+    d = lab()
+    exe = build(d, lib=False)[0]
+    p, pid = start([exe])
+    m = Memtop(*ARGS, "-p", pid)
+    m.first_record()
+    impostor = None
+    p.popen.kill()
+    p.popen.wait()
+    for _ in range(20):
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(pid - 1))
+        q = Proc(list(NOBODY) + [exe], name="impostor")
+        if q.pid == pid:
+            impostor = q
+            break
+        q.kill()
+    check(impostor, "could not start a process with the dead target's PID %d" % pid)
+    check(impostor.out.get(10, "impostor READY").startswith("READY"), "the impostor did not run")
+    rc = m.drain(timeout=10)
+    check(rc == 0, "memtop exited %s" % rc)
+    last = [x for x in m.records[-1]["targets"] if x["pid"] == pid]
+    check(last and last[0]["alive"] is False,
+          "the impostor is reported as the target: %s" % last)
+
+
+def test_pid_namespace_refused():
+    d = lab()
+    exe = build(d, lib=False)[0]
+    _, pid = start([exe])
+    m = Memtop("-b", "-n", "1", "-p", pid, prefix=("unshare", "--pid", "--fork", "--mount-proc"))
+    assert_one_error_line(m, m.wait(10), r"PID namespace")
+
+
+def test_torn_maps_attach():
+    d = lab()
+    exe = build(d, lib=False)[0]
+    _, pid = start([exe, "--churn", "3000"])
+    with open("/proc/%d/maps" % pid) as f:
+        check(sum(1 for _ in f) > 3000, "the target has too few mappings to tear a read")
+    failed = []
+    for i in range(4):
+        m = Memtop("-b", "--json", "-n", "1", "-d", "0.05", "-p", pid)
+        rc = m.wait(20)
+        if rc != 0:
+            failed.append((rc, m.err.text()[-200:]))
+    check(not failed, "%d of 4 attaches failed: %s" % (len(failed), failed[:2]))
