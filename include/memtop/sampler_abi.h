@@ -66,7 +66,7 @@ _Static_assert(sizeof(struct mt_sampler_header) == MT_SAMPLER_HEADER_SIZE,
 #define MT_INJECT_TABLE_SYMBOL "mt_inject_table"	/* MT_INJECT_TABLE_SLOTS x 8 bytes */
 #define MT_INJECT_ENTRY_PREFIX "mt_inject_"
 #define MT_INJECT_MAGIC 0x6a6974706f746d6dULL	/* "mmtoptij" */
-#define MT_INJECT_VERSION 2
+#define MT_INJECT_VERSION 3
 #define MT_INJECT_TABLE_SLOTS 65536	/* sampled addresses tracked at once */
 
 /* The poke stub runs a program of records in the scratch area, one after
@@ -94,12 +94,27 @@ enum mt_inject_fn {
 	MT_IFN_POSIX_MEMALIGN,
 	MT_IFN_VALLOC,
 	MT_IFN_PVALLOC,
+	/* C++ operator new and delete: rerouted only when the allocator
+	 * behind malloc defines them itself (jemalloc, tcmalloc); libstdc++'s
+	 * call malloc and free, which are rerouted already. */
+	MT_IFN_NEW,
+	MT_IFN_NEW_ARRAY,
+	MT_IFN_NEW_NOTHROW,
+	MT_IFN_NEW_ARRAY_NOTHROW,
+	MT_IFN_DELETE,
+	MT_IFN_DELETE_ARRAY,
+	MT_IFN_DELETE_SIZED,
+	MT_IFN_DELETE_ARRAY_SIZED,
 	MT_IFN_COUNT
 };
 
+#define MT_IFN_FIRST_CXX MT_IFN_NEW
+
 #define MT_INJECT_FN_NAMES                                                          \
 	{ "malloc", "free", "calloc", "realloc", "memalign", "aligned_alloc",       \
-	  "posix_memalign", "valloc", "pvalloc" }
+	  "posix_memalign", "valloc", "pvalloc", "_Znwm", "_Znam",                  \
+	  "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZdlPv", "_ZdaPv",         \
+	  "_ZdlPvm", "_ZdaPvm" }
 
 struct mt_inject_ctl {
 	__u64 magic;		/* MT_INJECT_MAGIC from the start: identifies a loaded copy */

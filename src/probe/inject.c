@@ -260,9 +260,10 @@ static void entries_set(struct inject_state *st)
 int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __u64 rate,
 		  char *err, size_t errlen)
 {
+	__u64 owner[MT_IFN_COUNT];
 	struct inject_session s;
 	struct mt_maps maps;
-	int e;
+	int e, k;
 
 	memset(st, 0, sizeof(*st));
 	st->pid = pid;
@@ -277,13 +278,17 @@ int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __
 		goto fail_image;
 	e = inject_got_link_map(s.mem_fd, pid, &st->first);
 	if (!e)
-		e = inject_got_targets(s.mem_fd, st->first, st->target);
+		e = inject_got_targets(s.mem_fd, st->first, st->target, owner);
 	if (e || !st->target[MT_IFN_MALLOC] || !st->target[MT_IFN_FREE]) {
 		snprintf(err, errlen, "PID %d: cannot read its loader's link map: %s", pid,
 			 e ? strerror(-e) : "no malloc or free defined");
 		e = e ? e : -ENOENT;
 		goto fail_session;
 	}
+	/* operator new/delete only where the allocator itself defines them */
+	for (k = MT_IFN_FIRST_CXX; k < MT_IFN_COUNT; k++)
+		if (owner[k] != owner[MT_IFN_MALLOC])
+			st->target[k] = 0;
 	st->reused = !inject_image_find(pid, &st->base);
 	if (st->reused) {
 		entries_set(st);

@@ -293,12 +293,14 @@ static __u64 object_lookup(int fd, const struct object *o, const char *name)
 	return 0;
 }
 
-int inject_got_targets(int mem_fd, __u64 first, __u64 target[MT_IFN_COUNT])
+int inject_got_targets(int mem_fd, __u64 first, __u64 target[MT_IFN_COUNT],
+		       __u64 owner[MT_IFN_COUNT])
 {
 	__u64 at = first;
 	int n, i, left = MT_IFN_COUNT;
 
 	memset(target, 0, sizeof(__u64) * MT_IFN_COUNT);
+	memset(owner, 0, sizeof(__u64) * MT_IFN_COUNT);
 	for (n = 0; at && n < MAX_OBJECTS && left; n++) {
 		struct object o;
 		struct lm l;
@@ -309,9 +311,12 @@ int inject_got_targets(int mem_fd, __u64 first, __u64 target[MT_IFN_COUNT])
 		at = l.l_next;
 		if (!l.l_ld || object_read(mem_fd, &l, &o))
 			continue;
-		for (i = 0; i < MT_IFN_COUNT; i++)
-			if (!target[i] && (target[i] = object_lookup(mem_fd, &o, fn_names[i])))
+		for (i = 0; i < MT_IFN_COUNT; i++) {
+			if (!target[i] && (target[i] = object_lookup(mem_fd, &o, fn_names[i]))) {
+				owner[i] = o.dyn;
 				left--;
+			}
+		}
 	}
 	return 0;
 }

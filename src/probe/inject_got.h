@@ -38,8 +38,10 @@ struct got_seen {
 int inject_got_link_map(int mem_fd, pid_t pid, __u64 *first);
 
 /* For each function, the address it binds to: its definition in the first
- * object in load order that defines it (0 if none does). 0 or -errno. */
-int inject_got_targets(int mem_fd, __u64 first, __u64 target[MT_IFN_COUNT]);
+ * object in load order that defines it (0 if none does), and that object
+ * (its dynamic section's address) in owner. 0 or -errno. */
+int inject_got_targets(int mem_fd, __u64 first, __u64 target[MT_IFN_COUNT],
+		       __u64 owner[MT_IFN_COUNT]);
 
 /* Append to *out the slots of the objects not in *seen (then added to
  * it), skipping the object whose dynamic section is at skip_dyn (0: none).

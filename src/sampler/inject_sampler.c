@@ -317,3 +317,61 @@ EXPORT void *mt_inject_pvalloc(size_t size)
 {
 	FORWARD_SAMPLED(PVALLOC, size_fn, (size + PAGE - 1) & ~(size_t)(PAGE - 1), size);
 }
+
+/* ==== C++ operator new and delete of an allocator that defines them ====
+ *
+ * Rerouted only for jemalloc and tcmalloc (sampler_abi.h). A throwing
+ * operator new that throws while its call is being sampled would unwind
+ * through this frame, which no unwinder knows about (the loader never saw
+ * this file): that needs an allocation failure while a tool is attached. */
+
+typedef void *new_nothrow_fn(size_t size, const void *tag);
+typedef void delete_sized_fn(void *ptr, size_t size);
+
+EXPORT void *mt_inject__Znwm(size_t size)
+{
+	FORWARD_SAMPLED(NEW, size_fn, size, size);
+}
+
+EXPORT void *mt_inject__Znam(size_t size)
+{
+	FORWARD_SAMPLED(NEW_ARRAY, size_fn, size, size);
+}
+
+EXPORT void *mt_inject__ZnwmRKSt9nothrow_t(size_t size, const void *tag)
+{
+	FORWARD_SAMPLED(NEW_NOTHROW, new_nothrow_fn, size, size, tag);
+}
+
+EXPORT void *mt_inject__ZnamRKSt9nothrow_t(size_t size, const void *tag)
+{
+	FORWARD_SAMPLED(NEW_ARRAY_NOTHROW, new_nothrow_fn, size, size, tag);
+}
+
+EXPORT void mt_inject__ZdlPv(void *ptr)
+{
+	if (FREE_ON())
+		sample_gone(ptr);
+	ORIG(DELETE, free_fn *)(ptr);
+}
+
+EXPORT void mt_inject__ZdaPv(void *ptr)
+{
+	if (FREE_ON())
+		sample_gone(ptr);
+	ORIG(DELETE_ARRAY, free_fn *)(ptr);
+}
+
+EXPORT void mt_inject__ZdlPvm(void *ptr, size_t size)
+{
+	if (FREE_ON())
+		sample_gone(ptr);
+	ORIG(DELETE_SIZED, delete_sized_fn *)(ptr, size);
+}
+
+EXPORT void mt_inject__ZdaPvm(void *ptr, size_t size)
+{
+	if (FREE_ON())
+		sample_gone(ptr);
+	ORIG(DELETE_ARRAY_SIZED, delete_sized_fn *)(ptr, size);
+}

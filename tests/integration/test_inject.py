@@ -267,6 +267,31 @@ def test_inject_dlopen_after():
     finish_churn(w)
 
 
+def test_inject_jemalloc_operator_new():
+    """A process whose allocator is jemalloc, operator new and delete
+    included: both malloc and operator new calls are sampled through the
+    injected sampler, and the process runs on correctly."""
+    w = Workload("inject_jemalloc").wait_ready()
+    m = Memtop("-b", "--json", "-d", "0.3", "--rate", "64K", "-p", w.pid, "--inject")
+    m.first_record()
+    check("sampler injected" in m.err.text(), "not injected: %s" % m.err.text())
+    w.trigger()
+    line_starting(w, "done")
+    rec = m.record()
+    rec = m.record()
+    got = {s["function"]: s for s in rec["sites"]}
+    for f in ("new_site", "malloc_site"):
+        check(f in got and got[f]["samples"] > 0, "no samples at %s: %s" % (f, sorted(got)))
+    # 5000 kept blocks of 4096 bytes each site: in-use within a loose 25%
+    for f in ("new_site", "malloc_site"):
+        check(abs(got[f]["inuse_bytes"] - 5000 * 4096) < 0.25 * 5000 * 4096,
+              "%s in-use %d, truth %d" % (f, got[f]["inuse_bytes"], 5000 * 4096))
+    m.send(signal.SIGINT)
+    run_to_end(m, "jemalloc")
+    w.release()
+    check(w.wait(10) == 0, "inject_jemalloc failed")
+
+
 def test_inject_accuracy():
     """The core accuracy check (sites, estimates, in-use bounds) with the
     sampler injected into a process started without it."""
