@@ -313,27 +313,36 @@ def test_theme_fifo():
 
 
 def test_escape_sequences_in_comm():
-    """A target names itself with terminal escapes (OSC title, clear
-    screen, BEL): -b stdout and every stderr line show them as '?', the
-    JSON keeps the real name, escaped."""
+    """A target names itself, and the function that allocates, with
+    terminal escapes (OSC title, clear screen, BEL): -b stdout and every
+    stderr line show them as '?', the JSON keeps the real names, escaped."""
     d = lab()
     exe = build(d, lib=False)[0]
     evil = "ev\x1b]0;PWN\x07\x1b[2J"
-    _, pid = start([exe, "--comm", evil])
+    _, pid = start([exe, "--comm", evil, "--evil-sym", "yes"])
     with open("/proc/%d/comm" % pid) as f:
         check(f.read().rstrip("\n") == evil, "the target did not take its name")
-    m = Memtop("-b", "-n", "2", "-d", "0.2", "-p", pid)
-    rc = m.wait(20)
+    m = Memtop("-b", "-n", "3", "-d", "0.3", "-p", pid)
+    rc = m.wait(40)
     check(rc == 0, "memtop -b exited with %s: %s" % (rc, m.err.text()[-300:]))
     for label, text in (("stdout", m.out.text()), ("stderr", m.err.text())):
         bad = sorted({c for c in text if ord(c) < 0x20 and c != "\n" or ord(c) == 0x7f})
         check(not bad, "control characters %r reach %s: %r" % (bad, label, text[-300:]))
     check("ev?]0;PWN??[2J" in m.out.text(), "the sanitized name is not in the table: %s" %
           m.out.text()[-300:])
+    check("hostile_evil?]0;PWN??[2J" in m.out.text(), "the sanitized symbol name is not a "
+          "site: %s" % m.out.text()[-400:])
     check("(ev?]0;PWN??[2J)" in m.err.text(), "the attached line does not show the sanitized "
           "name: %s" % m.err.text()[-300:])
-    j = Memtop("-b", "--json", "-n", "1", "-d", "0.2", "-p", pid)
+    j = Memtop("-b", "--json", "-n", "10", "-d", "0.2", "-p", pid)
     rec = j.first_record()
     check([t["comm"] for t in rec["targets"]] == [evil],
           "JSON should carry the real name, escaped: %r" % [t["comm"] for t in rec["targets"]])
-    j.wait(10)
+    for _ in range(10):
+        if rec["sites"]:
+            break
+        rec = j.record()
+    check("hostile_evil" + evil[2:] in [x["function"] for x in rec["sites"]],
+          "JSON should carry the real symbol name, escaped: %r" %
+          [x["function"] for x in rec["sites"]])
+    j.wait(30)

@@ -6,7 +6,7 @@
  * Makefile's workload rule).
  *
  *   hostile [--lib PATH] [--tamper fifo|symlink:TARGET] [--comm NAME]
- *           [--churn N] [--exec PATH] [--leak]
+ *           [--churn N] [--exec PATH] [--leak yes] [--evil-sym yes]
  *
  * --lib dlopen()s PATH (libhostile.so) and allocates through its
  * hostile_lib_alloc(); else allocations come from hostile_main_alloc() in
@@ -17,6 +17,8 @@
  * them again without pause, so /proc/PID/maps changes under its readers.
  * --exec makes a byte 'x' on stdin exec PATH (with no arguments: this
  * program again, under another name) after the allocations so far.
+ * --evil-sym allocates through a function whose symbol name carries
+ * terminal escapes (an OSC title, BEL, clear screen).
  * --leak never frees every 8th block (in-use that grows, and that an exec
  * must make disappear).
  * Then it prints "READY pid=N" and allocates 64 KiB (freeing every other
@@ -49,6 +51,18 @@ __attribute__((noipa)) void *hostile_main_alloc(size_t n)
 
 	if (p)
 		memset(p, 2, 64);
+	return p;
+}
+
+/* The symbol name is "hostile_evil" ESC "]0;PWN" BEL ESC "[2J". */
+__attribute__((noipa)) void *hostile_evil_alloc(size_t n)
+	__asm__("\"hostile_evil\x1b]0;PWN\x07\x1b[2J\"");
+void *hostile_evil_alloc(size_t n)
+{
+	char *p = malloc(n);
+
+	if (p)
+		memset(p, 3, 64);
 	return p;
 }
 
@@ -118,7 +132,7 @@ int main(int argc, char **argv)
 {
 	const char *lib = NULL, *how = NULL, *comm = NULL, *exec_path = NULL;
 	unsigned long n = 0;
-	bool leak = false;
+	bool leak = false, evil = false;
 	void *keep = NULL;
 	char line[64];
 
@@ -133,6 +147,8 @@ int main(int argc, char **argv)
 			churn_start(atoi(argv[i + 1]));
 		else if (!strcmp(argv[i], "--exec"))
 			exec_path = argv[i + 1];
+		else if (!strcmp(argv[i], "--evil-sym"))
+			evil = !strcmp(argv[i + 1], "yes");
 		else if (!strcmp(argv[i], "--leak"))
 			leak = !strcmp(argv[i + 1], "yes");
 	}
@@ -169,7 +185,8 @@ int main(int argc, char **argv)
 				die("execv");
 			}
 		}
-		void *p = lib_alloc ? lib_alloc(BLOCK) : hostile_main_alloc(BLOCK);
+		void *p = lib_alloc ? lib_alloc(BLOCK) :
+			  evil ? hostile_evil_alloc(BLOCK) : hostile_main_alloc(BLOCK);
 
 		if (leak && !(n % 8)) {
 			n++; /* never freed */
