@@ -289,12 +289,14 @@ static bool step_slot(struct serve *s, struct slot *sl, struct mt_model *m, __u6
 	if (st == SLOT_CANCELLED)
 		sl->state = SLOT_FREE;
 	if (st == SLOT_NEW && sl->seconds == 0) {
-		/* the profiles were built just before: hand the current one */
+		/* the current profile, built just before; none yet when the
+		 * request came after this tick read want_profiles: the next */
 		b = s->current[sl->kind];
-		if (b)
+		if (b) {
 			b->refs++;
-		sl->result = b;
-		sl->state = SLOT_DONE;
+			sl->result = b;
+			sl->state = SLOT_DONE;
+		}
 	}
 	pthread_mutex_unlock(&s->lock);
 	if (st == SLOT_CANCELLED) {
@@ -303,7 +305,7 @@ static bool step_slot(struct serve *s, struct slot *sl, struct mt_model *m, __u6
 		return false;
 	}
 	if (st == SLOT_NEW && sl->seconds == 0)
-		return true;
+		return b != NULL;
 
 	if (st == SLOT_NEW) {
 		struct pprof_model_opts o = { 0 };
