@@ -26,11 +26,10 @@ enum { ROW_SORT, ROW_INVERT, ROW_GROUP, ROW_THEME, ROW_INTERVAL, ROW_COLUMNS };
 /* The site-table columns the settings may hide, as column indexes. */
 static int hideable_columns(int *cols, int max)
 {
-	const char *name;
 	bool hideable;
 	int n = 0;
 
-	for (int i = 0; (name = top_column_name(i, &hideable)) && n < max; i++)
+	for (int i = 0; top_column_name(i, &hideable) && n < max; i++)
 		if (hideable)
 			cols[n++] = i;
 	return n;

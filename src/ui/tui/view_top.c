@@ -194,6 +194,7 @@ static void top_refresh(struct tui *t)
 	if (!v || tui_reserve((void **)&p->rows, &p->cap, n, sizeof(*p->rows)) || (p->pid && !mine)) {
 		free(v);
 		free(mine);
+		free(pids);
 		tui_message(t, true, "out of memory");
 		return;
 	}
