@@ -10,8 +10,8 @@ given a FIFO as --theme, and /dev/null as --output.
 Every test asserts what must hold whatever the target does:
   - memtop attaches and names the site from the real mapped file (the
     mapping itself, not whatever its name resolves to now);
-  - SIGINT ends memtop within 2 s with status 0, and nothing is left
-    attached (bpftool before and after);
+  - SIGINT, SIGTERM or SIGHUP ends memtop within 2 s with status 0, and
+    nothing is left attached (bpftool before and after);
   - /etc/shadow is never opened: an inotify watch on it sees no IN_OPEN
     while memtop runs (opens with O_PATH, which memtop uses to look before
     it reads, raise no such event; reading it would);
@@ -142,17 +142,19 @@ def watch_until(pid, function, extra=(), timeout=20):
             return m, rec
 
 
-def stop_quickly(m, before):
-    """SIGINT ends memtop within STOP_WITHIN_S, status 0, nothing left."""
+def stop_quickly(m, before, sig=signal.SIGINT):
+    """sig (INT, TERM or HUP) ends memtop within STOP_WITHIN_S, status 0,
+    nothing left."""
     t0 = time.monotonic()
-    m.send(signal.SIGINT)
+    m.send(sig)
     try:
         rc = m.popen.wait(timeout=STOP_WITHIN_S)
     except subprocess.TimeoutExpired:
-        fail("memtop still running %.1fs after SIGINT (blocked?)" % STOP_WITHIN_S)
+        fail("memtop still running %.1fs after %s (blocked?)" % (STOP_WITHIN_S, sig.name))
     m.out.join()
     m.err.join()
-    check(rc == 0, "memtop exited with %s after SIGINT; stderr: %s" % (rc, m.err.text()[-500:]))
+    check(rc == 0, "memtop exited with %s after %s; stderr: %s" % (rc, sig.name,
+                                                                  m.err.text()[-500:]))
     assert_nothing_left(before)
     return time.monotonic() - t0
 
@@ -168,7 +170,7 @@ def test_mapped_library_replaced_by_fifo():
     _, pid = start([os.path.join(d, "hostile"), "--lib", so, "--tamper", "fifo"])
     check(stat.S_ISFIFO(os.lstat(so).st_mode), "the attacker's FIFO is not there")
     m, _ = watch_until(pid, "hostile_lib_alloc")
-    stop_quickly(m, before)
+    stop_quickly(m, before, signal.SIGTERM)
 
 
 def test_deleted_mapping_now_a_symlink_to_shadow():
@@ -209,7 +211,7 @@ def test_debuglink_names_a_fifo_and_shadow():
     w = OpenWatch(SHADOW)
     try:
         m, _ = watch_until(pid, "hostile_lib_alloc")
-        stop_quickly(m, before)
+        stop_quickly(m, before, signal.SIGHUP)
         n = w.opens()
     finally:
         w.close()
