@@ -128,8 +128,8 @@ static const struct cli_opt cli_opts[] = {
 	  "watch every process of a cgroup: a path under /sys/fs/cgroup, "
 	  "a cgroup id or a pod uid" },
 	{ NULL, 0, "CMD [ARG...]", SEC_TARGETS,
-	  "launch CMD and watch it from its first allocation; everything after "
-	  "the first -- belongs to CMD" },
+	  "launch CMD and watch it, and the processes it starts, from their "
+	  "first allocation; everything after the first -- belongs to CMD" },
 	{ "cmd-log", OPT_CMD_LOG, "FILE", SEC_TARGETS,
 	  "with -- CMD, where its stdout and stderr go (default "
 	  "memtop-cmd-PID.log beside --output, else in the current directory): "
