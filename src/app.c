@@ -442,19 +442,33 @@ static void budget_step(struct app *a, __u64 now)
 }
 
 /* Before the display starts, for processes that already run: a short
- * window with only the probes that stay on, so that the cost of a probe
- * hit is measured on each target (slowdown.h) from the first interval. */
-#define UNPROBED_WINDOW_NS 300000000ULL
+ * stretch of 60 ms phases alternately with only the probes that stay on
+ * and with all of them, so that the cost of a probe hit is measured on
+ * each target (slowdown.h) from the first interval. Alternating, not one
+ * window each, so that a load that drifts meanwhile weighs on both. */
+#define UNPROBED_PHASE_NS 60000000L
+#define UNPROBED_PHASES 5
+static void pause_phase(void)
+{
+	struct timespec ts = { 0, UNPROBED_PHASE_NS };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
 static void measure_unprobed(struct app *a)
 {
-	struct timespec ts = { 0, UNPROBED_WINDOW_NS };
+	int i;
 
 	if (a->cfg->cmd_argv || !a->ws.n)
 		return;
-	set_allocs(a, false, now_ns());
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-	set_allocs(a, true, now_ns());
+	for (i = 0; i < UNPROBED_PHASES; i++) {
+		set_allocs(a, false, now_ns());
+		pause_phase();
+		set_allocs(a, true, now_ns());
+		if (i + 1 < UNPROBED_PHASES)
+			pause_phase();
+	}
 	a->budget.changed_ns = now_ns();
 }
 

@@ -8,11 +8,13 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
-/* Enough of each state before c is trusted. */
-#define ID_MIN_FREES 500.0
-#define ID_MIN_CPU_NS 30e6
+/* Enough in each step of a pair, and pairs, before c is trusted. */
+#define PAIR_MIN_FREES 200.0
+#define PAIR_MIN_CPU_NS 5e6
+#define PAIR_MIN 3
 #define ID_MIN_DH 0.05	/* hits per free must differ this much */
 #define COST_MIN_NS 100.0   /* below an emulated trap: a bad fit */
 #define COST_MAX_NS 50000.0 /* above a single-stepped trap: a bad fit */
@@ -40,42 +42,66 @@ double slowdown_pct(double probe_ns, double cpu_ns)
 	return 100.0 * probe_ns / own;
 }
 
-/* c from the decayed sums of both states, when both have enough. */
-static void identify(struct slowdown *s)
+/* One estimate of c from two adjacent steps of different states: local
+ * in time, so a load that drifts weighs on both alike. */
+static bool pair_cost(const struct slowdown_step *a, const struct slowdown_step *b, double *c)
 {
-	const double *off = s->acc[0], *on = s->acc[1];
-	double y_off, y_on, h_off, h_on, c;
+	const struct slowdown_step *on = a->on ? a : b, *off = a->on ? b : a;
+	double dh;
 
-	if (s->usdt || off[ACC_FREES] < ID_MIN_FREES || on[ACC_FREES] < ID_MIN_FREES ||
-	    off[ACC_CPU] < ID_MIN_CPU_NS || on[ACC_CPU] < ID_MIN_CPU_NS)
+	if (on->frees < PAIR_MIN_FREES || off->frees < PAIR_MIN_FREES ||
+	    on->cpu_ns < PAIR_MIN_CPU_NS || off->cpu_ns < PAIR_MIN_CPU_NS)
+		return false;
+	dh = on->hits / on->frees - off->hits / off->frees;
+	if (dh < ID_MIN_DH)
+		return false;
+	*c = (on->cpu_ns / on->frees - off->cpu_ns / off->frees) / dh;
+	if (*c < COST_MIN_NS)
+		*c = COST_MIN_NS;
+	if (*c > COST_MAX_NS)
+		*c = COST_MAX_NS;
+	return true;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* c: the median of the recent pair estimates (robust to a load spike in
+ * one step), once there are PAIR_MIN of them. */
+static void identify(struct slowdown *s, const struct slowdown_step *prev,
+		     const struct slowdown_step *st)
+{
+	double c, v[SLOWDOWN_PAIRS];
+
+	if (s->usdt || prev->on == st->on || !pair_cost(prev, st, &c))
 		return;
-	y_off = off[ACC_CPU] / off[ACC_FREES];
-	y_on = on[ACC_CPU] / on[ACC_FREES];
-	h_off = off[ACC_HITS] / off[ACC_FREES];
-	h_on = on[ACC_HITS] / on[ACC_FREES];
-	if (h_on - h_off < ID_MIN_DH)
+	s->pair[s->pair_head] = c;
+	s->pair_head = (s->pair_head + 1) % SLOWDOWN_PAIRS;
+	if (s->npair < SLOWDOWN_PAIRS)
+		s->npair++;
+	if (s->npair < PAIR_MIN)
 		return;
-	c = (y_on - y_off) / (h_on - h_off);
-	/* the calibration on memtop is no bound: it runs on a hot cache, and
-	 * on a loaded machine it can come out above the cost in the target */
-	if (c < COST_MIN_NS)
-		c = COST_MIN_NS;
-	if (c > COST_MAX_NS)
-		c = COST_MAX_NS;
-	s->cost_ns = c;
+	memcpy(v, s->pair, sizeof(v));
+	qsort(v, s->npair, sizeof(v[0]), cmp_double);
+	s->cost_ns = s->npair % 2 ? v[s->npair / 2] : (v[s->npair / 2 - 1] + v[s->npair / 2]) / 2;
 	s->identified = true;
 }
 
 void slowdown_feed(struct slowdown *s, __u64 t_ns, __u64 cpu_ns, __u64 hits, __u64 frees,
 		   bool allocs_on)
 {
-	struct slowdown_step *st;
+	struct slowdown_step *st, *prev;
 	double decay;
 	int k, i;
 
 	if (!s->have_last || t_ns <= s->last_t || cpu_ns < s->last_cpu || hits < s->last_hits ||
 	    frees < s->last_frees)
 		goto keep;
+	prev = s->nstep ? &s->step[(s->head - 1 + SLOWDOWN_STEPS) % SLOWDOWN_STEPS] : NULL;
 	st = &s->step[s->head];
 	s->head = (s->head + 1) % SLOWDOWN_STEPS;
 	if (s->nstep < SLOWDOWN_STEPS)
@@ -95,7 +121,8 @@ void slowdown_feed(struct slowdown *s, __u64 t_ns, __u64 cpu_ns, __u64 hits, __u
 	s->acc[k][ACC_CPU] += st->cpu_ns;
 	s->acc[k][ACC_HITS] += st->hits;
 	s->acc[k][ACC_FREES] += st->frees;
-	identify(s);
+	if (prev)
+		identify(s, prev, st);
 keep:
 	s->last_t = t_ns;
 	s->last_cpu = cpu_ns;

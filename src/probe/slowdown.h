@@ -7,13 +7,14 @@
  * its CPU time: over a span, cpu = work + c * hits, with c the cost of one
  * probe hit in this target (trap, BPF program, the cache damage after it).
  * The work is unknown, but free() calls are counted exactly in every phase
- * and are a measure of it: cpu / frees = k + c * hits / frees. The phases
- * with the allocation probes off (the start-up window and the budget's
- * off-phases) and on give that line at two points, so
+ * and are a measure of it: cpu / frees = k + c * hits / frees. Two
+ * adjacent steps, one with the allocation probes off (the start-up
+ * window's phases and the budget's off-phases) and one with them on, give
+ * that line at two points, so
  *
  *     c = (Y_on - Y_off) / (H_on - H_off),   Y = cpu / frees, H = hits / frees
  *
- * (sums over many phases, old ones forgotten with a time constant). The
+ * and c is the median of the last SLOWDOWN_PAIRS such pairs. The
  * slowdown over a window is then c * hits / (cpu - c * hits): the time the
  * target lost against the time its own work took. Until c is measured it
  * is the start-up calibration on memtop itself (a lower bound).
@@ -25,7 +26,8 @@
 #include <linux/types.h>
 
 #define SLOWDOWN_STEPS 64	       /* readings kept for the windows */
-#define SLOWDOWN_TAU_S 30.0	       /* memory of the cost identification */
+#define SLOWDOWN_TAU_S 30.0	       /* memory of the hits per free while off */
+#define SLOWDOWN_PAIRS 31	       /* on/off pairs the cost is the median of */
 #define SLOWDOWN_REPORT_NS 3000000000ULL /* the window of the reported slowdown */
 
 struct slowdown_step {
@@ -42,6 +44,8 @@ struct slowdown {
 	bool usdt;	      /* the process samples itself: hits are sampled
 			       * events only, cost_ns stays the floor */
 	double acc[2][3];     /* [off, on][cpu_ns, hits, frees], decayed */
+	double pair[SLOWDOWN_PAIRS]; /* recent pair estimates of c */
+	int npair, pair_head;
 	struct slowdown_step step[SLOWDOWN_STEPS];
 	int nstep, head;      /* ring of steps, head: next slot */
 	__u64 last_t, last_cpu, last_hits, last_frees;

@@ -2,8 +2,8 @@
 /*
  * test_budget.c - the --max-overhead controller and the probes' cost:
  * the slowdown formula (no clamp short of 1000x), the cost of a hit
- * identified from phases with the allocation probes off and on
- * (slowdown.h) on a simulated target, a duty that lands under the limit
+ * identified from adjacent phases with the allocation probes off and on
+ * (slowdown.h) on a simulated target, robust to a load spike, a duty that lands under the limit
  * in one step and says when the probes that stay on alone exceed it, and
  * a randomised on/off schedule that is on a share d of the time and does
  * not alias with a periodic workload.
@@ -62,8 +62,11 @@ static void check_identifies(double work_ns, double hit_ns)
 	int i;
 
 	slowdown_init(&sd, 700, false); /* a calibration well off the truth */
-	sim_step(&s, &sd, true, 1);	/* the first reading */
-	sim_step(&s, &sd, false, 300000000ULL); /* the unprobed window */
+	sim_step(&s, &sd, true, 1); /* the first reading */
+	for (i = 0; i < 5; i++) {   /* the start-up phases */
+		sim_step(&s, &sd, false, 60000000ULL);
+		sim_step(&s, &sd, true, 60000000ULL);
+	}
 	for (i = 0; i < 12; i++)
 		sim_step(&s, &sd, true, 250000000ULL);
 	assert_true(fabs(slowdown_cost_ns(&sd, &measured) - hit_ns) < 0.01 * hit_ns);
@@ -95,6 +98,31 @@ static void test_no_identification_without_off_phase(void **state)
 		sim_step(&s, &sd, true, 250000000ULL);
 	assert_true(slowdown_cost_ns(&sd, &measured) == 700);
 	assert_false(measured);
+	/* one off step is one pair: not enough */
+	sim_step(&s, &sd, false, 60000000ULL);
+	sim_step(&s, &sd, true, 60000000ULL);
+	assert_false(slowdown_cost_ns(&sd, &measured) != 700 || measured);
+}
+
+/* A load spike in one step (the target's work per free doubles for it)
+ * moves the median of the pairs little. */
+static void test_identification_robust(void **state)
+{
+	struct sim s = { 3000, 1500, 1.0, 1000000000ULL, 0, 0, 0 };
+	struct slowdown sd;
+	bool measured;
+	int i;
+
+	slowdown_init(&sd, 700, false);
+	sim_step(&s, &sd, true, 1);
+	for (i = 0; i < 8; i++) {
+		s.work_ns = i == 3 ? 6000 : 3000;
+		sim_step(&s, &sd, false, 60000000ULL);
+		s.work_ns = 3000;
+		sim_step(&s, &sd, true, 60000000ULL);
+	}
+	assert_true(fabs(slowdown_cost_ns(&sd, &measured) - 1500) < 30);
+	assert_true(measured);
 }
 
 /* Slowdown s at duty d for a target whose probes that stay on cost
@@ -181,6 +209,7 @@ int main(void)
 		cmocka_unit_test(test_slowdown_formula),
 		cmocka_unit_test(test_identifies_cost),
 		cmocka_unit_test(test_no_identification_without_off_phase),
+		cmocka_unit_test(test_identification_robust),
 		cmocka_unit_test(test_controller_one_step),
 		cmocka_unit_test(test_controller_floor),
 		cmocka_unit_test(test_schedule),
