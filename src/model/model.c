@@ -888,6 +888,12 @@ __u64 model_site_inline_capacity(const struct mt_model *m, const struct mt_site 
 	return cap;
 }
 
+double model_site_obj_rate(const struct mt_site *s)
+{
+	return s->alloc_bytes > 0 ? s->stats.rate_bytes_per_s * s->alloc_objects / s->alloc_bytes
+				  : 0;
+}
+
 double model_inuse_bytes(const struct mt_model *m)
 {
 	double sum = 0;
@@ -1139,10 +1145,10 @@ static double sort_value(const struct mt_site *s, enum mt_sort key)
 	switch (key) {
 	case MT_SORT_INUSE:
 		return s->inuse_bytes;
-	case MT_SORT_ALLOC_RATE:
-		return s->alloc_bytes_per_s;
+	case MT_SORT_ALLOC_RATE: /* what the views show: the smoothed rates */
+		return s->stats.rate_bytes_per_s;
 	case MT_SORT_OBJ_RATE:
-		return s->alloc_objects_per_s;
+		return model_site_obj_rate(s);
 	case MT_SORT_GROWTH:
 		return s->stats.long_fit.slope;
 	case MT_SORT_LEAK:

@@ -253,6 +253,10 @@ const struct mt_site *model_stack_site(const struct mt_model *m, size_t i);
 __u64 model_site_inline_capacity(const struct mt_model *m, const struct mt_site *s, double frac,
 				 double *absorbed);
 
+/* A site's allocation rate in objects/s over the same window as its
+ * smoothed byte rate (stats.rate_bytes_per_s), at its mix of sizes. */
+double model_site_obj_rate(const struct mt_site *s);
+
 /* Sum of estimated in-use bytes over all sites. */
 double model_inuse_bytes(const struct mt_model *m);
 

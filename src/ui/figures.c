@@ -30,11 +30,7 @@ char *fig_rate(char *buf, size_t len, const struct mt_site *s)
 
 char *fig_obj_rate(char *buf, size_t len, const struct mt_site *s)
 {
-	/* objects per byte of the interval: the smoothed rate's own mix */
-	double per_byte = s->alloc_bytes > 0 ? s->alloc_objects / s->alloc_bytes : 0;
-
-	return approx(buf, len, fmt_count, s->stats.rate_bytes_per_s * per_byte,
-		      s->stats.rate_rel_err);
+	return approx(buf, len, fmt_count, model_site_obj_rate(s), s->stats.rate_rel_err);
 }
 
 char *fig_inuse(char *buf, size_t len, const struct mt_site *s, double bytes)

@@ -17,13 +17,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ui/figures.h"
 #include "ui/format.h"
 
 void header_refresh(struct tui *t)
 {
 	struct tui_header *h = &t->hdr;
 	struct mt_drops *d = model_drops(t->model);
-	size_t n = model_target_count(t->model);
+	size_t n = model_target_count(t->model), first_dead;
 	double since = tui_now_s(t) -
 		       (TUI_SPARK_MAX + 1) * (t->ctx->interval_s > 0 ? t->ctx->interval_s : 1);
 
@@ -32,6 +33,11 @@ void header_refresh(struct tui *t)
 	h->ntargets = (int)n;
 	h->nalive = 0;
 	h->rss_bytes = 0;
+	h->ended[0] = '\0';
+	h->ended_clean = false;
+	for (first_dead = 0; first_dead < n; first_dead++)
+		if (!model_target_at(t->model, first_dead)->alive)
+			break;
 	for (size_t i = 0; i < n; i++) {
 		const struct mt_target *tg = model_target_at(t->model, i);
 		double tt[TUI_SPARK_MAX], v[TUI_SPARK_MAX];
@@ -42,6 +48,14 @@ void header_refresh(struct tui *t)
 			memcpy(h->target[i].comm, tg->comm, sizeof(h->target[i].comm));
 			h->target[i].comm[sizeof(h->target[i].comm) - 1] = '\0';
 			h->target[i].alive = tg->alive;
+			fig_state(h->target[i].state, sizeof(h->target[i].state), tg);
+		}
+		if (!tg->alive && i == first_dead) {
+			char how[80];
+
+			model_end_describe(&tg->end, how, sizeof(how));
+			snprintf(h->ended, sizeof(h->ended), "PID %d %s", (int)tg->pid, how);
+			h->ended_clean = tg->end.kind == MT_END_EXIT && !tg->end.code;
 		}
 		if (tg->alive) {
 			h->nalive++;
@@ -88,8 +102,10 @@ static int warnings_collect(const struct tui *t, struct warning *w)
 	int n = 0;
 
 	if (h->ntargets > 0 && h->nalive == 0) {
-		snprintf(w[n].text, sizeof(w[n].text), "target%s ended: data frozen",
-			 h->ntargets > 1 ? "s" : "");
+		if (h->ntargets == 1 && h->ended[0])
+			snprintf(w[n].text, sizeof(w[n].text), "%.70s: data frozen", h->ended);
+		else
+			snprintf(w[n].text, sizeof(w[n].text), "targets ended: data frozen");
 		snprintf(w[n].brief, sizeof(w[n].brief), "ENDED");
 		n++;
 	}
@@ -191,7 +207,7 @@ static void draw_targets(struct tui *t, int y)
 		x += tui_put(t, y, x, t->cols - x, t->attr[THEME_HEADER_VALUE], buf);
 		x += tui_put(t, y, x, t->cols - x,
 			     t->attr[h->target[i].alive ? THEME_TARGET_ALIVE : THEME_TARGET_EXITED],
-			     h->target[i].alive ? "alive" : "exited");
+			     h->target[i].state);
 		x += 2;
 	}
 	if (h->ntargets > TUI_HDR_TARGETS && x < t->cols - rw - 1)

@@ -110,8 +110,13 @@ static void draw_status(struct tui *t, int y)
 		return;
 	}
 	if (t->hdr.ntargets > 0 && t->hdr.nalive == 0) {
-		tui_put(t, y, 0, t->cols, t->attr[THEME_WARNING],
-			"target exited: its data stays on screen; e exports it, q quits");
+		if (t->hdr.ended_clean || !t->hdr.ended[0])
+			tui_put(t, y, 0, t->cols, t->attr[THEME_WARNING],
+				"target exited: its data stays on screen; e exports it, q quits");
+		else
+			tui_putf(t, y, 0, t->cols, t->attr[THEME_WARNING],
+				 "target ended (%s): its data stays on screen as at that moment; e exports it, q quits",
+				 t->hdr.ended);
 	} else if (t->status->message[0]) {
 		tui_put(t, y, 0, t->cols, t->attr[THEME_STATUS], t->status->message);
 	} else if (t->view->status) {

@@ -71,6 +71,10 @@ struct tui_row {
 	double age_s;
 	pid_t pid;	 /* the process with the most in-use here; 0: one target */
 	bool more_pids;	 /* other processes allocate here too */
+	/* ui/figures.h: rates are the smoothed ones; ~ on large sampling
+	 * errors; growth only once it stands out of the noise */
+	bool rate_approx, inuse_approx, growth_shown;
+	bool ended;	 /* frozen: its processes all ended */
 };
 
 #define TUI_TEXT_MAX 128
@@ -171,7 +175,10 @@ struct tui_header {
 		pid_t pid;
 		char comm[16];
 		bool alive;
+		char state[16]; /* "alive", "exited", "exit 3", "SIGSEGV", "OOM" */
 	} target[TUI_HDR_TARGETS];
+	char ended[96]; /* how the first dead target ended, in words; "" if none */
+	bool ended_clean; /* ... with exit code 0 */
 	int ntargets; /* all of them, even beyond TUI_HDR_TARGETS */
 	int nalive;
 	double rss_bytes;

@@ -210,8 +210,13 @@ static void top_refresh(struct tui *t)
 		r = &p->rows[p->nrows++];
 		r->id = s->id;
 		r->frame = *s->frame;
-		r->alloc_bytes_per_s = s->alloc_bytes_per_s;
-		r->alloc_objects_per_s = s->alloc_objects_per_s;
+		/* smoothed over a stated window, as -b (ui/figures.h) */
+		r->alloc_bytes_per_s = s->stats.rate_bytes_per_s;
+		r->alloc_objects_per_s = model_site_obj_rate(s);
+		r->rate_approx = s->stats.rate_rel_err > MT_APPROX_REL_ERR;
+		r->inuse_approx = s->stats.inuse_rel_err > MT_APPROX_REL_ERR;
+		r->growth_shown = s->stats.growth_shown;
+		r->ended = s->ended_ns != 0;
 		/* in use by the selected process; the other columns are the
 		 * site's over all processes (the status line says so) */
 		r->inuse_bytes = mine ? mine[s->id] : s->inuse_bytes;
@@ -270,9 +275,18 @@ static void draw_titles(struct tui *t, int y, const int *w)
 	}
 }
 
+/* text into b, with "~" in front when the sampling error is large */
+static const char *approx_cell(char *b, size_t len, const char *text, bool approx)
+{
+	snprintf(b, len, "%s%s", approx ? "~" : "", text);
+	return b;
+}
+
 /* The text of a numeric cell. */
 static const char *cell_format(const struct tui_row *r, int col, char *b, size_t len)
 {
+	char tmp[32];
+
 	switch (col) {
 	case COL_PID:
 		if (r->pid)
@@ -281,12 +295,17 @@ static const char *cell_format(const struct tui_row *r, int col, char *b, size_t
 			snprintf(b, len, "-");
 		return b;
 	case COL_ALLOC:
-		return fmt_bytes(b, len, r->alloc_bytes_per_s);
+		return approx_cell(b, len, fmt_bytes(tmp, sizeof(tmp), r->alloc_bytes_per_s),
+				   r->rate_approx);
 	case COL_OBJ:
-		return fmt_count(b, len, r->alloc_objects_per_s);
+		return approx_cell(b, len, fmt_count(tmp, sizeof(tmp), r->alloc_objects_per_s),
+				   r->rate_approx);
 	case COL_INUSE:
-		return fmt_bytes(b, len, r->inuse_bytes);
+		return approx_cell(b, len, fmt_bytes(tmp, sizeof(tmp), r->inuse_bytes),
+				   r->inuse_approx && r->inuse_bytes > 0);
 	case COL_GROWTH:
+		if (!r->growth_shown) /* within the noise: no number */
+			return strcpy(b, "-");
 		return tui_fmt_growth(b, len, r->growth_per_min);
 	case COL_LEAK:
 		snprintf(b, len, "%3.0f", r->leak_score);
