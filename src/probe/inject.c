@@ -367,6 +367,19 @@ fail_image:
 	return e;
 }
 
+/* The process still runs the program memtop injected into: an exec
+ * replaced its link map and unmapped the sampler, and nothing of the old
+ * addresses may be written any more. */
+static bool same_image(struct inject_state *st)
+{
+	__u64 base;
+
+	if (!inject_image_find(st->pid, &base) && base == st->base)
+		return true;
+	st->attached = false;
+	return false;
+}
+
 int inject_rescan(struct inject_state *st, char *err, size_t errlen)
 {
 	struct inject_session s;
@@ -375,7 +388,7 @@ int inject_rescan(struct inject_state *st, char *err, size_t errlen)
 	size_t nfresh = 0, cap;
 	int e;
 
-	if (!st->attached)
+	if (!st->attached || !same_image(st))
 		return 0;
 	e = inject_session_prepare(&s, st->pid, st->libc, err, errlen);
 	if (e)
@@ -429,11 +442,16 @@ int inject_detach(struct inject_state *st, char *err, size_t errlen)
 	char dummy[8];
 	int e;
 
-	if (!st->attached)
-		return 0;
 	if (!err) {
 		err = dummy;
 		errlen = sizeof(dummy);
+	}
+	if (!st->attached)
+		return 0;
+	if (!same_image(st)) {
+		snprintf(err, errlen, "PID %d runs another program since it was injected (exec): "
+			 "nothing to restore", st->pid);
+		return -ESTALE;
 	}
 	e = inject_session_prepare(&s, st->pid, st->libc, err, errlen);
 	if (e)

@@ -51,7 +51,9 @@ int inject_rescan(struct inject_state *st, char *err, size_t errlen);
 
 /* Put every rerouted slot back to its old value and mark the sampler
  * unattached. The sampler stays mapped (a thread may still be inside it;
- * a later memtop reuses it). 0 or -errno with one line in err. */
+ * a later memtop reuses it). 0 or -errno with one line in err; -ESTALE
+ * when the process has exec'd since (nothing of the old image is left to
+ * restore, and nothing is written). */
 int inject_detach(struct inject_state *st, char *err, size_t errlen);
 
 /* Does pid run a sampler whose GOT rerouting outlived its memtop (killed

@@ -183,6 +183,31 @@ def test_inject_fork_exec():
     finish_churn(w)
 
 
+def test_inject_exec_while_injected():
+    """The process execs while injected: the new program runs, memtop
+    writes nothing at the old image's addresses (it says there is nothing
+    to restore), injects the new program as it would a new process, and
+    puts that one back at exit."""
+    w = start("churn", "2")
+    m = inject_memtop(w.pid)
+    m.first_record()
+    send(w, "e")
+    line_starting(w, "READY")  # the new program, same PID
+    for _ in range(3):
+        m.record()  # refreshes after the exec
+    send(w, "after exec\n")
+    line = line_starting(w, "read ")
+    check(line == "read after exec eintr=0", "got %r" % line)
+    m.send(signal.SIGINT)
+    check(m.drain(timeout=30) == 0, "memtop: %s" % m.err.text()[-400:])
+    err = m.err.text()
+    check("(exec): nothing to restore" in err, "exec not noticed: %s" % err)
+    check(err.count("sampler injected") == 2 and err.count("GOT restored") == 1,
+          "expected the new program injected and restored once: %s" % err)
+    w.release()
+    check(w.wait(10) == 0, "the exec'd program failed")
+
+
 def test_inject_sigkill_memtop():
     """memtop killed with SIGKILL mid-session: the target keeps running
     correctly through the sampler's pass-through, and the next memtop, a

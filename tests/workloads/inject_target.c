@@ -18,7 +18,8 @@
  *     'p' prints "alive OPS" (it is running and allocating); 'f' forks a
  *     child that checks and frees blocks it inherited, allocates and frees
  *     20000 checked blocks, then execs this program ("child" mode: a few
- *     allocations, exit 0), and prints "fork STATUS" (0: all fine); EOF stops the
+ *     allocations, exit 0), and prints "fork STATUS" (0: all fine); 'e'
+ *     execs this program in "read" mode (same PID); EOF stops the
  *     threads, frees and checks every block, prints "ok" and exits 0.
  *   inject_target read
  *     the only thread blocks in read(0): each line read is echoed as
@@ -298,6 +299,10 @@ static int run_churn(int threads, const char *self)
 			zlib_round();
 		} else if (c == 'f') {
 			fork_round(self);
+		} else if (c == 'e') {
+			execl(self, self, "read", (char *)NULL);
+			printf("exec failed\n");
+			fflush(stdout);
 		} else if (c == 'p') {
 			uint64_t sum = 0;
 
