@@ -26,6 +26,15 @@
 
 #define MAX_OBJECTS 4096
 #define MAX_DYN 512
+/* Bounds on what the target's memory may make memtop walk: hash-chain
+ * steps in one chain and in one search of every object for every function
+ * (real chains are a few symbols long; a cycle or a chain without its end
+ * would otherwise go on until a read fails, or forever), and relocations
+ * per table (libc has about 1,000), read RELA_CHUNK at a time. */
+#define MAX_CHAIN 1024
+#define MAX_CHAIN_STEPS (1 << 18)
+#define MAX_RELA (1 << 20)
+#define RELA_CHUNK 256
 
 static const char *const fn_names[MT_IFN_COUNT] = MT_INJECT_FN_NAMES;
 
@@ -253,10 +262,12 @@ static __u32 hash_sysv(const char *s)
 	return h;
 }
 
-/* Where o defines name, through its hash table; 0 if it does not. */
-static __u64 object_lookup(int fd, const struct object *o, const char *name)
+/* Where o defines name, through its hash table; 0 if it does not. At
+ * most MAX_CHAIN steps, each counted in *steps, and none past
+ * MAX_CHAIN_STEPS there. */
+static __u64 object_lookup(int fd, const struct object *o, const char *name, __u32 *steps)
 {
-	__u32 h[4], idx, h2;
+	__u32 h[4], idx, h2, n = 0;
 	__u64 at;
 
 	if (o->gnu_hash) {
@@ -269,7 +280,7 @@ static __u64 object_lookup(int fd, const struct object *o, const char *name)
 		chain = buckets + (__u64)h[0] * 4;
 		if (inject_mem_read(fd, buckets + (hash % h[0]) * 4, &idx, 4) || idx < h[1])
 			return 0;
-		for (;; idx++) {
+		for (; n++ < MAX_CHAIN && ++*steps < MAX_CHAIN_STEPS; idx++) {
 			if (inject_mem_read(fd, chain + (__u64)(idx - h[1]) * 4, &h2, 4))
 				return 0;
 			if ((h2 | 1) == (hash | 1) && (at = sym_def(fd, o, idx, name)))
@@ -277,13 +288,15 @@ static __u64 object_lookup(int fd, const struct object *o, const char *name)
 			if (h2 & 1)
 				return 0;
 		}
+		return 0; /* no end of chain: not a loader's table */
 	}
 	if (o->sysv_hash) {
 		if (inject_mem_read(fd, o->sysv_hash, h, 8) || !h[0])
 			return 0;
 		if (inject_mem_read(fd, o->sysv_hash + 8 + (hash_sysv(name) % h[0]) * 4, &idx, 4))
 			return 0;
-		while (idx) {
+		/* h[1] symbols: a chain is never longer, and a cycle ends here */
+		while (idx && idx < h[1] && n++ < MAX_CHAIN && ++*steps < MAX_CHAIN_STEPS) {
 			if ((at = sym_def(fd, o, idx, name)))
 				return at;
 			if (inject_mem_read(fd, o->sysv_hash + 8 + ((__u64)h[0] + idx) * 4, &idx, 4))
@@ -298,6 +311,7 @@ int inject_got_targets(int mem_fd, __u64 first, __u64 target[MT_IFN_COUNT],
 {
 	__u64 at = first;
 	int n, i, left = MT_IFN_COUNT;
+	__u32 steps = 0;
 
 	memset(target, 0, sizeof(__u64) * MT_IFN_COUNT);
 	memset(owner, 0, sizeof(__u64) * MT_IFN_COUNT);
@@ -312,7 +326,8 @@ int inject_got_targets(int mem_fd, __u64 first, __u64 target[MT_IFN_COUNT],
 		if (!l.l_ld || object_read(mem_fd, &l, &o))
 			continue;
 		for (i = 0; i < MT_IFN_COUNT; i++) {
-			if (!target[i] && (target[i] = object_lookup(mem_fd, &o, fn_names[i]))) {
+			if (!target[i] &&
+			    (target[i] = object_lookup(mem_fd, &o, fn_names[i], &steps))) {
 				owner[i] = o.dyn;
 				left--;
 			}
@@ -374,47 +389,49 @@ static int scan_table(int fd, const struct object *o, __u64 rel, __u64 size,
 		      const __u64 entry[MT_IFN_COUNT], const __u64 target[MT_IFN_COUNT],
 		      struct got_slot **out, size_t *nout, size_t *cap, bool *unrelocated)
 {
-	Elf64_Rela *r;
-	size_t i, n = size / sizeof(*r);
-	int e;
+	Elf64_Rela r[RELA_CHUNK];
+	size_t i, k, done, n = size / sizeof(*r);
+	int e = 0;
 
 	if (!rel || !n)
 		return 0;
-	r = malloc(n * sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	e = inject_mem_read(fd, rel, r, n * sizeof(*r));
-	for (i = 0; !e && i < n; i++) {
-		__u32 type = ELF64_R_TYPE(r[i].r_info), sym = ELF64_R_SYM(r[i].r_info);
-		struct got_slot s;
-		Elf64_Sym es;
-		char name[32];
-		int fn;
+	if (n > MAX_RELA)
+		return -E2BIG;
+	for (done = 0; !e && done < n; done += k) {
+		k = n - done < RELA_CHUNK ? n - done : RELA_CHUNK;
+		e = inject_mem_read(fd, rel + done * sizeof(*r), r, k * sizeof(*r));
+		for (i = 0; !e && i < k; i++) {
+			__u32 type = ELF64_R_TYPE(r[i].r_info), sym = ELF64_R_SYM(r[i].r_info);
+			struct got_slot s;
+			Elf64_Sym es;
+			char name[32];
+			int fn;
 
-		if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || !sym)
-			continue;
-		if (inject_mem_read(fd, o->symtab + (__u64)sym * sizeof(es), &es, sizeof(es)) ||
-		    str_read(fd, o, es.st_name, name, sizeof(name)))
-			continue;
-		fn = name_index(name);
-		if (fn < 0 || !target[fn])
-			continue;
-		s.dyn = o->dyn;
-		s.addr = o->base + r[i].r_offset;
-		s.fn = fn;
-		if (inject_mem_read(fd, s.addr, &s.orig, sizeof(s.orig)))
-			continue;
-		if (!s.orig || (o->base && s.orig < o->base)) {
-			*unrelocated = true;	/* the loader has not got to it */
-			continue;
+			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || !sym)
+				continue;
+			if (inject_mem_read(fd, o->symtab + (__u64)sym * sizeof(es), &es,
+					    sizeof(es)) ||
+			    str_read(fd, o, es.st_name, name, sizeof(name)))
+				continue;
+			fn = name_index(name);
+			if (fn < 0 || !target[fn])
+				continue;
+			s.dyn = o->dyn;
+			s.addr = o->base + r[i].r_offset;
+			s.fn = fn;
+			if (inject_mem_read(fd, s.addr, &s.orig, sizeof(s.orig)))
+				continue;
+			if (!s.orig || (o->base && s.orig < o->base)) {
+				*unrelocated = true; /* the loader has not got to it */
+				continue;
+			}
+			if (s.orig == entry[fn])
+				s.orig = target[fn]; /* rerouted by a memtop that is gone */
+			else if (s.orig != target[fn] && !own_address(o, s.orig))
+				continue; /* bound elsewhere on purpose */
+			e = slot_add(out, nout, cap, &s);
 		}
-		if (s.orig == entry[fn])
-			s.orig = target[fn];	/* rerouted by a memtop that is gone */
-		else if (s.orig != target[fn] && !own_address(o, s.orig))
-			continue;		/* bound elsewhere on purpose */
-		e = slot_add(out, nout, cap, &s);
 	}
-	free(r);
 	return e;
 }
 
