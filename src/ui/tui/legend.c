@@ -7,7 +7,7 @@
 #include "ui/tui/legend.h"
 
 const struct legend_row legend_rows[] = {
-	{ "Header", "PID COMM alive", "a watched process; exited: it ended, its data stays shown" },
+	{ "Header", "PID COMM alive", "a watched process; else how it ended (SIGSEGV...), frozen" },
 	{ NULL, "every 1s", "refresh interval (+ and - change it); PAUSED: display frozen" },
 	{ NULL, "RSS", "resident memory of the live targets, not only their heap" },
 	{ NULL, "heap since attach",
@@ -31,16 +31,16 @@ const struct legend_row legend_rows[] = {
 	  "(MAP FULL) past --live-max: in-use stalls; raise --live-max" },
 
 	{ "Site table", "PID", "several targets: the process with most in-use; +: others too" },
-	{ NULL, "ALLOC/s", "bytes allocated per second at the site (from samples)" },
-	{ NULL, "OBJ/s", "allocations per second at the site (from samples)" },
-	{ NULL, "IN-USE", "bytes allocated at the site, not freed yet (from samples)" },
-	{ NULL, "GROWTH/m", "slope of IN-USE per minute over the long window" },
+	{ NULL, "ALLOC/s", "bytes/s at the site over the last 10 s; ~: error above 25%" },
+	{ NULL, "OBJ/s", "allocations/s at the site over the last 10 s (from samples)" },
+	{ NULL, "IN-USE", "bytes allocated at the site, not freed yet; ~: few samples" },
+	{ NULL, "GROWTH/m", "IN-USE slope per minute; -: not distinguishable from noise" },
 	{ NULL, "LEAK", "0-100: steady growth, old live blocks, few frees" },
 	{ NULL, "AGE", "age of the oldest live sampled block at the site; -: none" },
 	{ NULL, "FUNCTION", "the call site: first frame outside allocator code, file:line" },
 
 	{ "Process list", "PID COMM", "a watched process; the first line, *, stands for all of them" },
-	{ NULL, "STATE", "alive or exited" },
+	{ NULL, "STATE", "alive, or how it ended: exited, exit N, SIGSEGV..., OOM" },
 	{ NULL, "RSS", "its resident memory, all of it (/proc)" },
 	{ NULL, "ALLOC/s", "bytes allocated per second, counted exactly by the probes" },
 	{ NULL, "HEAP", "the process's heap since attach, as in the header" },
