@@ -911,6 +911,14 @@ int app_run(const struct mt_config *cfg)
 	verbose = cfg->verbose;
 	bpf_loader_set_verbosity(verbose);
 	a.fe = choose_frontend(cfg);
+	if (a.fe->check) { /* a display that cannot work: before attaching */
+		char why[256] = "";
+
+		if (a.fe->check(cfg, why, sizeof(why))) {
+			fail("%s", why);
+			return 1;
+		}
+	}
 	watch_init(&a.ws, &env);
 	history_init(&a.cgroup_current);
 	if (setup(&a)) {
