@@ -14,7 +14,10 @@
  *                     (cache_site) and churn (churn_site, 4 MiB/s in 64 KiB
  *                     blocks freed at once), for --duration=SECS (default
  *                     20), gentle enough for memtop's default overhead
- *                     budget to keep every probe on.
+ *                     budget to keep every probe on. It burns 5% of a CPU
+ *                     between steps, like a server working (little, so a
+ *                     loaded machine cannot starve the loop: scn_burn waits
+ *                     for that share).
  *
  * Both print the exact truth (mt_workload.h) when the phase ends.
  */
@@ -117,7 +120,7 @@ static int fam_main(int argc, char **argv, const struct fam_def *d)
 	wl_wait_start(&o);
 	t0 = wl_now();
 	if (scenario) {
-		scn_loop(t0, duration, 0.15, fam_step, (void *)d);
+		scn_loop(t0, duration, 0.05, fam_step, (void *)d);
 		wl_truth_print(d->name, scn_sites, 3);
 	} else {
 		uint64_t iterations = wl_arg_u64(argc, argv, "iterations", 200);
