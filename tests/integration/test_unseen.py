@@ -17,7 +17,7 @@ import shutil
 import tempfile
 import time
 
-from memtop_test import Memtop, Proc, Workload, check, fail, target
+from memtop_test import MEMTOP, Memtop, Proc, Workload, check, fail, target
 
 GROWTH_WITHIN_S = 10
 
@@ -119,3 +119,28 @@ def test_jvm_runtime_is_said():
         run_runtime([java, "-Xmx256m", src], "JVM", "jcmd")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_tui_header_says_it():
+    """The live view's header warns about the same growth (tmux pane, as
+    test_tui.py drives it), and memtop leaves the terminal clean."""
+    from test_tui import MEMTOP_ARGS, Pane  # noqa: E402 (the TUI test's harness)
+    import tempfile as _tf
+    d = _tf.mkdtemp(prefix="memtop-unseen-tui-")
+    w = Workload("mt_arena", "--duration=10").wait_ready()
+    p = Pane(120, 30, {"TERM": "screen-256color", "LANG": "C.UTF-8"}, d)
+    try:
+        p.run("%s %s -p %d 2>memtop.err; echo MEMTOP-RC=$?" %
+              (MEMTOP, " ".join(MEMTOP_ARGS), w.pid))
+        p.wait_for(lambda s: "mt_arena" in s, 20, "the header naming mt_arena")
+        w.trigger()
+        scr = p.wait_for(lambda s: "of RSS growth" in s or "RSS UNSEEN" in s, GROWTH_WITHIN_S + 5,
+                         "the header's warning about growth the heap does not explain")
+        check("PID %d" % w.pid in scr or "RSS UNSEEN" in scr,
+              "the warning does not name the target:\n%s" % scr)
+        p.keys("q")
+        p.wait_for(lambda s: "MEMTOP-RC=0" in s, 10, "memtop to quit cleanly")
+    finally:
+        p.kill()
+        w.release()
+        shutil.rmtree(d, ignore_errors=True)

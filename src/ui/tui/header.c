@@ -18,7 +18,25 @@
 #include <string.h>
 
 #include "ui/figures.h"
+#include "model/unseen.h"
 #include "ui/format.h"
+
+/* The target to warn about for memory the probes do not see. */
+static void header_unseen(struct tui *t, struct tui_header *h, size_t n)
+{
+	const struct mt_target *pick = NULL;
+
+	for (size_t i = 0; i < n && !(pick && unseen_growth(pick)); i++) {
+		const struct mt_target *tg = model_target_at(t->model, i);
+
+		if (tg->alive && (unseen_growth(tg) || (!pick && tg->runtime[0])))
+			pick = tg;
+	}
+	h->unseen_pid = pick ? pick->pid : 0;
+	h->unseen_growth = pick && unseen_growth(pick);
+	h->unseen_explains = pick ? pick->stats.heap_explains : -1;
+	snprintf(h->unseen_runtime, sizeof(h->unseen_runtime), "%s", pick ? pick->runtime : "");
+}
 
 void header_refresh(struct tui *t)
 {
@@ -69,6 +87,7 @@ void header_refresh(struct tui *t)
 		if (k > h->nspark)
 			h->nspark = k;
 	}
+	header_unseen(t, h, n);
 	h->inuse_bytes = model_inuse_bytes(t->model);
 	h->rate = model_rate(t->model);
 	h->events_per_s = t->status->events_per_s;
@@ -88,7 +107,7 @@ void header_refresh(struct tui *t)
 
 /* ---- warnings ------------------------------------------------------------ */
 
-#define WARN_MAX 5
+#define WARN_MAX 6
 
 struct warning {
 	char text[96];	/* long form */
@@ -125,6 +144,19 @@ static int warnings_collect(const struct tui *t, struct warning *w)
 		snprintf(w[n].text, sizeof(w[n].text), "lost %s events (ring buffer full)",
 			 fmt_count(a, sizeof(a), (double)h->lost));
 		snprintf(w[n].brief, sizeof(w[n].brief), "LOST %.20s", a);
+		n++;
+	}
+	if (h->unseen_pid && h->unseen_growth) {
+		snprintf(w[n].text, sizeof(w[n].text),
+			 "PID %d: the heap seen explains %.0f%% of RSS growth%s%s%s", (int)h->unseen_pid,
+			 100 * h->unseen_explains, h->unseen_runtime[0] ? " (" : "",
+			 h->unseen_runtime, h->unseen_runtime[0] ? " heap unseen)" : "; see mmap sites");
+		snprintf(w[n].brief, sizeof(w[n].brief), "RSS UNSEEN");
+		n++;
+	} else if (h->unseen_pid) {
+		snprintf(w[n].text, sizeof(w[n].text), "PID %d runs %s: its own heap is not seen",
+			 (int)h->unseen_pid, h->unseen_runtime);
+		snprintf(w[n].brief, sizeof(w[n].brief), "%.16s HEAP", h->unseen_runtime);
 		n++;
 	}
 	if (h->untracked) {

@@ -196,6 +196,13 @@ struct tui_header {
 	bool unreachable;
 	double duty;
 	__u64 phase_rate;
+	/* Memory the probes do not see (model/unseen.h): the first live
+	 * target whose RSS growth the heap does not explain, else the first
+	 * running a managed runtime; unseen_pid 0: none. */
+	pid_t unseen_pid;
+	bool unseen_growth;
+	double unseen_explains;
+	char unseen_runtime[16];
 	struct mt_cgroup_status cgroup;
 	double spark[TUI_SPARK_MAX];
 	int nspark;
