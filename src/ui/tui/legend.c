@@ -29,6 +29,9 @@ const struct legend_row legend_rows[] = {
 	{ NULL, "lost N events", "(LOST N) ring buffer full, records dropped; raise --rate" },
 	{ NULL, "live map full",
 	  "(MAP FULL) past --live-max: in-use stalls; raise --live-max" },
+	{ NULL, "heap seen explains",
+	  "(RSS UNSEEN) RSS grows where no probe sees: allocators.md" },
+	{ NULL, "runs RUNTIME", "(RUNTIME HEAP) JVM, V8, pymalloc or Go heap: its own tool" },
 
 	{ "Site table", "PID", "several targets: the process with most in-use; +: others too" },
 	{ NULL, "ALLOC/s", "bytes/s at the site over the last 10 s; ~: error above 25%" },
