@@ -474,7 +474,7 @@ static bool top_action(struct tui *t, enum key_action a)
 		if (e)
 			tui_message(t, true, "cannot regroup: %s", strerror(-e));
 		else
-			tui_message(t, false, "grouped by %s: rates and histories restart",
+			tui_message(t, false, "grouped by %s: each site keeps its past",
 				    group_names[g]);
 		reorder(t);
 		return true;
