@@ -18,14 +18,8 @@
 
 #include "stacks/elf_file.h"
 #include "stacks/proc_maps.h"
-#include "stacks/target_file.h"
-#include "util/safe_open.h"
 
 #define PF_KTHREAD 0x00200000
-
-/* Allocators that replace glibc's malloc when mapped. */
-static const char *const foreign_allocators[] = { "libjemalloc", "libtcmalloc", "libmimalloc",
-						  "libhoard", "libtbbmalloc" };
 
 static const char *base_name(const char *path)
 {
@@ -109,91 +103,6 @@ int target_check(pid_t pid, char comm[16], char *err, size_t errlen)
 		return -ESRCH;
 	}
 	return 0;
-}
-
-/* Does the ELF file at path define malloc itself (a built-in allocator)? */
-static bool defines_malloc(const char *path)
-{
-	struct elf_file *ef = elf_file_open(path);
-	__u64 off, size;
-	bool yes;
-
-	if (!ef)
-		return false;
-	yes = elf_file_func_offset(ef, "malloc", &off, &size) == 0;
-	elf_file_close(ef);
-	return yes;
-}
-
-static bool is_static_exe(pid_t pid)
-{
-	char exe[64];
-	struct elf_file *ef;
-	bool dynamic;
-
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
-	ef = elf_file_open(exe);
-	if (!ef)
-		return false;
-	dynamic = elf_file_is_dynamic(ef);
-	elf_file_close(ef);
-	return !dynamic;
-}
-
-int target_find_allocator(pid_t pid, char *path, size_t pathlen, char *err, size_t errlen)
-{
-	struct mt_maps maps;
-	const struct mt_map *libc = NULL;
-	const char *foreign = NULL;
-	char exe[64];
-	size_t i, k;
-	int e = proc_maps_read(pid, &maps);
-
-	if (e) {
-		snprintf(err, errlen, "cannot read the memory map of PID %d: %s", pid, strerror(-e));
-		return e;
-	}
-	for (i = 0; i < maps.n; i++) {
-		const char *p = maps.v[i].path;
-
-		if (!p || p[0] != '/')
-			continue;
-		if (!libc && is_glibc_name(p))
-			libc = &maps.v[i];
-		for (k = 0; k < sizeof(foreign_allocators) / sizeof(foreign_allocators[0]); k++)
-			if (!foreign && !strncmp(base_name(p), foreign_allocators[k],
-						 strlen(foreign_allocators[k])))
-				foreign = p;
-	}
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
-	if (foreign) {
-		snprintf(err, errlen,
-			 "PID %d uses %s instead of glibc malloc: not supported (memtop probes glibc's allocator)",
-			 pid, base_name(foreign));
-		e = -ENOTSUP;
-	} else if (!libc) {
-		if (is_static_exe(pid))
-			snprintf(err, errlen,
-				 "PID %d is a static executable: no shared glibc allocator to probe",
-				 pid);
-		else
-			snprintf(err, errlen, "PID %d does not map glibc (libc.so.6): nothing to probe",
-				 pid);
-		e = -ENOTSUP;
-	} else if (defines_malloc(exe)) {
-		snprintf(err, errlen,
-			 "PID %d's executable defines its own malloc: its allocations bypass glibc's",
-			 pid);
-		e = -ENOTSUP;
-	} else {
-		/* the mapped file itself, not whatever its name resolves to now */
-		e = target_file_map_path(pid, libc, path, pathlen);
-		if (e)
-			snprintf(err, errlen, "cannot open PID %d's %s: %s", pid, libc->path,
-				 e == -ESRCH || kill(pid, 0) ? "the process exited" : safe_open_strerror(e));
-	}
-	proc_maps_free(&maps);
-	return e;
 }
 
 int target_find_exe(const char *argv0, char *out, size_t len)

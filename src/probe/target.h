@@ -18,11 +18,6 @@
  * its comm. 0, or -errno with one line in err. */
 int target_check(pid_t pid, char comm[16], char *err, size_t errlen);
 
-/* The glibc allocator library of pid as a path memtop can open (through
- * /proc/PID/root). 0, or -errno with one line in err naming what was
- * found instead (a static executable, another allocator). */
-int target_find_allocator(pid_t pid, char *path, size_t pathlen, char *err, size_t errlen);
-
 /* Resolve argv0 like execvp would, into out. 0 or -errno. */
 int target_find_exe(const char *argv0, char *out, size_t len);
 
