@@ -11,7 +11,8 @@
 
 bool unseen_growth(const struct mt_target *t)
 {
-	return t->stats.heap_explains >= 0 && t->stats.heap_explains < UNSEEN_EXPLAINS_MAX;
+	return t->stats.heap_explains >= 0 && t->stats.heap_explains < UNSEEN_EXPLAINS_MAX &&
+	       t->stats.window_s >= UNSEEN_MIN_WINDOW_S;
 }
 
 bool unseen_describe(const struct mt_target *t, char *buf, size_t len)

@@ -17,6 +17,9 @@
 /* Below this share of RSS growth, the heap memtop sees does not explain
  * it. */
 #define UNSEEN_EXPLAINS_MAX 0.5
+/* ... over at least this much history: the first seconds' fits are too
+ * noisy to accuse anything. */
+#define UNSEEN_MIN_WINDOW_S 5.0
 
 /* The words for t into buf: the unexplained growth if there is one, else
  * the runtime note; false (buf empty) when there is nothing to say. */
