@@ -13,6 +13,7 @@ words, with the runtime found and the tool that sees its heap.
   - a JVM (java running a single-file program): runtime JVM."""
 
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -123,7 +124,8 @@ def test_jvm_runtime_is_said():
 
 def test_tui_header_says_it():
     """The live view's header warns about the same growth (tmux pane, as
-    test_tui.py drives it), and memtop leaves the terminal clean."""
+    test_tui.py drives it) and names the allocator probed; memtop quits
+    cleanly."""
     from test_tui import MEMTOP_ARGS, Pane  # noqa: E402 (the TUI test's harness)
     import tempfile as _tf
     d = _tf.mkdtemp(prefix="memtop-unseen-tui-")
@@ -138,6 +140,8 @@ def test_tui_header_says_it():
                          "the header's warning about growth the heap does not explain")
         check("PID %d" % w.pid in scr or "RSS UNSEEN" in scr,
               "the warning does not name the target:\n%s" % scr)
+        check(re.search(r"mode \S+ glibc", scr), "the header does not name the allocator "
+              "probed (glibc):\n%s" % scr)
         p.keys("q")
         p.wait_for(lambda s: "MEMTOP-RC=0" in s, 10, "memtop to quit cleanly")
     finally:

@@ -38,6 +38,22 @@ static void header_unseen(struct tui *t, struct tui_header *h, size_t n)
 	snprintf(h->unseen_runtime, sizeof(h->unseen_runtime), "%s", pick ? pick->runtime : "");
 }
 
+/* The allocator the live targets are probed in: one name, or "mixed". */
+static void header_allocator(struct tui *t, struct tui_header *h, size_t n)
+{
+	h->allocator[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		const struct mt_target *tg = model_target_at(t->model, i);
+
+		if (!tg->alive || !tg->allocator[0])
+			continue;
+		if (!h->allocator[0])
+			snprintf(h->allocator, sizeof(h->allocator), "%s", tg->allocator);
+		else if (strcmp(h->allocator, tg->allocator))
+			snprintf(h->allocator, sizeof(h->allocator), "mixed");
+	}
+}
+
 void header_refresh(struct tui *t)
 {
 	struct tui_header *h = &t->hdr;
@@ -88,6 +104,7 @@ void header_refresh(struct tui *t)
 			h->nspark = k;
 	}
 	header_unseen(t, h, n);
+	header_allocator(t, h, n);
 	h->inuse_bytes = model_inuse_bytes(t->model);
 	h->rate = model_rate(t->model);
 	h->events_per_s = t->status->events_per_s;
@@ -272,8 +289,9 @@ static void draw_figures(struct tui *t, int y)
 		 t->attr[THEME_HEADER_VALUE]);
 	x = pair(t, y, x, "1 sample/", fmt_bytes(a, sizeof(a), (double)h->rate),
 		 t->attr[THEME_HEADER_VALUE]);
-	pair(t, y, x, "mode ", h->probe_mode ? h->probe_mode : "probes",
-	     t->attr[THEME_HEADER_VALUE]);
+	snprintf(b, sizeof(b), "%s%s%s", h->probe_mode ? h->probe_mode : "probes",
+		 h->allocator[0] ? " " : "", h->allocator);
+	pair(t, y, x, "mode ", b, t->attr[THEME_HEADER_VALUE]);
 }
 
 static void draw_limit_and_spark(struct tui *t, int y)

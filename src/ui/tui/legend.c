@@ -16,7 +16,7 @@ const struct legend_row legend_rows[] = {
 	  "how much the probes slow the target (JSON est_slowdown_pct)" },
 	{ NULL, "events/s", "kernel records per second: samples, frees of sampled blocks" },
 	{ NULL, "1 sample/512K", "one sample per this many bytes allocated on average (--rate)" },
-	{ NULL, "mode", "how calls are caught: session, uretprobe or usdt (probes.md)" },
+	{ NULL, "mode", "session, uretprobe or usdt, and the allocator probed" },
 	{ NULL, "heap (sparkline)", "heap since attach, one point per interval, newest right" },
 	{ NULL, "cgroup USED/MAX",
 	  "charged to the cgroup / its limit; limit in ~T at this slope" },

@@ -199,6 +199,7 @@ struct tui_header {
 	/* Memory the probes do not see (model/unseen.h): the first live
 	 * target whose RSS growth the heap does not explain, else the first
 	 * running a managed runtime; unseen_pid 0: none. */
+	char allocator[16]; /* probed in the live targets: one name, or "mixed" */
 	pid_t unseen_pid;
 	bool unseen_growth;
 	double unseen_explains;
