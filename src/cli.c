@@ -30,7 +30,7 @@
 #include <strings.h>
 
 #include "memtop/abi.h"
-#include "export/serve.h"
+#include "export/serve_addr.h"
 
 #ifndef MEMTOP_VERSION
 #define MEMTOP_VERSION "dev"

@@ -25,6 +25,7 @@
 #include <sys/socket.h>
 #include <linux/types.h>
 
+#include "export/serve_addr.h"
 #include "model/model.h"
 #include "model/status.h"
 
@@ -33,17 +34,8 @@
 #define SERVE_READ_TIMEOUT_S 5
 #define SERVE_WRITE_TIMEOUT_S 10
 #define SERVE_MAX_SECONDS 300
-#define SERVE_DEFAULT_HOST "127.0.0.1"
 
 struct serve;
-
-/* Parse --serve's ADDR: "HOST:PORT", ":PORT" or "PORT" (HOST then
- * 127.0.0.1), "[V6]:PORT"; HOST is an IPv4 or IPv6 literal or
- * "localhost" (no name lookups); PORT 0 picks a free one. A non-loopback
- * address is accepted only when spelled out as a literal (never implied):
- * *loopback says which it is. 0, or -EINVAL with one line in err. */
-int serve_parse_addr(const char *spec, struct sockaddr_storage *ss, socklen_t *len,
-		     bool *loopback, char *err, size_t errlen);
 
 /* Bind and listen on spec and start the server thread. NULL with errno
  * set and one line in err ("--serve 127.0.0.1:6060: address already in
