@@ -6,7 +6,8 @@ budget, so memtop backs off to its smallest duty, and says so once with
 the way out; the samples survive the back-off (the sampling interval
 shrinks with the duty), so the leak still ranks first with a score of at
 least 70 within 45 s while the cache scores at most 30. The test stops as
-soon as that holds."""
+soon as that holds. A second test checks that the back-off's visible
+state ends with its cause: note gone, duty back, exact rates again."""
 
 import os
 import subprocess
@@ -97,3 +98,49 @@ def test_leak_found_under_backoff():
           "floor and slowdown: %s" % o)
     check(note and "free() probes alone cost" in note and "memtop -- CMD" in note and
           "--inject" in note, "no note on the unreachable budget: %r (%s)" % (note, o))
+
+
+def test_backoff_ends_and_note_goes():
+    """Two processes: busy_leak for 6 s, which drives the budget below its
+    floor, and a light scenario workload that stays. Once busy_leak has exited, the
+    note about the floor goes away, the duty climbs back to 1 and the light
+    process's per-interval rates are exact again (the process list shows
+    numbers, not "-")."""
+    d = tempfile.mkdtemp(prefix="memtop-busy-")
+    heavy = Workload(build(d), "--duration=6", "--hold=0").wait_ready()
+    # a light process: under 1,000 frees a second next to a fifth of a CPU
+    light = Workload("scenario_steady_leak", "--duration=60").wait_ready()
+    m = Memtop("-b", "--json", "-d", "0.5", "-p", "%s,%s" % (heavy.pid, light.pid))
+    m.first_record()
+    light.trigger()
+    heavy.trigger()
+    saw_note, gone_at, back = False, None, None
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 40:
+        rec = m.record(10)
+        check(rec is not None, "memtop exited: %s" % m.err.text()[-500:])
+        o = rec["overhead"]
+        tg = {x["pid"]: x for x in rec["targets"]}
+        alive = tg.get(int(heavy.pid), {}).get("alive", False)
+        if o["budget_note"]:
+            saw_note = True
+            if not alive and gone_at is not None and time.monotonic() - gone_at >= 3:
+                fail("the note stays %.1f s after its cause exited: %s" %
+                     (time.monotonic() - gone_at, o["budget_note"]))
+        if not alive and gone_at is None:
+            gone_at = time.monotonic()
+        lt = tg[int(light.pid)]
+        if gone_at and o["duty"] == 1 and not o["budget_note"] and lt["rates_exact"]:
+            back = rec
+            break
+    m.send(2)
+    m.wait(10)
+    light.release()
+    check(saw_note, "busy_leak never drove the budget below its floor")
+    check(gone_at is not None, "busy_leak did not exit")
+    check(back is not None, "after busy_leak exited: duty back to 1, no note and exact rates "
+          "for the light process never came together in 40 s")
+    lt = {x["pid"]: x for x in back["targets"]}[int(light.pid)]
+    check(lt["counters_exact"] is False and lt["rates_exact"] is True and
+          lt["alloc_calls_per_s"] is not None,
+          "totals stay not exact after a back-off, rates are exact again: %s" % lt)
