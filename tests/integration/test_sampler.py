@@ -99,3 +99,41 @@ def test_command_mode_foreign_allocator():
         check(rec["overhead"]["mode"] != "usdt", "usdt mode in front of jemalloc")
         m.send(signal.SIGINT)
         check(m.drain(timeout=30) == 0, "memtop: %s" % m.err.text()[-400:])
+
+
+def command_mode_foreign_counts(name, allocator):
+    """memtop -- WORKLOAD for a program linked with another allocator: no
+    sampler preload (memtop says why), that allocator probed from the first
+    call, so memtop's exact counters equal the workload's truth."""
+    import tempfile
+    from memtop_test import assert_counters_equal, read_truth_file
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "truth")
+        m = Memtop("-b", "--json", "-d", "0.5", *test_core.RATE_ARGS, "--",
+                   os.path.join(WORKLOADS, name), "--mode=apis", "--iterations=100",
+                   "--duration=1", "--start=1", "--hold=3", "--out=" + out)
+        first = m.first_record()
+        pid = first["targets"][0]["pid"]
+        check(first["targets"][0].get("allocator") == allocator,
+              "allocator %s, expected %s" % (first["targets"][0].get("allocator"), allocator))
+        check("not glibc's" in m.err.text(), "no reason given: %s" % m.err.text()[-300:])
+        deadline = time.monotonic() + 60
+        while True:
+            m.record()
+            with open(out) as f:
+                if any(l.startswith("{") for l in f):
+                    break
+            check(time.monotonic() < deadline, "no truth from %s" % name)
+        truth = read_truth_file(out)
+        last = m.records_after(truth["time"], count=2)
+        assert_counters_equal(last, pid, truth)
+        m.send(signal.SIGINT)
+        m.drain(timeout=30)
+
+
+def test_command_mode_jemalloc_program():
+    command_mode_foreign_counts("mt_jemalloc", "jemalloc")
+
+
+def test_command_mode_tcmalloc_program():
+    command_mode_foreign_counts("mt_tcmalloc", "tcmalloc")
