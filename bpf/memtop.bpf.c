@@ -74,11 +74,12 @@ struct {
 } countdown SEC(".maps");
 
 /* The last MT_PF_FREE_FORWARDS free of a thread: the free it forwards to
- * has the same pointer, stack pointer and return address. */
+ * has the same pointer and stack pointer, with no allocation in between.
+ * (Not the return address: another process's session link on the same
+ * library makes the kernel hijack it for a return probe at the first hit.) */
 struct last_free {
 	__u64 ptr;
 	__u64 sp;
-	__u64 ra;
 };
 
 struct {
@@ -254,22 +255,27 @@ static __always_inline void note_forward(struct pt_regs *ctx, __u64 ptr)
 		return;
 	l->ptr = ptr;
 	l->sp = ctx->sp;
-	l->ra = 0;
-	bpf_probe_read_user(&l->ra, sizeof(l->ra), (void *)ctx->sp);
+}
+
+/* MT_PF_FREE_DEDUPE: an allocation ends the window in which a free can be
+ * the forwarded half of the last noted one (the block may come back at the
+ * same address). */
+static __always_inline void forget_forward(void)
+{
+	struct last_free *l = bpf_task_storage_get(&last_free, bpf_get_current_task_btf(), 0, 0);
+
+	if (l)
+		l->ptr = 0;
 }
 
 /* MT_PF_FREE_DEDUPE: true when this free is the forwarded half of the one
- * the thread's last note_forward() saw (same pointer, stack pointer and
- * return address at [sp]). */
+ * the thread's last note_forward() saw (same pointer and stack pointer, no
+ * allocation since). */
 static __always_inline bool forwarded_free(struct pt_regs *ctx, __u64 ptr)
 {
 	struct last_free *l = bpf_task_storage_get(&last_free, bpf_get_current_task_btf(), 0, 0);
-	__u64 ra = 0;
 
 	if (!l || l->ptr != ptr || l->sp != ctx->sp)
-		return false;
-	bpf_probe_read_user(&ra, sizeof(ra), (void *)ctx->sp);
-	if (l->ra != ra)
 		return false;
 	l->ptr = 0;
 	return true;
@@ -349,6 +355,8 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie)
 		return 1;
 	}
 
+	if (flags & MT_PF_FREE_DEDUPE)
+		forget_forward();
 	__sync_fetch_and_add(&c->alloc_calls, 1);
 	__sync_fetch_and_add(&c->alloc_bytes, size);
 	p.rate = phase_rate();

@@ -67,13 +67,13 @@ enum mt_probe_flags {
 	/* Some free-family functions of this allocator tail-call another
 	 * probed one with the same pointer (tcmalloc's sized delete forwards
 	 * page-aligned blocks to tc_free): a free whose (pointer, stack
-	 * pointer, return address) equals the one the thread's last
-	 * MT_PF_FREE_FORWARDS probe noted is that forwarded half and is not
-	 * counted again. Set only where every free-family probe sits in entry
-	 * state ([rsp] is the return address). */
+	 * pointer) equals the one the thread's last MT_PF_FREE_FORWARDS probe
+	 * noted, with no allocation in between, is that forwarded half and is
+	 * not counted again. Set only where every free-family probe sits in
+	 * entry state (rsp as at the call). */
 	MT_PF_FREE_DEDUPE = 1 << 1,
 	/* This free-family function may forward its pointer to another one:
-	 * note (pointer, sp, [sp]) for MT_PF_FREE_DEDUPE. */
+	 * note (pointer, sp) for MT_PF_FREE_DEDUPE. */
 	MT_PF_FREE_FORWARDS = 1 << 2,
 };
 

@@ -142,8 +142,9 @@ def test_glibc_family_pid():
 # ==== --cgroup ====
 
 def test_cgroup_mixed_allocators():
-    """One cgroup with a jemalloc, a tcmalloc and a glibc process: each is
-    probed with its own allocator's table and counted exactly."""
+    """One cgroup with a jemalloc, a tcmalloc and a glibc process, and a
+    tcmalloc one started after memtop attached: each is probed with its own
+    allocator's table and counted exactly."""
     cg = Cgroup("memtop-allocs")
     procs = []
     try:
@@ -157,6 +158,18 @@ def test_cgroup_mixed_allocators():
         got = {t["pid"]: t.get("allocator") for t in first["targets"]}
         want = {procs[0].pid: "jemalloc", procs[1].pid: "tcmalloc", procs[2].pid: "glibc"}
         assert_eq("allocators in the cgroup", got, want)
+        late = cg.spawn(workload_path("mt_tcmalloc"), "--mode=apis", "--iterations=100",
+                        "--duration=1")
+        wait_ready(late)
+        procs.append(late)
+        t0 = time.monotonic()
+        rec = first
+        while late.pid not in {t["pid"] for t in rec["targets"]}:
+            check(time.monotonic() - t0 < 5, "tcmalloc process started in the cgroup was not "
+                  "attached within 5 s")
+            rec = m.record(5)
+        got[late.pid] = target(rec, late.pid).get("allocator")
+        assert_eq("allocator of the process that arrived later", got[late.pid], "tcmalloc")
         truths = {}
         for p in procs:
             p.popen.stdin.write(b"g")
