@@ -82,6 +82,11 @@ void snapshots_tick(struct snapshots *s, struct mt_model *m, __u64 now_ns, struc
 			s->next_ns += (__u64)(s->cfg->output_every * 1e9);
 		}
 	}
+	if (s->serve && !s->served_said && !st->message[0])
+		/* once, for the live view, which hides the stderr line */
+		snprintf(st->message, sizeof(st->message), "serving http://%s/",
+			 serve_address(s->serve));
+	s->served_said = s->serve != NULL;
 	serve_publish(s->serve, m, st, now_ns);
 	if (s->push) {
 		push_tick(s->push, m); /* -EBUSY: the last batch is still going */

@@ -23,6 +23,7 @@ struct snapshots {
 	const struct mt_config *cfg;
 	struct push *push;
 	struct serve *serve;   /* --serve, or NULL */
+	bool served_said;      /* its address went to the status line */
 	unsigned int numbered; /* --output-every files written */
 	__u64 next_ns;	       /* when the next numbered file is due; 0: none */
 };
