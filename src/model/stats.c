@@ -212,6 +212,13 @@ double history_mean(const struct mt_history *h, double now, double window, doubl
 	return covered > 0 ? sum / covered : 0;
 }
 
+double history_last_t(const struct mt_history *h)
+{
+	const struct mt_history_level *l = &h->level[0];
+
+	return l->count ? l->t[level_index(l, l->count - 1)] : -1;
+}
+
 /* ==== Least squares ==================================================== */
 
 void stats_fit(const double *t, const double *v, int n, struct mt_fit *out)

@@ -54,6 +54,8 @@ void history_push(struct mt_history *h, double t, double v);
 int history_window(const struct mt_history *h, double since, double *t, double *v, int max);
 /* Most recent value; 0 when empty. */
 double history_last(const struct mt_history *h);
+/* Time of the most recent point; -1 when empty. */
+double history_last_t(const struct mt_history *h);
 /* Add src's values into dst, point by point, pending sums included. Both
  * must hold the same points (pushed at the same t, e.g. both started from
  * copies of one template): 0, or -EINVAL when their layouts differ (dst is

@@ -21,6 +21,22 @@
 #include "model/unseen.h"
 #include "ui/format.h"
 
+/* The newest point of any target's in-use history: the last tick, or once
+ * every target ended the tick that froze the last of them, so the
+ * sparkline of a dead session stays as it was instead of scrolling away. */
+static double header_newest(const struct tui *t, size_t n)
+{
+	double newest = -1;
+
+	for (size_t i = 0; i < n; i++) {
+		double x = history_last_t(&model_target_at(t->model, i)->stats.inuse);
+
+		if (x > newest)
+			newest = x;
+	}
+	return newest >= 0 ? newest : tui_now_s(t);
+}
+
 /* The target to warn about for memory the probes do not see. */
 static void header_unseen(struct tui *t, struct tui_header *h, size_t n)
 {
@@ -59,7 +75,7 @@ void header_refresh(struct tui *t)
 	struct tui_header *h = &t->hdr;
 	struct mt_drops *d = model_drops(t->model);
 	size_t n = model_target_count(t->model), first_dead;
-	double since = tui_now_s(t) -
+	double since = header_newest(t, n) -
 		       (TUI_SPARK_MAX + 1) * (t->ctx->interval_s > 0 ? t->ctx->interval_s : 1);
 
 	memset(h->spark, 0, sizeof(h->spark));

@@ -240,7 +240,6 @@ static void draw_stacks(struct tui *t, struct tui_page *pg)
 static void draw_history(struct tui *t, struct tui_page *pg)
 {
 	const struct mt_site *s = &t->site.snap;
-	const struct mt_history_level *l0 = &s->stats.inuse.level[0];
 	double tt[GRAPH_MAX], v[GRAPH_MAX], max = 0, end;
 	int w = t->cols - 10, gh = t->rows >= 40 ? 8 : 4, n, y;
 	char a[32], b[32], head[96];
@@ -252,8 +251,8 @@ static void draw_history(struct tui *t, struct tui_page *pg)
 	/* the window ends at the site's newest point: for a site that ended,
 	 * the tick that froze it, however long ago */
 	end = tui_now_s(t);
-	if (s->ended_ns && l0->count) {
-		end = l0->t[(l0->head + MT_HIST_POINTS - 1) % MT_HIST_POINTS];
+	if (s->ended_ns && history_last_t(&s->stats.inuse) >= 0) {
+		end = history_last_t(&s->stats.inuse);
 		w--; /* the last column is the marker */
 	}
 	n = history_window(&s->stats.inuse, end - w * t->ctx->interval_s, tt, v, w);
