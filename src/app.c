@@ -40,6 +40,7 @@
 #include "stacks/elf_file.h"
 #include "util/out_queue.h"
 #include "util/sanitize.h"
+#include "util/strpool.h"
 
 /* The BPF side wakes the loop only when records pile up: drain at least
  * this often. */
@@ -86,6 +87,7 @@ struct app {
 	bool out_dropping;
 	struct push_said push_said; /* --push: the state last said */
 	unsigned long elf_limits_said;
+	size_t pool_refused_said;
 };
 
 /* Batch output that may wait for a slow reader (beyond what its pipe
@@ -647,6 +649,23 @@ static void limits_notice(struct app *a)
 	notice(a, line);
 }
 
+/* Names (paths, symbols) over the string pool's bound (util/strpool.h):
+ * a target that keeps making new ones. Said when the count first grows
+ * and then at most once a minute's worth of ticks. */
+static void pool_notice(struct app *a)
+{
+	size_t n = strpool_refused();
+	char line[sizeof(a->status.message)];
+
+	if (!n || a->pool_refused_said)
+		return;
+	a->pool_refused_said = n;
+	snprintf(line, sizeof(line),
+		 "memtop keeps at most 64 MiB of paths and names and a target keeps making new ones: "
+		 "%zu shown as " STRPOOL_OVERFLOW, n);
+	notice(a, line);
+}
+
 /* Say once per change that the reader of -b/--json output stopped
  * reading, and when it reads again. */
 static void batch_notice(struct app *a)
@@ -699,6 +718,7 @@ static int tick(struct app *a)
 	snapshots_tick(&a->snap, a->model, now, &a->status);
 	push_notice(a);
 	limits_notice(a);
+	pool_notice(a);
 	return batch_tick(a);
 }
 

@@ -5,6 +5,11 @@
  * moved or freed, so its pointer is valid for the life of the process and
  * equal strings share one pointer. A mutex serialises callers: interning
  * is off the hot path (symbolization caches hold interned pointers).
+ *
+ * Targets choose many of these strings (mapped paths, symbol names): one
+ * that renames its files or generates names without end would grow the
+ * pool without end. So the text stored is bounded (STRPOOL_MAX_BYTES);
+ * past it a new string interns as STRPOOL_OVERFLOW and is counted.
  */
 #include "util/strpool.h"
 
@@ -15,6 +20,7 @@
 #include <string.h>
 
 #define CHUNK_SIZE (64 * 1024)
+#define STRPOOL_MAX_BYTES (64u << 20)
 
 struct slot {
 	const char *str;
@@ -28,6 +34,10 @@ static size_t slot_cap;	   /* power of two */
 static size_t slot_used;
 static char *chunk;	   /* current text chunk */
 static size_t chunk_left;
+static size_t pool_bytes;  /* text stored */
+static size_t pool_limit = STRPOOL_MAX_BYTES;
+static size_t pool_refused; /* strings interned as STRPOOL_OVERFLOW */
+static const char *overflow; /* the interned STRPOOL_OVERFLOW */
 
 static uint32_t hash_bytes(const char *s, size_t len)
 {
@@ -112,11 +122,21 @@ const char *strpool_intern_len(const char *s, size_t len)
 			goto out;
 		}
 	}
+	if (pool_bytes + len + 1 > pool_limit) {
+		if (!overflow)
+			overflow = pool_store(STRPOOL_OVERFLOW, sizeof(STRPOOL_OVERFLOW) - 1);
+		pool_refused++;
+		ret = overflow;
+		if (!ret)
+			errno = ENOMEM;
+		goto out;
+	}
 	ret = pool_store(s, len);
 	if (!ret) {
 		errno = ENOMEM;
 		goto out;
 	}
+	pool_bytes += len + 1;
 	slots[j] = (struct slot){ .str = ret, .hash = h, .len = (uint32_t)len };
 	slot_used++;
 out:
@@ -127,6 +147,23 @@ out:
 const char *strpool_intern(const char *s)
 {
 	return s ? strpool_intern_len(s, strlen(s)) : NULL;
+}
+
+size_t strpool_refused(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&pool_lock);
+	n = pool_refused;
+	pthread_mutex_unlock(&pool_lock);
+	return n;
+}
+
+void strpool_set_limit(size_t bytes)
+{
+	pthread_mutex_lock(&pool_lock);
+	pool_limit = bytes;
+	pthread_mutex_unlock(&pool_lock);
 }
 
 size_t strpool_count(void)

@@ -97,12 +97,35 @@ static void test_threads(void **state)
 	}
 }
 
+/* A producer of ever new names (a target renaming its files) meets the
+ * bound: new names intern as STRPOOL_OVERFLOW and are counted; names
+ * already interned keep their pointers. Runs last: the pool stays full. */
+static void test_bounded(void **state)
+{
+	const char *kept = strpool_intern("kept before the bound");
+	size_t refused = strpool_refused(), i;
+	char name[64];
+
+	(void)state;
+	strpool_set_limit(1 << 20);
+	for (i = 0; i < 100000; i++) {
+		snprintf(name, sizeof(name), "/tmp/renamed-%zu/lib.so", i);
+		assert_non_null(strpool_intern(name));
+	}
+	assert_true(strpool_refused() > refused);
+	snprintf(name, sizeof(name), "/tmp/renamed-%d/lib.so", 99999);
+	assert_string_equal(strpool_intern(name), STRPOOL_OVERFLOW);
+	assert_ptr_equal(strpool_intern("kept before the bound"), kept);
+	assert_true(strpool_count() < 100000); /* about 1 MiB of names */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic),
 		cmocka_unit_test(test_growth),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
