@@ -21,13 +21,10 @@
 
 /* A netlink message carrying a connector message carrying one op, and
  * from Linux 6.6 on the kinds of event wanted (struct proc_input in
- * <linux/cn_proc.h>; Debian 12's headers predate it). */
-struct listen_msg {
-	struct nlmsghdr nl;
-	struct cn_msg cn;
-	__u32 op;	  /* enum proc_cn_mcast_op */
-	__u32 event_type; /* enum proc_cn_event: PROC_EVENT_EXIT only */
-} __attribute__((packed));
+ * <linux/cn_proc.h>; Debian 12's headers predate it): laid out by hand in
+ * a buffer, as struct cn_msg ends in a flexible array. */
+#define LISTEN_PAYLOAD (2 * sizeof(__u32)) /* op, event_type */
+#define LISTEN_SIZE NLMSG_SPACE(sizeof(struct cn_msg) + LISTEN_PAYLOAD)
 
 /* Linux 6.6 filters events per socket: only exits then wake memtop. */
 static bool kernel_filters_events(void)
@@ -43,8 +40,13 @@ static bool kernel_filters_events(void)
 int exits_open(void)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC };
-	struct listen_msg msg;
+	union {
+		struct nlmsghdr nl; /* aligns the buffer */
+		char bytes[LISTEN_SIZE];
+	} msg;
 	int fd = socket(PF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_CONNECTOR);
+	struct cn_msg *cn = NLMSG_DATA(&msg.nl);
+	__u32 payload[2] = { PROC_CN_MCAST_LISTEN, PROC_EVENT_EXIT };
 	int e;
 
 	if (fd < 0)
@@ -53,14 +55,12 @@ int exits_open(void)
 		goto fail;
 	memset(&msg, 0, sizeof(msg));
 	msg.nl.nlmsg_type = NLMSG_DONE;
-	msg.cn.id.idx = CN_IDX_PROC;
-	msg.cn.id.val = CN_VAL_PROC;
-	msg.op = PROC_CN_MCAST_LISTEN;
-	msg.event_type = PROC_EVENT_EXIT;
+	cn->id.idx = CN_IDX_PROC;
+	cn->id.val = CN_VAL_PROC;
 	/* an older kernel ignores a request of any other length than the op's */
-	msg.cn.len = kernel_filters_events() ? sizeof(msg.op) + sizeof(msg.event_type) :
-					       sizeof(msg.op);
-	msg.nl.nlmsg_len = NLMSG_LENGTH(sizeof(msg.cn) + msg.cn.len);
+	cn->len = kernel_filters_events() ? sizeof(payload) : sizeof(payload[0]);
+	memcpy(cn->data, payload, cn->len);
+	msg.nl.nlmsg_len = NLMSG_LENGTH(sizeof(*cn) + cn->len);
 	if (send(fd, &msg, msg.nl.nlmsg_len, 0) != (ssize_t)msg.nl.nlmsg_len)
 		goto fail;
 	return fd;
