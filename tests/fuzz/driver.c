@@ -88,8 +88,8 @@ static int read_whole(const char *path, uint8_t **data, size_t *size)
 
 static int replay_file(const char *path, int verbose)
 {
-	uint8_t *data;
-	size_t size;
+	uint8_t *data = NULL;
+	size_t size = 0;
 	int err = read_whole(path, &data, &size);
 
 	if (err) {
