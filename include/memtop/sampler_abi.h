@@ -64,9 +64,11 @@ _Static_assert(sizeof(struct mt_sampler_header) == MT_SAMPLER_HEADER_SIZE,
 #define MT_INJECT_POKE_SYMBOL "mt_inject_poke"
 #define MT_INJECT_SCRATCH_SYMBOL "mt_inject_scratch"
 #define MT_INJECT_TABLE_SYMBOL "mt_inject_table"	/* MT_INJECT_TABLE_SLOTS x 8 bytes */
+#define MT_INJECT_FILTER_SYMBOL "mt_inject_filter"	/* MT_INJECT_FILTER_SLOTS x 2 bytes */
+#define MT_INJECT_FILTER_SLOTS 8192	/* live sampled addresses per hash, for free()'s test */
 #define MT_INJECT_ENTRY_PREFIX "mt_inject_"
 #define MT_INJECT_MAGIC 0x6a6974706f746d6dULL	/* "mmtoptij" */
-#define MT_INJECT_VERSION 3
+#define MT_INJECT_VERSION 4
 #define MT_INJECT_TABLE_SLOTS 65536	/* sampled addresses tracked at once */
 
 /* The poke stub runs a program of records in the scratch area, one after

@@ -209,7 +209,7 @@ static int reuse_check(struct inject_state *st, int fd, char *err, size_t errlen
 	return 0;
 }
 
-/* A reused copy starts with an empty table: its entries are from a
+/* A reused copy starts with an empty table and filter: their entries are from a
  * session whose frees no longer reached it. Done before the stop (a
  * sampler still reached through GOTs a killed memtop left sees entries
  * vanish, which only loses samples). */
@@ -221,6 +221,11 @@ static int table_clear(struct inject_state *st, int fd)
 
 	for (at = 0; at < MT_INJECT_TABLE_SLOTS * 8ULL; at += sizeof(zeros)) {
 		e = inject_mem_write(fd, st->base + st->im.table + at, zeros, sizeof(zeros));
+		if (e)
+			return e;
+	}
+	for (at = 0; at < MT_INJECT_FILTER_SLOTS * 2ULL; at += sizeof(zeros)) {
+		e = inject_mem_write(fd, st->base + st->im.filter + at, zeros, sizeof(zeros));
 		if (e)
 			return e;
 	}

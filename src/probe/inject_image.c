@@ -75,13 +75,15 @@ static int image_symbols(struct inject_image *im, char *err, size_t errlen)
 				im->scratch = sym[j].st_value;
 			else if (!strcmp(name, MT_INJECT_TABLE_SYMBOL))
 				im->table = sym[j].st_value;
+			else if (!strcmp(name, MT_INJECT_FILTER_SYMBOL))
+				im->filter = sym[j].st_value;
 			else if (!strncmp(name, MT_INJECT_ENTRY_PREFIX, strlen(MT_INJECT_ENTRY_PREFIX)))
 				for (k = 0; k < MT_IFN_COUNT; k++)
 					if (!strcmp(name + strlen(MT_INJECT_ENTRY_PREFIX), fn_names[k]))
 						im->entry[k] = sym[j].st_value;
 		}
 	}
-	if (!im->ctl || !im->poke || !im->scratch || !im->table) {
+	if (!im->ctl || !im->poke || !im->scratch || !im->table || !im->filter) {
 		snprintf(err, errlen, "the injected sampler lacks its symbols (stripped?)");
 		return -ENOEXEC;
 	}
