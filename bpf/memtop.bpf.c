@@ -554,12 +554,17 @@ int BPF_USDT(mt_usdt_free, void *ptr)
 static __always_inline void emit_proc(__u32 pid, __u32 ppid, __u32 what)
 {
 	struct mt_event_proc *ev;
-	__u8 one = 1;
+	__u8 member = MT_FAMILY_MEMBER, *fam;
 
 	if (ppid && bpf_map_lookup_elem(&family, &ppid))
-		bpf_map_update_elem(&family, &pid, &one, BPF_ANY);
-	if (!bpf_map_lookup_elem(&family, &pid) &&
-	    bpf_current_task_under_cgroup(&watch_cgroup, 0) != 1)
+		bpf_map_update_elem(&family, &pid, &member, BPF_ANY);
+	fam = bpf_map_lookup_elem(&family, &pid);
+	if (fam && *fam == MT_FAMILY_SEED) {
+		*fam = MT_FAMILY_MEMBER; /* the command's own first exec */
+		if (what == MT_PROC_EXEC)
+			return;
+	}
+	if (!fam && bpf_current_task_under_cgroup(&watch_cgroup, 0) != 1)
 		return;
 	ev = reserve(sizeof(*ev));
 	if (!ev)

@@ -92,6 +92,14 @@ enum mt_proc_what {
 	MT_PROC_EXEC = 2, /* a process replaced its program */
 };
 
+/* Values of the family map (-- CMD and its descendants). */
+enum mt_family {
+	MT_FAMILY_MEMBER = 1, /* forks and execs are reported */
+	MT_FAMILY_SEED = 2,   /* the command, held before the exec memtop
+			       * releases it into: that exec is not reported
+			       * (it is watched already), later ones are */
+};
+
 /* mt_event_alloc.flags */
 enum mt_event_flags {
 	MT_EVF_UNTRACKED = 1 << 0,  /* live map full: counted, never freed */

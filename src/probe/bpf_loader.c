@@ -239,9 +239,9 @@ int bpf_loader_follow_cgroup(struct mt_bpf *b, int cgroup_fd)
 int bpf_loader_follow_family(struct mt_bpf *b, pid_t pid)
 {
 	__u32 key = pid;
-	__u8 one = 1;
+	__u8 seed = MT_FAMILY_SEED;
 
-	if (bpf_map__update_elem(b->skel->maps.family, &key, sizeof(key), &one, sizeof(one),
+	if (bpf_map__update_elem(b->skel->maps.family, &key, sizeof(key), &seed, sizeof(seed),
 				 BPF_ANY))
 		return -errno;
 	return attach_proc_events(b);

@@ -63,7 +63,9 @@ int bpf_loader_follow_cgroup(struct mt_bpf *b, int cgroup_fd);
 int bpf_loader_follow_mmap(struct mt_bpf *b);
 
 /* Report forks and execs of pid and of every process that descends from
- * it from now on (MT_EV_PROC records). 0 or -errno. */
+ * it from now on (MT_EV_PROC records), except pid's first exec: pid is a
+ * command held before the exec memtop releases it into, watched already.
+ * 0 or -errno. */
 int bpf_loader_follow_family(struct mt_bpf *b, pid_t pid);
 
 /* Exact counters of pid summed over CPUs. 0 or -ENOENT (no call yet). */

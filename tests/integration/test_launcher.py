@@ -139,3 +139,23 @@ def test_cmd_tui_quit_asks_what_becomes_of_it():
           "memtop did not say the command keeps running: %r" % err)
     pid, running, err = tui_quit(("q",))
     check(not running, "q q: the command (pid %d) still runs" % pid)
+
+
+def test_cmd_counted_from_its_first_allocation():
+    """Following the command's descendants does not cost the command its
+    start: its own exec (the one memtop releases it into) is not taken for
+    a new program, so with uprobes (--no-preload) a phase that starts at
+    once is counted whole (the C runtime may add a few calls before
+    main)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        truth = os.path.join(tmp, "truth")
+        m = Memtop("-b", "--json", "-d", INTERVAL, *RATE_ARGS, "--no-preload", "--",
+                   workload_path("mt_sites"), "--start=0", "--hold=0.5", "--out=" + truth,
+                   "--iterations=2000", "--duration=1")
+        rc = m.drain(timeout=60)
+        check(rc == 0, "memtop exited %s: %s" % (rc, m.err.text()[-500:]))
+        t = read_truth_file(truth)
+        got = target(m.records[-1], t["pid"])
+        for k, slack in (("alloc_calls", 100), ("free_calls", 100), ("alloc_bytes", 1 << 20)):
+            check(t[k] <= got[k] <= t[k] + slack, "%s: memtop %s, truth %d (+%d allowed)" %
+                  (k, got[k], t[k], slack))
