@@ -51,6 +51,7 @@ struct stack_agg {
 	struct mt_stack_agg pub; /* first: model_stack_at() hands out &pub */
 	struct totals t;
 	struct mt_site *site;
+	bool ended; /* its process ended (as of the last tick) */
 };
 
 /* A stack's own past, whatever the grouping: the sums over its aggregates
@@ -493,7 +494,8 @@ __u64 model_rate(const struct mt_model *m)
 }
 
 static bool pid_alive(struct mt_model *m, pid_t pid, __u64 *ended_ns);
-static void observe_ages(struct mt_model *m, struct mt_site_obs *obs, const __u64 *obs_ns);
+static void observe_ages(struct mt_model *m, struct mt_site_obs *obs, const __u64 *obs_ns,
+			 const bool *frozen);
 static void site_obs_fill(const struct mt_site *s, double now_s, double interval_s,
 			  struct mt_site_obs *o);
 static void site_set_oldest(struct mt_site *s, const struct mt_site_obs *o, __u64 at_ns);
@@ -509,8 +511,9 @@ static void regroup_restore(struct mt_model *m)
 	__u64 *obs_ns = calloc(n, sizeof(*obs_ns));
 	double *first = calloc(n, sizeof(*first));
 	bool *alive = calloc(n, sizeof(*alive)), *seen = calloc(n, sizeof(*seen));
+	bool *frozen = calloc(n, sizeof(*frozen));
 
-	if (!obs || !obs_ns || !first || !alive || !seen)
+	if (!obs || !obs_ns || !first || !alive || !seen || !frozen)
 		goto out;
 	for (i = 0; i < m->nstack; i++) {
 		struct stack_rec *r = m->stack_v[i];
@@ -554,8 +557,9 @@ static void regroup_restore(struct mt_model *m)
 		obs_ns[i] = s->ended_ns && s->ended_ns < m->now_ns ? s->ended_ns : m->now_ns;
 		if (!obs_ns[i])
 			obs_ns[i] = 1; /* before the first tick: nothing to age */
+		frozen[i] = s->ended_ns != 0;
 	}
-	observe_ages(m, obs, obs_ns);
+	observe_ages(m, obs, obs_ns, frozen);
 	for (i = 0; i < m->nsite; i++) {
 		struct mt_site *s = m->site_v[i];
 		double at = s->ended_ns ? s->frozen_s : m->now_ns / 1e9;
@@ -575,6 +579,7 @@ out:
 	free(first);
 	free(alive);
 	free(seen);
+	free(frozen);
 }
 
 int model_set_group(struct mt_model *m, enum mt_group group)
@@ -914,8 +919,11 @@ static int age_bucket(double age_s)
 
 /* Ages of live samples per site: oldest and bytes per age bucket, into
  * obs[site index], each measured at its site's obs_ns[] (the tick, or the
- * death of a site that ends now); sites with obs_ns 0 are skipped. */
-static void observe_ages(struct mt_model *m, struct mt_site_obs *obs, const __u64 *obs_ns)
+ * death of a site that ends now); sites with obs_ns 0 are skipped. A site
+ * that goes on leaves out the samples of its processes that ended (their
+ * ages stopped with them); one being frozen (frozen[]) counts them all. */
+static void observe_ages(struct mt_model *m, struct mt_site_obs *obs, const __u64 *obs_ns,
+			 const bool *frozen)
 {
 	size_t i;
 
@@ -928,7 +936,7 @@ static void observe_ages(struct mt_model *m, struct mt_site_obs *obs, const __u6
 		if (!l)
 			continue;
 		k = l->agg->site->id - 1;
-		if (!obs_ns[k])
+		if (!obs_ns[k] || (l->agg->ended && !frozen[k]))
 			continue;
 		o = &obs[k];
 		age = obs_ns[k] > l->ts_ns ? (obs_ns[k] - l->ts_ns) / 1e9 : 0;
@@ -986,7 +994,8 @@ static void tick_stacks(struct mt_model *m, double now_s, double dt, bool *site_
 		r->inuse_bytes += a->pub.inuse_bytes;
 		r->alloc_bytes += a->t.alloc_bytes;
 		r->alloc_objects += a->t.alloc_objects;
-		if (pid_alive(m, a->pub.pid, &end)) {
+		a->ended = !pid_alive(m, a->pub.pid, &end);
+		if (!a->ended) {
 			r->alive = true;
 			site_alive[k] = true;
 		} else {
@@ -1046,21 +1055,21 @@ static void tick_sites(struct mt_model *m, __u64 now_ns, double dt, const bool *
 	size_t n = m->nsite ? m->nsite : 1, i;
 	struct mt_site_obs *obs = calloc(n, sizeof(*obs));
 	__u64 *obs_ns = calloc(n, sizeof(*obs_ns));
+	bool *ending = calloc(n, sizeof(*ending));
 	double now_s = now_ns / 1e9;
 
-	if (!obs || !obs_ns)
+	if (!obs || !obs_ns || !ending)
 		goto out;
 	for (i = 0; i < m->nsite; i++) {
 		struct mt_site *s = m->site_v[i];
-		bool ending = !site_alive[i] && site_end[i];
-
+		ending[i] = !site_alive[i] && site_end[i];
 		if (site_alive[i] || !site_end[i])
 			s->ended_ns = 0; /* alive, or has no process yet */
 		if (s->ended_ns)
 			continue; /* frozen at its death */
 		/* a site ending now is observed as at the death */
-		obs_ns[i] = ending && site_end[i] < now_ns ? site_end[i] : now_ns;
-		if (ending) {
+		obs_ns[i] = ending[i] && site_end[i] < now_ns ? site_end[i] : now_ns;
+		if (ending[i]) {
 			double d = closing_dt(m, site_end[i], dt);
 
 			s->alloc_bytes_per_s = per_s(s->alloc_bytes, s->prev_alloc_bytes, d);
@@ -1072,7 +1081,7 @@ static void tick_sites(struct mt_model *m, __u64 now_ns, double dt, const bool *
 		s->prev_alloc_bytes = s->alloc_bytes;
 		s->prev_alloc_objects = s->alloc_objects;
 	}
-	observe_ages(m, obs, obs_ns);
+	observe_ages(m, obs, obs_ns, ending);
 	for (i = 0; i < m->nsite; i++) {
 		struct mt_site *s = m->site_v[i];
 
@@ -1089,6 +1098,7 @@ static void tick_sites(struct mt_model *m, __u64 now_ns, double dt, const bool *
 out:
 	free(obs);
 	free(obs_ns);
+	free(ending);
 }
 
 static void tick_targets(struct mt_model *m, double now_s, double dt)

@@ -250,6 +250,9 @@ static void test_death_of_one_process_leaves_shared_site_live(void **state)
 	s = site_named(m, "leak_fn", 0);
 	assert_int_equal(s->ended_ns, 0);
 	assert_true(s->alloc_bytes_per_s > 0);
+	/* the dead process's samples (from T0, 6 s old) no longer age the
+	 * site that goes on: its oldest is pid 8's, from one second ago */
+	assert_true(s->stats.oldest_live_age_s <= 1.0 + 1e-9);
 	model_target_ended(m, 8, &(struct mt_target_end){ .kind = MT_END_EXIT, .code = 3 },
 			   f.now + 2);
 	f.now += SEC;
