@@ -11,7 +11,9 @@ Per phase it takes the median over WINDOWS one-second windows of the CPU
 time per pair (the loop is paced, so its throughput is fixed and its cost
 shows as CPU time) and of pairs/s, and prints per round and overall the
 ratio injected/bare; it also prints the hold times memtop reported. Knobs:
-ROUNDS=4 WINDOWS=4 RATE=500000 (0: flat out, the ratio is then of pairs/s).
+ROUNDS=4 WINDOWS=4 RATE=500000 (0: flat out, the ratio is then of pairs/s)
+MEMTOP_RATE=512K (memtop's --rate; 1G samples almost nothing, which leaves
+the cost of the sampler's own path without the probe hits).
 """
 
 import os
@@ -28,6 +30,7 @@ QUICK = "--quick" in sys.argv
 ROUNDS = int(os.environ.get("ROUNDS", "2" if QUICK else "4"))
 WINDOWS = int(os.environ.get("WINDOWS", "3" if QUICK else "4"))
 RATE = int(os.environ.get("RATE", "500000"))
+MEMTOP_RATE = os.environ.get("MEMTOP_RATE", "512K")
 
 
 def build():
@@ -65,7 +68,8 @@ def main():
         for r in range(1, ROUNDS + 1):
             bare = windows(loop, WINDOWS)
             m = subprocess.Popen([os.path.join(BUILD, "memtop"), "-b", "-d", "1", "-p", str(pid),
-                                  "--inject"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                  "--inject", "--rate", MEMTOP_RATE],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             line = m.stderr.readline().decode()  # "sampler injected ..." or the refusal
             if "GOT slots rerouted" not in line:
                 raise SystemExit("memtop: %s" % line.strip())
@@ -85,8 +89,8 @@ def main():
     i = statistics.median(x[1][1] for x in rows)
     bt = statistics.median(x[0][0] for x in rows)
     it = statistics.median(x[1][0] for x in rows)
-    print("inject: %d rounds x %d windows, loop paced to %s pairs/s" %
-          (ROUNDS, WINDOWS, RATE or "unlimited"))
+    print("inject: %d rounds x %d windows, loop paced to %s pairs/s, memtop --rate %s" %
+          (ROUNDS, WINDOWS, RATE or "unlimited", MEMTOP_RATE))
     print("  bare      %9.0f pairs/s  %6.1f ns CPU per pair" % (bt, b))
     print("  injected  %9.0f pairs/s  %6.1f ns CPU per pair" % (it, i))
     print("  throughput injected/bare %.3f; CPU per pair injected/bare %.3f" % (it / bt, i / b))
