@@ -337,6 +337,35 @@ def test_inject_accuracy():
     check(m.drain(timeout=20) == 0, "memtop did not end cleanly: %s" % m.err.text()[-500:])
 
 
+def test_inject_cgroup_per_process():
+    """--cgroup --inject: every process of the cgroup gets the sampler and
+    its GOT back at exit; both go on working."""
+    from test_cgroup import Cgroup, wait_ready
+    cg = Cgroup("memtop-inject")
+    procs = []
+    try:
+        procs = [cg.spawn(workload_path("inject_target"), "read") for _ in range(2)]
+        for p in procs:
+            wait_ready(p)
+        m = Memtop("-b", "--json", "-d", "0.3", "-n", "3", "--cgroup", cg.name, "--inject")
+        rec = m.first_record()
+        alive = {t["pid"] for t in rec["targets"] if t["alive"]}
+        check(alive == {p.pid for p in procs}, "targets %s, expected %s" %
+              (sorted(alive), sorted(p.pid for p in procs)))
+        run_to_end(m, "cgroup")
+        err = m.err.text()
+        for p in procs:
+            check("PID %d: sampler injected" % p.pid in err and
+                  "PID %d: GOT restored" % p.pid in err, "PID %d: %s" % (p.pid, err))
+            send(p, "still here\n")
+            line = line_starting(p, "read ")
+            check(line == "read still here eintr=0", "PID %d: %r" % (p.pid, line))
+    finally:
+        for p in procs:
+            p.kill()
+        cg.remove()
+
+
 def refused(pid, pattern):
     m = Memtop("-b", "-n", "1", "-p", pid, "--inject")
     assert_one_error_line(m, m.wait(30), pattern)
