@@ -142,6 +142,8 @@ def test_tui_header_says_it():
               "the warning does not name the target:\n%s" % scr)
         check(re.search(r"mode \S+ glibc", scr), "the header does not name the allocator "
               "probed (glibc):\n%s" % scr)
+        scr = p.wait_for(lambda s: re.search(r"arena_grow .*\[mmap\]", s), 10,
+                         "arena_grow marked as an mmap site in the table")
         p.keys("q")
         p.wait_for(lambda s: "MEMTOP-RC=0" in s, 10, "memtop to quit cleanly")
     finally:

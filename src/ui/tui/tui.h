@@ -75,6 +75,7 @@ struct tui_row {
 	 * errors; growth only once it stands out of the noise */
 	bool rate_approx, inuse_approx, growth_shown;
 	bool ended;	 /* frozen: its processes all ended */
+	bool mmap;	 /* anonymous mappings (the mmap source), not heap */
 };
 
 #define TUI_TEXT_MAX 128

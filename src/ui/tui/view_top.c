@@ -217,6 +217,7 @@ static void top_refresh(struct tui *t)
 		r->inuse_approx = s->stats.inuse_rel_err > MT_APPROX_REL_ERR;
 		r->growth_shown = s->stats.growth_shown;
 		r->ended = s->ended_ns != 0;
+		r->mmap = s->stack->mmap;
 		/* in use by the selected process; the other columns are the
 		 * site's over all processes (the status line says so) */
 		r->inuse_bytes = mine ? mine[s->id] : s->inuse_bytes;
@@ -343,8 +344,10 @@ static void draw_row(struct tui *t, int y, const struct tui_row *r, bool selecte
 		x += w[i] + 1;
 	}
 	if (x < t->cols)
-		tui_put_frame(t, y, x, t->cols - x, &r->frame, base,
-			      selected ? base : t->attr[THEME_DIM]);
+		x += tui_put_frame(t, y, x, t->cols - x, &r->frame, base,
+				   selected ? base : t->attr[THEME_DIM]);
+	if (r->mmap && x < t->cols)
+		tui_put(t, y, x, t->cols - x, t->attr[THEME_DIM], " [mmap]");
 }
 
 static void top_draw(struct tui *t, int y, int h)
