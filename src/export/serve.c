@@ -103,6 +103,7 @@ struct conn {
 	size_t text_len;
 	enum kind kind;
 	int slot; /* -1: none */
+	int code; /* the answer's status; 0: none yet */
 };
 
 struct serve {
@@ -120,6 +121,7 @@ struct serve {
 	double interval_s;
 	struct slot slots[SERVE_MAX_CONNS];
 	bool closing;
+	struct serve_status st; /* address set before the thread starts */
 
 	/* server thread only */
 	struct conn conns[SERVE_MAX_CONNS];
@@ -342,6 +344,7 @@ static void respond(struct conn *c, int code, const char *type, struct blob *bod
 	c->text_len = body ? 0 : blen;
 	c->state = C_WRITE;
 	c->deadline_ms = mono_ms() + SERVE_WRITE_TIMEOUT_S * 1000;
+	c->code = code;
 }
 
 static void respond_error(struct conn *c, int code, const char *text)
@@ -487,6 +490,7 @@ static void route(struct serve *s, struct conn *c)
 static void conn_close(struct serve *s, struct conn *c)
 {
 	pthread_mutex_lock(&s->lock);
+	s->st.open--;
 	if (c->slot >= 0) {
 		struct slot *sl = &s->slots[c->slot];
 
@@ -522,8 +526,14 @@ static void on_accept(struct serve *s)
 				/* best effort */
 			}
 			close(fd);
+			pthread_mutex_lock(&s->lock);
+			s->st.refused++;
+			pthread_mutex_unlock(&s->lock);
 			continue;
 		}
+		pthread_mutex_lock(&s->lock);
+		s->st.open++;
+		pthread_mutex_unlock(&s->lock);
 		s->conns[i] = (struct conn){ .fd = fd, .state = C_READ, .slot = -1,
 					     .deadline_ms = mono_ms() + SERVE_READ_TIMEOUT_S * 1000 };
 	}
@@ -572,6 +582,12 @@ static void on_writable(struct serve *s, struct conn *c)
 	c->off += (size_t)w;
 	if (c->off < total)
 		return;
+	pthread_mutex_lock(&s->lock);
+	if (c->code == 200)
+		s->st.answered++;
+	else
+		s->st.errors++;
+	pthread_mutex_unlock(&s->lock);
 	shutdown(c->fd, SHUT_WR);
 	c->state = C_DRAIN;
 	c->deadline_ms = mono_ms() + DRAIN_MS;
@@ -768,6 +784,14 @@ struct serve *serve_start(const char *spec, char *err, size_t errlen)
 const char *serve_address(const struct serve *s)
 {
 	return s->addr;
+}
+
+void serve_get_status(struct serve *s, struct serve_status *out)
+{
+	pthread_mutex_lock(&s->lock);
+	*out = s->st;
+	pthread_mutex_unlock(&s->lock);
+	snprintf(out->address, sizeof(out->address), "%s", s->addr);
 }
 
 bool serve_is_loopback(const struct serve *s)

@@ -53,6 +53,9 @@ bool serve_is_loopback(const struct serve *s);
 void serve_publish(struct serve *s, struct mt_model *m, const struct mt_status *st,
 		   __u64 now_ns);
 
+/* A consistent copy of its counts, for the JSON. */
+void serve_get_status(struct serve *s, struct serve_status *out);
+
 /* Stop the thread, close every connection and free s (NULL is fine). */
 void serve_stop(struct serve *s);
 

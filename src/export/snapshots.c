@@ -88,6 +88,10 @@ void snapshots_tick(struct snapshots *s, struct mt_model *m, __u64 now_ns, struc
 			 serve_address(s->serve));
 	s->served_said = s->serve != NULL;
 	serve_publish(s->serve, m, st, now_ns);
+	if (s->serve) {
+		serve_get_status(s->serve, &st->serve);
+		st->serve_on = true;
+	}
 	if (s->push) {
 		push_tick(s->push, m); /* -EBUSY: the last batch is still going */
 		push_get_status(s->push, &st->push);

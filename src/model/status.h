@@ -25,6 +25,15 @@ struct cgroup_mem {
 	__s64 oom_kill;	  /* memory.events oom_kill; -1: not reported */
 };
 
+/* The --serve server's counts (export/serve.c), since it started. */
+struct serve_status {
+	char address[80];  /* HOST:PORT it listens on */
+	__u64 answered;	   /* requests answered 200 */
+	__u64 errors;	   /* answered 4xx or 5xx (bad request, path, method, timeout) */
+	__u64 refused;	   /* connections turned away: all slots busy (503) */
+	__u64 open;	   /* connections open now */
+};
+
 /* The Pyroscope sender's progress (export/push.c). */
 struct push_status {
 	__u64 sent;	      /* profiles the endpoint accepted (2xx) */
@@ -75,6 +84,8 @@ struct mt_status {
 	struct mt_cgroup_status cgroup;
 	bool push_on;		   /* --push */
 	struct push_status push;
+	bool serve_on;		   /* --serve */
+	struct serve_status serve;
 	char message[512];	   /* last status-line message (export written, errors) */
 	const char *cmd_log;	   /* -- CMD: the file its output goes to; NULL otherwise */
 };

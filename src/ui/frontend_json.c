@@ -285,6 +285,18 @@ static void write_push(struct json_writer *w, const struct push_status *p)
 	jw_object_end(w);
 }
 
+static void write_serve(struct json_writer *w, const struct serve_status *s)
+{
+	jw_key(w, "serve");
+	jw_object_begin(w);
+	kv_string(w, "address", s->address);
+	kv_uint(w, "answered", s->answered);
+	kv_uint(w, "errors", s->errors);
+	kv_uint(w, "refused", s->refused);
+	kv_uint(w, "open", s->open);
+	jw_object_end(w);
+}
+
 static int json_start(struct mt_fe_ctx *ctx)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -330,6 +342,8 @@ static int json_tick(struct mt_fe_ctx *ctx)
 		write_cgroup(&w, &st->cgroup);
 	if (st->push_on)
 		write_push(&w, &st->push);
+	if (st->serve_on)
+		write_serve(&w, &st->serve);
 	jw_key(&w, "dropped");
 	jw_object_begin(&w);
 	kv_uint(&w, "events", d->events_lost);

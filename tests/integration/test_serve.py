@@ -320,10 +320,19 @@ def test_serve_http_edges():
     check(status in (200, 503), "/metrics with 16 idle clients: HTTP %d" % status)
     deadline = time.monotonic() + 15
     while status != 200 and time.monotonic() < deadline:
+        time.sleep(0.2)  # polling: the idle clients time out after 5 s
         status, _, body = http_get("http://%s/metrics" % addr, timeout=20)
     check(status == 200, "/metrics never answered after the idle clients timed out")
     for s in idle:
         s.close()
+    # the JSON's serve block counts what happened: 5 error answers above,
+    # 16 read timeouts, and the clients turned away while they sat
+    rec = m.records_after(time.time(), count=1)
+    check("serve" in rec, "no serve block in the JSON: %s" % sorted(rec))
+    sv = rec["serve"]
+    check(sv["address"] == addr, "serve.address %r, bound %r" % (sv["address"], addr))
+    check(sv["errors"] >= 5 + 16 and sv["answered"] >= 1 and sv["refused"] >= 1,
+          "serve counts %s: expected at least 21 errors, 1 answer, 1 refusal" % sv)
 
     before = bpf_snapshot()
     m2 = Memtop("-b", "--json", "--serve", addr, "-p", w.pid)
