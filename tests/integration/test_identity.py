@@ -102,9 +102,9 @@ def test_torn_maps_attach():
     with open("/proc/%d/maps" % pid) as f:
         check(sum(1 for _ in f) > 3000, "the target has too few mappings to tear a read")
     failed = []
-    for i in range(4):
+    for i in range(3):
         m = Memtop("-b", "--json", "-n", "1", "-d", "0.05", "-p", pid)
         rc = m.wait(20)
         if rc != 0:
             failed.append((rc, m.err.text()[-200:]))
-    check(not failed, "%d of 4 attaches failed: %s" % (len(failed), failed[:2]))
+    check(not failed, "%d of 3 attaches failed: %s" % (len(failed), failed[:2]))
