@@ -530,6 +530,8 @@ void watch_on_proc(struct watch_set *ws, pid_t pid, __u32 what)
 	w->pending_since_ns = mono_ns();
 }
 
+static void report_end(struct watch_set *ws, struct watched *w, int reaped, __u64 now_ns);
+
 bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 {
 	bool left = false;
@@ -548,6 +550,9 @@ bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 		if (!e)
 			continue;
 		if (e == -ESRCH) {
+			/* gone while waiting: an exec'd target ends here */
+			if (model_target(ws->env.model, w->pid, false))
+				report_end(ws, w, -1, now_ns);
 			w->pending = false;
 			w->gone = true;
 		} else if (now_ns - w->pending_since_ns > PENDING_TIMEOUT_NS) {
