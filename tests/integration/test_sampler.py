@@ -104,9 +104,11 @@ def test_command_mode_foreign_allocator():
 def command_mode_foreign_counts(name, allocator):
     """memtop -- WORKLOAD for a program linked with another allocator: no
     sampler preload (memtop says why), that allocator probed from the first
-    call, so memtop's exact counters equal the workload's truth."""
+    call, so memtop's exact counters hold every call of the workload's
+    truth, plus only the few calls of its start-up (the loader, libstdc++'s
+    emergency pool), which -- CMD counts and the truth does not."""
     import tempfile
-    from memtop_test import assert_counters_equal, read_truth_file
+    from memtop_test import read_truth_file
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "truth")
         m = Memtop("-b", "--json", "-d", "0.5", *test_core.RATE_ARGS, "--",
@@ -126,7 +128,12 @@ def command_mode_foreign_counts(name, allocator):
             check(time.monotonic() < deadline, "no truth from %s" % name)
         truth = read_truth_file(out)
         last = m.records_after(truth["time"], count=2)
-        assert_counters_equal(last, pid, truth)
+        t = target(last, pid)
+        check(t["counters_exact"], "counters not exact: %s" % t)
+        for key, slack in (("alloc_calls", 64), ("free_calls", 64), ("alloc_bytes", 256 << 10)):
+            extra = t[key] - truth[key]
+            check(0 <= extra <= slack, "%s %d, truth %d: more than start-up can explain" %
+                  (key, t[key], truth[key]))
         m.send(signal.SIGINT)
         m.drain(timeout=30)
 
