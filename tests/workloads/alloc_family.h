@@ -9,8 +9,10 @@
  *                     200) over --duration=SECS (default 1); every second
  *                     block is freed by the site that allocated it.
  *   --mode=scenario   a leak (leak_site, --leak-rate bytes/s in 16 KiB
- *                     blocks), a cache that fills 8 MiB of 64 KiB entries
- *                     in 4 s and then only replaces 16 entries a second
+ *                     blocks), a cache that fills 32 MiB of 64 KiB entries
+ *                     in 4 s (at the default 512 KiB rate some 64 live
+ *                     samples: a smaller cache's in-use is too noisy to
+ *                     look flat) and then only replaces 16 entries a second
  *                     (cache_site) and churn (churn_site, 4 MiB/s in 64 KiB
  *                     blocks freed at once), for --duration=SECS (default
  *                     20), gentle enough for memtop's default overhead
@@ -77,7 +79,7 @@ static void *fam_checked(void *p, const char *what)
 		}                                                                   \
 	} while (0)
 
-#define FAM_ENTRIES 128
+#define FAM_ENTRIES 512
 #define FAM_ENTRY (64 * KiB)
 #define FAM_FILL_S 4.0
 #define FAM_REPLACE_PER_S 16.0
