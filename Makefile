@@ -200,6 +200,7 @@ asan: deps
 		$(patsubst $(OUTPUT)/%,$(OUTPUT)/asan/%,$(UNIT_BINS) $(WORKLOADS))
 	$(Q)ASAN_OPTIONS=abort_on_error=0:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		tests/run-unit $(patsubst $(OUTPUT)/%,$(OUTPUT)/asan/%,$(UNIT_BINS))
+	$(Q)$(MAKE) --no-print-directory fuzz-replay
 	$(Q)ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 MEMTOP_BUILD=$(OUTPUT)/asan \
 		tests/run-integration $(ASAN_TESTS)
 
@@ -210,7 +211,7 @@ analyze:
 		OUTPUT=$(OUTPUT)/analyze CC=clang all
 
 check: deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(WORKLOADS) $(FUZZ_REPLAYS)
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(WORKLOADS) $(FUZZ_PLAIN_REPLAYS)
 	$(Q)tests/run-all $(UNIT_BINS)
 
 demo: deps

@@ -3,7 +3,11 @@
 #
 #   make fuzz         build, then fuzz each harness for FUZZ_SECONDS (30)
 #                     one after the other, at nice 10; fails if any crashed
-#   make fuzz-replay  replay every committed corpus (what make check runs)
+#   make fuzz-replay  replay every committed corpus under ASan+UBSan (make asan
+#                     runs it)
+#   make check replays the corpora too, with the harnesses built by the
+#   normal compiler against build/libmemtop.a (fuzz-plain/): seconds to
+#   build, so every check runs them.
 #
 # Every harness tests/fuzz/fuzz_T.c has its seed corpus in tests/fuzz/T/.
 # The sources are compiled once, with clang and ASan+UBSan plus libFuzzer's
@@ -31,6 +35,15 @@ FUZZ_BINS    := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_REPLAYS := $(patsubst %,$(FUZZ_OUT)/replay_%,$(FUZZ_TARGETS))
 # ASan's defaults plus: stop on the first report, with a stack.
 FUZZ_ENV     := ASAN_OPTIONS=abort_on_error=0:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
+
+# The same harnesses and driver, built as memtop itself is, for make check.
+FUZZ_PLAIN   := $(OUTPUT)/fuzz-plain
+FUZZ_PLAIN_REPLAYS := $(patsubst %,$(FUZZ_PLAIN)/replay_%,$(FUZZ_TARGETS))
+
+$(FUZZ_PLAIN)/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/driver.c $(OUTPUT)/libmemtop.a
+	$(call msg,REPLAY,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< tests/fuzz/driver.c $(OUTPUT)/libmemtop.a $(LDLIBS)
 
 .PHONY: fuzz fuzz-build fuzz-replay
 
