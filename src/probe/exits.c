@@ -74,18 +74,18 @@ fail:
  * process's exit (other threads' exits are not). */
 static void take_event(const struct cn_msg *cn, size_t len, exits_fn *fn, void *ctx)
 {
-	const struct proc_event *ev;
+	struct proc_event ev; /* copied out: cn->data is only 4-byte aligned */
 
 	if (len < sizeof(*cn) || cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC ||
-	    cn->len < sizeof(*ev) || len - sizeof(*cn) < sizeof(*ev))
+	    cn->len < sizeof(ev) || len - sizeof(*cn) < sizeof(ev))
 		return;
-	ev = (const struct proc_event *)cn->data;
-	if (ev->what != PROC_EVENT_EXIT)
+	memcpy(&ev, cn->data, sizeof(ev));
+	if (ev.what != PROC_EVENT_EXIT)
 		return;
-	if (ev->event_data.exit.process_pid != ev->event_data.exit.process_tgid)
+	if (ev.event_data.exit.process_pid != ev.event_data.exit.process_tgid)
 		return;
-	fn(ctx, ev->event_data.exit.process_tgid, (int)ev->event_data.exit.exit_code,
-	   ev->timestamp_ns);
+	fn(ctx, ev.event_data.exit.process_tgid, (int)ev.event_data.exit.exit_code,
+	   ev.timestamp_ns);
 }
 
 int exits_read(int fd, exits_fn *fn, void *ctx)
