@@ -247,9 +247,18 @@ static void command_allocator(struct watch_set *ws, char *foreign, size_t len)
 	char exe[PATH_MAX];
 	bool glibc = true;
 
+	struct elf_file *ef;
+	bool dynamic;
+
 	foreign[0] = '\0';
-	if (target_find_exe(ws->env.cfg->cmd_argv[0], exe, sizeof(exe)) ||
-	    launch_alloc_find(exe, foreign, len, &glibc) || glibc) {
+	if (target_find_exe(ws->env.cfg->cmd_argv[0], exe, sizeof(exe)))
+		return;
+	/* a static command has no allocator to choose: launching refuses it */
+	ef = elf_file_open(exe);
+	dynamic = ef && elf_file_is_dynamic(ef);
+	if (ef)
+		elf_file_close(ef);
+	if (!dynamic || launch_alloc_find(exe, foreign, len, &glibc) || glibc) {
 		foreign[0] = '\0';
 		return;
 	}
