@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -357,7 +358,8 @@ int alloc_resolve_pid(pid_t pid, char *path, size_t pathlen, const struct alloca
 		e = target_file_map_path(pid, c.map, path, pathlen);
 		if (e)
 			snprintf(err, errlen, "cannot open PID %d's %s: %s", pid, c.map->path,
-				 safe_open_strerror(e));
+				 e == -ESRCH || (kill(pid, 0) && errno == ESRCH) ?
+				 "the process exited" : safe_open_strerror(e));
 	}
 	proc_maps_free(&maps);
 	return e;
