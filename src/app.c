@@ -41,6 +41,7 @@
 #include "util/out_queue.h"
 #include "util/sanitize.h"
 #include "util/strpool.h"
+#include "util/clock.h"
 
 /* The BPF side wakes the loop only when records pile up: drain at least
  * this often. */
@@ -123,14 +124,6 @@ static void say(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsay(fmt, ap);
 	va_end(ap);
-}
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 /* Uprobe sessions arrived in Linux 6.13. */
@@ -226,7 +219,7 @@ static void on_ended(void *ctx, pid_t pid, int wstatus, __u64 at_ns)
 			classify_oom(a, &e);
 	}
 	clock_gettime(CLOCK_REALTIME, &wall);
-	e.at_wall_s = wall.tv_sec + wall.tv_nsec / 1e9 - (double)(now_ns() - at_ns) / 1e9;
+	e.at_wall_s = wall.tv_sec + wall.tv_nsec / 1e9 - (double)(clock_mono_ns() - at_ns) / 1e9;
 	model_target_ended(a->model, pid, &e, at_ns);
 	model_end_describe(&e, how, sizeof(how));
 	snprintf(a->status.message, sizeof(a->status.message), "PID %d (%s) %s", (int)pid,
@@ -245,7 +238,7 @@ static void on_proc(void *ctx, pid_t pid, __u32 what)
 
 	watch_on_proc(&a->ws, pid, what);
 	a->pending = true;
-	a->next_retry_ns = now_ns();
+	a->next_retry_ns = clock_mono_ns();
 }
 
 /* ---- setup ------------------------------------------------------------ */
@@ -440,7 +433,7 @@ static void budget_step(struct app *a, __u64 now)
 		return;
 	set_allocs(a, on, now);
 	if (on)
-		budget_started(&a->budget, now_ns());
+		budget_started(&a->budget, clock_mono_ns());
 }
 
 /* Before the display starts, for processes that already run: a short
@@ -465,13 +458,13 @@ static void measure_unprobed(struct app *a)
 	if (a->cfg->cmd_argv || !a->ws.n)
 		return;
 	for (i = 0; i < UNPROBED_PHASES; i++) {
-		set_allocs(a, false, now_ns());
+		set_allocs(a, false, clock_mono_ns());
 		pause_phase();
-		set_allocs(a, true, now_ns());
+		set_allocs(a, true, clock_mono_ns());
 		if (i + 1 < UNPROBED_PHASES)
 			pause_phase();
 	}
-	a->budget.changed_ns = now_ns();
+	a->budget.changed_ns = clock_mono_ns();
 }
 
 static void budget_say_unreachable(struct app *a)
@@ -708,7 +701,7 @@ static int tick(struct app *a)
 	int alive;
 
 	bpf_loader_ring_drain(a->ring);
-	now = now_ns();
+	now = clock_mono_ns();
 	alive = watch_refresh(&a->ws, now);
 	read_drops(a);
 	model_tick(a->model, now);
@@ -737,7 +730,7 @@ static __u64 earliest(__u64 a, __u64 b)
 static int run_loop(struct app *a)
 {
 	const struct mt_config *cfg = a->cfg;
-	__u64 period = (__u64)(a->fe_ctx.interval_s * 1e9), next = now_ns() + period;
+	__u64 period = (__u64)(a->fe_ctx.interval_s * 1e9), next = clock_mono_ns() + period;
 	long ticks = 0;
 	int ring_fd = bpf_loader_ring_fd(a->ring);
 
@@ -748,7 +741,7 @@ static int run_loop(struct app *a)
 			{ .fd = a->fe->input_fd ? a->fe->input_fd(&a->fe_ctx) : -1, .events = POLLIN },
 			{ .fd = a->exits_fd, .events = POLLIN },
 		};
-		__u64 t = now_ns(), wake = earliest(next, a->next_switch_ns);
+		__u64 t = clock_mono_ns(), wake = earliest(next, a->next_switch_ns);
 		int timeout, act = 0;
 
 		if (a->pending)
@@ -765,7 +758,7 @@ static int run_loop(struct app *a)
 			return 0;
 		if (pfd[2].fd >= 0 && pfd[2].revents)
 			act |= a->fe->input(&a->fe_ctx);
-		t = now_ns();
+		t = clock_mono_ns();
 		if (t >= a->next_budget_ns) {
 			budget_tick(a, t);
 			a->next_budget_ns = t + BUDGET_STEP_NS;
@@ -782,8 +775,8 @@ static int run_loop(struct app *a)
 			ticks++;
 			period = (__u64)(a->fe_ctx.interval_s * 1e9);
 			next += period;
-			if (next < now_ns())
-				next = now_ns() + period;
+			if (next < clock_mono_ns())
+				next = clock_mono_ns() + period;
 			if (cfg->count > 0 && ticks >= cfg->count)
 				return 0;
 			if (a->status.all_exited && !a->fe->input_fd)
@@ -794,7 +787,7 @@ static int run_loop(struct app *a)
 		if (act & MT_FE_QUIT)
 			return 0;
 		if (act & MT_FE_INTERVAL)
-			next = now_ns() + (__u64)(a->fe_ctx.interval_s * 1e9);
+			next = clock_mono_ns() + (__u64)(a->fe_ctx.interval_s * 1e9);
 	}
 }
 
@@ -945,7 +938,7 @@ int app_run(const struct mt_config *cfg)
 		teardown(&a);
 		return 1;
 	}
-	budget_init(&a.budget, cfg->max_overhead_pct, now_ns() ^ (__u64)getpid() << 32);
+	budget_init(&a.budget, cfg->max_overhead_pct, clock_mono_ns() ^ (__u64)getpid() << 32);
 	a.allocs_on = true;
 	a.status.duty = 1.0;
 	a.status.phase_rate = cfg->rate;
@@ -958,7 +951,7 @@ int app_run(const struct mt_config *cfg)
 	a.fe_ctx.cfg = cfg;
 	a.fe_ctx.status = &a.status;
 	a.fe_ctx.interval_s = cfg->interval_s;
-	model_tick(a.model, now_ns()); /* interval zero: the start line */
+	model_tick(a.model, clock_mono_ns()); /* interval zero: the start line */
 	e = a.fe->start(&a.fe_ctx);
 	if (e) {
 		if (a.status.message[0])

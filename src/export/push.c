@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "export/pprof.h"
+#include "util/clock.h"
 
 #ifndef MEMTOP_VERSION
 #define MEMTOP_VERSION "unknown"
@@ -71,14 +72,6 @@ struct push {
 
 	pthread_t thread;
 };
-
-static __s64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__s64)ts.tv_sec * NSEC + ts.tv_nsec;
-}
 
 static void batch_free(struct batch *b)
 {
@@ -216,7 +209,7 @@ static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, c
 	struct push *p = arg;
 	bool closing = __atomic_load_n(&p->closing, __ATOMIC_ACQUIRE);
 
-	return closing && mono_ns() >= __atomic_load_n(&p->deadline_ns, __ATOMIC_ACQUIRE);
+	return closing && ((__s64)clock_mono_ns()) >= __atomic_load_n(&p->deadline_ns, __ATOMIC_ACQUIRE);
 }
 
 enum outcome { SENT, RETRY, REJECTED };
@@ -295,7 +288,7 @@ static void record(struct push *p, enum outcome o, const char *err)
 		p->backoff_s = p->backoff_s ? p->backoff_s * 2 : BACKOFF_FIRST_S;
 		if (p->backoff_s > p->backoff_max_s)
 			p->backoff_s = p->backoff_max_s;
-		p->next_try_ns = mono_ns() + (__s64)(p->backoff_s * NSEC);
+		p->next_try_ns = ((__s64)clock_mono_ns()) + (__s64)(p->backoff_s * NSEC);
 		return;
 	}
 	if (++b->next == b->n) {
@@ -315,7 +308,7 @@ static void *sender_main(void *arg)
 		char err[sizeof(p->st.last_error)] = "";
 		const struct item *it;
 		enum outcome o;
-		__s64 now = mono_ns(), until;
+		__s64 now = ((__s64)clock_mono_ns()), until;
 
 		if (p->closing && (!p->batch || now >= p->deadline_ns))
 			break;
@@ -418,7 +411,7 @@ static __u64 now_of(struct mt_model *m)
 {
 	__u64 now = model_now(m);
 
-	return now ? now : (__u64)mono_ns();
+	return now ? now : (__u64)((__s64)clock_mono_ns());
 }
 
 /* Encode target t's growth since the baseline into item it. 1: added,
@@ -550,7 +543,7 @@ void push_free(struct push *p, double grace_s)
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->lock);
-	__atomic_store_n(&p->deadline_ns, mono_ns() + (__s64)(grace_s > 0 ? grace_s * NSEC : 0),
+	__atomic_store_n(&p->deadline_ns, ((__s64)clock_mono_ns()) + (__s64)(grace_s > 0 ? grace_s * NSEC : 0),
 			 __ATOMIC_RELEASE);
 	__atomic_store_n(&p->closing, true, __ATOMIC_RELEASE);
 	pthread_cond_signal(&p->cond);

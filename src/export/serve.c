@@ -40,6 +40,7 @@
 
 #include "export/metrics.h"
 #include "export/pprof.h"
+#include "util/clock.h"
 
 #define LISTEN_BACKLOG 16
 /* A ?seconds= request waits N seconds, plus up to two intervals for the
@@ -126,14 +127,6 @@ struct serve {
 	/* server thread only */
 	struct conn conns[SERVE_MAX_CONNS];
 };
-
-static __s64 mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__s64)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static struct blob *blob_new(const void *data, size_t len)
 {
@@ -283,7 +276,7 @@ void serve_publish(struct serve *s, struct mt_model *m, const struct mt_status *
 		swap_current(s, K_METRICS, blob_new(text, len));
 	free(text);
 	pthread_mutex_lock(&s->lock);
-	if (s->want_profiles && mono_ms() - s->last_profile_ms > PROFILE_IDLE_MS) {
+	if (s->want_profiles && ((__s64)(clock_mono_ns() / 1000000)) - s->last_profile_ms > PROFILE_IDLE_MS) {
 		/* nobody scrapes them any more: a stale one is never served */
 		s->want_profiles = false;
 		blob_put(s->current[K_HEAP]);
@@ -343,7 +336,7 @@ static void respond(struct conn *c, int code, const char *type, struct blob *bod
 	c->text = body ? NULL : text;
 	c->text_len = body ? 0 : blen;
 	c->state = C_WRITE;
-	c->deadline_ms = mono_ms() + SERVE_WRITE_TIMEOUT_S * 1000;
+	c->deadline_ms = ((__s64)(clock_mono_ns() / 1000000)) + SERVE_WRITE_TIMEOUT_S * 1000;
 	c->code = code;
 }
 
@@ -418,7 +411,7 @@ static void route_profile(struct serve *s, struct conn *c, enum kind k, const ch
 	}
 	pthread_mutex_lock(&s->lock);
 	s->want_profiles = true;
-	s->last_profile_ms = mono_ms();
+	s->last_profile_ms = ((__s64)(clock_mono_ns() / 1000000));
 	if (!seconds && s->current[k]) {
 		b = s->current[k];
 		b->refs++;
@@ -433,7 +426,7 @@ static void route_profile(struct serve *s, struct conn *c, enum kind k, const ch
 		respond_error(c, 503, "too many profiles are being collected\n");
 	} else {
 		c->state = C_WAIT;
-		c->deadline_ms = mono_ms() + (__s64)(wait_s * 1000);
+		c->deadline_ms = ((__s64)(clock_mono_ns() / 1000000)) + (__s64)(wait_s * 1000);
 	}
 }
 
@@ -535,7 +528,7 @@ static void on_accept(struct serve *s)
 		s->st.open++;
 		pthread_mutex_unlock(&s->lock);
 		s->conns[i] = (struct conn){ .fd = fd, .state = C_READ, .slot = -1,
-					     .deadline_ms = mono_ms() + SERVE_READ_TIMEOUT_S * 1000 };
+					     .deadline_ms = ((__s64)(clock_mono_ns() / 1000000)) + SERVE_READ_TIMEOUT_S * 1000 };
 	}
 }
 
@@ -590,7 +583,7 @@ static void on_writable(struct serve *s, struct conn *c)
 	pthread_mutex_unlock(&s->lock);
 	shutdown(c->fd, SHUT_WR);
 	c->state = C_DRAIN;
-	c->deadline_ms = mono_ms() + DRAIN_MS;
+	c->deadline_ms = ((__s64)(clock_mono_ns() / 1000000)) + DRAIN_MS;
 }
 
 static void on_drain(struct serve *s, struct conn *c)
@@ -639,7 +632,7 @@ static void *serve_main(void *arg)
 	int map[SERVE_MAX_CONNS];
 
 	for (;;) {
-		__s64 now = mono_ms(), next = now + 1000;
+		__s64 now = ((__s64)(clock_mono_ns() / 1000000)), next = now + 1000;
 		int n = 2, i, timeout;
 
 		pthread_mutex_lock(&s->lock);

@@ -17,6 +17,7 @@
 
 #include "memtop/abi.h"
 #include "probe/attach.h"
+#include "util/clock.h"
 
 #define CALIB_CALLS 4000
 #define CALIB_ROUNDS 3
@@ -31,14 +32,6 @@ __asm__(".text\n"
 	"\tret\n"
 	".size mt_calib_target, .-mt_calib_target\n");
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Nanoseconds per call of fn, best of CALIB_ROUNDS. */
 static double time_calls(void (*volatile fn)(unsigned long))
 {
@@ -46,11 +39,12 @@ static double time_calls(void (*volatile fn)(unsigned long))
 	int r, i;
 
 	for (r = 0; r < CALIB_ROUNDS; r++) {
-		double t0 = now_s(), dt;
+		__u64 t0 = clock_mono_ns();
+		double dt;
 
 		for (i = 0; i < CALIB_CALLS; i++)
 			fn(0);
-		dt = (now_s() - t0) * 1e9 / CALIB_CALLS;
+		dt = (double)(clock_mono_ns() - t0) / CALIB_CALLS;
 		if (dt < best)
 			best = dt;
 	}

@@ -29,16 +29,9 @@
 #include <sys/wait.h>
 
 #include "stacks/proc_maps.h"
+#include "util/clock.h"
 
 #define SCAN_CHUNK 65536
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 int inject_mem_read(int mem_fd, __u64 addr, void *buf, size_t len)
 {
@@ -180,7 +173,7 @@ int inject_session_begin(struct inject_session *s, pid_t tid, char *err, size_t 
 		return e;
 	}
 	s->tid = tid;
-	s->stop_ns = now_ns();
+	s->stop_ns = clock_mono_ns();
 	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0 || waitpid(tid, &st, __WALL) < 0) {
 		e = -errno;
 		snprintf(err, errlen, "PID %d: cannot stop thread %d: %s", s->pid, tid,
@@ -198,7 +191,7 @@ int inject_session_begin(struct inject_session *s, pid_t tid, char *err, size_t 
 	}
 	if (!(st >> 16) && WSTOPSIG(st) != SIGTRAP)
 		s->pending_sig = WSTOPSIG(st);
-	s->held_ns = now_ns();
+	s->held_ns = clock_mono_ns();
 	s->reach_ns = s->held_ns - s->stop_ns;
 	if (ptrace(PTRACE_GETREGS, tid, 0, &s->saved) < 0) {
 		e = -errno;
@@ -270,7 +263,7 @@ int inject_session_end(struct inject_session *s)
 		e = -errno;
 	if (ptrace(PTRACE_DETACH, s->tid, 0, s->pending_sig) < 0 && !e)
 		e = -errno;
-	s->paused_ns = now_ns() - s->held_ns;
+	s->paused_ns = clock_mono_ns() - s->held_ns;
 	s->tid = -1;
 	nice_restore(s);
 	return e;

@@ -18,14 +18,15 @@
 #include "probe/alloc_resolve.h"
 #include "probe/budget.h"
 #include "probe/cgroup.h"
-#include "probe/cmd_log.h"
-#include "probe/runtime.h"
 #include "probe/inject.h"
 #include "probe/launch_alloc.h"
 #include "stacks/elf_file.h"
+#include "probe/cmd_log.h"
+#include "probe/runtime.h"
 #include "probe/exits.h"
 #include "probe/usdt.h"
 #include "stacks/python.h"
+#include "util/clock.h"
 
 #ifndef MEMTOP_LIBDIR
 #define MEMTOP_LIBDIR "/usr/local/lib/memtop"
@@ -34,14 +35,6 @@
 #define INJECT_SO "libmemtop-inject.so"
 /* How long a new process may take to map glibc before it is given up. */
 #define PENDING_TIMEOUT_NS (5 * 1000000000ULL)
-
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static void warn(struct watch_set *ws, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warn(struct watch_set *ws, const char *fmt, ...)
@@ -446,7 +439,7 @@ static int attach_watched(struct watch_set *ws, struct watched *w, char *err, si
 	set_runtime(t, w->pid);
 	t->alive = true;
 	t->exit_ns = 0;
-	t->start_ns = mono_ns();
+	t->start_ns = clock_mono_ns();
 	t->counters_exact = !w->usdt;
 	t->slowdown_pct = 0;
 	slowdown_init(&w->cost, ws->env.trap_ns, w->usdt);
@@ -536,7 +529,7 @@ void watch_on_proc(struct watch_set *ws, pid_t pid, __u32 what)
 			return;
 	}
 	w->pending = true;
-	w->pending_since_ns = mono_ns();
+	w->pending_since_ns = clock_mono_ns();
 }
 
 static void report_end(struct watch_set *ws, struct watched *w, int reaped, __u64 now_ns);

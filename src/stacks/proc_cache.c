@@ -23,6 +23,7 @@
 #include "stacks/proc_cache.h"
 
 #include "stacks/target_file.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -69,14 +70,6 @@ struct proc_cache {
 	struct pc_file *files[FILE_BUCKETS];
 	struct pc_proc *last;	/* most recently used process */
 };
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts); /* ms resolution is plenty */
-	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
-}
 
 struct proc_cache *proc_cache_new(void)
 {
@@ -212,7 +205,7 @@ static int proc_reread(struct proc_cache *pc, struct pc_proc *p)
 	unsigned int next = (p->cur + 1) % GENERATIONS;
 	int err;
 
-	p->last_read_ns = now_ns();
+	p->last_read_ns = clock_mono_coarse_ns();
 	err = proc_maps_read(p->pid, &fresh.maps);
 	if (err)
 		return err;
@@ -263,7 +256,7 @@ const struct mt_map *proc_cache_find_map(struct proc_cache *pc, pid_t pid, __u64
 		return proc_maps_find(&p->gens[p->cur].maps, addr);
 	}
 	m = proc_maps_find(&p->gens[p->cur].maps, addr);
-	if (m ? now_ns() - p->last_read_ns < MAX_AGE_NS : now_ns() - p->last_read_ns < REREAD_NS)
+	if (m ? clock_mono_coarse_ns() - p->last_read_ns < MAX_AGE_NS : clock_mono_coarse_ns() - p->last_read_ns < REREAD_NS)
 		return m;
 	/* A process that exited keeps its last known mappings, so samples
 	 * taken before the exit can still be named. */

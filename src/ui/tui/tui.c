@@ -31,19 +31,12 @@
 
 #include "export/export.h"
 #include "ui/format.h"
+#include "util/clock.h"
 
 #define MSG_SECONDS 8
 
 static const double intervals[] = { 0.25, 0.5, 1, 2, 3, 5, 10, 15, 30, 60 };
 #define NINTERVALS (int)(sizeof(intervals) / sizeof(intervals[0]))
-
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 double tui_now_s(const struct tui *t)
 {
@@ -58,7 +51,7 @@ void tui_message(struct tui *t, bool error, const char *fmt, ...)
 	vsnprintf(t->msg, sizeof(t->msg), fmt, ap);
 	va_end(ap);
 	t->msg_error = error;
-	t->msg_ns = mono_ns();
+	t->msg_ns = clock_mono_ns();
 }
 
 void tui_show(struct tui *t, const struct tui_view *v)
@@ -104,7 +97,7 @@ static void draw_status(struct tui *t, int y)
 			 t->confirm_path);
 		return;
 	}
-	if (t->msg[0] && mono_ns() - t->msg_ns < MSG_SECONDS * 1000000000ULL) {
+	if (t->msg[0] && clock_mono_ns() - t->msg_ns < MSG_SECONDS * 1000000000ULL) {
 		tui_put(t, y, 0, t->cols,
 			t->attr[t->msg_error ? THEME_STATUS_ERROR : THEME_STATUS], t->msg);
 		return;

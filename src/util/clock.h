@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * clock.h - the clocks memtop reads, in one place: CLOCK_MONOTONIC for
+ * every interval, deadline and sample time (the BPF side stamps records
+ * with the same clock, bpf_ktime_get_ns), a coarse variant where
+ * milliseconds are enough and the call is hot, and the wall clock for
+ * what is shown to people and sent to other tools.
+ */
+#ifndef MEMTOP_UTIL_CLOCK_H
+#define MEMTOP_UTIL_CLOCK_H
+
+#include <linux/types.h>
+
+/* CLOCK_MONOTONIC, nanoseconds. */
+__u64 clock_mono_ns(void);
+/* CLOCK_MONOTONIC_COARSE (a few ms of resolution, no system call). */
+__u64 clock_mono_coarse_ns(void);
+/* CLOCK_REALTIME, nanoseconds since the epoch. */
+__u64 clock_wall_ns(void);
+
+#endif /* MEMTOP_UTIL_CLOCK_H */
