@@ -44,6 +44,7 @@ struct totals {
 	__s64 samples;
 	__s64 live_samples;
 	__s64 truncated_samples;
+	__s64 untracked_samples;
 	__s64 size_hist[MT_SIZE_BUCKETS];
 };
 
@@ -136,6 +137,7 @@ static void totals_add(struct totals *dst, const struct totals *d, int sign)
 	dst->samples += sign * d->samples;
 	dst->live_samples += sign * d->live_samples;
 	dst->truncated_samples += sign * d->truncated_samples;
+	dst->untracked_samples += sign * d->untracked_samples;
 	for (i = 0; i < MT_SIZE_BUCKETS; i++)
 		dst->size_hist[i] += sign * d->size_hist[i];
 }
@@ -153,6 +155,7 @@ static void site_add(struct mt_site *s, const struct totals *d)
 	s->samples += d->samples;
 	s->live_samples += d->live_samples;
 	s->truncated_samples += d->truncated_samples;
+	s->untracked_samples += d->untracked_samples;
 	for (i = 0; i < MT_SIZE_BUCKETS; i++)
 		s->size_hist[i] += d->size_hist[i];
 	/* floating sums drift below zero once everything is freed */
@@ -721,6 +724,8 @@ static int on_alloc(struct mt_model *m, const struct mt_sample_in *in)
 		d.inuse_bytes = w * in->size;
 		d.inuse_objects = w;
 		d.live_samples = 1;
+	} else {
+		d.untracked_samples = 1; /* the live map was full: in-use misses it */
 	}
 	account(m, a, &d);
 	return 0;

@@ -51,6 +51,9 @@ struct mt_site {
 	__u64 samples;	    /* sampled allocations seen */
 	__u64 live_samples; /* of those, not freed yet */
 	__u64 truncated_samples;
+	__u64 untracked_samples; /* samples no in-use tracking could take (the
+				  * kernel's or memtop's live map was full): this
+				  * site's in-use is low by about as many samples */
 	__u64 oldest_live_ns; /* CLOCK_MONOTONIC of the oldest live sample; 0: none */
 	/* Over the last model_tick() interval. */
 	double alloc_bytes_per_s;

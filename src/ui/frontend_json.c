@@ -119,6 +119,7 @@ static void write_site(struct json_writer *w, const struct mt_model *m, const st
 	kv_double(w, "alloc_objects", s->alloc_objects, 1);
 	kv_uint(w, "samples", s->samples);
 	kv_uint(w, "live_samples", s->live_samples);
+	kv_uint(w, "untracked_samples", s->untracked_samples);
 	kv_double(w, "slope_bytes_per_s", st->long_fit.slope, 1);
 	kv_double(w, "slope_r2", st->long_fit.r2, 3);
 	kv_double(w, "leak_score", st->leak_score, 1);

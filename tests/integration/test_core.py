@@ -360,3 +360,40 @@ def test_ctrl_c_detaches():
     w.trigger()
     truth = w.read_truth(timeout=30)
     check(truth["alloc_calls"] > 0, "workload phase did not run after detach")
+
+
+def test_live_map_full_is_said_on_the_site():
+    """A live map too small for the live samples (--live-max 1K at a 256-byte
+    rate): the sites whose samples could not be tracked say so, in JSON
+    (untracked_samples) and in -b ([in-use low: N untracked]), so an in-use
+    figure that stopped growing is never shown as if it were whole."""
+    w = Workload("mt_sites", "--iterations=3000", "--duration=1").wait_ready()
+    m = Memtop("-b", "--json", "-d", INTERVAL, "--rate", "256", "--max-overhead", "none",
+               "--live-max", "1K", "-p", w.pid)
+    m.first_record()
+    w.trigger()
+    truth = w.read_truth(timeout=60)
+    last = m.records_after(truth["time"], count=2)
+    full = last["dropped"]["live_map_full"]
+    check(full > 0, "the live map never filled: %s" % last["dropped"])
+    untracked = {s["function"]: s["untracked_samples"] for s in last["sites"]
+                 if s.get("untracked_samples")}
+    check(untracked, "live map full (%d) but no site says so" % full)
+    check(sum(untracked.values()) <= full, "sites count %d untracked, the map %d" %
+          (sum(untracked.values()), full))
+    w.release()
+    m.drain(20)
+    w = Workload("mt_sites", "--iterations=3000", "--duration=1").wait_ready()
+    t = Memtop("-b", "-d", INTERVAL, "--rate", "256", "--max-overhead", "none",
+               "--live-max", "1K", "-p", w.pid)
+    t.out.get(20, "memtop's first table")
+    w.trigger()
+    w.read_truth(timeout=60)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not any("[in-use low:" in l for l in t.out.lines):
+        t.out.get(2, "memtop -b table")
+    check(any("[in-use low:" in l and "untracked" in l for l in t.out.lines),
+          "-b marks no site as low: %s" % "\n".join(t.out.lines[-15:]))
+    w.release()
+    t.send(2)
+    t.wait(20)

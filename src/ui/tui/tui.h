@@ -76,6 +76,7 @@ struct tui_row {
 	bool rate_approx, inuse_approx, growth_shown;
 	bool ended;	 /* frozen: its processes all ended */
 	bool mmap;	 /* anonymous mappings (the mmap source), not heap */
+	bool untracked;	 /* some samples found the live map full: in-use low */
 };
 
 #define TUI_TEXT_MAX 128

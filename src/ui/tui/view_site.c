@@ -145,6 +145,11 @@ static void draw_summary(struct tui *t, struct tui_page *pg)
 		 "in use %s in %llu live samples   allocated %s   freed %.0f%%",
 		 fig_inuse(a, sizeof(a), s, s->inuse_bytes), (unsigned long long)s->live_samples,
 		 fmt_bytes(b, sizeof(b), s->alloc_bytes), 100 * st->freed_fraction);
+	if (s->untracked_samples)
+		tui_putf(t, tui_page_line(pg), 2, t->cols - 2, t->attr[THEME_WARNING],
+			 "in use is low: %llu of its samples found the live map full and are "
+			 "not tracked (raise --live-max)",
+			 (unsigned long long)s->untracked_samples);
 	tui_putf(t, tui_page_line(pg), 2, t->cols - 2, t->attr[THEME_NORMAL],
 		 "allocating %s/s, %s objects/s over the last %s   oldest live %s   %llu samples%s",
 		 fig_rate(a, sizeof(a), s), fig_obj_rate(b, sizeof(b), s),

@@ -218,6 +218,7 @@ static void top_refresh(struct tui *t)
 		r->growth_shown = s->stats.growth_shown;
 		r->ended = s->ended_ns != 0;
 		r->mmap = s->stack->mmap;
+		r->untracked = s->untracked_samples != 0;
 		/* in use by the selected process; the other columns are the
 		 * site's over all processes (the status line says so) */
 		r->inuse_bytes = mine ? mine[s->id] : s->inuse_bytes;
@@ -347,7 +348,9 @@ static void draw_row(struct tui *t, int y, const struct tui_row *r, bool selecte
 		x += tui_put_frame(t, y, x, t->cols - x, &r->frame, base,
 				   selected ? base : t->attr[THEME_DIM]);
 	if (r->mmap && x < t->cols)
-		tui_put(t, y, x, t->cols - x, t->attr[THEME_DIM], " [mmap]");
+		x += tui_put(t, y, x, t->cols - x, t->attr[THEME_DIM], " [mmap]");
+	if (r->untracked && x < t->cols)
+		tui_put(t, y, x, t->cols - x, t->attr[THEME_WARNING], " [in-use low]");
 }
 
 static void top_draw(struct tui *t, int y, int h)
