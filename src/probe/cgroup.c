@@ -497,7 +497,10 @@ int cgroup_read_mem(const char *dir, pid_t pid, char *v1_dir, size_t len, struct
 	memset(out, 0, sizeof(*out));
 	if (!read_v2(dir, out))
 		return 0;
-	if (pid > 0 && !pid_cgroup_dir(pid, "memory", V1_MEMORY_ROOT, found, sizeof(found)))
+	/* A process that is exiting may already show the root memory cgroup:
+	 * the root is never the one a process of dir stands for. */
+	if (pid > 0 && !pid_cgroup_dir(pid, "memory", V1_MEMORY_ROOT, found, sizeof(found)) &&
+	    strcmp(found, V1_MEMORY_ROOT) && strcmp(found, V1_MEMORY_ROOT "/"))
 		snprintf(v1_dir, len, "%s", found);
 	return read_v1(v1_dir, out);
 }
