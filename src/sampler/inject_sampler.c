@@ -36,6 +36,7 @@
 
 #include "memtop/sampler_abi.h"
 #include "sampler/sample_math.h"
+#include "sampler/one_site.h"
 
 /* Entry points are exported; the data memtop reads and writes is hidden
  * (an exported object would be reached through a GOT entry, a relocation)
@@ -44,7 +45,6 @@
 #define SHARED __attribute__((visibility("hidden"), used))
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define likely(x) __builtin_expect(!!(x), 1)
-#define ONE_SITE __attribute__((noinline, noclone))
 
 #define SLOT_EMPTY 0
 #define SLOT_GONE 1

@@ -44,6 +44,7 @@
 #include "memtop/sampler_abi.h"
 #include "sampler/next_alloc.h"
 #include "sampler/sample_math.h"
+#include "sampler/one_site.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -59,13 +60,6 @@
 #define EXPORT __attribute__((visibility("default")))
 #define NOINLINE __attribute__((noinline))
 #define unlikely(x) __builtin_expect(!!(x), 0)
-/* A USDT site must exist exactly once in the binary: consumers attach to
- * the notes, and one note per probe keeps that simple. */
-#ifdef __clang__
-#define ONE_SITE __attribute__((noinline))
-#else
-#define ONE_SITE __attribute__((noinline, noclone))
-#endif
 
 /* ==== USDT semaphores ==== */
 
