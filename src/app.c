@@ -260,7 +260,7 @@ static int prepare_targets(struct app *a)
 	if (!e && a->ws.launch.log_path[0]) {
 		a->status.cmd_log = a->ws.launch.log_path;
 		snprintf(a->status.message, sizeof(a->status.message), "output of %.60s: %.400s",
-			 cfg->cmd_argv[0], a->status.cmd_log);
+			 cfg->cmd_argv ? cfg->cmd_argv[0] : "the command", a->status.cmd_log);
 	}
 	return e;
 }

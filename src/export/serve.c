@@ -696,7 +696,7 @@ static void *serve_main(void *arg)
 
 static int bind_listen(struct serve *s, const char *spec, char *err, size_t errlen)
 {
-	struct sockaddr_storage ss, got;
+	struct sockaddr_storage ss, got = { 0 };
 	socklen_t len, glen = sizeof(got);
 	char host[INET6_ADDRSTRLEN];
 	int one = 1, e;

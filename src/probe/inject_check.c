@@ -38,11 +38,11 @@ static int read_file(const char *path, char *buf, size_t len)
 	ssize_t n;
 
 	if (fd < 0)
-		return -errno;
+		return errno ? -errno : -EIO;
 	n = read(fd, buf, len - 1);
 	close(fd);
 	if (n < 0)
-		return -errno;
+		return errno ? -errno : -EIO;
 	buf[n] = '\0';
 	return 0;
 }

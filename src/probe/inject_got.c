@@ -86,7 +86,7 @@ static int auxv_get(pid_t pid, __u64 type, __u64 *val)
 
 int inject_got_link_map(int mem_fd, pid_t pid, __u64 *first)
 {
-	__u64 phdr_at, phnum, bias = 0, dyn = 0, i;
+	__u64 phdr_at = 0, phnum = 0, bias = 0, dyn = 0, i;
 	bool have_bias = false;
 	Elf64_Phdr ph;
 	Elf64_Dyn d;

@@ -260,6 +260,8 @@ int proc_maps_read(pid_t pid, struct mt_maps *out)
 	 * unmaps meanwhile can give a torn text (overlapping or out-of-order
 	 * ranges, -EINVAL), so a bad text is read again a few times. */
 	for (int attempt = 0; attempt < MAPS_READ_ATTEMPTS; attempt++) {
+		text = NULL;
+		len = 0;
 		err = read_proc_file(path, &text, &len);
 		if (err == -EAGAIN || err == -EINTR)
 			continue;
