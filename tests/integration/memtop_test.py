@@ -54,7 +54,7 @@ import threading
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-BUILD = os.environ.get("MEMTOP_BUILD", os.path.join(ROOT, "build"))
+BUILD = os.path.abspath(os.environ.get("MEMTOP_BUILD", os.path.join(ROOT, "build")))
 MEMTOP = os.environ.get("MEMTOP", os.path.join(BUILD, "memtop"))
 WORKLOADS = os.path.join(BUILD, "workloads")
 
