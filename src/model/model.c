@@ -1209,7 +1209,8 @@ size_t model_sites_sorted(const struct mt_model *m, enum mt_sort key, struct mt_
 
 	if (!tmp)
 		return 0;
-	memcpy(tmp, m->site_v, n * sizeof(*tmp));
+	if (n) /* site_v is NULL before the first site */
+		memcpy(tmp, m->site_v, n * sizeof(*tmp));
 	sort_key_for_qsort = key;
 	qsort(tmp, n, sizeof(*tmp), site_cmp);
 	if (n > max)
