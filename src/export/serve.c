@@ -698,7 +698,7 @@ static int bind_listen(struct serve *s, const char *spec, char *err, size_t errl
 {
 	struct sockaddr_storage ss, got = { 0 };
 	socklen_t len, glen = sizeof(got);
-	char host[INET6_ADDRSTRLEN];
+	char host[INET6_ADDRSTRLEN] = "";
 	int one = 1, e;
 
 	e = serve_parse_addr(spec, &ss, &len, &s->loopback, err, errlen);

@@ -69,7 +69,7 @@ static const char *status_field(const char *status, const char *key)
 
 static int check_status(pid_t pid, char *err, size_t errlen)
 {
-	char path[64], status[4096];
+	char path[64], status[4096] = "";
 	const char *v;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
