@@ -714,15 +714,17 @@ static int bind_listen(struct serve *s, const char *spec, char *err, size_t errl
 	    getsockname(s->listen_fd, (struct sockaddr *)&got, &glen))
 		goto fail;
 	if (got.ss_family == AF_INET6) {
-		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&got;
+		struct sockaddr_in6 a;
 
-		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
-		snprintf(s->addr, sizeof(s->addr), "[%s]:%u", host, ntohs(a->sin6_port));
+		memcpy(&a, &got, sizeof(a));
+		inet_ntop(AF_INET6, &a.sin6_addr, host, sizeof(host));
+		snprintf(s->addr, sizeof(s->addr), "[%s]:%u", host, ntohs(a.sin6_port));
 	} else {
-		const struct sockaddr_in *a = (const struct sockaddr_in *)&got;
+		struct sockaddr_in a;
 
-		inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
-		snprintf(s->addr, sizeof(s->addr), "%s:%u", host, ntohs(a->sin_port));
+		memcpy(&a, &got, sizeof(a));
+		inet_ntop(AF_INET, &a.sin_addr, host, sizeof(host));
+		snprintf(s->addr, sizeof(s->addr), "%s:%u", host, ntohs(a.sin_port));
 	}
 	return 0;
 fail:
