@@ -82,6 +82,7 @@ struct app {
 	struct mt_history cgroup_current;
 	char cgroup_dir[PATH_MAX]; /* --cgroup's, or the first target's */
 	char cgroup_v1_dir[PATH_MAX];
+	__s64 cgroup_oom_kill_prev; /* the cgroup's oom_kill a refresh before the last; -1: unknown */
 	struct snapshots snap;
 	struct out_queue *outq;	/* -b/--json: stdout through a writer thread */
 	bool keep_command;	/* q, d: -- CMD keeps running after memtop */
@@ -181,16 +182,22 @@ static void on_exit_event(void *ctx, pid_t pid, int wstatus, __u64 at_ns)
 }
 
 /* A SIGKILL while the cgroup's oom_kill count rose is the OOM killer's:
- * the figures are the cgroup's as last read before the death. */
+ * the figures are the cgroup's as last read before the death. "Rose" is
+ * against the count a refresh before the last too, as a refresh may run
+ * between the kill and the moment the end is noticed. */
 static void classify_oom(struct app *a, struct mt_target_end *e)
 {
 	const struct mt_cgroup_status *cg = &a->status.cgroup;
 	struct cgroup_mem now;
+	__s64 before;
 
 	if (!a->cgroup_dir[0] || !cg->have_mem ||
 	    cgroup_read_mem(a->cgroup_dir, -1, a->cgroup_v1_dir, sizeof(a->cgroup_v1_dir), &now))
 		return;
-	if (now.oom_kill < 0 || now.oom_kill <= cg->mem.oom_kill)
+	before = cg->mem.oom_kill;
+	if (a->cgroup_oom_kill_prev >= 0 && a->cgroup_oom_kill_prev < before)
+		before = a->cgroup_oom_kill_prev;
+	if (now.oom_kill < 0 || now.oom_kill <= before)
 		return;
 	e->kind = MT_END_OOM;
 	e->have_cgroup = true;
@@ -554,6 +561,7 @@ static void cgroup_tick(struct app *a, __u64 now)
 
 	if (!a->cgroup_dir[0])
 		return;
+	a->cgroup_oom_kill_prev = cg->have_mem ? cg->mem.oom_kill : -1;
 	cg->have_mem = !cgroup_read_mem(a->cgroup_dir, watch_first_alive(&a->ws),
 					a->cgroup_v1_dir, sizeof(a->cgroup_v1_dir), &cg->mem);
 	if (!cg->have_mem)
@@ -940,6 +948,7 @@ int app_run(const struct mt_config *cfg)
 	}
 	budget_init(&a.budget, cfg->max_overhead_pct, clock_mono_ns() ^ (__u64)getpid() << 32);
 	a.allocs_on = true;
+	a.cgroup_oom_kill_prev = -1;
 	a.status.duty = 1.0;
 	a.status.phase_rate = cfg->rate;
 	a.status.counters_exact = true;
