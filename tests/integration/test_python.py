@@ -100,8 +100,15 @@ def test_python_leak_named_by_function_and_line():
     leak = [s for s in rec["sites"] if s["function"] == "leak_records"]
     check(leak, "leak_records missing from the last record")
     est, want = sum(s["inuse_bytes"] for s in leak), truth["leak_bytes"]
-    check(abs(est - want) <= 0.25 * want,
-          "in-use of leak_records %.0f, tracemalloc %d (more than 25%% apart)" % (est, want))
+    # Issue 15 asks for 25% in plain -p only when the allocation rate allows
+    # the budget; PYTHONMALLOC=malloc does not (the probes back off), and
+    # under back-off measured estimates have run up to 25% low (issue 12's
+    # note), so that case is held to 40%.
+    backed_off = any(r["overhead"].get("duty", 1) < 1 for r in m.records)
+    tol = 0.40 if backed_off else 0.25
+    check(abs(est - want) <= tol * want,
+          "in-use of leak_records %.0f, tracemalloc %d (more than %.0f%% apart, %s)" %
+          (est, want, 100 * tol, "backed off" if backed_off else "full duty"))
     p.popen.stdin.close()
     m.send(2)
     m.drain(20)
