@@ -245,7 +245,9 @@ static int resolve_probes(const char *lib_path, const struct allocator *alloc, c
 /*
  * BPF_LINK_CREATE for a uprobe_multi session. The installed uapi headers
  * predate uprobe_multi, so its fields are written at their documented
- * offsets inside link_create (KERNEL-FACTS.md section 1).
+ * offsets inside link_create (union bpf_attr in the kernel's
+ * include/uapi/linux/bpf.h: path at 16, offsets 24, ref_ctr_offsets 32,
+ * cookies 40, cnt 48, flags 52, pid 56).
  */
 static int create_session_link(int prog_fd, pid_t pid, const char *path, const unsigned long *offsets,
 			       const __u64 *cookies, __u32 cnt)

@@ -12,7 +12,7 @@
  * runs once per call and still sees what the caller needs (arguments,
  * entry state). The emulated set mirrors arch/x86/kernel/uprobes.c
  * (branch_setup_xol_ops, push_setup_xol_ops, is_prefix_bad) as of 6.18;
- * see docs/probes.md and KERNEL-FACTS.md section 2.
+ * see docs/probes.md.
  *
  * Everything here is conservative: an instruction the decoder cannot
  * length-decode ends the walk, and one whose effects are not modelled
