@@ -156,7 +156,19 @@ $(OUTPUT)/tests/test_%: tests/unit/test_%.c $(OUTPUT)/libmemtop.a | $(OUTPUT)/te
 $(OUTPUT)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | $(OUTPUT)/workloads
 	$(call msg,WORK,$@)
 	$(Q)$(CC) $$(sed -n '1s|^// cflags:||p' $<) -g -Wall -o $@ $< -lpthread -lm \
-		$$(sed -n '2s|^// ldflags:||p' $<)
+		-L$(OUTPUT)/workloads $$(sed -n '2s|^// ldflags:||p' $<)
+
+# A je_-prefixed static jemalloc (as --with-jemalloc-prefix=je_ builds
+# it), made from Debian's libjemalloc_pic.a: every public C name X of the
+# archive becomes je_X, in definitions and references alike.
+JEMALLOC_PIC := /usr/lib/x86_64-linux-gnu/libjemalloc_pic.a
+$(OUTPUT)/workloads/libjemalloc_je.a: $(JEMALLOC_PIC) | $(OUTPUT)/workloads
+	$(call msg,AR,$@)
+	$(Q)nm -g --defined-only $< | awk 'NF == 3 && $$3 !~ /^(je_|_|DW\.)/ { print $$3 " je_" $$3 }' | \
+		sort -u > $@.syms
+	$(Q)objcopy --redefine-syms=$@.syms $< $@
+	$(Q)rm -f $@.syms
+$(OUTPUT)/workloads/mt_jemalloc_prefixed: $(OUTPUT)/workloads/libjemalloc_je.a
 
 # The decoder cross-check links Capstone (tests only: memtop does not).
 $(OUTPUT)/tests/test_x86_decode_capstone: LDLIBS += -lcapstone

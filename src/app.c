@@ -842,9 +842,11 @@ static void announce(const struct app *a)
 	int i;
 
 	for (i = 0; i < a->ws.n; i++)
-		say("attached to PID %d (%s): %s, %s mode, %d probes (%d slow), %.0f ns per probe hit: %s",
+		say("attached to PID %d (%s): %s%s%s, %s mode, %d probes (%d slow), %.0f ns per probe hit: %s",
 			a->ws.v[i].pid, a->ws.v[i].comm,
 			a->ws.v[i].usdt ? "its own sampler" : a->ws.v[i].alloc->name,
+			a->ws.v[i].extra.alloc ? " and " : "",
+			a->ws.v[i].extra.alloc ? a->ws.v[i].extra.alloc->name : "",
 			a->status.probe_mode, info->nprobes,
 			info->nslow, a->status.trap_ns, info->detail);
 	if (a->status.cgroup.on)

@@ -7,7 +7,9 @@
  * /proc/PID/environ, then /etc/ld.so.preload in the target's root), then
  * DT_NEEDED breadth-first, each name matched to a mapped object by
  * DT_SONAME or file name. The first object of that order whose .dynsym
- * exports malloc is the one every relocation of malloc binds to. Files
+ * exports malloc is the one every relocation of malloc binds to; a
+ * prefixed allocator elsewhere in that order (je_malloc) is reported
+ * beside it, since its callers name it directly. Files
  * are read through /proc/PID/map_files, so a deleted or replaced library
  * is still the one mapped.
  */
@@ -275,6 +277,29 @@ static int search_order(pid_t pid, struct objs *os, struct obj *exe, struct obj 
 
 #define MEMTOP_SAMPLER_SO "libmemtop-sampler.so"
 
+/* The first object of the search order but the serving one that holds a
+ * prefixed allocator (alloc_choice.extra). */
+static void find_extra(struct obj **order, int n, const struct obj *serving,
+		       struct alloc_found *extra)
+{
+	int i;
+
+	memset(extra, 0, sizeof(*extra));
+	for (i = 0; i < n; i++) {
+		struct obj *o = order[i];
+
+		if (o == serving || !o->ef ||
+		    !strcmp(base_name(o->map->path), MEMTOP_SAMPLER_SO))
+			continue;
+		extra->alloc = allocators_identify_prefixed(o->ef, o->map->path, extra->prefix,
+							    sizeof(extra->prefix));
+		if (extra->alloc) {
+			extra->map = o->map;
+			return;
+		}
+	}
+}
+
 static int choose(pid_t pid, struct objs *os, struct alloc_choice *out, char *err, size_t errlen)
 {
 	struct obj *order[MAX_OBJS];
@@ -301,11 +326,14 @@ static int choose(pid_t pid, struct objs *os, struct alloc_choice *out, char *er
 		 * definition in lookup order (sampler.md): that one is probed */
 		if (!strcmp(base_name(o->map->path), MEMTOP_SAMPLER_SO))
 			continue;
-		out->alloc = allocators_identify(o->ef, o->map->path, &out->prefix);
-		out->map = o->map;
+		out->serving.alloc = allocators_identify(o->ef, o->map->path, out->serving.prefix,
+							 sizeof(out->serving.prefix));
+		out->serving.map = o->map;
 		out->order = i;
-		if (out->alloc)
+		if (out->serving.alloc) {
+			find_extra(order, n, o, &out->extra);
 			return 0;
+		}
 		if (o == exe)
 			snprintf(err, errlen,
 				 "PID %d's executable defines its own malloc: memtop has no probe table for it",
@@ -338,29 +366,41 @@ int alloc_resolve(pid_t pid, const struct mt_maps *maps, struct alloc_choice *ou
 	return e;
 }
 
-int alloc_resolve_pid(pid_t pid, char *path, size_t pathlen, const struct allocator **alloc,
-		      const char **prefix, char *err, size_t errlen)
+/* *t for a found allocator: the mapped file itself, not whatever its
+ * name resolves to now. 0 or -errno with one line in err. */
+static int target_of(pid_t pid, const struct alloc_found *f, struct alloc_target *t, char *err,
+		     size_t errlen)
+{
+	int e;
+
+	t->alloc = f->alloc;
+	snprintf(t->prefix, sizeof(t->prefix), "%s", f->prefix);
+	e = target_file_map_path(pid, f->map, t->path, sizeof(t->path));
+	if (e)
+		snprintf(err, errlen, "cannot open PID %d's %s: %s", pid, f->map->path,
+			 e == -ESRCH || (kill(pid, 0) && errno == ESRCH) ?
+			 "the process exited" : safe_open_strerror(e));
+	return e;
+}
+
+int alloc_resolve_pid(pid_t pid, struct alloc_target *serving, struct alloc_target *extra,
+		      char *err, size_t errlen)
 {
 	struct alloc_choice c;
 	struct mt_maps maps;
 	int e = proc_maps_read(pid, &maps);
 
+	extra->alloc = NULL;
 	if (e) {
 		snprintf(err, errlen, "cannot read the memory map of PID %d: %s", pid,
 			 e == -ESRCH ? "the process exited" : strerror(-e));
 		return e;
 	}
 	e = alloc_resolve(pid, &maps, &c, err, errlen);
-	if (!e) {
-		*alloc = c.alloc;
-		*prefix = c.prefix;
-		/* the mapped file itself, not whatever its name resolves to now */
-		e = target_file_map_path(pid, c.map, path, pathlen);
-		if (e)
-			snprintf(err, errlen, "cannot open PID %d's %s: %s", pid, c.map->path,
-				 e == -ESRCH || (kill(pid, 0) && errno == ESRCH) ?
-				 "the process exited" : safe_open_strerror(e));
-	}
+	if (!e)
+		e = target_of(pid, &c.serving, serving, err, errlen);
+	if (!e && c.extra.alloc)
+		e = target_of(pid, &c.extra, extra, err, errlen);
 	proc_maps_free(&maps);
 	return e;
 }

@@ -13,17 +13,35 @@
 #ifndef MEMTOP_PROBE_ALLOC_RESOLVE_H
 #define MEMTOP_PROBE_ALLOC_RESOLVE_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <sys/types.h>
 
 #include "probe/allocators.h"
 #include "stacks/proc_maps.h"
 
+struct alloc_found {
+	const struct allocator *alloc;	 /* the table to probe with; NULL: none */
+	char prefix[MT_ALLOC_PREFIX_MAX]; /* its C-name prefix ("" or "je_") */
+	const struct mt_map *map;	 /* a mapping of the object (in maps) */
+};
+
 struct alloc_choice {
-	const struct allocator *alloc; /* the table to probe with */
-	const char *prefix;	       /* C-name prefix ("" or "je_") */
-	const struct mt_map *map;      /* a mapping of the serving object (in maps) */
-	int order;		       /* its place in the search order (0: the executable) */
+	struct alloc_found serving; /* the object malloc binds to */
+	int order;		    /* its place in the search order (0: the executable) */
+	/* A prefixed allocator in another object of the search order (a
+	 * program that calls je_malloc of a statically linked jemalloc built
+	 * with a prefix, next to glibc's malloc): its entry points have
+	 * names of their own, so it is probed as well. alloc NULL: none. */
+	struct alloc_found extra;
+};
+
+/* An allocator to probe in a running process. */
+struct alloc_target {
+	const struct allocator *alloc;	  /* NULL: none */
+	char prefix[MT_ALLOC_PREFIX_MAX]; /* C-name prefix */
+	char path[PATH_MAX];		  /* a path of the object the kernel and libbpf
+					   * can be given (see alloc_resolve_pid) */
 };
 
 /* Choose the serving allocator of pid among maps (its /proc/PID/maps).
@@ -33,11 +51,12 @@ struct alloc_choice {
 int alloc_resolve(pid_t pid, const struct mt_maps *maps, struct alloc_choice *out, char *err,
 		  size_t errlen);
 
-/* alloc_resolve() on pid's current maps, with a path for the serving
- * object that the kernel and libbpf can be given (/proc/PID/map_files/...,
- * else the object's path under /proc/PID/root). 0, or -errno with one
- * line in err. */
-int alloc_resolve_pid(pid_t pid, char *path, size_t pathlen, const struct allocator **alloc,
-		      const char **prefix, char *err, size_t errlen);
+/* alloc_resolve() on pid's current maps: the serving allocator in
+ * *serving and the prefixed one beside it, if any, in *extra (alloc NULL
+ * when none), each with a path that the kernel and libbpf can be given
+ * (/proc/PID/map_files/..., else the object's path under /proc/PID/root).
+ * 0, or -errno with one line in err. */
+int alloc_resolve_pid(pid_t pid, struct alloc_target *serving, struct alloc_target *extra,
+		      char *err, size_t errlen);
 
 #endif /* MEMTOP_PROBE_ALLOC_RESOLVE_H */

@@ -12,7 +12,10 @@
  */
 #include "probe/allocators.h"
 
+#include <ctype.h>
+#include <gelf.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "memtop/abi.h"
@@ -101,7 +104,14 @@ static const struct alloc_entry tcmalloc_entries[] = {
 	{ "_ZdlPvSt11align_val_tRKSt9nothrow_t", MT_FN_FREE, 1, false, false },
 };
 
-static const char *const jemalloc_prefixes[] = { "", "je_", NULL };
+/* What a prefixed build of each defines besides its marker, all with the
+ * same prefix (jemalloc's --with-jemalloc-prefix, e.g. je_ or Rust's
+ * _rjem_): enough names that a program's own my_mallocx and my_malloc
+ * never look like an allocator. */
+static const char *const jemalloc_signature[] = { "malloc", "free", "calloc", "realloc",
+						  "rallocx", "sdallocx", "dallocx", NULL };
+static const char *const tcmalloc_signature[] = { "malloc", "free", "tc_free", "tc_realloc",
+						  NULL };
 
 static const struct allocator glibc = {
 	.name = "glibc",
@@ -112,7 +122,7 @@ static const struct allocator glibc = {
 static const struct allocator jemalloc = {
 	.name = "jemalloc",
 	.marker = "mallocx",
-	.prefixes = jemalloc_prefixes,
+	.signature = jemalloc_signature,
 	.flags = MT_PF_REALLOC_SELF | MT_PF_FREE_DEDUPE,
 	.entries = jemalloc_entries,
 	.nentries = N(jemalloc_entries),
@@ -121,6 +131,7 @@ static const struct allocator jemalloc = {
 static const struct allocator tcmalloc = {
 	.name = "tcmalloc",
 	.marker = "tc_malloc",
+	.signature = tcmalloc_signature,
 	.flags = MT_PF_REALLOC_SELF | MT_PF_FREE_DEDUPE,
 	.entries = tcmalloc_entries,
 	.nentries = N(tcmalloc_entries),
@@ -142,38 +153,144 @@ bool allocators_is_glibc_name(const char *path)
 	return !strncmp(b, "libc.so", 7) || (!strncmp(b, "libc-", 5) && strstr(b, ".so"));
 }
 
-static bool defines(struct elf_file *ef, const char *prefix, const char *name)
+/* Whether names[0..n) holds "prefix" "name". */
+static bool has_name(const char *const *names, size_t n, const char *prefix, size_t plen,
+		     const char *name)
 {
-	char sym[128];
-	__u64 off, size;
+	size_t i;
 
-	snprintf(sym, sizeof(sym), "%s%s", prefix, name);
-	return elf_file_func_offset(ef, sym, &off, &size) == 0;
+	for (i = 0; i < n; i++)
+		if (!strncmp(names[i], prefix, plen) && !strcmp(names[i] + plen, name))
+			return true;
+	return false;
 }
 
-const struct allocator *allocators_identify(struct elf_file *ef, const char *path,
-					    const char **prefix)
+/* A C-name prefix as build systems make them: letters, digits, '_'. */
+static bool prefix_chars(const char *s, size_t len)
 {
-	static const char *const none[] = { "", NULL };
-	size_t i, k;
+	size_t i;
 
-	if (path && allocators_is_glibc_name(path)) {
-		*prefix = "";
-		return &glibc;
+	for (i = 0; i < len; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+			return false;
+	return true;
+}
+
+bool allocators_find_prefix(const char *const *names, size_t n, const struct allocator *a,
+			    bool prefixed, char *prefix, size_t len)
+{
+	size_t mlen, i, k;
+
+	if (!a->marker)
+		return false;
+	if (!prefixed) {
+		if (!has_name(names, n, "", 0, a->marker) || !has_name(names, n, "", 0, "malloc"))
+			return false;
+		snprintf(prefix, len, "%s", "");
+		return true;
 	}
-	for (i = 0; i < N(all); i++) {
-		const char *const *pre = all[i]->prefixes ? all[i]->prefixes : none;
+	mlen = strlen(a->marker);
+	for (i = 0; i < n; i++) {
+		size_t nl = strlen(names[i]), plen = nl - mlen;
 
-		if (!all[i]->marker)
+		if (nl <= mlen || strcmp(names[i] + plen, a->marker) || plen >= len ||
+		    plen >= MT_ALLOC_PREFIX_MAX || !prefix_chars(names[i], plen))
 			continue;
-		for (k = 0; pre[k]; k++) {
-			if (defines(ef, pre[k], all[i]->marker) && defines(ef, pre[k], "malloc")) {
-				*prefix = pre[k];
-				return all[i];
+		for (k = 0; a->signature[k]; k++)
+			if (!has_name(names, n, names[i], plen, a->signature[k]))
+				break;
+		if (a->signature[k])
+			continue;
+		memcpy(prefix, names[i], plen);
+		prefix[plen] = '\0';
+		return true;
+	}
+	return false;
+}
+
+/* The defined function names of ef's .dynsym and .symtab, as pointers
+ * into ef's string tables; *n of them. NULL when there are none or memory
+ * ran out. */
+static const char **candidate_names(struct elf_file *ef, size_t *n)
+{
+	Elf *elf = elf_file_libelf(ef);
+	Elf_Scn *scn = NULL;
+	const char **v = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t i, count;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		count = data ? data->d_size / sh.sh_entsize : 0;
+		for (i = 1; i < count; i++) {
+			GElf_Sym sym;
+			const char *s;
+
+			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+				continue;
+			s = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!s || !*s)
+				continue;
+			if (*n == cap) {
+				const char **nv = realloc(v, (cap ? cap * 2 : 64) * sizeof(*v));
+
+				if (!nv) {
+					free(v);
+					*n = 0;
+					return NULL;
+				}
+				v = nv;
+				cap = cap ? cap * 2 : 64;
 			}
+			v[(*n)++] = s;
 		}
 	}
-	return NULL;
+	return v;
+}
+
+/* The allocator with a marker whose names ef defines, with the prefix
+ * asked for (prefixed or not). */
+static const struct allocator *identify_names(struct elf_file *ef, bool prefixed, char *prefix,
+					      size_t len)
+{
+	size_t n, i;
+	const char **names = candidate_names(ef, &n);
+	const struct allocator *found = NULL;
+
+	for (i = 0; names && i < N(all) && !found; i++)
+		if (allocators_find_prefix(names, n, all[i], prefixed, prefix, len))
+			found = all[i];
+	free(names);
+	return found;
+}
+
+const struct allocator *allocators_identify(struct elf_file *ef, const char *path, char *prefix,
+					    size_t len)
+{
+	const struct allocator *a;
+
+	if (path && allocators_is_glibc_name(path)) {
+		snprintf(prefix, len, "%s", "");
+		return &glibc;
+	}
+	a = identify_names(ef, false, prefix, len);
+	return a ? a : identify_names(ef, true, prefix, len);
+}
+
+const struct allocator *allocators_identify_prefixed(struct elf_file *ef, const char *path,
+						     char *prefix, size_t len)
+{
+	if (path && allocators_is_glibc_name(path))
+		return NULL;
+	return identify_names(ef, true, prefix, len);
 }
 
 const struct allocator *allocators_glibc(void)

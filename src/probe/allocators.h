@@ -33,18 +33,40 @@ struct allocator {
 	 * identifies it in any object: NULL for glibc, which is recognised by
 	 * its library name. */
 	const char *marker;
-	const char *const *prefixes; /* C-name prefixes to try, "" first; NULL: none */
+	/* The other names a prefixed build defines, each with the marker's
+	 * prefix (NULL-terminated; with a marker only). */
+	const char *const *signature;
 	__u32 flags;		/* enum mt_probe_flags for every probe */
 	const struct alloc_entry *entries;
 	size_t nentries;
 };
 
+/* Longest C-name prefix memtop recognises, with its NUL. */
+#define MT_ALLOC_PREFIX_MAX 16
+
 /* The allocator implemented by the ELF file ef (path names it): glibc for
- * a libc.so.6, else the table whose marker ef defines, with the prefix
- * found stored in *prefix (never NULL on success). NULL when ef carries
- * none of memtop's allocators. */
-const struct allocator *allocators_identify(struct elf_file *ef, const char *path,
-					    const char **prefix);
+ * a libc.so.6, else the table whose marker ef defines (in .dynsym or
+ * .symtab: a statically linked jemalloc is found in the executable), as
+ * exported, or else under any prefix (allocators_find_prefix). The prefix
+ * goes to prefix[len] ("" when none). NULL when ef carries none of
+ * memtop's allocators. */
+const struct allocator *allocators_identify(struct elf_file *ef, const char *path, char *prefix,
+					    size_t len);
+
+/* Only a prefixed build in ef (jemalloc's je_malloc next to another
+ * allocator's malloc): what allocators_identify() finds under a non-empty
+ * prefix, else NULL. */
+const struct allocator *allocators_identify_prefixed(struct elf_file *ef, const char *path,
+						     char *prefix, size_t len);
+
+/* The prefix under which the function names names[0..n) hold allocator
+ * a: with !prefixed, "" when a's marker and malloc are both there; with
+ * prefixed, the non-empty P (letters, digits, '_', shorter than
+ * MT_ALLOC_PREFIX_MAX) of a name P+marker for which P+each name of a's
+ * signature is there too (je_mallocx, je_malloc, je_free, ...). Written
+ * to prefix[len]; false when there is none. Pure: no ELF involved. */
+bool allocators_find_prefix(const char *const *names, size_t n, const struct allocator *a,
+			    bool prefixed, char *prefix, size_t len);
 
 /* glibc's table: the allocator of a process that maps no other one. */
 const struct allocator *allocators_glibc(void);

@@ -72,6 +72,7 @@ struct mt_probe_set {
 	struct probe_loc locs[NPROBES];
 	int n;
 	struct link_group g[NGROUPS];
+	struct mt_probe_set *next; /* another allocator of the process (attach_chain) */
 };
 
 static int group_of(const struct probe_loc *l)
@@ -406,12 +407,35 @@ static int attach_mode(struct mt_probe_set *ps, enum mt_attach_mode mode, const 
 int attach_set_allocs(struct mt_probe_set *ps, bool on)
 {
 	const char *failed;
+	int e = 0;
 
-	if (!on) {
-		group_detach(&ps->g[GROUP_ALLOC]);
-		return 0;
+	for (; ps && !e; ps = ps->next) {
+		if (!on)
+			group_detach(&ps->g[GROUP_ALLOC]);
+		else
+			e = group_attach(ps, GROUP_ALLOC, &failed);
 	}
-	return group_attach(ps, GROUP_ALLOC, &failed);
+	return e;
+}
+
+void attach_chain(struct mt_probe_set *ps, struct mt_probe_set *next)
+{
+	while (ps->next)
+		ps = ps->next;
+	ps->next = next;
+}
+
+void attach_info_merge(struct attach_info *info, const struct attach_info *more,
+		       const char *prefix)
+{
+	size_t len = strlen(info->allocator);
+
+	info->nprobes += more->nprobes;
+	info->nslow += more->nslow;
+	snprintf(info->allocator + len, sizeof(info->allocator) - len, "+%s", more->allocator);
+	len = strlen(info->detail);
+	snprintf(info->detail + len, sizeof(info->detail) - len, "; %s%s%s: %s", more->allocator,
+		 *prefix ? " " : "", prefix, more->detail);
 }
 
 static void describe(const struct probe_loc *locs, int n, struct attach_info *info)
@@ -562,11 +586,13 @@ struct mt_probe_set *attach_self(struct mt_bpf *b, const void *addr, __u32 fn)
 
 void attach_detach(struct mt_probe_set *ps)
 {
-	int group;
+	while (ps) {
+		struct mt_probe_set *next = ps->next;
+		int group;
 
-	if (!ps)
-		return;
-	for (group = 0; group < NGROUPS; group++)
-		group_detach(&ps->g[group]);
-	free(ps);
+		for (group = 0; group < NGROUPS; group++)
+			group_detach(&ps->g[group]);
+		free(ps);
+		ps = next;
+	}
 }

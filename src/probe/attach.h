@@ -28,7 +28,8 @@ struct attach_info {
 	int nprobes;	  /* functions probed */
 	int nslow;	  /* of those, probes the kernel single-steps */
 	char detail[512]; /* "malloc@entry free@+3 ..." */
-	char allocator[16]; /* "glibc", "jemalloc", "tcmalloc", "usdt" */
+	char allocator[16]; /* "glibc", "jemalloc", "tcmalloc", "usdt"; "glibc+jemalloc"
+			     * with a prefixed allocator beside (attach_info_merge) */
 };
 
 /* Attach alloc's probe table (allocators.h; C names with prefix) to
@@ -49,8 +50,19 @@ struct mt_probe_set *attach_usdt(struct mt_bpf *b, pid_t pid, const char *sample
 				 struct attach_info *info, char *err, size_t errlen);
 
 /* Switch the allocation probes off or back on (free() stays probed), for
- * the overhead budget. 0 or -errno. */
+ * the overhead budget, in ps and every set chained to it. 0 or -errno. */
 int attach_set_allocs(struct mt_probe_set *ps, bool on);
+
+/* Chain next (another allocator of the same process, e.g. a je_-prefixed
+ * jemalloc beside glibc's malloc) to ps: attach_set_allocs() and
+ * attach_detach() of ps then act on both. */
+void attach_chain(struct mt_probe_set *ps, struct mt_probe_set *next);
+
+/* Add what more says (another allocator of the process, with its C-name
+ * prefix) to info: probe counts summed, "glibc+jemalloc", details
+ * appended. */
+void attach_info_merge(struct attach_info *info, const struct attach_info *more,
+		       const char *prefix);
 
 const char *attach_mode_name(enum mt_attach_mode mode);
 

@@ -155,6 +155,7 @@ static void inject_end(struct watch_set *ws, struct watched *w)
 /* Check a running process and choose what to probe in it. */
 static int prepare_running(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
+	struct alloc_target serving;
 	char usdt[PATH_MAX];
 	int e = target_check(w->pid, w->comm, err, errlen);
 
@@ -170,10 +171,12 @@ static int prepare_running(struct watch_set *ws, struct watched *w, char *err, s
 	 * (glibc, jemalloc, tcmalloc), also for a process running the
 	 * sampler, which forwards to it */
 	if (!e)
-		e = alloc_resolve_pid(w->pid, w->lib, sizeof(w->lib), &w->alloc, &w->alloc_prefix,
-				      err, errlen);
+		e = alloc_resolve_pid(w->pid, &serving, &w->extra, err, errlen);
 	if (e)
 		return e;
+	w->alloc = serving.alloc;
+	snprintf(w->alloc_prefix, sizeof(w->alloc_prefix), "%s", serving.prefix);
+	snprintf(w->lib, sizeof(w->lib), "%s", serving.path);
 	/* a process that samples itself is watched through its USDT probes,
 	 * at a fraction of the cost of trapping its allocator */
 	w->usdt = ws->env.cfg->probe_mode == MT_PROBE_AUTO &&
@@ -234,8 +237,11 @@ static int find_memtop_lib(const char *name, char *path, size_t len)
 
 /* The command's malloc is not glibc's: the sampler would step aside in
  * front of it, so probe that allocator (uprobes) instead, saying so. Its
- * path goes to foreign, empty when the command uses glibc's. */
-static void command_allocator(struct watch_set *ws, char *foreign, size_t len)
+ * path goes to foreign, empty when the command uses glibc's. A prefixed
+ * allocator in the executable (je_malloc beside glibc's malloc) goes to
+ * *extra: the sampler would not see its calls either. */
+static void command_allocator(struct watch_set *ws, char *foreign, size_t len,
+			      struct alloc_target *extra)
 {
 	char exe[PATH_MAX];
 	bool glibc = true;
@@ -244,13 +250,23 @@ static void command_allocator(struct watch_set *ws, char *foreign, size_t len)
 	bool dynamic;
 
 	foreign[0] = '\0';
+	extra->alloc = NULL;
 	if (target_find_exe(ws->env.cfg->cmd_argv[0], exe, sizeof(exe)))
 		return;
 	/* a static command has no allocator to choose: launching refuses it */
 	ef = elf_file_open(exe);
 	dynamic = ef && elf_file_is_dynamic(ef);
+	if (dynamic)
+		extra->alloc = allocators_identify_prefixed(ef, exe, extra->prefix,
+							    sizeof(extra->prefix));
 	if (ef)
 		elf_file_close(ef);
+	if (extra->alloc) {
+		snprintf(extra->path, sizeof(extra->path), "%s", exe);
+		warn(ws, "%s calls %s under the prefix %s besides its malloc: the in-process "
+		     "sampler would not see those calls, probing both allocators with uprobes "
+		     "instead", basename(exe), extra->alloc->name, extra->prefix);
+	}
 	if (!dynamic || launch_alloc_find(exe, foreign, len, &glibc) || glibc) {
 		foreign[0] = '\0';
 		return;
@@ -263,7 +279,8 @@ static void command_allocator(struct watch_set *ws, char *foreign, size_t len)
 static void command_probe_foreign(struct watch_set *ws, struct watched *w, const char *path)
 {
 	struct elf_file *ef = elf_file_open(path);
-	const struct allocator *a = ef ? allocators_identify(ef, path, &w->alloc_prefix) : NULL;
+	const struct allocator *a =
+		ef ? allocators_identify(ef, path, w->alloc_prefix, sizeof(w->alloc_prefix)) : NULL;
 
 	if (ef)
 		elf_file_close(ef);
@@ -278,6 +295,7 @@ static void command_probe_foreign(struct watch_set *ws, struct watched *w, const
 
 int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 {
+	struct alloc_target extra;
 	char foreign[PATH_MAX] = "";
 	const struct mt_config *cfg = ws->env.cfg;
 	bool preload = !cfg->no_preload && cfg->probe_mode == MT_PROBE_AUTO;
@@ -294,8 +312,8 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 		warn(ws, "%s not found: probing glibc's allocator instead", SAMPLER_SO);
 		preload = false;
 	}
-	command_allocator(ws, foreign, sizeof(foreign));
-	if (foreign[0])
+	command_allocator(ws, foreign, sizeof(foreign), &extra);
+	if (foreign[0] || extra.alloc)
 		preload = false;
 	/* its output goes to a file, never over the TUI or into -b/--json */
 	log_fd = cmd_log_open(cfg->cmd_log, cfg->output, ws->launch.log_path,
@@ -320,7 +338,8 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 	w->pid = ws->launch.pid;
 	w->launched = true;
 	w->alloc = allocators_glibc();
-	w->alloc_prefix = "";
+	w->alloc_prefix[0] = '\0';
+	w->extra = extra;
 	if (foreign[0])
 		command_probe_foreign(ws, w, foreign);
 	snprintf(w->comm, sizeof(w->comm), "%s", basename(cfg->cmd_argv[0]));
@@ -405,6 +424,27 @@ static void watch_python(struct watch_set *ws, struct watched *w)
 		warn(ws, "PID %d: cannot read its Python frames: %s", w->pid, strerror(errno));
 }
 
+/* The prefixed allocator beside the serving one, chained to its probes
+ * (attach_chain); one that cannot be probed is said, and the rest stays
+ * watched. */
+static void attach_extra(struct watch_set *ws, struct watched *w)
+{
+	const struct mt_config *cfg = ws->env.cfg;
+	struct attach_info info;
+	struct mt_probe_set *ps;
+	char err[512];
+
+	ps = attach_target(ws->env.bpf, w->pid, w->extra.path, w->extra.alloc, w->extra.prefix,
+			   cfg->probe_mode != MT_PROBE_URETPROBE, &info, err, sizeof(err));
+	if (!ps) {
+		warn(ws, "PID %d: its %s%s... calls are not seen: %s", w->pid, w->extra.prefix,
+		     "malloc", err);
+		return;
+	}
+	attach_chain(w->probes, ps);
+	attach_info_merge(&ws->info, &info, w->extra.prefix);
+}
+
 static int attach_watched(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
 	const struct mt_config *cfg = ws->env.cfg;
@@ -426,6 +466,8 @@ static int attach_watched(struct watch_set *ws, struct watched *w, char *err, si
 		bpf_loader_remove_target(ws->env.bpf, w->pid);
 		return e;
 	}
+	if (w->extra.alloc)
+		attach_extra(ws, w);
 	t = model_target(ws->env.model, w->pid, true);
 	if (!t)
 		return -ENOMEM;

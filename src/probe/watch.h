@@ -19,6 +19,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
+#include "probe/alloc_resolve.h"
 #include "probe/allocators.h"
 #include "probe/attach.h"
 #include "probe/bpf_loader.h"
@@ -64,7 +65,10 @@ struct watched {
 	struct mt_probe_set *probes;
 	struct inject_state *inj; /* --inject: the sampler memtop put in it, or NULL */
 	const struct allocator *alloc; /* the allocator malloc binds to (allocators.h) */
-	const char *alloc_prefix;      /* its C-name prefix ("" or "je_") */
+	char alloc_prefix[MT_ALLOC_PREFIX_MAX]; /* its C-name prefix ("" or "je_") */
+	/* a prefixed allocator the program calls besides it (je_malloc of a
+	 * statically linked jemalloc), probed too; alloc NULL: none */
+	struct alloc_target extra;
 	struct slowdown cost;	/* what the probes cost it (slowdown.h) */
 	struct target_id id;	/* which process and program (0: not known) */
 };

@@ -101,7 +101,7 @@ def test_command_mode_foreign_allocator():
         check(m.drain(timeout=30) == 0, "memtop: %s" % m.err.text()[-400:])
 
 
-def command_mode_foreign_counts(name, allocator):
+def command_mode_foreign_counts(name, allocator, reason="not glibc's"):
     """memtop -- WORKLOAD for a program linked with another allocator: no
     sampler preload (memtop says why), that allocator probed from the first
     call, so memtop's exact counters hold every call of the workload's
@@ -118,7 +118,7 @@ def command_mode_foreign_counts(name, allocator):
         pid = first["targets"][0]["pid"]
         check(first["targets"][0].get("allocator") == allocator,
               "allocator %s, expected %s" % (first["targets"][0].get("allocator"), allocator))
-        check("not glibc's" in m.err.text(), "no reason given: %s" % m.err.text()[-300:])
+        check(reason in m.err.text(), "no reason given: %s" % m.err.text()[-300:])
         deadline = time.monotonic() + 60
         while True:
             m.record()
@@ -140,6 +140,18 @@ def command_mode_foreign_counts(name, allocator):
 
 def test_command_mode_jemalloc_program():
     command_mode_foreign_counts("mt_jemalloc", "jemalloc")
+
+
+def test_command_mode_jemalloc_static_program():
+    """jemalloc linked statically: the executable's own malloc is jemalloc's."""
+    command_mode_foreign_counts("mt_jemalloc_static", "jemalloc")
+
+
+def test_command_mode_jemalloc_prefixed_program():
+    """je_malloc ... of a static je_-prefixed jemalloc next to glibc's malloc:
+    both probed with uprobes, no sampler preloaded."""
+    command_mode_foreign_counts("mt_jemalloc_prefixed", "glibc+jemalloc",
+                                reason="besides its malloc")
 
 
 def test_command_mode_tcmalloc_program():
