@@ -431,16 +431,18 @@ static void set_allocs(struct app *a, bool on, __u64 now)
 	a->allocs_on = on;
 }
 
-/* Follow the budget's on/off schedule. */
+/* Follow the budget's on/off schedule, timing each on-phase from the
+ * start of its attach (budget.h). */
 static void budget_step(struct app *a, __u64 now)
 {
 	bool on = budget_phase(&a->budget, now, &a->next_switch_ns);
+	__u64 began = clock_mono_ns();
 
 	if (on == a->allocs_on)
 		return;
 	set_allocs(a, on, now);
 	if (on)
-		budget_started(&a->budget, clock_mono_ns());
+		budget_started(&a->budget, began);
 }
 
 /* Before the display starts, for processes that already run: a short

@@ -9,8 +9,10 @@
 
 /* A duty-cycled measure must span this many mean cycles. */
 #define SETTLE_CYCLES 2
-/* A switch comes at most this late (poll wakeups, attaching). */
-#define SWITCH_LATE_NS 50000000ULL
+/* An on-phase counts at most this much longer than planned (late
+ * wakeups, a slow attach), so that a stall of memtop does not make an
+ * off-phase that loses minutes of samples. */
+#define SWITCH_LATE_NS 500000000ULL
 /* At full duty there is no cycle: this much is enough. */
 #define SETTLE_FULL_NS 500000000ULL
 
@@ -38,10 +40,10 @@ static double uniform(struct budget *b)
 	return (double)((b->rng * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0;
 }
 
-void budget_started(struct budget *b, __u64 now_ns)
+void budget_started(struct budget *b, __u64 began_ns)
 {
 	if (b->on)
-		b->phase_start_ns = now_ns;
+		b->phase_start_ns = began_ns;
 }
 
 __u64 budget_settle_ns(const struct budget *b)

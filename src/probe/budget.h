@@ -13,8 +13,12 @@
  * The on/off schedule is randomised so that it cannot alias with a
  * periodic workload: an on-phase of d * BUDGET_PERIOD_NS, then an
  * off-phase drawn uniformly from [0, 2 (1 - d) / d] times the length the
- * on-phase really had (switches come late), so the long-run share of time
- * on is d and any instant is on with probability d.
+ * on-phase really had, so the long-run share of time on is d and any
+ * instant is on with probability d. "Really had" counts from the start
+ * of the attach (budget_started: the first probes fire before it
+ * returns, which takes up to 90 ms on a loaded machine) to the decision
+ * to detach (the breakpoints go first; the rest of a detach, 25-225 ms,
+ * is waiting for RCU).
  * Samples taken while on are weighted by 1/d (sampling.h).
  */
 #ifndef MEMTOP_BUDGET_H
@@ -51,9 +55,11 @@ __u64 budget_settle_ns(const struct budget *b);
  * started after the last change; adapts and returns the duty. */
 double budget_update(struct budget *b, double slowdown_pct, double floor_pct, __u64 now_ns);
 
-/* The allocation probes are really on from now (attaching takes time):
- * the on-phase is measured from here. */
-void budget_started(struct budget *b, __u64 now_ns);
+/* The allocation probes began to attach at began_ns (attaching takes
+ * time, and the first probes fire before it returns): the on-phase is
+ * measured from there. */
+void budget_started(struct budget *b, __u64 began_ns);
+
 
 /* Should the allocation probes be on at now? *next_ns gets the time of
  * the next switch (or a period ahead when always on). */
