@@ -224,6 +224,20 @@ static __always_inline bool take_sample(__u64 size, __u64 rate, __u32 epoch)
 	return true;
 }
 
+/* What a realloc of size bytes takes off the countdown while the phase
+ * samples at rate (below the load-time sample_rate: the budget has the
+ * allocation probes on for a share of the time only). realloc stays probed
+ * in every phase, so it is sampled at sample_rate, as at full duty: its
+ * bytes count rate / sample_rate each against a countdown drawn at rate
+ * (the draw is memoryless, so the two kinds of call share it), and its
+ * sample weighs 1/p without 1/duty. A block that realloc after realloc
+ * moves (a growing array) is then not worth 1/duty times its size in one
+ * sample and nothing in the next. */
+static __always_inline __u64 realloc_counted(__u64 size, __u64 rate)
+{
+	return size / sample_rate * rate + size % sample_rate * rate / sample_rate;
+}
+
 /* A free (or the old block of a realloc) of ptr: report it if sampled. */
 static __always_inline void track_free(__u32 pid, __u32 tid, __u64 ptr)
 {
@@ -293,7 +307,7 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie)
 	__u32 pid = id >> 32, tid = (__u32)id;
 	struct mt_proc_counters *c;
 	struct pending p = {};
-	__u64 ptr, size;
+	__u64 ptr, size, counted;
 
 	c = count_hit(pid);
 	if (!c)
@@ -339,8 +353,10 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie)
 		if (ptr)
 			track_free(pid, tid, ptr);
 		/* realloc stays probed for its free while the other
-		 * allocation probes are off: it allocates nothing then */
-		if (!phase.allocs_on)
+		 * allocation probes are off, so it samples in every phase
+		 * (realloc_counted); reallocarray is switched off with the
+		 * others */
+		if (fn == MT_FN_REALLOCARRAY && !phase.allocs_on)
 			return 1;
 		break;
 	case MT_FN_POSIX_MEMALIGN:
@@ -361,7 +377,13 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie)
 	__sync_fetch_and_add(&c->alloc_bytes, size);
 	p.rate = phase_rate();
 	p.duty_ppm = phase.duty_ppm;
-	if (!take_sample(size, p.rate, phase.epoch))
+	counted = size;
+	if (fn == MT_FN_REALLOC && p.rate < sample_rate) {
+		counted = realloc_counted(size, p.rate);
+		p.rate = sample_rate;
+		p.duty_ppm = 1000000;
+	}
+	if (!take_sample(counted, phase_rate(), phase.epoch))
 		return 1;
 	__sync_fetch_and_add(&c->samples, 1);
 	p.size = size;

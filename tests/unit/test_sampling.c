@@ -187,6 +187,55 @@ static void test_unbiased_under_duty(void **state)
 	check_duty(0.1, 524288, 1 << 20, 20, 6000, 15);
 }
 
+/*
+ * realloc stays probed in every phase, so under the budget it samples in
+ * every phase at the full rate R (bpf/memtop.bpf.c, realloc_counted): its
+ * bytes count R*d/R each against the countdown the other calls draw at
+ * R*d, and its samples weigh 1/p(s, R) with no 1/d. Mixed with mallocs
+ * sampled in on-phases only, both estimates must be unbiased, the
+ * realloc one with full-duty variance (no schedule term: a block that
+ * realloc moves is never worth 1/d times its size).
+ */
+static void test_realloc_every_phase(void **state)
+{
+	const double d = 0.1, per_s = 2000, secs = 2000;
+	const __u64 rate = 524288, r = (__u64)(rate * d), msize = 256, rsize = 1 << 20;
+	__u64 t, next = 0, dt = (__u64)(1e9 / per_s), counted;
+	double m_est = 0, m_truth = 0, r_est = 0, r_truth = 0, p, sigma;
+	struct budget b;
+	struct sampler sm;
+	bool was_on = false;
+	long i = 0;
+
+	budget_init(&b, 10, 21);
+	b.duty = d;
+	sampler_init(&sm, r, table, 21);
+	for (t = dt; t < (__u64)(secs * 1e9); t += dt, i++) {
+		bool on = budget_phase(&b, t, &next);
+
+		if (on && !was_on)
+			sampler_init(&sm, r, table, sm.rng);
+		was_on = on;
+		if (i % 100 == 0) { /* one realloc of a large block in 100 calls */
+			r_truth += rsize;
+			counted = rsize / rate * r + rsize % rate * r / rate;
+			if (sampler_take(&sm, counted))
+				r_est += sampling_phase_weight(rsize, rate, 1.0) * rsize;
+			continue;
+		}
+		m_truth += msize;
+		if (on && sampler_take(&sm, msize))
+			m_est += sampling_phase_weight(msize, r, d) * msize;
+	}
+	p = sampling_probability(rsize, rate);
+	sigma = rsize * sqrt(r_truth / rsize * (1 - p) / p);
+	print_message("realloc: estimate %.5g vs %.5g (%.2f sigma); malloc %.5g vs %.5g\n",
+		      r_est, r_truth, (r_est - r_truth) / sigma, m_est, m_truth);
+	assert_true(fabs(r_est - r_truth) <= 5 * sigma);
+	/* the mallocs: within the schedule's share noise (docs/probes.md 6.5) */
+	assert_true(fabs(m_est - m_truth) <= 0.1 * m_truth);
+}
+
 static void test_rate_one_samples_everything(void **state)
 {
 	struct sampler sm;
@@ -207,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_mixed_stream),
 		cmocka_unit_test(test_rate_one_samples_everything),
 		cmocka_unit_test(test_unbiased_under_duty),
+		cmocka_unit_test(test_realloc_every_phase),
 	};
 
 	sampling_exp_table(table);
