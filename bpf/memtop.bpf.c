@@ -570,6 +570,27 @@ int BPF_USDT(mt_usdt_free, void *ptr)
 	return 0;
 }
 
+/* The mmap source's brk bookkeeping (see mt_sys_exit below). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* tgid */
+	__type(value, struct mt_brk_state); /* from user space at attach, or the first brk */
+} brk_state SEC(".maps");
+
+/* The brk stack: the start of each recorded growth, by (tgid, depth). */
+struct brk_key {
+	__u32 pid;
+	__u32 idx;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct brk_key);
+	__type(value, __u64);
+} brk_stack SEC(".maps");
+
 /* --cgroup: report processes that appear in the watched cgroup; -- CMD:
  * those that descend from the command (family). User space attaches to
  * them, per PID, as to every target. */
@@ -611,45 +632,133 @@ int BPF_PROG(mt_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(mt_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	emit_proc(p->tgid, 0, MT_PROC_EXEC);
+	__u32 tgid = p->tgid;
+
+	/* a new program, a new break: the mmap source relearns it */
+	bpf_map_delete_elem(&brk_state, &tgid);
+	emit_proc(tgid, 0, MT_PROC_EXEC);
 	return 0;
 }
 
 /*
- * The mmap source (docs/allocators.md): anonymous mappings of the watched
- * processes, whoever makes them (a runtime's heap, a custom allocator),
- * recorded whole (they are rare) with the stack that made them, and their
- * munmap. One program at the raw sys_exit tracepoint (BTF-typed, no
- * tracefs needed): the syscall's saved registers are the user's, with its
- * number in orig_ax and its arguments still in place. Addresses carry
+ * The mmap source (docs/allocators.md): anonymous memory of the watched
+ * processes, whoever gets it (a runtime's heap, a custom allocator),
+ * recorded whole (the system calls are rare) with the stack that asked
+ * for it, and given back:
+ *  - mmap: an anonymous mapping is a record at its start; munmap of that
+ *    start gives it back (a partial munmap of another address does not);
+ *  - mremap: the record of the old start (if any) is given back, and the
+ *    mapping at its new address becomes one record of the caller of
+ *    mremap: all of it when the old one was recorded, else only what it
+ *    grew by (a mapping from before memtop attached);
+ *  - brk: each growth of the break is a record [old break, new break),
+ *    pushed on the process's brk stack; a shrink gives back, from the
+ *    top, every record that starts at or above the new break (a record
+ *    cut in two by it stays whole).
+ * One program at the raw sys_exit tracepoint (BTF-typed, no tracefs
+ * needed): the syscall's saved registers are the user's, with its number
+ * in orig_ax and its arguments still in place. Addresses carry
  * MT_ADDR_MMAP in the live map and the records, so a mapping never meets
- * a heap block. Partial munmaps and mremap are not followed.
+ * a heap block.
  */
 #define MT_NR_MMAP 9
 #define MT_NR_MUNMAP 11
+#define MT_NR_BRK 12
+#define MT_NR_MREMAP 25
 #define MT_MAP_ANONYMOUS 0x20
+/* Records a brk shrink gives back at most (the rest waits for the next). */
+#define MT_BRK_POP_MAX 64
+
+static __always_inline bool syscall_failed(long ret)
+{
+	return ret < 0 && ret > -4096;
+}
+
+/* brk returned the break `ret` (the old one when it failed). Returns the
+ * size of the growth to record at *start, 0 for none. */
+static __always_inline __u64 on_brk(__u32 pid, __u32 tid, __u64 ret, __u64 *start)
+{
+	struct mt_brk_state *st = bpf_map_lookup_elem(&brk_state, &pid);
+	struct brk_key key = { .pid = pid };
+	int i;
+
+	if (!st) {
+		/* the first brk seen after an exec (brk(0), the query): from
+		 * now on growths are known */
+		struct mt_brk_state fresh = { .top = ret };
+
+		bpf_map_update_elem(&brk_state, &pid, &fresh, BPF_NOEXIST);
+		return 0;
+	}
+	if (ret > st->top) {
+		*start = st->top;
+		key.idx = (__u32)st->depth;
+		if (!bpf_map_update_elem(&brk_stack, &key, start, BPF_ANY))
+			st->depth++;
+		st->top = ret;
+		return ret - *start;
+	}
+	for (i = 0; i < MT_BRK_POP_MAX && st->depth > 0; i++) {
+		__u64 *rec;
+
+		key.idx = (__u32)st->depth - 1;
+		rec = bpf_map_lookup_elem(&brk_stack, &key);
+		if (rec && *rec < ret)
+			break;
+		if (rec)
+			track_free(pid, tid, *rec | MT_ADDR_MMAP);
+		bpf_map_delete_elem(&brk_stack, &key);
+		st->depth--;
+	}
+	st->top = ret;
+	return 0;
+}
+
+/* mremap(old, old_len, new_len, ...) moved or resized a mapping to ret.
+ * Returns the size to record at ret, 0 for none. */
+static __always_inline __u64 on_mremap(struct pt_regs *regs, __u32 pid, __u32 tid)
+{
+	struct mt_live_key key = { .pid = pid, .addr = regs->di | MT_ADDR_MMAP };
+	__u64 old_len = regs->si, new_len = regs->dx, had = 0, *size;
+
+	size = bpf_map_lookup_elem(&live, &key);
+	if (size) {
+		had = *size;
+		track_free(pid, tid, key.addr);
+	}
+	/* shrunk, or an unrecorded mapping that did not grow: nothing */
+	return had + new_len > old_len ? had + new_len - old_len : 0;
+}
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(mt_sys_exit, struct pt_regs *regs, long ret)
 {
-	__u64 id, nr = regs->orig_ax, len;
-	__u32 pid;
+	__u64 id, nr = regs->orig_ax, addr = (__u64)ret, len = 0;
+	__u32 pid, tid;
 
-	if (nr != MT_NR_MMAP && nr != MT_NR_MUNMAP)
+	if (nr != MT_NR_MMAP && nr != MT_NR_MUNMAP && nr != MT_NR_BRK && nr != MT_NR_MREMAP)
 		return 0;
 	id = bpf_get_current_pid_tgid();
 	pid = id >> 32;
+	tid = (__u32)id;
 	if (!bpf_map_lookup_elem(&counters, &pid))
 		return 0;
-	if (nr == MT_NR_MUNMAP) {
+	if (nr == MT_NR_BRK) {
+		len = on_brk(pid, tid, (__u64)ret, &addr);
+	} else if (syscall_failed(ret)) {
+		return 0;
+	} else if (nr == MT_NR_MREMAP) {
+		len = on_mremap(regs, pid, tid);
+	} else if (nr == MT_NR_MUNMAP) {
 		if (!ret)
-			track_free(pid, (__u32)id, regs->di | MT_ADDR_MMAP);
+			track_free(pid, tid, regs->di | MT_ADDR_MMAP);
 		return 0;
+	} else if (regs->r10 & MT_MAP_ANONYMOUS) {
+		len = regs->si;
 	}
-	len = regs->si;
-	if ((ret < 0 && ret > -4096) || !(regs->r10 & MT_MAP_ANONYMOUS) || !len)
+	if (!len)
 		return 0;
-	emit_sample_regs(ctx, regs, pid, (__u32)id, MT_FN_MMAP, (__u64)ret | MT_ADDR_MMAP, len,
-			 len, 0, 1000000);
+	emit_sample_regs(ctx, regs, pid, tid, MT_FN_MMAP, addr | MT_ADDR_MMAP, len, len, 0,
+			 1000000);
 	return 0;
 }

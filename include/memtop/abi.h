@@ -260,6 +260,14 @@ struct mt_event_py {
 	struct mt_py_frame frames[MT_PY_MAX_FRAMES];
 };
 
+/* The mmap source's view of a process's program break (the brk_state
+ * map, by tgid): user space writes it at attach from /proc, the brk exit
+ * program keeps it. */
+struct mt_brk_state {
+	__u64 top;   /* the break after the last brk */
+	__u64 depth; /* growth records on the process's brk stack */
+};
+
 /* Key of the live map: a sampled allocation still in use. */
 struct mt_live_key {
 	__u32 pid;
@@ -275,6 +283,7 @@ _Static_assert(sizeof(struct mt_event_alloc) == 80 + 136 + 8 * MT_MAX_FRAMES + M
 	       "mt_event_alloc layout");
 _Static_assert(sizeof(struct mt_proc_counters) == 40, "mt_proc_counters layout");
 _Static_assert(sizeof(struct mt_live_key) == 16, "mt_live_key layout");
+_Static_assert(sizeof(struct mt_brk_state) == 16, "mt_brk_state layout");
 _Static_assert(sizeof(struct mt_phase) == 24, "mt_phase layout");
 _Static_assert(sizeof(struct mt_py_proc) == 40, "mt_py_proc layout");
 _Static_assert(sizeof(struct mt_py_frame) == 24, "mt_py_frame layout");

@@ -199,7 +199,19 @@ void bpf_loader_remove_target(struct mt_bpf *b, pid_t pid)
 
 	bpf_map__delete_elem(b->skel->maps.counters, &key, sizeof(key), 0);
 	bpf_map__delete_elem(b->skel->maps.pyprocs, &key, sizeof(key), 0);
+	bpf_map__delete_elem(b->skel->maps.brk_state, &key, sizeof(key), 0);
 	forget_live(b, pid);
+}
+
+int bpf_loader_set_brk(struct mt_bpf *b, pid_t pid, __u64 brk)
+{
+	struct mt_brk_state state = { .top = brk };
+	__u32 key = pid;
+
+	if (bpf_map__update_elem(b->skel->maps.brk_state, &key, sizeof(key), &state,
+				 sizeof(state), BPF_ANY))
+		return -errno;
+	return 0;
 }
 
 int bpf_loader_add_python(struct mt_bpf *b, pid_t pid, const struct mt_py_proc *py)

@@ -48,6 +48,10 @@ struct bpf_program *bpf_loader_prog_usdt_free(struct mt_bpf *b);
 int bpf_loader_add_target(struct mt_bpf *b, pid_t pid);
 void bpf_loader_remove_target(struct mt_bpf *b, pid_t pid);
 
+/* Tell the mmap source pid's current program break (target_brk), so that
+ * its next brk growth is recorded from there. 0 or -errno. */
+int bpf_loader_set_brk(struct mt_bpf *b, pid_t pid, __u64 brk);
+
 /* Read pid's Python frames at every sample (MT_EV_PY records): its
  * interpreter's addresses and offsets (stacks/python.h). Forgotten with
  * the target. 0 or -errno. */

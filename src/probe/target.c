@@ -301,6 +301,39 @@ __u64 target_rss(pid_t pid)
 	return (__u64)resident * sysconf(_SC_PAGESIZE);
 }
 
+int target_brk(pid_t pid, __u64 *brk)
+{
+	unsigned long long start_brk;
+	struct mt_maps maps;
+	char buf[1024], *p;
+	size_t i;
+	int e;
+
+	e = proc_maps_read(pid, &maps);
+	if (e)
+		return e;
+	for (i = 0; i < maps.n; i++) {
+		if (maps.v[i].path && !strcmp(maps.v[i].path, "[heap]")) {
+			*brk = maps.v[i].end;
+			proc_maps_free(&maps);
+			return 0;
+		}
+	}
+	proc_maps_free(&maps);
+	if (read_proc(pid, "stat", buf, sizeof(buf)) <= 0)
+		return -ESRCH;
+	p = strrchr(buf, ')');
+	/* field 47, start_brk (proc(5)): the 45th after the state (3) */
+	if (!p || sscanf(p + 2, "%*c" "%*d %*d %*d %*d %*d %*u %*u %*u %*u %*u"
+			 "%*u %*u %*d %*d %*d %*d %*d %*d %*u %*u"
+			 "%*d %*u %*u %*u %*u %*u %*u %*u %*u %*u"
+			 "%*u %*u %*u %*u %*u %*d %*d %*u %*u %*u"
+			 "%*u %*d %*u %*u %llu", &start_brk) != 1)
+		return -EINVAL;
+	*brk = start_brk;
+	return 0;
+}
+
 __u64 target_cpu_ns(pid_t pid)
 {
 	char buf[1024], *p;

@@ -45,6 +45,11 @@ int target_release(struct launched *l, char *err, size_t errlen);
 
 /* Resident set size in bytes; 0 when unknown. */
 __u64 target_rss(pid_t pid);
+
+/* The program break of pid, as near as /proc tells it: the end of its
+ * [heap] mapping (the break rounded up to a page), or the heap's start
+ * (/proc/PID/stat's start_brk) while it has none. 0 or -errno. */
+int target_brk(pid_t pid, __u64 *brk);
 /* CPU time (user + system, all threads) the process has used, in
  * nanoseconds, from its CPU clock (clock_getcpuclockid), else from
  * /proc/PID/stat in clock ticks; 0 when unknown. Probe traps run in the

@@ -455,6 +455,14 @@ static int attach_watched(struct watch_set *ws, struct watched *w, char *err, si
 		snprintf(err, errlen, "cannot watch PID %d: %s", w->pid, strerror(-e));
 		return e;
 	}
+	/* a running process's break, for the mmap source's brk records (a
+	 * command's is learnt at its first brk after the exec) */
+	if (!w->launched) {
+		__u64 brk;
+
+		if (!target_brk(w->pid, &brk))
+			bpf_loader_set_brk(ws->env.bpf, w->pid, brk);
+	}
 	if (w->usdt)
 		w->probes = attach_usdt(ws->env.bpf, w->pid, w->lib, &ws->info, err, errlen);
 	else

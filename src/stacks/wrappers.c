@@ -30,12 +30,13 @@ static const struct wrapper_rule table[] = {
 	{ "libc", "strdup|strndup|__strdup|__strndup|__libc_[a-z_]+" },
 	/* the system calls' wrappers, where every mapping of the mmap source
 	 * is made */
-	{ "libc", "mmap|mmap64|__mmap|__mmap64|mremap|__mremap|sbrk|__sbrk|brk|__brk" },
+	{ "libc", "mmap|mmap64|__mmap|__mmap64|mremap|__mremap|sbrk|__sbrk|brk|__brk|__brk_call" },
 	{ "memtop", NULL, "libmemtop-sampler\\.so|memfd:memtop-sampler", false, true },
 	{ "jemalloc", NULL, "libjemalloc\\.so", false, true },
-	{ "jemalloc", "je_(malloc|calloc|realloc|free|posix_memalign|aligned_alloc|memalign|"
-		      "valloc|mallocx|rallocx|sdallocx|dallocx)|mallocx|rallocx|sdallocx|dallocx",
-	  NULL, false, true },
+	/* jemalloc compiled into a program (a static or prefixed build): its
+	 * public entry points, and every function of its je_ private
+	 * namespace (so an extent it maps is the allocator's own) */
+	{ "jemalloc", "je_[A-Za-z0-9_]+|mallocx|rallocx|sdallocx|dallocx", NULL, false, true },
 	{ "tcmalloc", NULL, "libtcmalloc(_minimal|_and_profiler)?\\.so", false, true },
 	/* C++: operator new, the standard containers and their allocators
 	 * (std::allocator, __gnu_cxx::new_allocator, vector growth, ...) */

@@ -2,11 +2,14 @@
 /*
  * loop.c - the benchmark's micro workload: N malloc+free pairs of one size.
  *
- *   loop N SIZE
+ *   loop N SIZE [DELAY_S]
  *
  * Prints "ready PID" on stdout and blocks until a line arrives on stdin,
- * so that a tracer can attach before the timed phase; then runs the pairs
- * and prints "ns/pair X" and "pairs N". The pointer goes through a
+ * so that a tracer can attach before the timed phase (with DELAY_S it
+ * sleeps that long instead: a command memtop launches, whose probes are
+ * live before it runs); then runs the pairs and prints "ns/pair X" and
+ * "pairs N". It is built once per allocator (alloc_modes links it with
+ * -ljemalloc and -ltcmalloc too). The pointer goes through a
  * volatile so the compiler cannot drop the pair (GCC removes a plain
  * free(malloc(n)) at -O2). Exit status 2 on bad arguments.
  */
@@ -31,8 +34,9 @@ int main(int argc, char **argv)
 	size_t size;
 	double t0, t1;
 
-	if (argc != 3 || (n = atol(argv[1])) <= 0 || atol(argv[2]) <= 0) {
-		fprintf(stderr, "usage: loop PAIRS SIZE\n");
+	if (argc < 3 || argc > 4 || (n = atol(argv[1])) <= 0 || atol(argv[2]) <= 0 ||
+	    (argc == 4 && atof(argv[3]) <= 0)) {
+		fprintf(stderr, "usage: loop PAIRS SIZE [DELAY_S]\n");
 		return 2;
 	}
 	size = (size_t)atol(argv[2]);
@@ -43,8 +47,15 @@ int main(int argc, char **argv)
 	}
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
-	if (!fgets(line, sizeof(line), stdin))
+	if (argc == 4) {
+		double d = atof(argv[3]);
+		struct timespec ts = { (time_t)d, (long)((d - (time_t)d) * 1e9) };
+
+		while (nanosleep(&ts, &ts))
+			;
+	} else if (!fgets(line, sizeof(line), stdin)) {
 		return 1;
+	}
 
 	t0 = now_ns();
 	for (i = 0; i < n; i++) {

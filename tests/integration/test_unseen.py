@@ -7,6 +7,10 @@ words, with the runtime found and the tool that sees its heap.
     the words say the growth is not from glibc's malloc; the mmap source
     shows arena_grow as the site that maps it, every byte of it, outside
     the heap figures;
+  - mt_brk_arena, an allocator of its own that grows through brk (sbrk)
+    and mremap: the mmap source names the sites that move the break and
+    resize the mapping, with their bytes, in -p and -- CMD at once, and
+    the one that leaks ranks first by score;
   - Debian's python3 growing a list of small objects (pymalloc arenas):
     runtime CPython, the words name tracemalloc;
   - node growing a JavaScript array: runtime Node/V8;
@@ -15,10 +19,12 @@ words, with the runtime found and the tool that sees its heap.
 import os
 import re
 import shutil
+import signal
 import tempfile
 import time
 
-from memtop_test import MEMTOP, Memtop, Proc, Workload, check, fail, target
+from memtop_test import (MEMTOP, Memtop, Proc, Workload, check, fail, read_truth_file, target,
+                         workload_path)
 
 GROWTH_WITHIN_S = 10
 
@@ -62,6 +68,72 @@ def test_custom_allocator_growth_is_said():
           "mappings must stay out of the heap figure: %s" % target(rec, w.pid))
     w.release()
     m.drain(15)
+
+
+BRK_S = 14
+# The break memtop learns at attach for -p is the end of the [heap]
+# mapping: a page above the real one at worst, once.
+BRK_TOLERANCE = 4096
+
+
+def check_brk_arena(what, rec, truth):
+    """mt_brk_arena's truth against memtop's mmap sites after the phase:
+    heap_grow's brk growth within BRK_TOLERANCE, cache_resize's mapping
+    exact (cache_create's record taken over by the first mremap), the brk
+    spikes and the munmapped scratch maps given back; heap_grow (the leak)
+    ranks first by leak score, the cache and the churn score low."""
+    want = {s["function"]: s["inuse_bytes"] for s in truth["sites"]}
+    got = {}
+    for s in rec["sites"]:
+        # under -- CMD the dynamic loader's own anonymous mappings (the
+        # libraries' .bss, _dl_map_segments) are seen from the exec on
+        if s.get("source") == "mmap" and not (s["function"] or "").startswith("_dl_"):
+            got[s["function"]] = got.get(s["function"], 0) + s["inuse_bytes"]
+    check(set(got) <= set(want), "%s: mmap sites that are not the program's: %s" %
+          (what, sorted(got)))
+    check(abs(got.get("heap_grow", 0) - want["heap_grow"]) <= BRK_TOLERANCE,
+          "%s: heap_grow moved the break by %d bytes, memtop shows %s" %
+          (what, want["heap_grow"], got.get("heap_grow")))
+    check(got.get("cache_resize") == want["cache_resize"],
+          "%s: cache_resize holds a %d-byte mapping, memtop shows %s" %
+          (what, want["cache_resize"], got.get("cache_resize")))
+    for f in ("spike_heap", "scratch_map", "cache_create"):
+        check(got.get(f, 0) == 0, "%s: %s gave its memory back, memtop shows %s in use" %
+              (what, f, got.get(f)))
+    score = {s["function"]: s["leak_score"] for s in rec["sites"]
+             if s.get("source") == "mmap" and s["function"] in got}
+    check(max(score, key=score.get) == "heap_grow" and score["heap_grow"] >= 50,
+          "%s: heap_grow should rank first with a score >= 50: %s" % (what, score))
+    for f in ("cache_resize", "scratch_map"):
+        check(score.get(f, 0) <= 30, "%s: %s scores %s: %s" % (what, f, score.get(f), score))
+
+
+def test_brk_and_mremap_growth_pid_and_command():
+    """A custom allocator growing through brk and mremap, watched by
+    memtop -p (plain defaults) and by memtop -- CMD at the same time."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "truth")
+        mc = Memtop("-b", "--json", "--", workload_path("mt_brk_arena"),
+                    "--duration=%d" % BRK_S, "--start=1", "--hold=10", "--out=" + out)
+        w = Workload("mt_brk_arena", "--duration=%d" % BRK_S).wait_ready()
+        mp = Memtop("-b", "--json", "-p", w.pid)
+        mp.first_record()
+        w.trigger()
+        cpid = mc.first_record()["targets"][0]["pid"]
+        truth_p = w.read_truth(timeout=BRK_S + 20)
+        deadline = time.monotonic() + 20
+        while not os.path.exists(out) or "truth" not in open(out).read():
+            check(time.monotonic() < deadline, "no truth from memtop -- mt_brk_arena")
+            check(mc.record(5) is not None, "memtop -- exited: %s" % mc.err.text()[-300:])
+        truth_c = read_truth_file(out)
+        check_brk_arena("-p", mp.records_after(truth_p["time"], count=2), truth_p)
+        rec_c = mc.records_after(truth_c["time"], count=2)
+        check(target(rec_c, cpid)["alive"], "the command ended early")
+        check_brk_arena("-- CMD", rec_c, truth_c)
+        w.release()
+        mp.drain(15)
+        mc.send(signal.SIGINT)
+        mc.drain(30)
 
 
 def run_runtime(argv, runtime, tool_word, env=None, ready="READY", timeout=GROWTH_WITHIN_S):

@@ -110,6 +110,16 @@ static void test_allocator_frames(void **state)
 	assert_true(wrappers_is_allocator(w, &f));
 	f = fr("tc_malloc", "libtcmalloc.so.4");
 	assert_true(wrappers_is_allocator(w, &f));
+	/* jemalloc linked into the program: its je_ namespace, whose extents
+	 * an mmap under it maps */
+	f = fr("je_extent_alloc_mmap", "mt_jemalloc_static");
+	assert_true(wrappers_is_allocator(w, &f));
+	f = fr("je_mallocx", "app");
+	assert_true(wrappers_is_allocator(w, &f));
+	/* the glibc brk helper is a system-call wrapper, not the allocator */
+	f = fr("__brk_call", "libc.so.6");
+	assert_false(wrappers_is_allocator(w, &f));
+	assert_true(wrappers_match(w, &f));
 	/* machinery, but not the allocator: an mmap under them is shown */
 	f = fr("__libc_start_call_main", "libc.so.6");
 	assert_false(wrappers_is_allocator(w, &f));
