@@ -9,7 +9,8 @@
 #   make werror     -Werror builds with gcc and clang; clang's unit tests run
 #   make asan       unit and integration tests with ASan/UBSan (not the sampler)
 #   make analyze    scan-build over every source; fails on any finding
-#   make bench      overhead benchmarks (not part of check)
+#   make bench      overhead benchmarks (not part of check): tests/bench/run,
+#                   then tests/bench/alloc_modes (per allocator and mode)
 #   make fuzz       each libFuzzer harness for FUZZ_SECONDS (30) seconds
 #                   (docs/fuzzing.md); make check replays their corpora
 #
@@ -236,6 +237,7 @@ demo: deps
 bench: deps
 	$(Q)$(MAKE) -j$(JOBS) --no-print-directory all $(WORKLOADS)
 	$(Q)tests/bench/run
+	$(Q)tests/bench/alloc_modes
 
 # Everything the binary looks for, where it looks (EXE_DIR/../lib/memtop
 # for the sampler, EXE_DIR/../share/memtop/themes for themes), so an

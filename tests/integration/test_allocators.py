@@ -191,6 +191,13 @@ def test_jemalloc_prefixed_scenario_pid_and_command():
         last_c = mc.records_after(truth_c["time"], count=2)
         check_scenario(name + " -p", during_p, last_p, truth_p, w.pid)
         check_scenario(name + " -- CMD", during_c, last_c, truth_c, cpid, startup_slack=64)
+        # jemalloc's extents, mapped under its je_ functions in the
+        # executable, are the heap's own: never an mmap site
+        for what, rec in (("-p", last_p), ("-- CMD", last_c)):
+            extra = [s["function"] for s in rec["sites"] if s.get("source") == "mmap"
+                     and not (s["function"] or "").startswith("_dl_")]
+            check(not extra, "%s: jemalloc's own mappings shown as mmap sites: %s" %
+                  (what, extra))
         w.release()
         mp.drain(15)
         mc.send(signal.SIGINT)
