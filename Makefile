@@ -27,7 +27,7 @@ VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 PREFIX      ?= /usr/local
 
 # Debian packages `make deps` installs when something is missing.
-DEB_PKGS := libcapstone-dev python3.11-dev clang llvm bpftool libbpf-dev libelf-dev libdw-dev libunwind-dev \
+DEB_PKGS := golang-1.21-go golang-1.22-go golang-1.23-go libcapstone-dev python3.11-dev clang llvm bpftool libbpf-dev libelf-dev libdw-dev libunwind-dev \
 	libncurses-dev zlib1g-dev libcurl4-openssl-dev libiberty-dev libcmocka-dev \
 	systemtap-sdt-dev pkg-config make gcc g++ python3 tmux golang-go bpftrace sqlite3 \
 	redis-server redis-tools libjemalloc-dev libgoogle-perftools-dev libclang-rt-14-dev libsqlite3-dev
@@ -68,6 +68,18 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(WORKLOAD_SRCS))
+
+# Go workloads (docs/go.md), built with Debian's go (1.19) and with the
+# Go versions of bookworm-backports: static, cgo and stripped variants.
+# Caches stay inside the build tree and nothing is fetched, so a fresh
+# clone builds offline.
+GO_SRC      := tests/workloads/go/mt_go.go
+GO_ENV      = GOCACHE=$(abspath $(OUTPUT))/go-cache GOPATH=$(abspath $(OUTPUT))/go-path \
+	GOFLAGS= GOPROXY=off GOTOOLCHAIN=local GOTELEMETRY=off GO111MODULE=off
+GO_VERSIONS := 1.21 1.22 1.23
+GO_WORKLOADS := $(addprefix $(OUTPUT)/workloads/,mt_go mt_go_cgo mt_go_stripped \
+	$(addprefix mt_go_,$(GO_VERSIONS)))
+WORKLOADS += $(GO_WORKLOADS)
 
 .PHONY: all deps demo check check-quick unit integration bench clean install \
 	werror asan analyze
@@ -174,6 +186,10 @@ $(OUTPUT)/workloads/libjemalloc_je.a: $(JEMALLOC_PIC) | $(OUTPUT)/workloads
 	$(Q)rm -f $@.syms
 $(OUTPUT)/workloads/mt_jemalloc_prefixed: $(OUTPUT)/workloads/libjemalloc_je.a
 
+# The Go modules' test reads real Go binaries (tests/unit/test_go.c).
+$(OUTPUT)/tests/test_go: $(OUTPUT)/workloads/mt_go $(OUTPUT)/workloads/mt_go_stripped
+$(OUTPUT)/tests/test_go: ALL_CFLAGS += -DMT_GO_FIXTURE_DIR='"$(OUTPUT)/workloads"'
+
 # The decoder cross-check links Capstone (tests only: memtop does not).
 $(OUTPUT)/tests/test_x86_decode_capstone: LDLIBS += -lcapstone
 
@@ -183,9 +199,17 @@ unit: $(UNIT_BINS)
 integration: $(OUTPUT)/memtop $(WORKLOADS)
 	$(Q)tests/run-integration
 
+# The newer Go toolchains (golang-1.2x-go) come from bookworm-backports.
+BACKPORTS := /etc/apt/sources.list.d/memtop-bookworm-backports.sources
 deps:
 	$(Q)missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 		| grep -q 'ok installed' || echo $$p; done); \
+	if echo "$$missing" | grep -q 'golang-1\.2' && ! grep -rqs bookworm-backports /etc/apt/sources.list \
+		/etc/apt/sources.list.d; then \
+		echo "  APT      adding bookworm-backports (Go 1.21-1.23)"; \
+		printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+			> $(BACKPORTS); \
+	fi; \
 	if [ -n "$$missing" ]; then \
 		echo "  APT      $$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
@@ -252,6 +276,22 @@ install: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so $(OUTPUT)/libmemtop-inj
 	install -D -m 0644 $(OUTPUT)/memtop.1 $(DESTDIR)$(PREFIX)/share/man/man1/memtop.1
 	install -D -m 0644 completions/memtop.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/memtop
 	install -D -m 0644 completions/_memtop $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_memtop
+
+$(OUTPUT)/workloads/mt_go: $(GO_SRC) | $(OUTPUT)/workloads
+	$(call msg,GO,$@)
+	$(Q)$(GO_ENV) CGO_ENABLED=0 go build -o $@ $<
+
+$(OUTPUT)/workloads/mt_go_stripped: $(GO_SRC) | $(OUTPUT)/workloads
+	$(call msg,GO,$@)
+	$(Q)$(GO_ENV) CGO_ENABLED=0 go build -ldflags='-s -w' -o $@ $<
+
+$(OUTPUT)/workloads/mt_go_cgo: $(GO_SRC) tests/workloads/go/cgo.go | $(OUTPUT)/workloads
+	$(call msg,GO,$@)
+	$(Q)$(GO_ENV) CGO_ENABLED=1 go build -tags cgo_variant -o $@ $^
+
+$(OUTPUT)/workloads/mt_go_%: $(GO_SRC) | $(OUTPUT)/workloads
+	$(call msg,GO,$@)
+	$(Q)$(GO_ENV) CGO_ENABLED=0 /usr/lib/go-$*/bin/go build -o $@ $<
 
 clean:
 	rm -rf $(OUTPUT)

@@ -591,6 +591,10 @@ struct {
 	__type(value, __u64);
 } brk_stack SEC(".maps");
 
+/* The Go runtime's sampled path: runtime.mProf_Malloc and freeSpecial
+ * (docs/go.md). */
+#include "go.bpf.h"
+
 /* --cgroup: report processes that appear in the watched cgroup; -- CMD:
  * those that descend from the command (family). User space attaches to
  * them, per PID, as to every target. */
@@ -741,7 +745,9 @@ int BPF_PROG(mt_sys_exit, struct pt_regs *regs, long ret)
 	id = bpf_get_current_pid_tgid();
 	pid = id >> 32;
 	tid = (__u32)id;
-	if (!bpf_map_lookup_elem(&counters, &pid))
+	/* a Go process's heap is seen through its runtime (go.bpf.h): its
+	 * arena mappings would only repeat it */
+	if (!bpf_map_lookup_elem(&counters, &pid) || bpf_map_lookup_elem(&goprocs, &pid))
 		return 0;
 	if (nr == MT_NR_BRK) {
 		len = on_brk(pid, tid, (__u64)ret, &addr);

@@ -846,6 +846,7 @@ static void announce(const struct app *a)
 	for (i = 0; i < a->ws.n; i++)
 		say("attached to PID %d (%s): %s%s%s, %s mode, %d probes (%d slow), %.0f ns per probe hit: %s",
 			a->ws.v[i].pid, a->ws.v[i].comm,
+			a->ws.v[i].go ? "the Go runtime's own sampling" :
 			a->ws.v[i].usdt ? "its own sampler" : a->ws.v[i].alloc->name,
 			a->ws.v[i].extra.alloc ? " and " : "",
 			a->ws.v[i].extra.alloc ? a->ws.v[i].extra.alloc->name : "",

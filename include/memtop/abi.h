@@ -44,6 +44,7 @@ enum mt_alloc_fn {
 	MT_FN_FREE,
 	MT_FN_USDT, /* an otel_memory:alloc USDT probe (in-process sampler) */
 	MT_FN_MMAP, /* an anonymous mmap (the mmap source); addr has MT_ADDR_MMAP */
+	MT_FN_GO,   /* a sample the Go runtime took (runtime.mProf_Malloc) */
 	MT_FN_COUNT,
 };
 
@@ -268,6 +269,21 @@ struct mt_brk_state {
 	__u64 depth; /* growth records on the process's brk stack */
 };
 
+/* Go (bpf/go.bpf.h). The attach cookie of the runtime.mProf_Malloc probe:
+ * which argument registers hold the object and its size (Go's register
+ * ABI on amd64: RAX, RBX, RCX, ...). */
+enum mt_go_malloc_args {
+	MT_GO_MALLOC_AX_BX = 0, /* mProf_Malloc(p, size): Go 1.19 - 1.22 */
+	MT_GO_MALLOC_BX_CX = 1, /* mProf_Malloc(mp, p, size): Go 1.23 */
+};
+
+/* A watched Go process: value of the goprocs map, by tgid. */
+struct mt_go_proc {
+	__u64 rate_addr; /* runtime address of runtime.MemProfileRate; 0: unknown */
+	__u64 rate;	 /* the rate to weigh samples by when rate_addr is 0 or
+			  * unreadable */
+};
+
 /* Key of the live map: a sampled allocation still in use. */
 struct mt_live_key {
 	__u32 pid;
@@ -288,6 +304,7 @@ _Static_assert(sizeof(struct mt_phase) == 24, "mt_phase layout");
 _Static_assert(sizeof(struct mt_py_proc) == 40, "mt_py_proc layout");
 _Static_assert(sizeof(struct mt_py_frame) == 24, "mt_py_frame layout");
 _Static_assert(sizeof(struct mt_event_py) == 32 + 24 * MT_PY_MAX_FRAMES, "mt_event_py layout");
+_Static_assert(sizeof(struct mt_go_proc) == 16, "mt_go_proc layout");
 #endif
 
 #endif /* MEMTOP_ABI_H */

@@ -104,6 +104,12 @@ struct mt_target {
 	char runtime[16];
 	const char *runtime_heap;
 	const char *runtime_tool;
+	/* A Go process watched through its runtime's sampled path (docs/go.md):
+	 * its Go version ("" otherwise) and runtime.MemProfileRate as last
+	 * read (-1: unknown, e.g. a stripped binary; 0: the runtime samples
+	 * nothing, so no samples will come). Set by the caller. */
+	char go_version[32];
+	__s64 go_rate;
 	bool alive;
 	__u64 rss_bytes;
 	__u64 start_ns; /* CLOCK_MONOTONIC when memtop began watching */

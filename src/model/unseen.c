@@ -23,6 +23,14 @@ bool unseen_describe(const struct mt_target *t, char *buf, size_t len)
 	if (!len)
 		return false;
 	buf[0] = '\0';
+	if (t->go_version[0] && !t->go_rate) {
+		snprintf(buf, len, "Go (%s): runtime.MemProfileRate is 0 in this process, so the Go "
+			 "runtime samples nothing and no samples will come (the linker sets it to 0 "
+			 "when nothing references runtime.MemProfile: importing runtime/pprof or "
+			 "net/http/pprof, or setting runtime.MemProfileRate, turns it on)",
+			 t->go_version);
+		return true;
+	}
 	if (unseen_growth(t)) {
 		n = snprintf(buf, len,
 			     "RSS grows %.1f MiB/min but the heap memtop sees explains %.0f%% of it: ",
@@ -39,6 +47,17 @@ bool unseen_describe(const struct mt_target *t, char *buf, size_t len)
 				 "the rest does not come from %s's malloc (a custom allocator, mmap, "
 				 "a runtime's own heap); the mmap sites show who maps it",
 				 alloc);
+		return true;
+	}
+	if (t->go_version[0]) {
+		char rate[48];
+
+		if (t->go_rate > 0)
+			snprintf(rate, sizeof(rate), "%lld bytes", (long long)t->go_rate);
+		else
+			snprintf(rate, sizeof(rate), "unknown, 512 KiB assumed");
+		snprintf(buf, len, "Go (%s): the Go heap as its runtime samples it (MemProfileRate %s); "
+			 "frees appear only once the GC has swept them", t->go_version, rate);
 		return true;
 	}
 	if (t->runtime[0]) {

@@ -22,7 +22,9 @@
 #define UNSEEN_MIN_WINDOW_S 5.0
 
 /* The words for t into buf: the unexplained growth if there is one, else
- * the runtime note; false (buf empty) when there is nothing to say. */
+ * for a Go target watched through its runtime (go_version set) how its
+ * heap is seen, or that MemProfileRate 0 means no samples; else the
+ * runtime note; false (buf empty) when there is nothing to say. */
 bool unseen_describe(const struct mt_target *t, char *buf, size_t len);
 
 /* Whether t's RSS grows while its sampled heap does not explain it. */

@@ -87,6 +87,8 @@ const char *attach_mode_name(enum mt_attach_mode mode)
 		return "session";
 	case MT_ATTACH_USDT:
 		return "usdt";
+	case MT_ATTACH_GO:
+		return "go";
 	default:
 		return "uretprobe";
 	}

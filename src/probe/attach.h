@@ -21,6 +21,8 @@ enum mt_attach_mode {
 	MT_ATTACH_SESSION = 0,	/* uprobe_multi session: return trap only when sampled */
 	MT_ATTACH_URETPROBE,	/* entry uprobe + uretprobe on every call */
 	MT_ATTACH_USDT,		/* the process samples itself: otel_memory USDT probes */
+	MT_ATTACH_GO,		/* the Go runtime samples itself: probes on its
+				 * sampled path (probe/go_attach.h) */
 };
 
 struct attach_info {
@@ -28,7 +30,7 @@ struct attach_info {
 	int nprobes;	  /* functions probed */
 	int nslow;	  /* of those, probes the kernel single-steps */
 	char detail[512]; /* "malloc@entry free@+3 ..." */
-	char allocator[16]; /* "glibc", "jemalloc", "tcmalloc", "usdt"; "glibc+jemalloc"
+	char allocator[16]; /* "glibc", "jemalloc", "tcmalloc", "usdt", "go"; "glibc+jemalloc"
 			     * with a prefixed allocator beside (attach_info_merge) */
 };
 

@@ -200,6 +200,7 @@ void bpf_loader_remove_target(struct mt_bpf *b, pid_t pid)
 	bpf_map__delete_elem(b->skel->maps.counters, &key, sizeof(key), 0);
 	bpf_map__delete_elem(b->skel->maps.pyprocs, &key, sizeof(key), 0);
 	bpf_map__delete_elem(b->skel->maps.brk_state, &key, sizeof(key), 0);
+	bpf_map__delete_elem(b->skel->maps.goprocs, &key, sizeof(key), 0);
 	forget_live(b, pid);
 }
 
@@ -222,6 +223,26 @@ int bpf_loader_add_python(struct mt_bpf *b, pid_t pid, const struct mt_py_proc *
 				 BPF_ANY))
 		return -errno;
 	return 0;
+}
+
+int bpf_loader_set_go(struct mt_bpf *b, pid_t pid, const struct mt_go_proc *go)
+{
+	__u32 key = pid;
+
+	if (bpf_map__update_elem(b->skel->maps.goprocs, &key, sizeof(key), go, sizeof(*go),
+				 BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+struct bpf_program *bpf_loader_prog_go(struct mt_bpf *b, enum mt_go_prog which)
+{
+	switch (which) {
+	case MT_GO_PROG_MALLOC:
+		return b->skel->progs.mt_go_malloc;
+	default:
+		return b->skel->progs.mt_go_free;
+	}
 }
 
 /* The fork and exec programs, once. */

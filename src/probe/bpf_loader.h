@@ -57,6 +57,19 @@ int bpf_loader_set_brk(struct mt_bpf *b, pid_t pid, __u64 brk);
  * the target. 0 or -errno. */
 int bpf_loader_add_python(struct mt_bpf *b, pid_t pid, const struct mt_py_proc *py);
 
+/* The programs of the Go runtime's sampled path (bpf/go.bpf.h), one per
+ * probed function. */
+enum mt_go_prog {
+	MT_GO_PROG_MALLOC = 0, /* runtime.mProf_Malloc */
+	MT_GO_PROG_FREE,       /* runtime.freeSpecial */
+};
+struct bpf_program *bpf_loader_prog_go(struct mt_bpf *b, enum mt_go_prog which);
+
+/* Where pid's runtime.MemProfileRate is (struct mt_go_proc), read at
+ * every Go sample for its weight; set again whenever it changes.
+ * Forgotten with the target. 0 or -errno. */
+int bpf_loader_set_go(struct mt_bpf *b, pid_t pid, const struct mt_go_proc *go);
+
 /* Report forks and execs inside the cgroup v2 directory cgroup_fd
  * (MT_EV_PROC records). 0 or -errno. */
 int bpf_loader_follow_cgroup(struct mt_bpf *b, int cgroup_fd);

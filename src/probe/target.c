@@ -188,8 +188,8 @@ static void redirect_io(int out_fd, bool null_stdin)
 }
 
 int target_launch(char **argv, const char *preload, __u64 sample_rate, int out_fd,
-		  bool null_stdin, struct launched *l, char *alloc_path, size_t pathlen,
-		  char *err, size_t errlen)
+		  bool null_stdin, bool static_ok, struct launched *l, char *alloc_path,
+		  size_t pathlen, char *err, size_t errlen)
 {
 	char exe[PATH_MAX];
 	int go[2], ex[2], e;
@@ -205,7 +205,7 @@ int target_launch(char **argv, const char *preload, __u64 sample_rate, int out_f
 		bool dynamic = elf_file_is_dynamic(ef);
 
 		elf_file_close(ef);
-		if (!dynamic) {
+		if (!dynamic && !static_ok) {
 			snprintf(err, errlen,
 				 "%s is a static executable: no shared glibc allocator to probe", exe);
 			return -ENOTSUP;

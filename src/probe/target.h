@@ -34,11 +34,12 @@ struct launched {
  * preload, the command runs with that library added to LD_PRELOAD (last) and
  * MEMTOP_SAMPLE_RATE set to sample_rate. Its stdout and stderr are out_fd
  * (-1: memtop's), its stdin /dev/null when null_stdin (the TUI reads the
- * terminal). 0, or -errno with one line in err (not found, not
- * executable, static). */
+ * terminal). A static executable is refused unless static_ok (a Go
+ * program, watched through its runtime). 0, or -errno with one line in
+ * err (not found, not executable, static). */
 int target_launch(char **argv, const char *preload, __u64 sample_rate, int out_fd,
-		  bool null_stdin, struct launched *l, char *alloc_path, size_t pathlen,
-		  char *err, size_t errlen);
+		  bool null_stdin, bool static_ok, struct launched *l, char *alloc_path,
+		  size_t pathlen, char *err, size_t errlen);
 /* Let the command exec. 0, or -errno with one line in err if exec failed
  * (the child is reaped then). */
 int target_release(struct launched *l, char *err, size_t errlen);

@@ -24,6 +24,7 @@
 #include "probe/cmd_log.h"
 #include "probe/runtime.h"
 #include "probe/exits.h"
+#include "probe/go_attach.h"
 #include "probe/usdt.h"
 #include "stacks/python.h"
 #include "util/clock.h"
@@ -152,6 +153,35 @@ static void inject_end(struct watch_set *ws, struct watched *w)
 	w->inj = NULL;
 }
 
+/* A Go executable at path (for pid): its runtime's sampled path is
+ * probed, whatever its C allocator. 0 when prepared, 1 when path is not a
+ * Go binary, -errno (one line in err) when it is one memtop cannot probe. */
+static int prepare_go_exe(struct watch_set *ws, struct watched *w, const char *path, char *err,
+			  size_t errlen)
+{
+	int e;
+
+	if (!go_runtime_is_go(path))
+		return 1;
+	e = go_runtime_inspect(path, &w->gt, err, errlen);
+	if (e)
+		return e == -ENOENT ? 1 : e;
+	w->go = true;
+	snprintf(w->lib, sizeof(w->lib), "%s", path);
+	if (ws->env.cfg->inject)
+		warn(ws, "PID %d is a Go program (%s): its runtime samples itself, --inject is not "
+		     "needed and not done", w->pid, w->gt.version);
+	return 0;
+}
+
+static int prepare_go(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
+{
+	char exe[64];
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", w->pid);
+	return prepare_go_exe(ws, w, exe, err, errlen);
+}
+
 /* Check a running process and choose what to probe in it. */
 static int prepare_running(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
@@ -165,6 +195,12 @@ static int prepare_running(struct watch_set *ws, struct watched *w, char *err, s
 		e = -ESRCH;
 	}
 
+	if (!e) {
+		e = prepare_go(ws, w, err, errlen);
+		if (e <= 0)
+			return e;
+		e = 0;
+	}
 	if (!e && (ws->env.cfg->inject || injected_before(w->pid)))
 		return prepare_injected(ws, w, err, errlen);
 	/* the allocator malloc binds to must be one memtop has a table for
@@ -295,7 +331,7 @@ static void command_probe_foreign(struct watch_set *ws, struct watched *w, const
 
 int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 {
-	struct alloc_target extra;
+	struct alloc_target extra = { 0 };
 	char foreign[PATH_MAX] = "";
 	const struct mt_config *cfg = ws->env.cfg;
 	bool preload = !cfg->no_preload && cfg->probe_mode == MT_PROBE_AUTO;
@@ -308,11 +344,22 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	if (!target_find_exe(cfg->cmd_argv[0], sampler, sizeof(sampler))) {
+		e = prepare_go_exe(ws, w, sampler, err, errlen);
+		if (e < 0) {
+			ws->n--;
+			return e;
+		}
+		/* the Go runtime samples itself: no sampler to preload */
+		if (!e)
+			preload = false;
+	}
 	if (preload && find_sampler(sampler, sizeof(sampler))) {
 		warn(ws, "%s not found: probing glibc's allocator instead", SAMPLER_SO);
 		preload = false;
 	}
-	command_allocator(ws, foreign, sizeof(foreign), &extra);
+	if (!w->go)
+		command_allocator(ws, foreign, sizeof(foreign), &extra);
 	if (foreign[0] || extra.alloc)
 		preload = false;
 	/* its output goes to a file, never over the TUI or into -b/--json */
@@ -324,7 +371,9 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 		return log_fd;
 	}
 	e = target_launch(cfg->cmd_argv, preload ? sampler : NULL, cfg->rate, log_fd, !cfg->batch,
-			  &ws->launch, w->lib, sizeof(w->lib), err, errlen);
+			  w->go, &ws->launch, w->go ? foreign : w->lib,
+			  w->go ? sizeof(foreign) : sizeof(w->lib), err, errlen);
+	foreign[0] = '\0';
 	close(log_fd);
 	if (e) {
 		if (created)
@@ -337,6 +386,10 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 		       ws->launch.pid);
 	w->pid = ws->launch.pid;
 	w->launched = true;
+	if (w->go) {
+		snprintf(w->comm, sizeof(w->comm), "%s", basename(cfg->cmd_argv[0]));
+		return 0;
+	}
 	w->alloc = allocators_glibc();
 	w->alloc_prefix[0] = '\0';
 	w->extra = extra;
@@ -389,6 +442,41 @@ int watch_prepare_cgroup(struct watch_set *ws, const char *spec, char *err, size
 }
 
 /* ---- attaching --------------------------------------------------------------- */
+
+/* The process samples its own allocations (the in-process sampler's USDT
+ * probes, the Go runtime): only sampled calls reach memtop's probes. */
+static bool samples_itself(const struct watched *w)
+{
+	return w->usdt || w->go;
+}
+
+/* A Go target: its version and runtime.MemProfileRate for the views, and
+ * the rate's address for the BPF side once it is known (a PIE launched by
+ * memtop is placed only at its exec). */
+static void watch_go_rate(struct watch_set *ws, struct watched *w, struct mt_target *t)
+{
+	struct mt_go_proc proc = { .rate = 512 * 1024 };
+	bool held = w->launched && ws->launch.go_fd >= 0; /* before its exec */
+	__s64 rate = -1;
+
+	if (!w->go)
+		return;
+	snprintf(t->go_version, sizeof(t->go_version), "%s", w->gt.version);
+	t->runtime[0] = '\0'; /* its heap is seen: not a runtime memtop is blind to */
+	if (held)
+		proc.rate_addr = w->gt.pie ? 0 : w->gt.rate_vaddr;
+	else
+		proc.rate_addr = go_runtime_rate_addr(w->pid, &w->gt);
+	if (held || go_runtime_read_rate(w->pid, proc.rate_addr, &rate))
+		rate = -1;
+	t->go_rate = rate;
+	if (rate > 0)
+		proc.rate = (__u64)rate;
+	if (!w->go_rate_set || proc.rate_addr != w->go_rate_addr) {
+		w->go_rate_set = !bpf_loader_set_go(ws->env.bpf, w->pid, &proc);
+		w->go_rate_addr = proc.rate_addr;
+	}
+}
 
 /* The managed runtime of pid, for the words about memory memtop does not
  * see (model/unseen.h). */
@@ -463,13 +551,21 @@ static int attach_watched(struct watch_set *ws, struct watched *w, char *err, si
 		if (!target_brk(w->pid, &brk))
 			bpf_loader_set_brk(ws->env.bpf, w->pid, brk);
 	}
-	if (w->usdt)
+	if (w->go) {
+		w->go_probes = go_attach(ws->env.bpf, w->pid, w->lib, &w->gt, &ws->info, err,
+					 errlen);
+		if (!w->go_probes) {
+			e = errno ? -errno : -EINVAL;
+			bpf_loader_remove_target(ws->env.bpf, w->pid);
+			return e;
+		}
+	} else if (w->usdt)
 		w->probes = attach_usdt(ws->env.bpf, w->pid, w->lib, &ws->info, err, errlen);
 	else
 		w->probes = attach_target(ws->env.bpf, w->pid, w->lib, w->alloc, w->alloc_prefix,
 					  cfg->probe_mode != MT_PROBE_URETPROBE, &ws->info, err,
 					  errlen);
-	if (!w->probes) {
+	if (!w->probes && !w->go_probes) {
 		e = errno ? -errno : -EINVAL;
 		bpf_loader_remove_target(ws->env.bpf, w->pid);
 		return e;
@@ -487,12 +583,13 @@ static int attach_watched(struct watch_set *ws, struct watched *w, char *err, si
 		watch_python(ws, w);
 	snprintf(t->allocator, sizeof(t->allocator), "%s", ws->info.allocator);
 	set_runtime(t, w->pid);
+	watch_go_rate(ws, w, t);
 	t->alive = true;
 	t->exit_ns = 0;
 	t->start_ns = clock_mono_ns();
-	t->counters_exact = !w->usdt;
+	t->counters_exact = !samples_itself(w);
 	t->slowdown_pct = 0;
-	slowdown_init(&w->cost, ws->env.trap_ns, w->usdt);
+	slowdown_init(&w->cost, ws->env.trap_ns, samples_itself(w));
 	w->pending = false;
 	return 0;
 }
@@ -502,6 +599,10 @@ static void release(struct watch_set *ws, struct watched *w)
 	inject_end(ws, w);
 	attach_detach(w->probes);
 	w->probes = NULL;
+	go_detach(w->go_probes);
+	w->go_probes = NULL;
+	w->go_rate_addr = 0;
+	w->go_rate_set = false;
 	bpf_loader_remove_target(ws->env.bpf, w->pid);
 	if (ws->env.unw)
 		unwinder_forget(ws->env.unw, w->pid);
@@ -629,12 +730,13 @@ static void measure(struct watch_set *ws, struct watched *w, __u64 now, bool all
 
 	if (!cpu || bpf_loader_read_counters(ws->env.bpf, w->pid, &c))
 		return;
-	slowdown_feed(&w->cost, now, cpu, c.probe_hits, c.free_calls, allocs_on && !w->usdt);
+	slowdown_feed(&w->cost, now, cpu, c.probe_hits, c.free_calls,
+		      allocs_on && !samples_itself(w));
 }
 
 static bool measurable(const struct watched *w)
 {
-	return !w->gone && !w->pending && w->probes;
+	return !w->gone && !w->pending && (w->probes || w->go_probes);
 }
 
 void watch_measure(struct watch_set *ws, __u64 now_ns, bool allocs_on)
@@ -715,7 +817,7 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns)
 		/* a reused PID is another process: this one has ended */
 		change = w->id.start_ticks ? target_compare(w->pid, &w->id) : TARGET_SAME;
 		bpf_loader_read_counters(ws->env.bpf, w->pid, &t->counters);
-		t->rates_exact = !w->usdt; /* and the probes were on: the caller */
+		t->rates_exact = !samples_itself(w); /* and the probes were on: the caller */
 		if (w->launched && waitpid(w->pid, &st, WNOHANG) == w->pid) {
 			w->gone = true;
 			reaped = st;
@@ -742,8 +844,10 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns)
 		t->rss_bytes = target_rss(w->pid);
 		if (!w->python_checked) {
 			w->python_checked = true;
-			watch_python(ws, w);
+			if (!w->go)
+				watch_python(ws, w);
 		}
+		watch_go_rate(ws, w, t);
 		if (w->inj) {
 			/* objects dlopen'ed since: reroute their slots too */
 			char err[512];
@@ -761,7 +865,7 @@ void watch_set_allocs(struct watch_set *ws, bool on)
 	int i;
 
 	for (i = 0; i < ws->n; i++)
-		if (ws->v[i].probes && !ws->v[i].usdt)
+		if (ws->v[i].probes && !samples_itself(&ws->v[i]))
 			attach_set_allocs(ws->v[i].probes, on);
 }
 
@@ -818,6 +922,8 @@ void watch_fini(struct watch_set *ws)
 		inject_end(ws, &ws->v[i]);
 		attach_detach(ws->v[i].probes);
 		ws->v[i].probes = NULL;
+		go_detach(ws->v[i].go_probes);
+		ws->v[i].go_probes = NULL;
 	}
 	if (ws->launch.go_fd >= 0) {
 		/* held before exec: closing the pipe makes it exit */

@@ -23,6 +23,7 @@
 #include "probe/allocators.h"
 #include "probe/attach.h"
 #include "probe/bpf_loader.h"
+#include "probe/go_runtime.h"
 #include "probe/slowdown.h"
 #include "config.h"
 #include "model/model.h"
@@ -54,6 +55,12 @@ struct watched {
 	char comm[16];
 	char lib[PATH_MAX]; /* glibc, or the file with otel_memory probes */
 	bool usdt;	    /* the process samples itself (otel_memory USDT) */
+	bool go;	    /* a Go executable: its runtime's sampled path is probed
+			     * (gt says where; lib is the executable) */
+	struct go_target gt;
+	struct go_probes *go_probes;
+	__u64 go_rate_addr; /* as last given to the BPF side ... */
+	bool go_rate_set;   /* ... if it was */
 	bool launched;	    /* started by memtop: reaped and stopped by it */
 	bool python_checked; /* looked for a CPython interpreter in it */
 	bool gone;

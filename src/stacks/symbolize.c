@@ -13,7 +13,9 @@
  *
  * Owns two caches. Objects, keyed by file identity (device, inode, size,
  * mtime), hold a reference on the file, its separate debug file
- * (debuginfo.c) and its DWARF (dwarf_lines.c), set up on first use and
+ * (debuginfo.c) and its DWARF (dwarf_lines.c), or for a Go executable its
+ * Go symbol table (go_binary.c: names and file:line, stripped or not,
+ * preferred to DWARF for Go code), set up on first use and
  * kept for the symbolizer's life. Results, keyed by (object, link-time
  * address), hold the named frames (function, file, line, inline chain),
  * so an address seen before - in any process mapping the same file -
@@ -30,6 +32,7 @@
 #include "stacks/debuginfo.h"
 #include "stacks/demangle.h"
 #include "stacks/dwarf_lines.h"
+#include "stacks/go_binary.h"
 #include "util/strpool.h"
 
 #define OBJ_BUCKETS 256
@@ -42,6 +45,7 @@ struct sym_obj {
 	struct elf_file *ef;		/* the mapped file (reference) */
 	struct elf_file *debug;		/* separate debug file, or NULL */
 	struct dwarf_lines *dl;		/* from debug or ef, or NULL */
+	struct go_binary *go;		/* a Go executable's table, or NULL */
 	const char *build_id;		/* interned */
 	struct sym_obj *next;
 };
@@ -120,6 +124,8 @@ void symbolizer_free(struct symbolizer *s)
 
 			s->objs[b] = o->next;
 			dwarf_lines_close(o->dl);
+			go_binary_close(o->go);
+			free(o->go);
 			elf_file_close(o->debug);
 			elf_file_close(o->ef);
 			free(o);
@@ -152,6 +158,12 @@ static struct sym_obj *obj_get(struct symbolizer *s, struct elf_file *ef, pid_t 
 	o->id = *id;
 	o->ef = elf_file_ref(ef);
 	o->build_id = strpool_intern(elf_file_build_id(ef));
+	if (go_binary_is_go(ef) && (o->go = calloc(1, sizeof(*o->go))) &&
+	    (go_binary_open(ef, o->go) || !o->go->has_table)) {
+		go_binary_close(o->go);
+		free(o->go);
+		o->go = NULL;
+	}
 	/* A separate debug file is needed when ef lacks DWARF or .symtab. */
 	if (!elf_file_has_dwarf(ef) || !elf_file_has_symtab(ef))
 		o->debug = debuginfo_find(ef, pid, map_path);
@@ -186,9 +198,21 @@ static const char *obj_symbol(const struct sym_obj *o, __u64 vaddr)
 static int obj_name(const struct sym_obj *o, __u64 vaddr, struct res_frame *out)
 {
 	struct dwarf_frame df[MAX_INLINE];
-	const char *raw = obj_symbol(o, vaddr);
-	const char *sym = demangle_name(raw);
-	int n = o->dl ? dwarf_lines_lookup(o->dl, vaddr, df, MAX_INLINE) : 0;
+	struct go_pc_info gi;
+	const char *raw, *sym;
+	int n;
+
+	if (o->go && !go_pclntab_lookup(&o->go->tab, vaddr, &gi)) {
+		out[0] = (struct res_frame){ .function = strpool_intern(gi.function),
+					     .file = gi.file ? strpool_intern(gi.file) : NULL,
+					     .line = gi.line };
+		if (!out[0].function)
+			out[0].flags = MT_FRAME_NOSYM;
+		return 1;
+	}
+	raw = obj_symbol(o, vaddr);
+	sym = demangle_name(raw);
+	n = o->dl ? dwarf_lines_lookup(o->dl, vaddr, df, MAX_INLINE) : 0;
 
 	if (!n) {
 		out[0] = (struct res_frame){ .function = sym, .flags = sym ? 0 : MT_FRAME_NOSYM };

@@ -66,6 +66,10 @@ static const struct wrapper_rule table[] = {
 		     "_PyMem_[A-Za-z_]+|_PyObject_(Malloc|Calloc|Realloc|New|NewVar)|"
 		     "_?PyObject_GC_[A-Za-z_]+|gc_alloc|pymalloc_[a-z_]+|PyType_GenericAlloc|"
 		     "_PyType_AllocNoTrack" },
+	/* Go: the runtime allocates on behalf of its caller (mallocgc,
+	 * newobject, makeslice, growslice, makemap, string concatenation,
+	 * the profiling path itself); strings.Builder's growth */
+	{ "Go", "runtime\\..*|internal/bytealg\\.MakeNoZero" },
 	/* Node: ArrayBuffer backing stores */
 	{ "Node", "node::[A-Za-z_:]*ArrayBufferAllocator::.*|v8::ArrayBuffer::Allocator::.*" },
 };

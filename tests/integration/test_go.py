@@ -1,0 +1,239 @@
+"""Go programs through their runtime's own sampling (docs/go.md): entry
+probes on runtime.mProf_Malloc and freeSpecial, no trap on an allocation
+the runtime did not sample.
+
+The workload (tests/workloads/go/mt_go.go, built static, cgo, stripped and
+with each Go of bookworm-backports) prints READY and then its truth once a
+second: a leak three frames deep (main.leakOuter -> leakMiddle ->
+leakInner, the site), a cache (main.cacheFill) that fills to 16 MiB in its
+first seconds and then plateaus, and churn (main.churn).
+
+With plain `memtop -b --json -p PID` defaults the leak must rank first by
+leak score (>= 70) and the cache score <= 30 within 45 s, for the static
+and the cgo binary; -- CMD watches a static, stripped Go binary with names
+from its Go symbol table; every Go version memtop knows is watched; a
+process whose MemProfileRate is 0 is said to give no samples; a version
+memtop does not know is refused in one line."""
+
+import os
+import shutil
+import tempfile
+import time
+
+from memtop_test import (WORKLOADS, Memtop, Proc, assert_nothing_left, assert_one_error_line,
+                         bpf_snapshot, check, fail, parse_truth)
+
+LEAK = "main.leakInner"
+CACHE = "main.cacheFill"
+CHURN = "main.churn"
+LEAK_MIN = 70.0
+CACHE_MAX = 30.0
+DEADLINE_S = 45.0
+HOLD_RECORDS = 3   # ... in this many records in a row
+
+
+class GoWorkload(Proc):
+    """mt_go (a variant from build/workloads) with its truth lines."""
+
+    def __init__(self, binary, *args):
+        path = binary if os.path.isabs(binary) else os.path.join(WORKLOADS, binary)
+        super().__init__([path] + list(args), name=os.path.basename(path))
+        self.ready_line = None
+
+    def wait_ready(self, timeout=15):
+        t0 = time.monotonic()
+        while True:
+            line = self.out.get(max(0.1, timeout - (time.monotonic() - t0)), "%s READY" % self.name)
+            if line is None:
+                fail("%s exited before READY (rc %s): %s" % (self.name, self.poll(),
+                                                             self.err.text()[-400:]))
+            if line.startswith("READY"):
+                self.ready_line = line
+                return self
+
+    def last_truth(self):
+        truths = [l for l in self.out.lines if l.startswith("{")]
+        return parse_truth(truths[-1], self.name) if truths else None
+
+
+def heap_sites(rec, pid):
+    """{function: site} over the heap sites (memtop watches one process
+    here): the highest leak score of a function's entries, their in-use and
+    samples summed."""
+    out = {}
+    for s in rec["sites"]:
+        if s.get("source") != "heap":
+            continue
+        acc = out.setdefault(s["function"], {"leak_score": 0, "inuse_bytes": 0, "samples": 0})
+        acc["leak_score"] = max(acc["leak_score"], s["leak_score"])
+        acc["inuse_bytes"] += s["inuse_bytes"]
+        acc["samples"] += s["samples"]
+    return out
+
+
+def target_of(rec, pid):
+    for t in rec["targets"]:
+        if t["pid"] == pid:
+            return t
+    fail("pid %d is not in memtop's targets: %s" % (pid, [t["pid"] for t in rec["targets"]]))
+
+
+def verdict(rec, pid):
+    """None when the leak ranks first with a high score and the cache scores
+    low; else what is still wrong."""
+    sites = heap_sites(rec, pid)
+    if LEAK not in sites or CACHE not in sites:
+        return "sites so far: %s" % sorted(sites)
+    scores = {f: s["leak_score"] for f, s in sites.items()}
+    top = max(scores, key=scores.get)
+    if top != LEAK or scores[LEAK] < LEAK_MIN or scores[CACHE] > CACHE_MAX:
+        return "scores %s" % {f: scores[f] for f in sorted(scores, key=scores.get)[-4:]}
+    return None
+
+
+def watch_until_verdict(pairs):
+    """pairs: [(workload, memtop)]. Read every memtop's records until each
+    one's verdict holds in HOLD_RECORDS records in a row, within DEADLINE_S;
+    fail with what is wrong."""
+    t0 = time.monotonic()
+    pending = {id(m): (w, m, "no record yet") for w, m in pairs}
+    held = {id(m): 0 for w, m in pairs}
+    while pending and time.monotonic() - t0 < DEADLINE_S:
+        # each memtop prints a record a second: read them in turn
+        for key, (w, m, _) in list(pending.items()):
+            rec = m.record(5)
+            if rec is None:
+                fail("memtop -p %d exited (rc %s): %s" % (w.pid, m.poll(), m.err.text()[-400:]))
+            why = verdict(rec, w.pid)
+            held[key] = held[key] + 1 if why is None else 0
+            if held[key] >= HOLD_RECORDS:
+                check_inuse(rec, w)
+                del pending[key]
+            else:
+                pending[key] = (w, m, why or "held %d records" % held[key])
+    for w, m, why in pending.values():
+        fail("%s: within %.0f s %s should rank first by leak score (>= %.0f) and %s score "
+             "<= %.0f: %s" % (w.name, DEADLINE_S, LEAK, LEAK_MIN, CACHE, CACHE_MAX, why))
+
+
+def check_inuse(rec, w):
+    """The leak's in-use is what the program leaked since memtop attached,
+    within sampling error (the run is short: a wide band)."""
+    truth = w.last_truth()
+    check(truth is not None, "%s printed no truth" % w.name)
+    est = heap_sites(rec, w.pid)[LEAK]["inuse_bytes"]
+    check(0.3 * truth["leak_bytes"] <= est <= 1.5 * truth["leak_bytes"],
+          "%s: %s in use %.1f MiB, the program leaked %.1f MiB" %
+          (w.name, LEAK, est / 2**20, truth["leak_bytes"] / 2**20))
+
+
+def test_leak_ranks_first_static_and_cgo():
+    """-p with plain defaults on the static and the cgo build, side by side."""
+    pairs = []
+    for binary in ("mt_go", "mt_go_cgo"):
+        w = GoWorkload(binary).wait_ready()
+        m = Memtop("-b", "--json", "-p", w.pid)
+        first = m.first_record()
+        t = target_of(first, w.pid)
+        check(t["allocator"] == "go", "%s: allocator %r, expected go" % (binary, t["allocator"]))
+        check(t["unseen_memory"] and "GC has swept" in t["unseen_memory"],
+              "%s: the JSON should say frees come after the GC sweeps: %r" %
+              (binary, t["unseen_memory"]))
+        pairs.append((w, m))
+    watch_until_verdict(pairs)
+    for w, m in pairs:
+        m.kill()
+        w.kill()
+
+
+def first_sample_record(m, what, timeout=20):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        rec = m.record(max(0.1, timeout - (time.monotonic() - t0)))
+        if rec is None:
+            fail("%s: memtop exited (rc %s): %s" % (what, m.poll(), m.err.text()[-400:]))
+        funcs = {s["function"]: s for s in rec["sites"] if s.get("source") == "heap"}
+        if LEAK in funcs and funcs[LEAK]["samples"] >= 3 and CHURN in funcs:
+            return rec, funcs
+    fail("%s: no samples of %s and %s in %.0f s" % (what, LEAK, CHURN, timeout))
+
+
+def test_command_static_stripped():
+    """-- CMD on a static, stripped Go binary: no preload (the runtime samples
+    itself), names and file:line from .gopclntab."""
+    m = Memtop("-b", "--json", "--", os.path.join(WORKLOADS, "mt_go_stripped"), "-duration", "20")
+    rec, funcs = first_sample_record(m, "-- mt_go_stripped")
+    check(rec["targets"][0]["allocator"] == "go", "allocator: %s" % rec["targets"][0])
+    leak = funcs[LEAK]
+    check(leak.get("file", "").endswith("mt_go.go") and leak.get("line", 0) > 0,
+          "%s named without its file:line from .gopclntab: %s" % (LEAK, leak))
+    m.kill()
+
+
+def test_go_versions():
+    """Every Go of bookworm-backports memtop knows (1.21, 1.22: mProf_Malloc(p,
+    size); 1.23: mProf_Malloc(mp, p, size)), side by side."""
+    runs = []
+    for v in ("1.21", "1.22", "1.23"):
+        w = GoWorkload("mt_go_" + v).wait_ready()
+        check(("go" + v) in w.ready_line, "mt_go_%s runs %s" % (v, w.ready_line))
+        runs.append((v, w, Memtop("-b", "--json", "-p", w.pid)))
+    for v, w, m in runs:
+        rec, funcs = first_sample_record(m, "go" + v)
+        t = target_of(rec, w.pid)
+        check(t["allocator"] == "go" and ("go" + v) in (t["unseen_memory"] or ""),
+              "go%s: %s" % (v, t))
+        # a sample weighs by the rate the runtime sampled at: bytes/sample
+        # near the allocation sizes' weights, not zero or absurd
+        check(0 < funcs[LEAK]["inuse_bytes"] < 64 * 2**20, "go%s: %s" % (v, funcs[LEAK]))
+    for v, w, m in runs:
+        m.kill()
+        w.kill()
+
+
+def test_mem_profile_rate_zero():
+    """A process with runtime.MemProfileRate = 0 samples nothing: said in the
+    JSON and in -b, not shown as an empty table."""
+    w = GoWorkload("mt_go", "-rate0").wait_ready()
+    check(w.ready_line.endswith(" 0"), "READY line: %s" % w.ready_line)
+    m = Memtop("-b", "--json", "-n", "2", "-p", w.pid)
+    rec = m.first_record()
+    words = target_of(rec, w.pid)["unseen_memory"] or ""
+    check("MemProfileRate is 0" in words and "no samples" in words,
+          "the JSON should say MemProfileRate is 0: %r" % words)
+    m.drain(10)
+    b = Memtop("-b", "-n", "1", "-p", w.pid)
+    rc = b.wait(15)
+    check(rc == 0 and "MemProfileRate is 0" in b.out.text(), "-b: rc %s, %s" %
+          (rc, b.out.text()[-400:]))
+    w.kill()
+
+
+def test_unknown_version_refused():
+    """A Go version memtop has no signatures for is refused in one line, with
+    nothing attached: a copy of mt_go whose build info says go1.99.0."""
+    tmp = tempfile.mkdtemp(prefix="memtop-go-")
+    path = os.path.join(tmp, "mt_go_future")
+    with open(os.path.join(WORKLOADS, "mt_go"), "rb") as f:
+        data = f.read()
+    real = GoWorkload("mt_go", "-duration", "1")
+    real.wait_ready()
+    version = real.ready_line.split()[1].encode()
+    real.kill()
+    i = data.find(b"\xff Go buildinf:")
+    j = data.find(version, i)
+    check(i >= 0 and 0 < j - i < 64, "no build info with %s in mt_go" % version)
+    fake = b"go1.99" + b"." * (len(version) - 6)
+    with open(path, "wb") as f:
+        f.write(data[:j] + fake + data[j + len(version):])
+    os.chmod(path, 0o755)
+    try:
+        w = GoWorkload(path).wait_ready()
+        before = bpf_snapshot()
+        m = Memtop("-b", "--json", "-n", "1", "-p", w.pid)
+        assert_one_error_line(m, m.wait(15), r"go1\.99.*go1\.19 to go1\.23")
+        assert_nothing_left(before)
+        check(w.poll() is None, "the refused process died")
+        w.kill()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
