@@ -142,11 +142,6 @@ def test_command_mode_jemalloc_program():
     command_mode_foreign_counts("mt_jemalloc", "jemalloc")
 
 
-def test_command_mode_jemalloc_static_program():
-    """jemalloc linked statically: the executable's own malloc is jemalloc's."""
-    command_mode_foreign_counts("mt_jemalloc_static", "jemalloc")
-
-
 def test_command_mode_jemalloc_prefixed_program():
     """je_malloc ... of a static je_-prefixed jemalloc next to glibc's malloc:
     both probed with uprobes, no sampler preloaded."""

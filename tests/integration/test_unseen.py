@@ -70,7 +70,7 @@ def test_custom_allocator_growth_is_said():
     m.drain(15)
 
 
-BRK_S = 14
+BRK_S = 10
 # The break memtop learns at attach for -p is the end of the [heap]
 # mapping: a page above the real one at worst, once.
 BRK_TOLERANCE = 4096
