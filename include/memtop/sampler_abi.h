@@ -68,7 +68,7 @@ _Static_assert(sizeof(struct mt_sampler_header) == MT_SAMPLER_HEADER_SIZE,
 #define MT_INJECT_FILTER_SLOTS 8192	/* live sampled addresses per hash, for free()'s test */
 #define MT_INJECT_ENTRY_PREFIX "mt_inject_"
 #define MT_INJECT_MAGIC 0x6a6974706f746d6dULL	/* "mmtoptij" */
-#define MT_INJECT_VERSION 4
+#define MT_INJECT_VERSION 5
 #define MT_INJECT_TABLE_SLOTS 65536	/* sampled addresses tracked at once */
 
 /* The poke stub runs a program of records in the scratch area, one after
@@ -118,6 +118,36 @@ enum mt_inject_fn {
 	  "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZdlPv", "_ZdaPv",         \
 	  "_ZdlPvm", "_ZdaPvm" }
 
+/* CPython's object allocator (docs/python.md). In a CPython 3.11 process
+ * the sampler wraps the PYMEM_DOMAIN_OBJ allocator, as tracemalloc does,
+ * with these C API functions of the interpreter; the wrapping and the
+ * restoring happen in a pending call (Py_AddPendingCall), which the main
+ * thread runs with the GIL held. Objects pymalloc serves itself (requests
+ * of 1 to MT_PY_SMALL_REQUEST bytes) are sampled there; larger ones fall
+ * through to malloc and are sampled there, once. */
+enum mt_py_api {
+	MT_PY_GET_ALLOCATOR,
+	MT_PY_SET_ALLOCATOR,
+	MT_PY_ADD_PENDING_CALL,
+	MT_PY_IS_INITIALIZED,
+	MT_PY_API_COUNT
+};
+
+#define MT_PY_API_NAMES \
+	{ "PyMem_GetAllocator", "PyMem_SetAllocator", "Py_AddPendingCall", "Py_IsInitialized" }
+
+#define MT_PY_SMALL_REQUEST 512	/* pymalloc's SMALL_REQUEST_THRESHOLD in 3.11 */
+
+/* Where the wrapping stands (mt_inject_ctl.py_state). */
+enum mt_py_hook_state {
+	MT_PY_HOOK_OFF,		/* not wrapped (or restored) */
+	MT_PY_HOOK_SCHEDULED,	/* a pending call will wrap or restore */
+	MT_PY_HOOK_ON,		/* objects go through the sampler */
+	MT_PY_HOOK_LEFT,	/* another hook (tracemalloc) wrapped the sampler's
+				 * since: restoring would drop it, so the sampler
+				 * stays in the chain, forwarding only */
+};
+
 struct mt_inject_ctl {
 	__u64 magic;		/* MT_INJECT_MAGIC from the start: identifies a loaded copy */
 	__u64 version;		/* MT_INJECT_VERSION */
@@ -129,6 +159,11 @@ struct mt_inject_ctl {
 	/* Kept by the sampler: */
 	__u64 live;		/* sampled addresses in the table */
 	__u64 dropped;		/* samples not taken because the table was full */
+	/* CPython: set by memtop before any slot points here, all 0 in any
+	 * other process; py_want may change at any time */
+	__u64 py_api[MT_PY_API_COUNT]; /* run-time addresses, enum mt_py_api */
+	__u32 py_want;		/* 1: wrap CPython's object allocator; 0: restore it */
+	__u32 py_state;		/* kept by the sampler: enum mt_py_hook_state */
 };
 
 #endif /* MEMTOP_SAMPLER_ABI_H */

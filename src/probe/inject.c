@@ -31,6 +31,7 @@
 #include "probe/inject_check.h"
 #include "probe/inject_ptrace.h"
 #include "stacks/proc_maps.h"
+#include "util/clock.h"
 
 #define PAGE 4096ULL
 
@@ -237,7 +238,7 @@ static int table_clear(struct inject_state *st, int fd)
 static int ctl_fill(struct inject_state *st, int fd, __u64 rate)
 {
 	struct mt_inject_ctl c;
-	__u32 me = (__u32)getpid();
+	__u32 me = (__u32)getpid(), want = st->python;
 	__u64 seed = 0;
 	int e;
 
@@ -250,8 +251,59 @@ static int ctl_fill(struct inject_state *st, int fd, __u64 rate)
 	if (!e)
 		e = ctl_write_field(st, fd, offsetof(struct mt_inject_ctl, seed), &seed, 8);
 	if (!e)
+		e = ctl_write_field(st, fd, offsetof(struct mt_inject_ctl, py_api), st->py_api,
+				    sizeof(st->py_api));
+	if (!e)
+		e = ctl_write_field(st, fd, offsetof(struct mt_inject_ctl, py_want), &want, 4);
+	if (!e)
 		e = ctl_write_field(st, fd, offsetof(struct mt_inject_ctl, attached_pid), &me, 4);
 	return e;
+}
+
+int inject_python_state(const struct inject_state *st)
+{
+	char path[64];
+	__u32 state;
+	int fd, e;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", st->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	e = inject_mem_read(fd, st->base + st->im.ctl + offsetof(struct mt_inject_ctl, py_state),
+			    &state, sizeof(state));
+	close(fd);
+	return e ? e : (int)state;
+}
+
+/* CPython's object allocator back before the GOT: py_want 0, then wait for
+ * the pending call (the wrapper asks for it on its next object). */
+static void python_restore(struct inject_state *st, int fd)
+{
+	__u64 deadline = clock_mono_ns() + INJECT_PY_RESTORE_MS * 1000000ULL;
+	__u32 none = 0;
+	int state;
+
+	if (!st->python ||
+	    ctl_write_field(st, fd, offsetof(struct mt_inject_ctl, py_want), &none, 4))
+		return;
+	for (;;) {
+		state = inject_python_state(st);
+		if (state < 0 || state == MT_PY_HOOK_OFF)
+			return;
+		if (state == MT_PY_HOOK_LEFT) {
+			snprintf(st->py_note, sizeof(st->py_note), "PID %d: another hook (tracemalloc?) wrapped CPython's "
+				 "object allocator after memtop: the sampler stays in its chain, "
+				 "forwarding only", st->pid);
+			return;
+		}
+		if (clock_mono_ns() >= deadline)
+			break;
+		usleep(10000);
+	}
+	snprintf(st->py_note, sizeof(st->py_note), "PID %d: CPython's main thread ran no Python code for %d ms (a C "
+		 "call holding the GIL?): its object allocator still goes through the sampler, "
+		 "which only forwards now", st->pid, INJECT_PY_RESTORE_MS);
 }
 
 static void entries_set(struct inject_state *st)
@@ -263,7 +315,7 @@ static void entries_set(struct inject_state *st)
 }
 
 int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __u64 rate,
-		  char *err, size_t errlen)
+		  const __u64 *py_api, char *err, size_t errlen)
 {
 	__u64 owner[MT_IFN_COUNT];
 	struct inject_session s;
@@ -272,6 +324,10 @@ int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __
 
 	memset(st, 0, sizeof(*st));
 	st->pid = pid;
+	if (py_api) {
+		memcpy(st->py_api, py_api, sizeof(st->py_api));
+		st->python = true;
+	}
 	e = inject_check(pid, st->libc, sizeof(st->libc), err, errlen);
 	if (e)
 		return e;
@@ -461,6 +517,7 @@ int inject_detach(struct inject_state *st, char *err, size_t errlen)
 	e = inject_session_prepare(&s, st->pid, st->libc, err, errlen);
 	if (e)
 		return e;
+	python_restore(st, s.mem_fd);
 	/* only slots of objects still loaded that still point at us */
 	for (i = 0; i < st->nslots; i++) {
 		__u64 v;

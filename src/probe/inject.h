@@ -18,6 +18,8 @@
 #include "probe/inject_got.h"
 #include "probe/inject_image.h"
 
+#define INJECT_PY_RESTORE_MS 1000
+
 struct inject_state {
 	pid_t pid;
 	struct inject_image im;
@@ -36,21 +38,36 @@ struct inject_state {
 	__u64 pause_max_ns;		/* the longest */
 	__u64 reach_ns;			/* the last stop's wait for the thread to stop */
 	unsigned int stops;		/* stops so far */
+	__u64 py_api[MT_PY_API_COUNT];	/* CPython's C API to wrap its object allocator with; 0s: not CPython */
+	bool python;			/* py_api is set: the sampler wraps pymalloc */
+	__u64 py_since_ns;		/* attach time, for the wrapping's deadline */
+	int py_said;			/* the wrapping's state last said (-1: nothing yet) */
+	char py_note[256];		/* after a detach: why CPython's allocator was not given back, or "" */
 };
 
 /* Check pid may be injected (inject_check.h), map the sampler from
  * sampler_so unless a copy is already mapped, tell it where each function
- * went and at which rate to sample, and reroute every GOT slot. 0, or
- * -errno with one line in err and nothing left changed in the process. */
+ * went and at which rate to sample, and reroute every GOT slot. With
+ * py_api (the C API python_detect found, NULL: not CPython) the sampler
+ * also wraps CPython's object allocator, from a pending call the main
+ * thread runs with the GIL (inject_python_state says when). 0, or -errno
+ * with one line in err and nothing left changed in the process. */
 int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __u64 rate,
-		  char *err, size_t errlen);
+		  const __u64 *py_api, char *err, size_t errlen);
+
+/* Where the wrapping of CPython's object allocator stands
+ * (enum mt_py_hook_state), or -errno when it cannot be read. */
+int inject_python_state(const struct inject_state *st);
 
 /* Reroute the slots of objects loaded since the last call (dlopen). The
  * number of slots rerouted, or -errno with one line in err. */
 int inject_rescan(struct inject_state *st, char *err, size_t errlen);
 
 /* Put every rerouted slot back to its old value and mark the sampler
- * unattached. The sampler stays mapped (a thread may still be inside it;
+ * unattached. In CPython, CPython's object allocator is given back first,
+ * by a pending call, waited for at most INJECT_PY_RESTORE_MS: a main
+ * thread that does not run Python code meanwhile leaves the wrapper in
+ * place, forwarding only (py_note says so; the call still succeeds). The sampler stays mapped (a thread may still be inside it;
  * a later memtop reuses it). 0 or -errno with one line in err; -ESTALE
  * when the process has exec'd since (nothing of the old image is left to
  * restore, and nothing is written). */

@@ -103,9 +103,53 @@ static bool injected_before(pid_t pid)
 	return !find_memtop_lib(INJECT_SO, so, sizeof(so)) && inject_orphaned(pid, so);
 }
 
+/* The C API to wrap CPython's object allocator with, if pid runs CPython
+ * of the supported version. */
+static bool python_api(pid_t pid, __u64 api[MT_PY_API_COUNT])
+{
+	struct mt_maps maps = { 0 };
+	struct mt_py_proc py;
+	char msg[PATH_MAX + 128];
+	int e;
+
+	if (proc_maps_read(pid, &maps))
+		return false;
+	e = python_detect(pid, &maps, &py, api, msg, sizeof(msg));
+	proc_maps_free(&maps);
+	return !e;
+}
+
+/* Seconds an injected CPython has to run the pending call that wraps its
+ * object allocator before memtop says it has not. */
+#define PY_WRAP_DEADLINE_NS 5000000000ULL
+
+/* Say once whether the injected sampler wraps CPython's object allocator:
+ * when it does, or when it still does not by the deadline. */
+static void inject_python_report(struct watch_set *ws, struct watched *w)
+{
+	int state;
+
+	if (!w->inj->python || w->inj->py_said == MT_PY_HOOK_ON)
+		return;
+	state = inject_python_state(w->inj);
+	if (state == MT_PY_HOOK_ON) {
+		warn(ws, "PID %d: CPython's object allocator wrapped: the objects pymalloc serves "
+		     "are sampled too", w->pid);
+		w->inj->py_said = state;
+	} else if (w->inj->py_said < 0 &&
+		   clock_mono_ns() - w->inj->py_since_ns > PY_WRAP_DEADLINE_NS) {
+		warn(ws, "PID %d: CPython's object allocator is not wrapped after %llu s: its main "
+		     "thread has run no Python code since (a C call holding the GIL, or a wait in "
+		     "C); objects pymalloc serves are not seen until it does", w->pid,
+		     PY_WRAP_DEADLINE_NS / 1000000000ULL);
+		w->inj->py_said = state;
+	}
+}
+
 /* --inject: put the sampler into the process and watch its USDT probes. */
 static int prepare_injected(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
+	__u64 py[MT_PY_API_COUNT];
 	char so[PATH_MAX];
 	int e;
 
@@ -119,12 +163,15 @@ static int prepare_injected(struct watch_set *ws, struct watched *w, char *err, 
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	e = inject_attach(w->inj, w->pid, so, ws->env.cfg->rate, err, errlen);
+	e = inject_attach(w->inj, w->pid, so, ws->env.cfg->rate, python_api(w->pid, py) ? py : NULL,
+			  err, errlen);
 	if (e) {
 		free(w->inj);
 		w->inj = NULL;
 		return e;
 	}
+	w->inj->py_since_ns = clock_mono_ns();
+	w->inj->py_said = -1;
 	w->usdt = true;
 	snprintf(w->lib, sizeof(w->lib), "%s", w->inj->path);
 	warn(ws, "PID %d: sampler %s, %zu GOT slots rerouted; one thread held %.2f ms "
@@ -144,6 +191,8 @@ static void inject_end(struct watch_set *ws, struct watched *w)
 		if (target_alive(w->pid))
 			warn(ws, "%s", err);
 	} else {
+		if (w->inj->py_note[0])
+			warn(ws, "%s", w->inj->py_note);
 		warn(ws, "PID %d: GOT restored (%zu slots); one thread held %.2f ms "
 		     "(longest hold %.2f ms)", w->pid, w->inj->nslots, w->inj->pause_ns / 1e6,
 		     w->inj->pause_max_ns / 1e6);
@@ -504,7 +553,7 @@ static void watch_python(struct watch_set *ws, struct watched *w)
 
 	if (proc_maps_read(w->pid, &maps))
 		return;
-	e = python_detect(w->pid, &maps, &py, msg, sizeof(msg));
+	e = python_detect(w->pid, &maps, &py, NULL, msg, sizeof(msg));
 	proc_maps_free(&maps);
 	if (e == -ENOTSUP)
 		warn(ws, "PID %d: %s; its Python frames are not shown", w->pid, msg);
@@ -854,6 +903,7 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns)
 
 			if (inject_rescan(w->inj, err, sizeof(err)) < 0)
 				warn(ws, "%s", err);
+			inject_python_report(ws, w);
 		}
 		alive++;
 	}

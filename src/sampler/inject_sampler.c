@@ -26,6 +26,11 @@
  * Sampling: a byte countdown per thread slot (64 slots picked by the
  * thread's TCB address, %fs:0, since there is no TLS here), exponential
  * gaps of mean ctl.rate (sample_math.h).
+ *
+ * In a CPython process (ctl.py_api set) it also wraps the interpreter's
+ * object allocator while ctl.py_want asks for it (py_hook.h), so objects
+ * pymalloc serves from its own arenas are sampled too, into the same table
+ * and probes.
  */
 #define _SDT_HAS_SEMAPHORES 1
 #define STAP_SDT_ARG_CONSTRAINT r
@@ -113,12 +118,18 @@ __asm__(".text\n"
 
 /* ==== Choosing the calls to sample ==== */
 
-static struct countdown *countdown_mine(void)
+/* The calling thread: its TCB address, %fs:0. */
+static __u64 thread_id(void)
 {
 	unsigned long tcb;
 
 	__asm__("movq %%fs:0, %0" : "=r"(tcb));
-	return &countdowns[(tcb * 0x9E3779B97F4A7C15ULL) >> 58];	/* 64 slots */
+	return tcb;
+}
+
+static struct countdown *countdown_mine(void)
+{
+	return &countdowns[(thread_id() * 0x9E3779B97F4A7C15ULL) >> 58];	/* 64 slots */
 }
 
 static __s64 countdown_draw(struct countdown *c)
@@ -225,9 +236,12 @@ static ONE_SITE void fire_free(void *ptr)
 	STAP_PROBE1(otel_memory, free, ptr);
 }
 
+static void py_poll_if_pending(void);
+
 /* After an allocation of size bytes returned ptr. */
 static __attribute__((noinline)) void sample_new(void *ptr, size_t size)
 {
+	py_poll_if_pending();
 	if (ptr && sample_take(size) && table_insert((__u64)ptr))
 		fire_alloc(ptr, size);
 }
@@ -245,6 +259,33 @@ static __attribute__((noinline)) void sample_gone(void *ptr)
 #define FREE_ON(ptr)                                                         \
 	unlikely(otel_memory_free_semaphore &&                               \
 		 __atomic_load_n(filter_of((__u64)(ptr)), __ATOMIC_RELAXED))
+
+/* ==== CPython's object allocator (py_hook.h) ==== */
+
+static bool forget_sampled(void *ptr)
+{
+	if (!FREE_ON(ptr) || !table_remove((__u64)ptr))
+		return false;
+	fire_free(ptr);
+	return true;
+}
+
+#define PY_HOOK_API mt_inject_ctl.py_api
+#define PY_HOOK_WANT mt_inject_ctl.py_want
+#define PY_HOOK_STATE mt_inject_ctl.py_state
+#define PY_HOOK_ALLOC_ON() ALLOC_ON()
+#define py_hook_sample(p, n) sample_new(p, n)
+#define py_hook_forget(p) forget_sampled(p)
+#define py_hook_thread() thread_id()
+#include "sampler/py_hook.h"
+
+/* memtop set py_want (attach, detach): the wrapping follows it, asked for
+ * from whichever thread samples first. */
+static void py_poll_if_pending(void)
+{
+	if (PY_HOOK_PENDING())
+		py_hook_poll();
+}
 
 /* ==== Entry points ==== */
 
@@ -294,6 +335,7 @@ EXPORT void *mt_inject_realloc(void *old, size_t size)
 		was = true;
 		fire_free(old);
 	}
+	py_hook_note_libc();
 	p = ORIG(REALLOC, realloc_fn *)(old, size);
 	if (!p && old && size && was) {
 		/* failed: the old block is still there, and still sampled */

@@ -24,6 +24,7 @@
 #include "py_offsets.h"
 #include "stacks/elf_file.h"
 #include "stacks/target_file.h"
+#include "memtop/sampler_abi.h"
 #include "util/hmap.h"
 #include "util/strpool.h"
 
@@ -51,9 +52,24 @@ static bool looks_like_python(const char *path)
 	return !strncmp(base, "python", 6) || !strncmp(base, "libpython", 9);
 }
 
+/* Run-time addresses of the C API functions enum mt_py_api names, from
+ * the interpreter file's symbols; 0 for one it does not define. */
+static void api_find(struct elf_file *ef, __u64 bias, __u64 api[MT_PY_API_COUNT])
+{
+	static const char *const names[MT_PY_API_COUNT] = MT_PY_API_NAMES;
+	__u64 off, vaddr;
+	int k;
+
+	for (k = 0; k < MT_PY_API_COUNT; k++)
+		api[k] = !elf_file_func_offset(ef, names[k], &off, NULL) &&
+				 !elf_file_off_to_vaddr(ef, off, &vaddr)
+			 ? vaddr + bias
+			 : 0;
+}
+
 /* The interpreter in one mapping's file, if it defines _PyRuntime. */
-static int detect_in(pid_t pid, const struct mt_map *map, struct mt_py_proc *out, char *msg,
-		     size_t msglen)
+static int detect_in(pid_t pid, const struct mt_map *map, struct mt_py_proc *out,
+		     __u64 *api, char *msg, size_t msglen)
 {
 	int fd = target_file_open_map(pid, map), e = -ENOENT;
 	struct elf_file *ef;
@@ -96,6 +112,8 @@ static int detect_in(pid_t pid, const struct mt_map *map, struct mt_py_proc *out
 	out->frame_previous = MT_PY_FRAME_PREVIOUS;
 	out->frame_prev_instr = MT_PY_FRAME_PREV_INSTR;
 	out->frame_is_entry = MT_PY_FRAME_IS_ENTRY;
+	if (api)
+		api_find(ef, bias, api);
 	snprintf(msg, msglen, "CPython %lu.%lu.%lu in %s", version >> 24, (version >> 16) & 0xff,
 		 (version >> 8) & 0xff, map->path);
 	e = 0;
@@ -104,8 +122,8 @@ out:
 	return e;
 }
 
-int python_detect(pid_t pid, const struct mt_maps *maps, struct mt_py_proc *out, char *msg,
-		  size_t msglen)
+int python_detect(pid_t pid, const struct mt_maps *maps, struct mt_py_proc *out, __u64 *api,
+		  char *msg, size_t msglen)
 {
 	const char *tried = NULL;
 	int e = -ENOENT;
@@ -121,7 +139,7 @@ int python_detect(pid_t pid, const struct mt_maps *maps, struct mt_py_proc *out,
 		    !looks_like_python(m->path))
 			continue;
 		tried = m->path;
-		e = detect_in(pid, m, out, msg, msglen);
+		e = detect_in(pid, m, out, api, msg, msglen);
 		if (e != -ENOENT)
 			return e;
 	}

@@ -24,9 +24,12 @@
  * for the BPF side and msg saying what was found ("CPython 3.11 in
  * python3.11"); -ENOENT: no interpreter (msg empty); -ENOTSUP: an
  * interpreter of another version (msg says which and what memtop reads);
- * other -errno when its file cannot be read. */
-int python_detect(pid_t pid, const struct mt_maps *maps, struct mt_py_proc *out, char *msg,
-		  size_t msglen);
+ * other -errno when its file cannot be read. With api (MT_PY_API_COUNT
+ * entries, NULL: not wanted), also the run-time addresses of the C API an
+ * in-process sampler wraps the object allocator with (enum mt_py_api in
+ * sampler_abi.h; 0 for a function the interpreter does not export). */
+int python_detect(pid_t pid, const struct mt_maps *maps, struct mt_py_proc *out, __u64 *api,
+		  char *msg, size_t msglen);
 
 /* The CPython version memtop reads frames of ("3.11"). */
 const char *python_supported_version(void);

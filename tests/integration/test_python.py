@@ -52,6 +52,82 @@ def wait_samples(m, deadline_s=60):
               (leak_samples(rec), deadline_s))
 
 
+def wait_leak_first(m, within_s=WITHIN_S):
+    """Read records until leak_records is the top site by leak score with
+    at least LEAK_MIN while cache_put scores at most CACHE_MAX; that site,
+    or a failure naming the last top sites."""
+    t0 = time.monotonic()
+    ss = []
+    while time.monotonic() - t0 < within_s:
+        rec = m.record(10)
+        if rec is None:
+            fail("memtop exited: %s" % m.err.text()[-500:])
+        ss = sorted(sites(rec), key=lambda s: -s["leak_score"])
+        if not ss:
+            continue
+        top = ss[0]
+        cache = max((s["leak_score"] for s in ss if s["function"] == "cache_put"), default=0)
+        if (top["function"] == "leak_records" and top["leak_score"] >= LEAK_MIN and
+                cache <= CACHE_MAX):
+            check(top["module"] == "[python]", "the site is not a Python frame: %s" % top)
+            check((top.get("file") or "").endswith("py_leaky.py"), "file %r" % top.get("file"))
+            return top
+    fail("leak_records never ranked first with a score >= %.0f and cache_put <= %.0f within "
+         "%.0f s; last sites: %s" % (LEAK_MIN, CACHE_MAX, within_s,
+                                     [(s["function"], s.get("file"), s.get("line"),
+                                       round(s["leak_score"])) for s in ss[:5]]))
+
+
+def stdin_truth(p):
+    """Stop the workload's run and read its tracemalloc truth."""
+    import json
+    p.popen.stdin.write(b"s")
+    p.popen.stdin.flush()
+    line = p.out.get(60, "py_leaky truth")
+    check(line and line.startswith("{"), "no truth from py_leaky")
+    return json.loads(line)
+
+
+def test_python_inject_default_allocator():
+    """memtop -p --inject on a CPython 3.11 process with its default
+    allocator: the injected sampler wraps CPython's object allocator (a
+    pending call, run with the GIL), so the small objects pymalloc serves
+    are sampled; the leaking Python function ranks first within 60 s, the
+    cache scores low, in-use is within 25% of tracemalloc's figure, and at
+    exit the allocator is given back while the process runs on."""
+    p = start_python(WITHIN_S + 30)
+    m = Memtop("-b", "--json", "-d", "1", "--inject", "-p", p.pid)
+    rec = m.first_record()
+    check(rec["overhead"]["mode"] == "usdt", "mode %s, expected usdt" % rec["overhead"]["mode"])
+    p.popen.stdin.write(b"g")
+    p.popen.stdin.flush()
+    top = wait_leak_first(m)
+    check("object allocator wrapped" in m.err.text(),
+          "memtop did not say it wrapped the allocator: %s" % m.err.text()[-500:])
+    wait_samples(m)
+    # detach while the leak runs (the main thread runs Python code, so the
+    # pending call that gives the allocator back runs at once), then the
+    # truth: the last record is at most an interval and the detach older
+    m.send(2)
+    rc = m.drain(20)
+    err = m.err.text()
+    check(rc == 0, "memtop exited %s: %s" % (rc, err[-500:]))
+    check("GOT restored" in err and "object allocator still goes" not in err,
+          "the allocator was not given back: %s" % err[-1500:])
+    check(p.poll() is None, "py_leaky died after memtop detached")
+    truth = stdin_truth(p)
+    lo, hi = truth["leak_lines"]
+    check(lo < top["line"] <= hi, "line %s is not in leak_records (lines %d-%d)" %
+          (top["line"], lo, hi))
+    est = sum(s["inuse_bytes"] for s in m.records[-1]["sites"] if s["function"] == "leak_records")
+    want = truth["leak_bytes"]
+    check(abs(est - want) <= 0.25 * want,
+          "in-use of leak_records %.0f, tracemalloc %d (more than 25%% apart)" % (est, want))
+    # the process runs on, through its own allocator again
+    p.popen.stdin.close()
+    check(p.wait(10) == 0, "py_leaky failed after memtop detached: %s" % p.err.text()[-300:])
+
+
 def test_python_leak_named_by_function_and_line():
     """memtop -p on a CPython 3.11 process: the top site by leak score is
     the leaking Python function, with its file and the leaking line; the

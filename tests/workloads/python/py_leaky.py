@@ -9,7 +9,7 @@ slows the run nor inflates what memtop sees), times the records leaked.
 
 Protocol: prints READY, waits for a byte on stdin, runs until --duration
 seconds have passed or another byte arrives (or stdin closes), then prints
-{"truth": "py_leaky", ...} and waits for stdin to close. With --auto
+{"truth": "py_leaky", ...} and churns lightly until stdin closes. With --auto
 --out FILE (for memtop -- CMD, whose child shares no pipe with the test)
 it starts at once, stops at SIGUSR1 or after --duration, writes the truth
 line to FILE and exits.
@@ -43,10 +43,10 @@ def cache_put(key):
     CACHE[key % CACHE_MAX] = bytes(64 * 1024)
 
 
-def churn(n):
+def churn(n, base=0):
     total = 0
     for i in range(n):
-        tmp = [str(i)] * 20
+        tmp = [str(base + i)] * 20
         total += len(tmp)
     return total
 
@@ -123,6 +123,10 @@ def main():
         os.rename(out + ".tmp", out)
         return
     print(truth, flush=True)
+    # until stdin closes, the main thread keeps running Python code (light
+    # churn): a tool that needs it to (a pending call) is not held up
+    while not select.select([sys.stdin.buffer], [], [], 0.01)[0]:
+        churn(5, 1000)
     sys.stdin.buffer.read()
 
 
