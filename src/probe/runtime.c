@@ -35,9 +35,9 @@ static const struct known by_file[] = {
 		      "node --heapsnapshot-signal=SIGUSR2 or --inspect (DevTools Memory), --heap-prof" } },
 	{ "libpython3*.so*",
 	  { "CPython", "pymalloc's arenas (objects of 512 bytes or less)",
-	    "tracemalloc (python3 -X tracemalloc=25) or memray" } },
+	    "memtop --inject (wraps its object allocator), tracemalloc or memray" } },
 	{ "python3*", { "CPython", "pymalloc's arenas (objects of 512 bytes or less)",
-			"tracemalloc (python3 -X tracemalloc=25) or memray" } },
+			"memtop --inject (wraps its object allocator), tracemalloc or memray" } },
 };
 
 static const struct runtime_info go = {
