@@ -13,6 +13,7 @@
 #include "app.h"
 
 #include <errno.h>
+#include <math.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -75,6 +76,7 @@ struct app {
 	__u64 last_off_ns;	/* the allocation probes were last off then */
 	__u64 last_tick_ns;
 	bool budget_msg;	/* status.message is the budget's note */
+	double note_floor_pct;	/* the floor the note says */
 	__u64 next_switch_ns;
 	__u64 next_budget_ns;
 	bool pending;
@@ -416,16 +418,24 @@ static __u64 phase_rate(const struct app *a)
 	return r < 1 ? 1 : (__u64)r;
 }
 
-/* Switch the allocation probes, closing the cost measure's step first so
- * that each step has one state. */
+static enum slowdown_state allocs_state(const struct app *a)
+{
+	return a->allocs_on ? SLOWDOWN_ON : SLOWDOWN_OFF;
+}
+
+/* Switch the allocation probes. The cost measure's steps have one state:
+ * one ends before the switch, and the switch itself (the attach or the
+ * detach, with the probes coming or going) is a step of its own. */
 static void set_allocs(struct app *a, bool on, __u64 now)
 {
-	watch_measure(&a->ws, now, a->allocs_on);
+	watch_measure(&a->ws, now, allocs_state(a));
 	if (on)
 		bpf_loader_set_phase(a->bpf, phase_rate(a), a->budget.duty, true);
 	watch_set_allocs(&a->ws, on);
 	if (!on)
 		bpf_loader_set_phase(a->bpf, phase_rate(a), a->budget.duty, false);
+	if (a->allocs_on != on)
+		watch_measure(&a->ws, clock_mono_ns(), SLOWDOWN_SWITCHING);
 	if (!on || a->allocs_on != on)
 		a->last_off_ns = now;
 	a->allocs_on = on;
@@ -476,13 +486,26 @@ static void measure_unprobed(struct app *a)
 	a->budget.changed_ns = clock_mono_ns();
 }
 
+/* The note's figure is kept while the floor measured since stays within
+ * a quarter of it: the first estimates, a second after attaching, are the
+ * roughest (one said 190 % while the floor was 529 % half a minute on). */
+static bool note_is_stale(double said_pct, double floor_pct)
+{
+	return fabs(floor_pct - said_pct) > 0.25 * said_pct;
+}
+
 static void budget_say_unreachable(struct app *a)
 {
+	bool replace = !a->budget_msg || !strcmp(a->status.message, a->status.budget_note);
+
+	a->note_floor_pct = a->budget.floor_pct;
 	snprintf(a->status.budget_note, sizeof(a->status.budget_note),
 		 "free() probes alone cost this process %.0f%%: the budget of %.0f%% cannot be met; "
 		 "for near-zero cost run it under `memtop -- CMD` (in-process sampler) or use --inject",
 		 a->budget.floor_pct, a->cfg->max_overhead_pct);
-	snprintf(a->status.message, sizeof(a->status.message), "%s", a->status.budget_note);
+	/* a newer message of another cause is not overwritten by a refresh */
+	if (replace)
+		snprintf(a->status.message, sizeof(a->status.message), "%s", a->status.budget_note);
 	a->budget_msg = true;
 }
 
@@ -512,7 +535,7 @@ static void budget_control(struct app *a, __u64 now)
 	budget_update(&a->budget, c.slowdown_pct, c.floor_pct, now);
 	if (a->budget.duty != old && a->allocs_on) {
 		/* a new phase at the new rate and duty */
-		watch_measure(&a->ws, now, true);
+		watch_measure(&a->ws, now, SLOWDOWN_ON);
 		bpf_loader_set_phase(a->bpf, phase_rate(a), a->budget.duty, true);
 	}
 }
@@ -523,7 +546,7 @@ static void budget_tick(struct app *a, __u64 now)
 	struct watch_cost c;
 	size_t i;
 
-	watch_measure(&a->ws, now, a->allocs_on);
+	watch_measure(&a->ws, now, allocs_state(a));
 	if (!watch_overhead(&a->ws, 0, SLOWDOWN_REPORT_NS, &c)) {
 		a->status.est_slowdown_pct = c.slowdown_pct;
 		a->status.floor_pct = c.floor_pct;
@@ -539,7 +562,8 @@ static void budget_tick(struct app *a, __u64 now)
 	a->status.duty = a->budget.duty;
 	a->status.phase_rate = phase_rate(a) ? phase_rate(a) : a->cfg->rate;
 	a->status.backed_off = a->budget.duty < 1.0;
-	if (a->budget.unreachable && !a->status.budget_unreachable)
+	if (a->budget.unreachable &&
+	    (!a->status.budget_unreachable || note_is_stale(a->note_floor_pct, a->budget.floor_pct)))
 		budget_say_unreachable(a);
 	else if (!a->budget.unreachable && a->status.budget_unreachable)
 		budget_clear_note(a);

@@ -2,7 +2,8 @@
 /*
  * slowdown.c - the probes' cost to one target from its own CPU time
  * (slowdown.h has the model): readings become steps of one probe state,
- * the steps identify the cost of a hit and give windowed slowdowns.
+ * adjacent steps of different states identify the cost of a hit and the
+ * target's own CPU per free, and those give windowed slowdowns.
  */
 #include "probe/slowdown.h"
 
@@ -15,12 +16,14 @@
 #define PAIR_MIN_FREES 200.0
 #define PAIR_MIN_CPU_NS 5e6
 #define PAIR_MIN 3
-#define ID_MIN_DH 0.05	/* hits per free must differ this much */
+#define ID_MIN_DH 0.3	/* hits per free must differ this much */
 #define COST_MIN_NS 100.0   /* below an emulated trap: a bad fit */
 #define COST_MAX_NS 50000.0 /* above a single-stepped trap: a bad fit */
 #define SLOWDOWN_MAX_PCT 100000.0
 
 enum { ACC_CPU, ACC_HITS, ACC_FREES };
+
+static int cmp_double(const void *a, const void *b);
 
 void slowdown_init(struct slowdown *s, double floor_ns, bool usdt)
 {
@@ -42,11 +45,13 @@ double slowdown_pct(double probe_ns, double cpu_ns)
 	return 100.0 * probe_ns / own;
 }
 
-/* One estimate of c from two adjacent steps of different states: local
- * in time, so a load that drifts weighs on both alike. */
-static bool pair_cost(const struct slowdown_step *a, const struct slowdown_step *b, double *c)
+/* One estimate of c and k from two adjacent steps of different states:
+ * local in time, so a load that drifts weighs on both alike. */
+static bool pair_cost(const struct slowdown_step *a, const struct slowdown_step *b, double *c,
+		      double *k)
 {
-	const struct slowdown_step *on = a->on ? a : b, *off = a->on ? b : a;
+	const struct slowdown_step *on = a->state == SLOWDOWN_ON ? a : b;
+	const struct slowdown_step *off = a->state == SLOWDOWN_ON ? b : a;
 	double dh;
 
 	if (on->frees < PAIR_MIN_FREES || off->frees < PAIR_MIN_FREES ||
@@ -60,7 +65,17 @@ static bool pair_cost(const struct slowdown_step *a, const struct slowdown_step 
 		*c = COST_MIN_NS;
 	if (*c > COST_MAX_NS)
 		*c = COST_MAX_NS;
+	*k = off->cpu_ns / off->frees - *c * off->hits / off->frees;
 	return true;
+}
+
+static double median(const double *v, int n)
+{
+	double w[SLOWDOWN_PAIRS];
+
+	memcpy(w, v, (size_t)n * sizeof(w[0]));
+	qsort(w, (size_t)n, sizeof(w[0]), cmp_double);
+	return n % 2 ? w[n / 2] : (w[n / 2 - 1] + w[n / 2]) / 2;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -70,38 +85,49 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* c: the median of the recent pair estimates (robust to a load spike in
- * one step), once there are PAIR_MIN of them. */
-static void identify(struct slowdown *s, const struct slowdown_step *prev,
-		     const struct slowdown_step *st)
+/* The step i places before the newest (0: the newest). */
+static const struct slowdown_step *step_back(const struct slowdown *s, int i)
 {
-	double c, v[SLOWDOWN_PAIRS];
+	return i < s->nstep ? &s->step[(s->head - 1 - i + 2 * SLOWDOWN_STEPS) % SLOWDOWN_STEPS]
+			    : NULL;
+}
 
-	if (s->usdt || prev->on == st->on || !pair_cost(prev, st, &c))
+/* c and k: the medians of the recent pair estimates (robust to a load
+ * spike in one step), once there are PAIR_MIN of them. A pair is the
+ * newest step and the one before it, or before the switch between them. */
+static void identify(struct slowdown *s)
+{
+	const struct slowdown_step *st = step_back(s, 0), *prev = step_back(s, 1);
+	double c, k;
+
+	if (prev && prev->state == SLOWDOWN_SWITCHING)
+		prev = step_back(s, 2);
+	if (s->usdt || !prev || st->state == SLOWDOWN_SWITCHING ||
+	    prev->state == SLOWDOWN_SWITCHING || prev->state == st->state ||
+	    !pair_cost(prev, st, &c, &k))
 		return;
 	s->pair[s->pair_head] = c;
+	s->pair_own[s->pair_head] = k;
 	s->pair_head = (s->pair_head + 1) % SLOWDOWN_PAIRS;
 	if (s->npair < SLOWDOWN_PAIRS)
 		s->npair++;
 	if (s->npair < PAIR_MIN)
 		return;
-	memcpy(v, s->pair, sizeof(v));
-	qsort(v, s->npair, sizeof(v[0]), cmp_double);
-	s->cost_ns = s->npair % 2 ? v[s->npair / 2] : (v[s->npair / 2 - 1] + v[s->npair / 2]) / 2;
+	s->cost_ns = median(s->pair, s->npair);
+	s->own_ns = median(s->pair_own, s->npair);
 	s->identified = true;
 }
 
 void slowdown_feed(struct slowdown *s, __u64 t_ns, __u64 cpu_ns, __u64 hits, __u64 frees,
-		   bool allocs_on)
+		   enum slowdown_state state)
 {
-	struct slowdown_step *st, *prev;
+	struct slowdown_step *st;
 	double decay;
 	int k, i;
 
 	if (!s->have_last || t_ns <= s->last_t || cpu_ns < s->last_cpu || hits < s->last_hits ||
 	    frees < s->last_frees)
 		goto keep;
-	prev = s->nstep ? &s->step[(s->head - 1 + SLOWDOWN_STEPS) % SLOWDOWN_STEPS] : NULL;
 	st = &s->step[s->head];
 	s->head = (s->head + 1) % SLOWDOWN_STEPS;
 	if (s->nstep < SLOWDOWN_STEPS)
@@ -111,18 +137,19 @@ void slowdown_feed(struct slowdown *s, __u64 t_ns, __u64 cpu_ns, __u64 hits, __u
 	st->cpu_ns = (double)(cpu_ns - s->last_cpu);
 	st->hits = (double)(hits - s->last_hits);
 	st->frees = (double)(frees - s->last_frees);
-	st->on = allocs_on;
+	st->state = state;
 
 	decay = exp(-(double)st->dt_ns / 1e9 / SLOWDOWN_TAU_S);
 	for (k = 0; k < 2; k++)
 		for (i = 0; i < 3; i++)
 			s->acc[k][i] *= decay;
-	k = allocs_on ? 1 : 0;
-	s->acc[k][ACC_CPU] += st->cpu_ns;
-	s->acc[k][ACC_HITS] += st->hits;
-	s->acc[k][ACC_FREES] += st->frees;
-	if (prev)
-		identify(s, prev, st);
+	if (state != SLOWDOWN_SWITCHING) {
+		k = state == SLOWDOWN_ON ? 1 : 0;
+		s->acc[k][ACC_CPU] += st->cpu_ns;
+		s->acc[k][ACC_HITS] += st->hits;
+		s->acc[k][ACC_FREES] += st->frees;
+	}
+	identify(s);
 keep:
 	s->last_t = t_ns;
 	s->last_cpu = cpu_ns;
@@ -159,7 +186,7 @@ int slowdown_window(const struct slowdown *s, __u64 since_ns, __u64 max_ns,
 		cpu += st->cpu_ns;
 		hits += st->hits;
 		frees += st->frees;
-		if (st->on)
+		if (st->state == SLOWDOWN_ON)
 			on_ns += (double)st->dt_ns;
 	}
 	out->span_ns = span;
@@ -167,13 +194,22 @@ int slowdown_window(const struct slowdown *s, __u64 since_ns, __u64 max_ns,
 	if (cpu <= 0)
 		return -EAGAIN;
 	out->on_share = span ? on_ns / (double)span : 1;
-	out->slowdown_pct = slowdown_pct(s->cost_ns * hits, cpu);
+	if (s->identified && s->own_ns > 0 && frees > 0) {
+		/* the target's own work: k per free */
+		own = s->own_ns * frees;
+		out->slowdown_pct = own >= cpu ? 0 : slowdown_pct(cpu - own, cpu);
+	} else {
+		own = cpu - s->cost_ns * hits;
+		out->slowdown_pct = slowdown_pct(s->cost_ns * hits, cpu);
+	}
 	/* the probes that stay on: hits per free as measured with the
 	 * allocation probes off, one per free until then */
 	h_off = s->acc[0][ACC_FREES] > 0 ? s->acc[0][ACC_HITS] / s->acc[0][ACC_FREES] : 1;
-	own = cpu - s->cost_ns * hits;
 	if (s->usdt)
 		out->floor_pct = 0;
+	else if (s->identified && s->own_ns > 0 && frees > 0)
+		/* every hit costs alike: the stay-on probes' share of them */
+		out->floor_pct = hits > 0 ? out->slowdown_pct * fmin(frees * h_off, hits) / hits : 0;
 	else if (own > 0)
 		out->floor_pct = 100.0 * s->cost_ns * fmin(frees * h_off, hits) / own;
 	else

@@ -772,15 +772,17 @@ bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 /* ---- refreshing ------------------------------------------------------------- */
 
 /* One reading of a target for its cost (slowdown.h). */
-static void measure(struct watch_set *ws, struct watched *w, __u64 now, bool allocs_on)
+static void measure(struct watch_set *ws, struct watched *w, __u64 now,
+		    enum slowdown_state state)
 {
 	struct mt_proc_counters c;
 	__u64 cpu = target_cpu_ns(w->pid);
 
 	if (!cpu || bpf_loader_read_counters(ws->env.bpf, w->pid, &c))
 		return;
+	/* a process that samples itself has no allocation probes to switch */
 	slowdown_feed(&w->cost, now, cpu, c.probe_hits, c.free_calls,
-		      allocs_on && !samples_itself(w));
+		      samples_itself(w) ? SLOWDOWN_OFF : state);
 }
 
 static bool measurable(const struct watched *w)
@@ -788,13 +790,13 @@ static bool measurable(const struct watched *w)
 	return !w->gone && !w->pending && (w->probes || w->go_probes);
 }
 
-void watch_measure(struct watch_set *ws, __u64 now_ns, bool allocs_on)
+void watch_measure(struct watch_set *ws, __u64 now_ns, enum slowdown_state state)
 {
 	int i;
 
 	for (i = 0; i < ws->n; i++)
 		if (measurable(&ws->v[i]))
-			measure(ws, &ws->v[i], now_ns, allocs_on);
+			measure(ws, &ws->v[i], now_ns, state);
 }
 
 int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, struct watch_cost *out)

@@ -139,9 +139,9 @@ void watch_note_exit(struct watch_set *ws, pid_t pid, int wstatus, __u64 at_ns);
 int watch_refresh(struct watch_set *ws, __u64 now_ns);
 
 /* Read every live uprobe target's CPU time and counters: the end of a
- * step in which the allocation probes were on (allocs_on) or off. Called
- * at every switch of the probes and on the budget's clock. */
-void watch_measure(struct watch_set *ws, __u64 now_ns, bool allocs_on);
+ * step in which the allocation probes were in state (slowdown.h). Called
+ * before and after every switch of the probes and on the budget's clock. */
+void watch_measure(struct watch_set *ws, __u64 now_ns, enum slowdown_state state);
 
 /* The worst target's cost over the steps since since_ns (at most max_ns
  * of them); also stored per target in the model (mt_target). 0, or
