@@ -422,7 +422,10 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 	e = target_launch(cfg->cmd_argv, preload ? sampler : NULL, cfg->rate, log_fd, !cfg->batch,
 			  w->go, &ws->launch, w->go ? foreign : w->lib,
 			  w->go ? sizeof(foreign) : sizeof(w->lib), err, errlen);
-	foreign[0] = '\0';
+	/* a Go command used foreign only as scratch; another's still names
+	 * the allocator to probe (command_probe_foreign below) */
+	if (w->go)
+		foreign[0] = '\0';
 	close(log_fd);
 	if (e) {
 		if (created)
