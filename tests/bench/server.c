@@ -2,7 +2,7 @@
 /*
  * server.c - a server-like benchmark workload that measures its own
  * throughput: memtop's reported slowdown is compared against it
- * (tests/bench/slowdown.sh).
+ * (tests/bench/slowdown.py, tests/bench/phases.py).
  *
  *   server PAIRS WORK_ITERS WINDOW_MS
  *
@@ -11,10 +11,11 @@
  * them all: tens of malloc/free pairs plus compute, like a request handler.
  * It serves requests back to back, forever, and every WINDOW_MS prints
  *
- *   win REQUESTS WALL_NS CPU_NS
+ *   win REQUESTS WALL_NS CPU_NS END_NS
  *
  * (the requests completed in the window, its wall time and the process's
- * CPU time in it, both in ns) on stdout, flushed, through write(2). It
+ * CPU time in it, both in ns, and its end on CLOCK_MONOTONIC) on stdout,
+ * flushed, through write(2). It
  * prints "ready PID" first. It exits when stdin reaches EOF (checked at
  * each window). Exit status 2 on bad arguments.
  */
@@ -111,7 +112,7 @@ int main(int argc, char **argv)
 		{
 			unsigned long long c = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 
-			snprintf(line, sizeof(line), "win %lu %llu %llu\n", n, w - w0, c - c0);
+			snprintf(line, sizeof(line), "win %lu %llu %llu %llu\n", n, w - w0, c - c0, w);
 			say(line);
 			if (stdin_closed())
 				break;

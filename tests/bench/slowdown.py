@@ -110,7 +110,7 @@ class Server:
         self.drain()
         while time.monotonic() < end:
             line = self.q.get(timeout=10)
-            _, n, wall, cpu = line.split()
+            _, n, wall, cpu = line.split()[:4]
             out.append((int(n) * 1e9 / int(wall), int(n) * 1e9 / max(int(cpu), 1)))
         return out
 
