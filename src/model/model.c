@@ -106,6 +106,7 @@ struct mt_model {
 	struct mt_drops drops;
 	__u64 start_ns, now_ns;
 	double interval_s;
+	struct mt_model_observer obs; /* all NULL: nobody is told */
 };
 
 /* ---- small helpers -------------------------------------------------- */
@@ -591,6 +592,8 @@ int model_set_group(struct mt_model *m, enum mt_group group)
 
 	if (group == m->group)
 		return 0;
+	if (m->obs.group)
+		m->obs.group(m->obs.ctx, group);
 	free_hmap_values(&m->sites);
 	m->nsite = 0;
 	m->group = group;
@@ -615,6 +618,8 @@ int model_target_ended(struct mt_model *m, pid_t pid, const struct mt_target_end
 		return -ENOENT;
 	if (!t->alive)
 		return 0; /* already ended: the first report stands */
+	if (m->obs.target_ended)
+		m->obs.target_ended(m->obs.ctx, pid, how, at_ns);
 	t->alive = false;
 	t->exit_ns = at_ns ? at_ns : m->now_ns;
 	t->end = *how;
@@ -746,6 +751,8 @@ static bool mmap_of_allocator(const struct mt_model *m, const struct mt_sample_i
 
 int model_on_alloc(struct mt_model *m, const struct mt_sample_in *in)
 {
+	if (m->obs.alloc)
+		m->obs.alloc(m->obs.ctx, in);
 	if (in->mmap && mmap_of_allocator(m, in))
 		return 0;
 	return on_alloc(m, in);
@@ -756,6 +763,8 @@ void model_on_free(struct mt_model *m, pid_t pid, __u64 addr, __u64 ts_ns)
 	struct live_key key = { pid, addr };
 	struct live_sample *l;
 
+	if (m->obs.free)
+		m->obs.free(m->obs.ctx, pid, addr, ts_ns);
 	if (!pid_alive(m, pid, &(__u64){ 0 })) {
 		m->drops.after_end++;
 		return;
@@ -773,6 +782,9 @@ void model_on_free(struct mt_model *m, pid_t pid, __u64 addr, __u64 ts_ns)
 void model_drop_process(struct mt_model *m, pid_t pid)
 {
 	size_t i;
+
+	if (m->obs.drop_process)
+		m->obs.drop_process(m->obs.ctx, pid);
 
 	for (i = 0; i < m->live.cap;) {
 		struct live_sample *l = m->live.v[i].val;
@@ -802,6 +814,8 @@ struct mt_target *model_target(struct mt_model *m, pid_t pid, bool create)
 
 	if (t && create && !t->alive) {
 		/* a new process with the pid of one that ended */
+		if (m->obs.target_new)
+			m->obs.target_new(m->obs.ctx, pid);
 		t->alive = true;
 		t->exit_ns = 0;
 		memset(&t->end, 0, sizeof(t->end));
@@ -809,6 +823,8 @@ struct mt_target *model_target(struct mt_model *m, pid_t pid, bool create)
 	}
 	if (t || !create)
 		return t;
+	if (m->obs.target_new)
+		m->obs.target_new(m->obs.ctx, pid);
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
@@ -1151,6 +1167,32 @@ void model_tick(struct mt_model *m, __u64 now_ns)
 	m->now_ns = now_ns;
 	free(site_alive);
 	free(site_end);
+}
+
+void model_set_observer(struct mt_model *m, const struct mt_model_observer *o)
+{
+	if (o)
+		m->obs = *o;
+	else
+		memset(&m->obs, 0, sizeof(m->obs));
+}
+
+void model_live_each(const struct mt_model *m,
+		     void (*fn)(void *ctx, const struct mt_live_view *l), void *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < m->live.cap; i++) {
+		const struct live_sample *l = m->live.v[i].val;
+		struct mt_live_view v;
+
+		if (!l)
+			continue;
+		v = (struct mt_live_view){ .pid = l->pid, .addr = l->addr, .size = l->size,
+					   .weight = l->weight, .ts_ns = l->ts_ns,
+					   .stack = l->agg->pub.stack };
+		fn(ctx, &v);
+	}
 }
 
 /* ---- sorting ------------------------------------------------------------ */

@@ -266,6 +266,35 @@ __u64 model_site_inline_capacity(const struct mt_model *m, const struct mt_site 
  * smoothed byte rate (stats.rate_bytes_per_s), at its mix of sizes. */
 double model_site_obj_rate(const struct mt_site *s);
 
+/* Who is told of every input the model takes, before it is applied (the
+ * recorder, export/record.h): the samples and frees as ingest hands them
+ * over, a target's appearance (model_target() creating or renewing it),
+ * its death, a dropped process, a regrouping. Any callback may be NULL. */
+struct mt_model_observer {
+	void *ctx;
+	void (*alloc)(void *ctx, const struct mt_sample_in *in);
+	void (*free)(void *ctx, pid_t pid, __u64 addr, __u64 ts_ns);
+	void (*drop_process)(void *ctx, pid_t pid);
+	void (*target_new)(void *ctx, pid_t pid);
+	void (*target_ended)(void *ctx, pid_t pid, const struct mt_target_end *how, __u64 at_ns);
+	void (*group)(void *ctx, enum mt_group group);
+};
+/* o is copied; NULL stops telling. */
+void model_set_observer(struct mt_model *m, const struct mt_model_observer *o);
+
+/* One live sample, as model_live_each() shows it. */
+struct mt_live_view {
+	pid_t pid;
+	__u64 addr;
+	__u64 size;
+	double weight; /* allocations it stands for */
+	__u64 ts_ns;
+	const struct mt_stack *stack;
+};
+/* Call fn for every live sample (in no particular order). */
+void model_live_each(const struct mt_model *m,
+		     void (*fn)(void *ctx, const struct mt_live_view *l), void *ctx);
+
 /* Sum of estimated in-use bytes over all sites. */
 double model_inuse_bytes(const struct mt_model *m);
 

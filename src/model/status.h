@@ -88,6 +88,19 @@ struct mt_status {
 	struct serve_status serve;
 	char message[512];	   /* last status-line message (export written, errors) */
 	const char *cmd_log;	   /* -- CMD: the file its output goes to; NULL otherwise */
+	double wall_s;		   /* the wall clock at the last tick (unix seconds) */
+	/* --replay, memtop attach: where the replay stands; NULL when live. */
+	const struct mt_replay_pos *replay;
+};
+
+/* A replay's position (src/replay.c keeps it; the front ends show it and
+ * may ask to move: MT_FE_SEEK with seek set). */
+struct mt_replay_pos {
+	long at;	/* the interval shown, 0 first */
+	long count;	/* intervals known so far */
+	bool live;	/* memtop attach: new intervals keep coming */
+	bool playing;	/* moving on by itself (not paused, not at the end) */
+	const char *source; /* the file or the session's socket */
 };
 
 #endif /* MEMTOP_STATUS_H */

@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * rec_codec.c - the payload layout of each recording frame, written and
+ * read in pairs (rec_codec.h). Readers check every value that could make
+ * the model misbehave (an enum out of range, a count beyond its bound);
+ * numbers the model only adds up are taken as they are.
+ */
+#include "model/rec_codec.h"
+
+#include <string.h>
+
+#include "util/strpool.h"
+
+/* An interned copy of a string read from a payload; NULL for NULL. */
+static const char *get_interned(struct rec_cur *c)
+{
+	size_t n;
+	const char *s = rec_get_str(c, &n);
+
+	return s ? strpool_intern_len(s, n) : NULL;
+}
+
+/* A string into a fixed array, cut to fit. */
+static void get_into(struct rec_cur *c, char *buf, size_t len)
+{
+	size_t n;
+	const char *s = rec_get_str(c, &n);
+
+	if (n >= len)
+		n = len - 1;
+	if (s)
+		memcpy(buf, s, n);
+	buf[s ? n : 0] = '\0';
+}
+
+/* ---- header ------------------------------------------------------------ */
+
+void rec_put_header(struct rec_buf *b, const struct rec_header *h)
+{
+	size_t f = rec_frame_begin(b, REC_HEADER, 0);
+
+	rec_put_u16(b, h->version);
+	rec_put_u16(b, 0);
+	rec_put_u64(b, h->session);
+	rec_put_u32(b, h->segment);
+	rec_put_u64(b, h->rate);
+	rec_put_u8(b, (__u8)h->group);
+	rec_put_str(b, h->skip_regex);
+	rec_put_f64(b, h->interval_s);
+	rec_put_f64(b, h->start_wall_s);
+	rec_put_str(b, h->version_str);
+	rec_put_str(b, h->targets);
+	rec_frame_end(b, f);
+}
+
+bool rec_get_header(struct rec_cur *c, struct rec_header *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->version = rec_get_u16(c);
+	if (h->version != REC_VERSION)
+		return !c->bad; /* the caller refuses it by its version */
+	rec_get_u16(c);
+	h->session = rec_get_u64(c);
+	h->segment = rec_get_u32(c);
+	h->rate = rec_get_u64(c);
+	h->group = (enum mt_group)rec_get_u8(c);
+	h->skip_regex = get_interned(c);
+	h->interval_s = rec_get_f64(c);
+	h->start_wall_s = rec_get_f64(c);
+	h->version_str = get_interned(c);
+	h->targets = get_interned(c);
+	if (h->rate < 1 || h->rate > (1ULL << 30) || h->group > MT_GROUP_STACK)
+		c->bad = true;
+	return !c->bad;
+}
+
+/* ---- dictionary ---------------------------------------------------------- */
+
+void rec_put_string(struct rec_buf *b, __u32 id, const char *s, __u16 flags)
+{
+	size_t f = rec_frame_begin(b, REC_STRING, flags);
+
+	rec_put_u32(b, id);
+	rec_put_str(b, s);
+	rec_frame_end(b, f);
+}
+
+bool rec_get_string(struct rec_cur *c, __u32 *id, const char **s)
+{
+	*id = rec_get_u32(c);
+	*s = get_interned(c);
+	if (!*s || !*id)
+		c->bad = true;
+	return !c->bad;
+}
+
+void rec_put_stack(struct rec_buf *b, __u32 id, const struct rec_frame_ids *fr, __u32 n,
+		   __u16 flags)
+{
+	size_t f = rec_frame_begin(b, REC_STACK, flags);
+	__u32 i;
+
+	rec_put_u32(b, id);
+	rec_put_u32(b, n);
+	for (i = 0; i < n; i++) {
+		rec_put_u64(b, fr[i].addr);
+		rec_put_u64(b, fr[i].rel_addr);
+		rec_put_u32(b, fr[i].function);
+		rec_put_u32(b, fr[i].module);
+		rec_put_u32(b, fr[i].module_path);
+		rec_put_u32(b, fr[i].build_id);
+		rec_put_u32(b, fr[i].file);
+		rec_put_u32(b, fr[i].line);
+		rec_put_u32(b, fr[i].flags);
+	}
+	rec_frame_end(b, f);
+}
+
+bool rec_get_stack(struct rec_cur *c, __u32 *id, __u32 *n)
+{
+	*id = rec_get_u32(c);
+	*n = rec_get_u32(c);
+	if (!*id || *n > REC_MAX_FRAMES)
+		c->bad = true;
+	return !c->bad;
+}
+
+bool rec_get_stack_frame(struct rec_cur *c, struct rec_frame_ids *f)
+{
+	f->addr = rec_get_u64(c);
+	f->rel_addr = rec_get_u64(c);
+	f->function = rec_get_u32(c);
+	f->module = rec_get_u32(c);
+	f->module_path = rec_get_u32(c);
+	f->build_id = rec_get_u32(c);
+	f->file = rec_get_u32(c);
+	f->line = rec_get_u32(c);
+	f->flags = rec_get_u32(c);
+	return !c->bad;
+}
+
+/* ---- data ----------------------------------------------------------------- */
+
+enum { ALLOC_UNTRACKED = 1, ALLOC_TRUNCATED = 2, ALLOC_MMAP = 4 };
+
+void rec_put_alloc(struct rec_buf *b, __u32 stack, const struct mt_sample_in *in, __u16 flags)
+{
+	size_t f = rec_frame_begin(b, REC_ALLOC, flags);
+
+	rec_put_u32(b, stack);
+	rec_put_u32(b, (__u32)in->pid);
+	rec_put_u64(b, in->ts_ns);
+	rec_put_u64(b, in->addr);
+	rec_put_u64(b, in->size);
+	rec_put_u64(b, in->weight_bytes);
+	rec_put_u64(b, in->rate);
+	rec_put_f64(b, in->duty);
+	rec_put_u8(b, (in->untracked ? ALLOC_UNTRACKED : 0) | (in->truncated ? ALLOC_TRUNCATED : 0) |
+			      (in->mmap ? ALLOC_MMAP : 0));
+	rec_frame_end(b, f);
+}
+
+bool rec_get_alloc(struct rec_cur *c, __u32 *stack, struct mt_sample_in *in)
+{
+	__u8 bits;
+
+	memset(in, 0, sizeof(*in));
+	*stack = rec_get_u32(c);
+	in->pid = (pid_t)rec_get_u32(c);
+	in->ts_ns = rec_get_u64(c);
+	in->addr = rec_get_u64(c);
+	in->size = rec_get_u64(c);
+	in->weight_bytes = rec_get_u64(c);
+	in->rate = rec_get_u64(c);
+	in->duty = rec_get_f64(c);
+	bits = rec_get_u8(c);
+	in->untracked = bits & ALLOC_UNTRACKED;
+	in->truncated = bits & ALLOC_TRUNCATED;
+	in->mmap = bits & ALLOC_MMAP;
+	/* the model divides by neither, but a duty outside (0, 1] means nothing */
+	if (!(in->duty >= 0 && in->duty <= 1))
+		c->bad = true;
+	return !c->bad;
+}
+
+void rec_put_pid(struct rec_buf *b, enum rec_type type, pid_t pid, __u16 flags)
+{
+	size_t f = rec_frame_begin(b, type, flags);
+
+	rec_put_u32(b, (__u32)pid);
+	rec_frame_end(b, f);
+}
+
+bool rec_get_pid(struct rec_cur *c, pid_t *pid)
+{
+	*pid = (pid_t)rec_get_u32(c);
+	return !c->bad;
+}
+
+void rec_put_free(struct rec_buf *b, pid_t pid, __u64 addr, __u64 ts_ns)
+{
+	size_t f = rec_frame_begin(b, REC_FREE, 0);
+
+	rec_put_u32(b, (__u32)pid);
+	rec_put_u64(b, addr);
+	rec_put_u64(b, ts_ns);
+	rec_frame_end(b, f);
+}
+
+bool rec_get_free(struct rec_cur *c, pid_t *pid, __u64 *addr, __u64 *ts_ns)
+{
+	*pid = (pid_t)rec_get_u32(c);
+	*addr = rec_get_u64(c);
+	*ts_ns = rec_get_u64(c);
+	return !c->bad;
+}
+
+void rec_put_ended(struct rec_buf *b, pid_t pid, const struct mt_target_end *e, __u64 at_ns,
+		   __u16 flags)
+{
+	size_t f = rec_frame_begin(b, REC_ENDED, flags);
+
+	rec_put_u32(b, (__u32)pid);
+	rec_put_u64(b, at_ns);
+	rec_put_u8(b, (__u8)e->kind);
+	rec_put_u32(b, (__u32)e->code);
+	rec_put_u32(b, (__u32)e->signal);
+	rec_put_u8(b, e->core);
+	rec_put_f64(b, e->at_wall_s);
+	rec_put_u8(b, e->have_cgroup);
+	rec_put_u64(b, e->cg_current);
+	rec_put_u64(b, e->cg_max);
+	rec_put_u64(b, (__u64)e->cg_oom_kill);
+	rec_frame_end(b, f);
+}
+
+bool rec_get_ended(struct rec_cur *c, pid_t *pid, struct mt_target_end *e, __u64 *at_ns)
+{
+	memset(e, 0, sizeof(*e));
+	*pid = (pid_t)rec_get_u32(c);
+	*at_ns = rec_get_u64(c);
+	e->kind = (enum mt_end_kind)rec_get_u8(c);
+	e->code = (int)rec_get_u32(c);
+	e->signal = (int)rec_get_u32(c);
+	e->core = rec_get_u8(c);
+	e->at_wall_s = rec_get_f64(c);
+	e->have_cgroup = rec_get_u8(c);
+	e->cg_current = rec_get_u64(c);
+	e->cg_max = rec_get_u64(c);
+	e->cg_oom_kill = (__s64)rec_get_u64(c);
+	/* the views index tables by the kind and name the signal */
+	if (e->kind > MT_END_UNKNOWN || e->signal < 0 || e->signal > 128)
+		c->bad = true;
+	return !c->bad;
+}
+
+void rec_put_group(struct rec_buf *b, enum mt_group g, __u16 flags)
+{
+	size_t f = rec_frame_begin(b, REC_GROUP, flags);
+
+	rec_put_u8(b, (__u8)g);
+	rec_frame_end(b, f);
+}
+
+bool rec_get_group(struct rec_cur *c, enum mt_group *g)
+{
+	*g = (enum mt_group)rec_get_u8(c);
+	if (*g > MT_GROUP_STACK)
+		c->bad = true;
+	return !c->bad;
+}
+
+/* ---- interval ------------------------------------------------------------- */
+
+static void put_counters(struct rec_buf *b, const struct mt_proc_counters *k)
+{
+	rec_put_u64(b, k->alloc_calls);
+	rec_put_u64(b, k->free_calls);
+	rec_put_u64(b, k->alloc_bytes);
+	rec_put_u64(b, k->probe_hits);
+	rec_put_u64(b, k->samples);
+}
+
+static void get_counters(struct rec_cur *c, struct mt_proc_counters *k)
+{
+	k->alloc_calls = rec_get_u64(c);
+	k->free_calls = rec_get_u64(c);
+	k->alloc_bytes = rec_get_u64(c);
+	k->probe_hits = rec_get_u64(c);
+	k->samples = rec_get_u64(c);
+}
+
+static void put_cgroup(struct rec_buf *b, const struct mt_cgroup_status *cg)
+{
+	rec_put_u8(b, cg->on);
+	rec_put_str(b, cg->path);
+	rec_put_u8(b, cg->have_mem);
+	rec_put_u8(b, cg->mem.v1);
+	rec_put_u64(b, cg->mem.current);
+	rec_put_u64(b, cg->mem.max);
+	rec_put_u64(b, cg->mem.high);
+	rec_put_u64(b, cg->mem.anon);
+	rec_put_u64(b, cg->mem.file);
+	rec_put_u64(b, (__u64)cg->mem.oom);
+	rec_put_u64(b, (__u64)cg->mem.oom_kill);
+	rec_put_f64(b, cg->growth_bytes_per_s);
+	rec_put_f64(b, cg->growth_r2);
+	rec_put_f64(b, cg->time_to_max_s);
+	rec_put_u32(b, (__u32)cg->processes);
+}
+
+static void get_cgroup(struct rec_cur *c, struct mt_cgroup_status *cg)
+{
+	cg->on = rec_get_u8(c);
+	cg->path = get_interned(c);
+	cg->have_mem = rec_get_u8(c);
+	cg->mem.v1 = rec_get_u8(c);
+	cg->mem.current = rec_get_u64(c);
+	cg->mem.max = rec_get_u64(c);
+	cg->mem.high = rec_get_u64(c);
+	cg->mem.anon = rec_get_u64(c);
+	cg->mem.file = rec_get_u64(c);
+	cg->mem.oom = (__s64)rec_get_u64(c);
+	cg->mem.oom_kill = (__s64)rec_get_u64(c);
+	cg->growth_bytes_per_s = rec_get_f64(c);
+	cg->growth_r2 = rec_get_f64(c);
+	cg->time_to_max_s = rec_get_f64(c);
+	cg->processes = (int)rec_get_u32(c);
+	if (cg->on && !cg->path)
+		c->bad = true; /* the views print it */
+}
+
+static void put_push_serve(struct rec_buf *b, const struct mt_status *st)
+{
+	rec_put_u8(b, st->push_on);
+	rec_put_u64(b, st->push.sent);
+	rec_put_u64(b, st->push.failed);
+	rec_put_u64(b, st->push.dropped);
+	rec_put_u64(b, st->push.skipped);
+	rec_put_u8(b, st->push.pending);
+	rec_put_u64(b, (__u64)st->push.last_ok_time);
+	rec_put_str(b, st->push.last_error);
+	rec_put_u8(b, st->serve_on);
+	rec_put_str(b, st->serve.address);
+	rec_put_u64(b, st->serve.answered);
+	rec_put_u64(b, st->serve.errors);
+	rec_put_u64(b, st->serve.refused);
+	rec_put_u64(b, st->serve.open);
+}
+
+static void get_push_serve(struct rec_cur *c, struct mt_status *st)
+{
+	st->push_on = rec_get_u8(c);
+	st->push.sent = rec_get_u64(c);
+	st->push.failed = rec_get_u64(c);
+	st->push.dropped = rec_get_u64(c);
+	st->push.skipped = rec_get_u64(c);
+	st->push.pending = rec_get_u8(c);
+	st->push.last_ok_time = (time_t)rec_get_u64(c);
+	get_into(c, st->push.last_error, sizeof(st->push.last_error));
+	st->serve_on = rec_get_u8(c);
+	get_into(c, st->serve.address, sizeof(st->serve.address));
+	st->serve.answered = rec_get_u64(c);
+	st->serve.errors = rec_get_u64(c);
+	st->serve.refused = rec_get_u64(c);
+	st->serve.open = rec_get_u64(c);
+}
+
+enum { TARGET_COUNTERS_EXACT = 1, TARGET_RATES_EXACT = 2 };
+
+static void put_target(struct rec_buf *b, const struct mt_target *t)
+{
+	rec_put_u32(b, (__u32)t->pid);
+	rec_put_str(b, t->comm);
+	rec_put_str(b, t->allocator);
+	rec_put_str(b, t->runtime);
+	rec_put_str(b, t->runtime_heap);
+	rec_put_str(b, t->runtime_tool);
+	rec_put_u64(b, t->rss_bytes);
+	put_counters(b, &t->counters);
+	rec_put_u8(b, (t->counters_exact ? TARGET_COUNTERS_EXACT : 0) |
+			      (t->rates_exact ? TARGET_RATES_EXACT : 0));
+	rec_put_f64(b, t->slowdown_pct);
+}
+
+bool rec_get_target(struct rec_cur *c, struct rec_target *t)
+{
+	__u8 bits;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = (pid_t)rec_get_u32(c);
+	get_into(c, t->comm, sizeof(t->comm));
+	get_into(c, t->allocator, sizeof(t->allocator));
+	get_into(c, t->runtime, sizeof(t->runtime));
+	t->runtime_heap = get_interned(c);
+	t->runtime_tool = get_interned(c);
+	t->rss_bytes = rec_get_u64(c);
+	get_counters(c, &t->counters);
+	bits = rec_get_u8(c);
+	t->counters_exact = bits & TARGET_COUNTERS_EXACT;
+	t->rates_exact = bits & TARGET_RATES_EXACT;
+	t->slowdown_pct = rec_get_f64(c);
+	/* unseen.c prints the runtime's words beside its name */
+	if (t->runtime[0] && (!t->runtime_heap || !t->runtime_tool))
+		c->bad = true;
+	return !c->bad;
+}
+
+void rec_put_interval(struct rec_buf *b, const struct mt_model *m, const struct mt_status *st,
+		      __u16 flags)
+{
+	size_t f = rec_frame_begin(b, REC_INTERVAL, flags), i, n = model_target_count(m);
+	const struct mt_drops *d = model_drops((struct mt_model *)m);
+
+	rec_put_u64(b, model_now(m));
+	rec_put_f64(b, st->wall_s);
+	rec_put_u64(b, d->events_lost);
+	rec_put_u64(b, d->live_map_full);
+	rec_put_u64(b, d->pending_full);
+	rec_put_u64(b, d->unknown_frees);
+	rec_put_u64(b, d->after_end);
+	rec_put_str(b, st->probe_mode);
+	rec_put_f64(b, st->events_per_s);
+	rec_put_f64(b, st->est_cpu_pct);
+	rec_put_f64(b, st->est_slowdown_pct);
+	rec_put_f64(b, st->budget_pct);
+	rec_put_f64(b, st->trap_ns);
+	rec_put_f64(b, st->cost_ns);
+	rec_put_u8(b, st->cost_measured);
+	rec_put_f64(b, st->floor_pct);
+	rec_put_u64(b, st->phase_rate);
+	rec_put_str(b, st->budget_note);
+	rec_put_f64(b, st->probe_hits_per_s);
+	rec_put_u8(b, st->backed_off);
+	rec_put_u8(b, st->budget_unreachable);
+	rec_put_f64(b, st->duty);
+	rec_put_u8(b, st->counters_exact);
+	rec_put_u8(b, st->all_exited);
+	put_cgroup(b, &st->cgroup);
+	put_push_serve(b, st);
+	rec_put_str(b, st->message);
+	rec_put_str(b, st->cmd_log);
+	rec_put_u32(b, (__u32)n);
+	for (i = 0; i < n; i++)
+		put_target(b, model_target_at(m, i));
+	rec_frame_end(b, f);
+}
+
+bool rec_get_interval(struct rec_cur *c, __u64 *now_ns, struct mt_drops *d,
+		      struct mt_status *st, __u32 *ntargets)
+{
+	const struct mt_replay_pos *pos = st->replay;
+
+	memset(st, 0, sizeof(*st));
+	st->replay = pos;
+	*now_ns = rec_get_u64(c);
+	st->wall_s = rec_get_f64(c);
+	d->events_lost = rec_get_u64(c);
+	d->live_map_full = rec_get_u64(c);
+	d->pending_full = rec_get_u64(c);
+	d->unknown_frees = rec_get_u64(c);
+	d->after_end = rec_get_u64(c);
+	st->probe_mode = get_interned(c);
+	st->events_per_s = rec_get_f64(c);
+	st->est_cpu_pct = rec_get_f64(c);
+	st->est_slowdown_pct = rec_get_f64(c);
+	st->budget_pct = rec_get_f64(c);
+	st->trap_ns = rec_get_f64(c);
+	st->cost_ns = rec_get_f64(c);
+	st->cost_measured = rec_get_u8(c);
+	st->floor_pct = rec_get_f64(c);
+	st->phase_rate = rec_get_u64(c);
+	get_into(c, st->budget_note, sizeof(st->budget_note));
+	st->probe_hits_per_s = rec_get_f64(c);
+	st->backed_off = rec_get_u8(c);
+	st->budget_unreachable = rec_get_u8(c);
+	st->duty = rec_get_f64(c);
+	st->counters_exact = rec_get_u8(c);
+	st->all_exited = rec_get_u8(c);
+	get_cgroup(c, &st->cgroup);
+	get_push_serve(c, st);
+	get_into(c, st->message, sizeof(st->message));
+	st->cmd_log = get_interned(c);
+	*ntargets = rec_get_u32(c);
+	if (*ntargets > REC_MAX_TARGETS)
+		c->bad = true;
+	return !c->bad;
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * rec_codec.h - the payload of every recording frame (docs/recording.md),
+ * written and read side by side so that each layout is spelled once.
+ * The writer is export/record.c, the reader model/replay.c.
+ *
+ * Each rec_put_* appends one whole frame to a buffer. Each rec_get_*
+ * reads a payload through a bounded cursor and returns false when it is
+ * short, too long, or holds a value out of range: the frame is then not
+ * applied. Strings read are interned (util/strpool.h).
+ */
+#ifndef MEMTOP_REC_CODEC_H
+#define MEMTOP_REC_CODEC_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+#include "config.h"
+#include "model/model.h"
+#include "model/recording.h"
+#include "model/status.h"
+
+struct rec_header {
+	__u16 version;	  /* REC_VERSION when written */
+	__u64 session;	  /* random, the same in every segment of a run */
+	__u32 segment;	  /* 0, 1, ...: rotation's count */
+	__u64 rate;
+	enum mt_group group;
+	const char *skip_regex; /* NULL: none */
+	double interval_s;
+	double start_wall_s;
+	const char *version_str;
+	const char *targets;
+};
+
+void rec_put_header(struct rec_buf *b, const struct rec_header *h);
+bool rec_get_header(struct rec_cur *c, struct rec_header *h);
+
+void rec_put_string(struct rec_buf *b, __u32 id, const char *s, __u16 flags);
+bool rec_get_string(struct rec_cur *c, __u32 *id, const char **s);
+
+/* A frame with its strings as ids of REC_STRING frames (0: NULL). */
+struct rec_frame_ids {
+	__u64 addr, rel_addr;
+	__u32 function, module, module_path, build_id, file;
+	__u32 line, flags;
+};
+#define REC_STACK_FRAME_BYTES 44 /* one frame's bytes in a REC_STACK payload */
+void rec_put_stack(struct rec_buf *b, __u32 id, const struct rec_frame_ids *f, __u32 n,
+		   __u16 flags);
+/* Reads the id and the count; then rec_get_stack_frame() n times. */
+bool rec_get_stack(struct rec_cur *c, __u32 *id, __u32 *n);
+bool rec_get_stack_frame(struct rec_cur *c, struct rec_frame_ids *f);
+
+/* A sampled allocation; in->frames and nframes are not written (stack
+ * is the REC_STACK id). */
+void rec_put_alloc(struct rec_buf *b, __u32 stack, const struct mt_sample_in *in, __u16 flags);
+bool rec_get_alloc(struct rec_cur *c, __u32 *stack, struct mt_sample_in *in);
+
+/* REC_TARGET and REC_DROP: a pid. */
+void rec_put_pid(struct rec_buf *b, enum rec_type type, pid_t pid, __u16 flags);
+bool rec_get_pid(struct rec_cur *c, pid_t *pid);
+
+void rec_put_free(struct rec_buf *b, pid_t pid, __u64 addr, __u64 ts_ns);
+bool rec_get_free(struct rec_cur *c, pid_t *pid, __u64 *addr, __u64 *ts_ns);
+
+void rec_put_ended(struct rec_buf *b, pid_t pid, const struct mt_target_end *e, __u64 at_ns,
+		   __u16 flags);
+bool rec_get_ended(struct rec_cur *c, pid_t *pid, struct mt_target_end *e, __u64 *at_ns);
+
+void rec_put_group(struct rec_buf *b, enum mt_group g, __u16 flags);
+bool rec_get_group(struct rec_cur *c, enum mt_group *g);
+
+/* An interval as the front ends saw it: the tick's time, the drops, the
+ * status, and what the data path set on every target (figures the model
+ * computes itself are not written: the replay's model_tick() computes
+ * them again). */
+void rec_put_interval(struct rec_buf *b, const struct mt_model *m, const struct mt_status *st,
+		      __u16 flags);
+
+/* The fields of a target that the data path sets (not the model). */
+struct rec_target {
+	pid_t pid;
+	char comm[16];
+	char allocator[16];
+	char runtime[16];
+	const char *runtime_heap, *runtime_tool; /* interned, or NULL */
+	__u64 rss_bytes;
+	struct mt_proc_counters counters;
+	bool counters_exact, rates_exact;
+	double slowdown_pct;
+};
+/* The interval's head; then rec_get_target() *ntargets times. The
+ * status's strings point into the string pool. */
+bool rec_get_interval(struct rec_cur *c, __u64 *now_ns, struct mt_drops *d,
+		      struct mt_status *st, __u32 *ntargets);
+bool rec_get_target(struct rec_cur *c, struct rec_target *t);
+
+#endif /* MEMTOP_REC_CODEC_H */

@@ -1,0 +1,490 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * replay.c - a recording read back into a model (replay.h).
+ *
+ * The bytes appended are kept whole: rewinding is a fresh model fed from
+ * the first byte again, which is exact (the model is a function of its
+ * inputs) and needs no snapshot of the model. A reader that reads on from
+ * one segment into the next (a session stream, or FILE.1 then FILE) skips
+ * the next segment's opening state (REC_F_KEY frames): it has it already.
+ *
+ * Dictionaries: strings and stacks have ids from 1, each defined before
+ * use; a definition again (a later segment's opening state) is ignored.
+ */
+#include "model/replay.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/rec_codec.h"
+#include "model/recording.h"
+#include "util/strpool.h"
+
+struct rec_stack {
+	__u32 n;
+	struct mt_frame *frames;
+};
+
+struct replay {
+	unsigned char *data;
+	size_t len, cap;
+
+	/* applying */
+	size_t pos;		/* next byte to apply */
+	long at;		/* interval the model stands at */
+	bool quiet;
+	int segments;		/* seen so far */
+	__u64 session;
+	__u32 segment;
+	bool in_segment;	/* a magic was read: a header must follow */
+	bool skip_key;
+	int error;		/* once set, nothing more is applied */
+	char error_msg[256];
+	struct mt_model *model;
+	struct mt_status status;
+	struct replay_info info;
+	__u64 last_now_ns;
+
+	const char **strings;	/* [id - 1] */
+	size_t nstrings, strings_cap;
+	struct rec_stack *stacks; /* [id - 1] */
+	size_t nstacks, stacks_cap;
+
+	/* counting (replay_count) */
+	size_t scan_pos;
+	long scanned;
+	size_t tail;		/* bytes after the last complete frame */
+};
+
+struct replay *replay_new(void)
+{
+	struct replay *r = calloc(1, sizeof(*r));
+
+	if (r)
+		r->at = -1;
+	return r;
+}
+
+static void forget_model(struct replay *r)
+{
+	size_t i;
+
+	model_free(r->model);
+	r->model = NULL;
+	for (i = 0; i < r->nstacks; i++)
+		free(r->stacks[i].frames);
+	free(r->stacks);
+	free(r->strings);
+	r->stacks = NULL;
+	r->strings = NULL;
+	r->nstacks = r->stacks_cap = r->nstrings = r->strings_cap = 0;
+}
+
+void replay_free(struct replay *r)
+{
+	if (!r)
+		return;
+	forget_model(r);
+	free(r->data);
+	free(r);
+}
+
+int replay_append(struct replay *r, const void *d, size_t n)
+{
+	if (!n)
+		return 0;
+	if (n > SIZE_MAX / 2 - r->len)
+		return -ENOMEM;
+	if (r->len + n > r->cap) {
+		size_t cap = r->cap ? r->cap : 65536;
+		unsigned char *p;
+
+		while (cap < r->len + n)
+			cap *= 2;
+		p = realloc(r->data, cap);
+		if (!p)
+			return -ENOMEM;
+		r->data = p;
+		r->cap = cap;
+	}
+	memcpy(r->data + r->len, d, n);
+	r->len += n;
+	return 0;
+}
+
+/* ---- errors ----------------------------------------------------------- */
+
+static int failf(struct replay *r, int e, const char *fmt, ...)
+{
+	va_list ap;
+	char what[200];
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	snprintf(r->error_msg, sizeof(r->error_msg), "at byte %zu: %s", r->pos, what);
+	r->error = e;
+	return e;
+}
+
+/* ---- dictionaries --------------------------------------------------------- */
+
+static int grow(void **v, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap;
+	void *nv;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 256;
+	while (ncap < need)
+		ncap *= 2;
+	nv = realloc(*v, ncap * elem);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}
+
+/* id 0 is NULL; an id not defined yet makes the frame bad. */
+static bool string_of(const struct replay *r, __u32 id, const char **out)
+{
+	if (id == 0) {
+		*out = NULL;
+		return true;
+	}
+	if (id > r->nstrings)
+		return false;
+	*out = r->strings[id - 1];
+	return true;
+}
+
+static int apply_string(struct replay *r, struct rec_cur *c)
+{
+	__u32 id;
+	const char *s;
+
+	if (!rec_get_string(c, &id, &s))
+		return failf(r, -EBADMSG, "a malformed string");
+	if (id <= r->nstrings)
+		return 0; /* defined already (a segment's opening state) */
+	if (id != r->nstrings + 1)
+		return failf(r, -EBADMSG, "string id %u skips ids", id);
+	if (grow((void **)&r->strings, &r->strings_cap, id, sizeof(*r->strings)))
+		return failf(r, -ENOMEM, "out of memory");
+	r->strings[r->nstrings++] = s;
+	return 0;
+}
+
+static int apply_stack(struct replay *r, struct rec_cur *c)
+{
+	struct rec_stack st = { 0 };
+	__u32 id, n, i;
+
+	if (!rec_get_stack(c, &id, &n))
+		return failf(r, -EBADMSG, "a malformed stack");
+	if (id <= r->nstacks)
+		return 0;
+	if (id != r->nstacks + 1)
+		return failf(r, -EBADMSG, "stack id %u skips ids", id);
+	/* a count the payload cannot hold is bad before anything is
+	 * allocated for it */
+	if ((size_t)n * REC_STACK_FRAME_BYTES > c->n)
+		return failf(r, -EBADMSG, "stack %u: %u frames in %zu bytes", id, n, c->n);
+	st.n = n;
+	st.frames = calloc(n ? n : 1, sizeof(*st.frames));
+	if (!st.frames || grow((void **)&r->stacks, &r->stacks_cap, id, sizeof(*r->stacks))) {
+		free(st.frames);
+		return failf(r, -ENOMEM, "out of memory");
+	}
+	for (i = 0; i < n; i++) {
+		struct rec_frame_ids f;
+		struct mt_frame *o = &st.frames[i];
+
+		if (!rec_get_stack_frame(c, &f) || !string_of(r, f.function, &o->function) ||
+		    !string_of(r, f.module, &o->module) ||
+		    !string_of(r, f.module_path, &o->module_path) ||
+		    !string_of(r, f.build_id, &o->build_id) || !string_of(r, f.file, &o->file)) {
+			free(st.frames);
+			return failf(r, -EBADMSG, "stack %u: frame %u names an unknown string", id, i);
+		}
+		o->addr = f.addr;
+		o->rel_addr = f.rel_addr;
+		o->line = f.line;
+		o->flags = f.flags;
+	}
+	r->stacks[r->nstacks++] = st;
+	return 0;
+}
+
+/* ---- frames ---------------------------------------------------------------- */
+
+static int apply_header(struct replay *r, struct rec_cur *c)
+{
+	struct rec_header h;
+	struct mt_model_opts mo;
+
+	if (!rec_get_header(c, &h))
+		return failf(r, -EBADMSG, "a malformed segment header");
+	if (h.version != REC_VERSION)
+		return failf(r, -EPROTONOSUPPORT,
+			     "recording format version %u; this memtop reads version %d",
+			     h.version, REC_VERSION);
+	r->in_segment = false;
+	if (r->segments++) {
+		if (h.session != r->session || h.segment != r->segment + 1)
+			return failf(r, -EBADMSG,
+				     "segment %u of session %016llx does not follow segment %u of %016llx",
+				     h.segment, (unsigned long long)h.session, r->segment,
+				     (unsigned long long)r->session);
+		r->segment = h.segment;
+		r->skip_key = true;
+		return 0;
+	}
+	r->session = h.session;
+	r->segment = h.segment;
+	r->skip_key = false;
+	mo = (struct mt_model_opts){ .rate = h.rate, .group = h.group, .skip_regex = h.skip_regex };
+	r->model = model_new(&mo);
+	if (!r->model)
+		return failf(r, -errno, "cannot set up the model: %s",
+			     errno == EINVAL ? "the --skip pattern does not compile"
+					     : strerror(errno));
+	r->info = (struct replay_info){ .session = h.session, .segment = h.segment,
+					.rate = h.rate, .group = h.group,
+					.interval_s = h.interval_s, .start_wall_s = h.start_wall_s };
+	snprintf(r->info.version, sizeof(r->info.version), "%s", h.version_str ? h.version_str : "");
+	snprintf(r->info.targets, sizeof(r->info.targets), "%s", h.targets ? h.targets : "");
+	return 0;
+}
+
+static int apply_alloc(struct replay *r, struct rec_cur *c)
+{
+	struct mt_sample_in in;
+	__u32 stack;
+
+	if (!rec_get_alloc(c, &stack, &in))
+		return failf(r, -EBADMSG, "a malformed allocation");
+	if (!stack || stack > r->nstacks)
+		return failf(r, -EBADMSG, "an allocation of unknown stack %u", stack);
+	in.frames = r->stacks[stack - 1].frames;
+	in.nframes = r->stacks[stack - 1].n;
+	model_on_alloc(r->model, &in); /* -ENOMEM is counted by the model, as live */
+	return 0;
+}
+
+static void set_target(struct mt_model *m, const struct rec_target *rt)
+{
+	struct mt_target *t = model_target(m, rt->pid, false);
+
+	if (!t)
+		t = model_target(m, rt->pid, true);
+	if (!t)
+		return;
+	memcpy(t->comm, rt->comm, sizeof(t->comm));
+	memcpy(t->allocator, rt->allocator, sizeof(t->allocator));
+	memcpy(t->runtime, rt->runtime, sizeof(t->runtime));
+	t->runtime_heap = rt->runtime_heap;
+	t->runtime_tool = rt->runtime_tool;
+	t->rss_bytes = rt->rss_bytes;
+	t->counters = rt->counters;
+	t->counters_exact = rt->counters_exact;
+	t->rates_exact = rt->rates_exact;
+	t->slowdown_pct = rt->slowdown_pct;
+}
+
+static int apply_interval(struct replay *r, struct rec_cur *c, __u16 flags)
+{
+	struct mt_drops d;
+	__u64 now;
+	__u32 n, i;
+
+	if (!rec_get_interval(c, &now, &d, &r->status, &n))
+		return failf(r, -EBADMSG, "a malformed interval");
+	if (now < r->last_now_ns)
+		return failf(r, -EBADMSG, "an interval that ends before the last one");
+	for (i = 0; i < n; i++) {
+		struct rec_target t;
+
+		if (!rec_get_target(c, &t))
+			return failf(r, -EBADMSG, "a malformed target in an interval");
+		set_target(r->model, &t);
+	}
+	*model_drops(r->model) = d;
+	model_tick(r->model, now);
+	r->last_now_ns = now;
+	r->quiet = flags & REC_F_QUIET;
+	r->at++;
+	return 1;
+}
+
+/* One frame of the data, the model exists. 1: an interval closed. */
+static int apply_frame(struct replay *r, const struct rec_frame *f)
+{
+	struct rec_cur c;
+	struct mt_target_end e;
+	enum mt_group g;
+	__u64 a, b;
+	pid_t pid;
+
+	rec_cur_init(&c, f);
+	switch (f->type) {
+	case REC_STRING:
+		return apply_string(r, &c);
+	case REC_STACK:
+		return apply_stack(r, &c);
+	case REC_ALLOC:
+		return apply_alloc(r, &c);
+	case REC_TARGET:
+		if (!rec_get_pid(&c, &pid))
+			return failf(r, -EBADMSG, "a malformed target");
+		model_target(r->model, pid, true);
+		return 0;
+	case REC_DROP:
+		if (!rec_get_pid(&c, &pid))
+			return failf(r, -EBADMSG, "a malformed dropped process");
+		model_drop_process(r->model, pid);
+		return 0;
+	case REC_FREE:
+		if (!rec_get_free(&c, &pid, &a, &b))
+			return failf(r, -EBADMSG, "a malformed free");
+		model_on_free(r->model, pid, a, b);
+		return 0;
+	case REC_ENDED:
+		if (!rec_get_ended(&c, &pid, &e, &a))
+			return failf(r, -EBADMSG, "a malformed end of a target");
+		model_target_ended(r->model, pid, &e, a);
+		return 0;
+	case REC_GROUP:
+		if (!rec_get_group(&c, &g))
+			return failf(r, -EBADMSG, "a malformed grouping");
+		if (model_set_group(r->model, g))
+			return failf(r, -ENOMEM, "out of memory");
+		return 0;
+	case REC_INTERVAL:
+		return apply_interval(r, &c, f->flags);
+	case REC_HEADER:
+	default:
+		return failf(r, -EBADMSG, "a segment header inside a segment");
+	}
+}
+
+int replay_step(struct replay *r, char *err, size_t errlen)
+{
+	int e = 0;
+
+	while (!r->error) {
+		struct rec_frame f;
+		enum rec_scan s = r->data ? rec_scan(r->data + r->pos, r->len - r->pos, &f)
+					  : REC_SCAN_MORE;
+		struct rec_cur c;
+
+		if (s == REC_SCAN_MORE)
+			return 0;
+		if (s == REC_SCAN_BAD) {
+			failf(r, -EBADMSG, r->pos ? "not a frame (a bad length, type or checksum)"
+						  : "not a memtop recording");
+			break;
+		}
+		if (s == REC_SCAN_SEGMENT) {
+			r->in_segment = true;
+			r->pos += f.size;
+			continue;
+		}
+		if (r->pos == 0)
+			return failf(r, -EBADMSG, "not a memtop recording");
+		if (r->in_segment != (f.type == REC_HEADER)) {
+			failf(r, -EBADMSG, r->in_segment ? "a segment without a header"
+							 : "a segment header without its magic");
+			break;
+		}
+		if (f.type == REC_HEADER) {
+			rec_cur_init(&c, &f);
+			e = apply_header(r, &c);
+		} else if ((f.flags & REC_F_KEY) && r->skip_key) {
+			e = 0;
+		} else {
+			e = apply_frame(r, &f);
+		}
+		if (e < 0)
+			break;
+		r->pos += f.size;
+		if (e == 1)
+			return 1;
+	}
+	if (err && errlen)
+		snprintf(err, errlen, "%s", r->error_msg);
+	return r->error;
+}
+
+int replay_rewind(struct replay *r, long k, char *err, size_t errlen)
+{
+	const struct mt_replay_pos *pos = r->status.replay;
+	int e = 0;
+
+	if (k < 0 || k > r->at)
+		return -ERANGE;
+	forget_model(r);
+	r->pos = 0;
+	r->at = -1;
+	r->segments = 0;
+	r->in_segment = false;
+	r->error = 0;
+	r->last_now_ns = 0;
+	memset(&r->status, 0, sizeof(r->status));
+	r->status.replay = pos;
+	while (r->at < k && (e = replay_step(r, err, errlen)) == 1)
+		;
+	return e < 0 ? e : 0;
+}
+
+long replay_at(const struct replay *r)
+{
+	return r->at;
+}
+
+long replay_count(struct replay *r)
+{
+	while (r->data) {
+		struct rec_frame f;
+		enum rec_scan s = rec_scan(r->data + r->scan_pos, r->len - r->scan_pos, &f);
+
+		if (s == REC_SCAN_BAD || s == REC_SCAN_MORE)
+			break;
+		if (s == REC_SCAN_FRAME && f.type == REC_INTERVAL)
+			r->scanned++;
+		r->scan_pos += f.size;
+	}
+	r->tail = r->len - r->scan_pos;
+	return r->scanned;
+}
+
+bool replay_quiet(const struct replay *r)
+{
+	return r->quiet;
+}
+
+size_t replay_tail_bytes(const struct replay *r)
+{
+	return r->tail;
+}
+
+struct mt_model *replay_model(const struct replay *r)
+{
+	return r->model;
+}
+
+struct mt_status *replay_status(struct replay *r)
+{
+	return &r->status;
+}
+
+const struct replay_info *replay_info(const struct replay *r)
+{
+	return &r->info;
+}

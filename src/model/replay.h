@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * replay.h - a recording (model/recording.h, docs/recording.md) read back
+ * into a model: the bytes of a file or of a session's stream go in, the
+ * model and status the live run had at each of its intervals come out, so
+ * the same views and exports show them. Pure: no I/O.
+ *
+ * The bytes are untrusted: every length, id and count is checked, a frame
+ * that fails its CRC or does not make sense ends the replay at the last
+ * complete interval before it, with one line saying where and why.
+ */
+#ifndef MEMTOP_REPLAY_H
+#define MEMTOP_REPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "config.h"
+#include "model/model.h"
+#include "model/status.h"
+
+/* What the recording says about the run that wrote it (its first segment
+ * header). */
+struct replay_info {
+	__u64 session;	   /* random id of the run */
+	__u32 segment;	   /* the first segment read (0 unless older ones were rotated away) */
+	__u64 rate;
+	enum mt_group group;
+	double interval_s; /* -d of the run */
+	double start_wall_s;
+	char version[32];  /* memtop version that wrote it */
+	char targets[256]; /* "-p 4242", "-- ./server", "--cgroup ..." */
+};
+
+struct replay;
+
+/* NULL (ENOMEM). */
+struct replay *replay_new(void);
+void replay_free(struct replay *r);
+
+/* Append bytes (a file's, or a session stream's as they arrive). The
+ * replay keeps them, to rewind. 0, or -ENOMEM. */
+int replay_append(struct replay *r, const void *d, size_t n);
+
+/* Apply frames up to the end of the next interval: 1 when one closed (the
+ * model ticked; show it unless replay_quiet()), 0 when the bytes end first
+ * (more may be appended), -errno when the bytes cannot be read further
+ * (err says why and at which offset; the model stays at the last
+ * interval). */
+int replay_step(struct replay *r, char *err, size_t errlen);
+
+/* Rebuild the model from the first byte to the end of interval k (k <=
+ * replay_at()). 0 or -errno (err). The model pointer changes. */
+int replay_rewind(struct replay *r, long k, char *err, size_t errlen);
+
+/* The interval the model stands at (0: the first), -1 before any. */
+long replay_at(const struct replay *r);
+/* Intervals the appended bytes hold, complete ones only (a cheap scan). */
+long replay_count(struct replay *r);
+/* The interval the model stands at was before the display started. */
+bool replay_quiet(const struct replay *r);
+/* Bytes after the last complete frame (a cut tail), 0 when clean. */
+size_t replay_tail_bytes(const struct replay *r);
+
+/* NULL before the first header was read. */
+struct mt_model *replay_model(const struct replay *r);
+struct mt_status *replay_status(struct replay *r);
+const struct replay_info *replay_info(const struct replay *r);
+
+#endif /* MEMTOP_REPLAY_H */

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * fuzz_recording.c - libFuzzer harness for the recording reader
+ * (src/model/recording.c, rec_codec.c, replay.c): the bytes of a --replay
+ * FILE or of a session's stream (memtop attach), which anyone who can
+ * write the file, or who plants a socket, controls.
+ *
+ * The input is appended in two pieces (as a stream arrives), replayed to
+ * its end into the model, then rewound to its middle interval and played
+ * to the end again, and the views' queries run on the model it left.
+ * Checks the reader's contract: it stops at an error or at the end of the
+ * bytes, never stands past the intervals its scan counted, and a rewind
+ * lands where it was asked.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/replay.h"
+
+static void use_model(struct mt_model *m)
+{
+	struct mt_site *top[16];
+	size_t n, i;
+	double absorbed;
+
+	if (!m)
+		return;
+	n = model_sites_sorted(m, MT_SORT_LEAK, top, 16);
+	for (i = 0; i < n; i++)
+		model_site_inline_capacity(m, top[i], 0.9, &absorbed);
+	for (i = 0; i < model_target_count(m); i++) {
+		char how[160];
+
+		model_end_describe(&model_target_at(m, i)->end, how, sizeof(how));
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct replay *rp = replay_new();
+	char err[256];
+	long mid;
+	int e;
+
+	if (!rp)
+		return 0;
+	replay_append(rp, data, size / 2);
+	while ((e = replay_step(rp, err, sizeof(err))) == 1)
+		;
+	replay_append(rp, data + size / 2, size - size / 2);
+	while ((e = replay_step(rp, err, sizeof(err))) == 1)
+		;
+	if (replay_at(rp) > replay_count(rp) - 1)
+		abort();
+	if (e < 0 && !memchr(err, '\0', sizeof(err)))
+		abort();
+	use_model(replay_model(rp));
+	mid = replay_at(rp) / 2;
+	if (replay_at(rp) >= 0) {
+		e = replay_rewind(rp, mid, err, sizeof(err));
+		if (!e && replay_at(rp) != mid)
+			abort();
+		while (replay_step(rp, err, sizeof(err)) == 1)
+			;
+		use_model(replay_model(rp));
+	}
+	replay_free(rp);
+	return 0;
+}
