@@ -11,6 +11,22 @@ _memtop()
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 
+	# memtop attach [ID|SOCKET]: the sessions' IDs, or a socket's path.
+	if [[ $COMP_CWORD -ge 2 && ${COMP_WORDS[1]} == attach && $cur != -* ]]; then
+		local run=${MEMTOP_RUN_DIR:-/run/memtop} s ids=
+		for s in "$run"/*.sock; do
+			[[ -S $s ]] && s=${s##*/} && ids+=" ${s%.sock}"
+		done
+		COMPREPLY=($(compgen -W "$ids" -- "$cur"))
+		compopt -o filenames 2>/dev/null
+		COMPREPLY+=($(compgen -f -- "$cur"))
+		return
+	fi
+	if [[ $COMP_CWORD -eq 1 && $cur != -* ]]; then
+		COMPREPLY=($(compgen -W "attach" -- "$cur"))
+		return
+	fi
+
 	# After "--" comes the command memtop launches.
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		if [[ ${COMP_WORDS[i]} == -- ]]; then
@@ -45,12 +61,12 @@ _memtop()
 	--max-overhead)
 		COMPREPLY=($(compgen -W "none 5 10 20 50" -- "$cur"))
 		return ;;
-	--output | --folded)
+	--output | --folded | --record | --replay)
 		compopt -o filenames 2>/dev/null
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	-d | --delay | -n | --iterations | --top | --rate | --skip | --stack-copy | \
-	--live-max | --output-every | --push | --push-every | --serve)
+	--live-max | --output-every | --push | --push-every | --serve | --record-max)
 		return ;; # a value of the user's own
 	esac
 

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <sys/utsname.h>
@@ -34,6 +35,8 @@
 #include "ui/frontend.h"
 #include "model/ingest.h"
 #include "stacks/python.h"
+#include "export/record.h"
+#include "export/session.h"
 #include "export/snapshots.h"
 #include "model/stats.h"
 #include "stacks/symbolize.h"
@@ -92,7 +95,20 @@ struct app {
 	struct push_said push_said; /* --push: the state last said */
 	unsigned long elf_limits_said;
 	size_t pool_refused_said;
+	struct recorder *rec;	/* --record, --daemon */
+	bool rec_said;		/* its failure was said */
+	bool rec_warned;	/* its warning was said */
+	struct session *sess;	/* --daemon's socket */
+	int daemon_fd;		/* --daemon: tells the waiting parent "ready"; -1 */
+	char rec_path[PATH_MAX];
 };
+
+#ifndef MEMTOP_VERSION
+#define MEMTOP_VERSION "dev"
+#endif
+
+/* --daemon's own recording, when --record does not name one. */
+#define DAEMON_RECORD_MAX (64ULL << 20)
 
 /* Batch output that may wait for a slow reader (beyond what its pipe
  * holds) before whole intervals are dropped. */
@@ -324,6 +340,8 @@ static int start_data_path(struct app *a)
 		fail("cannot set up: %s", strerror(errno));
 		return -ENOMEM;
 	}
+	if (a->rec)
+		recorder_watch(a->rec, a->model); /* before the first target */
 	if (a->cfg->stack_copy)
 		a->unw = unwinder_new(a->pc);
 	a->ingest.model = a->model;
@@ -395,8 +413,11 @@ static int block_signals(struct app *a)
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGQUIT);
+	if (a->cfg->daemon)
+		signal(SIGHUP, SIG_IGN); /* a session outlives terminals */
+	else
+		sigaddset(&set, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &set, NULL))
 		return -errno;
 	a->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -729,6 +750,32 @@ static int batch_tick(struct app *a)
 	return out_queue_closed(a->outq) ? act | MT_FE_QUIT : act;
 }
 
+static void note_wall_clock(struct app *a)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	a->status.wall_s = now.tv_sec + now.tv_nsec / 1e9;
+}
+
+/* The interval as the front end is about to show it, into the recording
+ * and to the session's viewers. */
+static void record_interval(struct app *a, bool quiet)
+{
+	if (!a->rec)
+		return;
+	recorder_interval(a->rec, a->model, &a->status, quiet);
+	session_publish(a->sess);
+	if (recorder_failed(a->rec) && !a->rec_said) {
+		a->rec_said = true;
+		notice(a, recorder_failed(a->rec));
+	}
+	if (recorder_warning(a->rec) && !a->rec_warned) {
+		a->rec_warned = true;
+		notice(a, recorder_warning(a->rec));
+	}
+}
+
 static int tick(struct app *a)
 {
 	__u64 now;
@@ -739,6 +786,7 @@ static int tick(struct app *a)
 	alive = watch_refresh(&a->ws, now);
 	read_drops(a);
 	model_tick(a->model, now);
+	note_wall_clock(a);
 	mark_rates(a, now);
 	update_status(a, alive);
 	cgroup_tick(a, now);
@@ -746,6 +794,7 @@ static int tick(struct app *a)
 	push_notice(a);
 	limits_notice(a);
 	pool_notice(a);
+	record_interval(a, false);
 	return batch_tick(a);
 }
 
@@ -829,6 +878,8 @@ static int run_loop(struct app *a)
 
 static void teardown(struct app *a)
 {
+	session_close(a->sess);
+	a->sess = NULL;
 	snapshots_fini(&a->snap);
 	if (a->keep_command) {
 		pid_t pid = watch_keep_command(&a->ws);
@@ -846,6 +897,7 @@ static void teardown(struct app *a)
 	symbolizer_free(a->sym);
 	python_names_free(a->ingest.py);
 	proc_cache_free(a->pc);
+	recorder_close(a->rec); /* its last interval is written: nothing is lost */
 	model_free(a->model);
 	if (a->sigfd >= 0)
 		close(a->sigfd);
@@ -855,6 +907,8 @@ static void teardown(struct app *a)
 
 static const struct mt_frontend *choose_frontend(const struct mt_config *cfg)
 {
+	if (cfg->daemon)
+		return &frontend_none;
 	if (cfg->json)
 		return &frontend_json;
 	if (cfg->batch)
@@ -882,6 +936,58 @@ static void announce(const struct app *a)
 		say("the output of %s goes to %s", a->cfg->cmd_argv[0], a->status.cmd_log);
 }
 
+/* What the run watches, in the words of its command line, for the
+ * recording's header and `memtop attach`'s list. */
+static void describe_targets(const struct mt_config *cfg, char *buf, size_t len)
+{
+	size_t n = 0;
+	int i;
+
+	buf[0] = '\0';
+	if (cfg->cgroup)
+		snprintf(buf, len, "--cgroup %s", cfg->cgroup);
+	for (i = 0; i < cfg->npids && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%d", i ? "," : "-p ", (int)cfg->pids[i]);
+	for (i = 0; cfg->cmd_argv && cfg->cmd_argv[i] && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? " " : "-- ", cfg->cmd_argv[i]);
+}
+
+static int open_recording(struct app *a)
+{
+	const struct mt_config *cfg = a->cfg;
+	struct recorder_opts o = {
+		.path = cfg->record, .max_bytes = cfg->record_max, .interval_s = cfg->interval_s,
+		.rate = cfg->rate, .group = cfg->group, .skip_regex = cfg->skip_regex,
+		.version = MEMTOP_VERSION,
+	};
+	char targets[512], err[512];
+
+	if (!cfg->record && !cfg->daemon)
+		return 0;
+	if (!o.path) {
+		/* --daemon's own, beside its socket */
+		if (session_check_dir(session_run_dir(), err, sizeof(err))) {
+			fail("%s", err);
+			return -EPERM;
+		}
+		snprintf(a->rec_path, sizeof(a->rec_path), "%s/%d.rec", session_run_dir(),
+			 (int)getpid());
+		o.path = a->rec_path;
+		if (!o.max_bytes)
+			o.max_bytes = DAEMON_RECORD_MAX;
+	}
+	describe_targets(cfg, targets, sizeof(targets));
+	o.targets = targets;
+	a->rec = recorder_open(&o, err, sizeof(err));
+	if (!a->rec) {
+		fail("%s", err);
+		return -EIO;
+	}
+	if (!a->rec_path[0])
+		snprintf(a->rec_path, sizeof(a->rec_path), "%s", o.path);
+	return 0;
+}
+
 static int setup(struct app *a)
 {
 	char err[512];
@@ -902,6 +1008,9 @@ static int setup(struct app *a)
 		fail("%s", err);
 		return e;
 	}
+	e = open_recording(a);
+	if (e)
+		return e;
 	e = block_signals(a);
 	if (!e)
 		e = prepare_targets(a);
@@ -923,6 +1032,82 @@ static int setup(struct app *a)
 	if (!e)
 		e = release_command(a);
 	return e;
+}
+
+/* ---- --daemon ------------------------------------------------------------------ */
+
+static int daemon_pipe_fd = -1;
+
+/* Fork the session off the terminal. The parent waits until the child is
+ * set up (it writes "ok" on the pipe, or exits having said why on the
+ * shared stderr), says how to attach, and returns true with the exit code
+ * in *code. The child, in a session of its own, returns false. */
+static bool daemon_fork(int *code)
+{
+	int p[2], st;
+	pid_t pid;
+	char ok[3] = "";
+
+	if (pipe2(p, O_CLOEXEC)) {
+		fail("--daemon: %s", strerror(errno));
+		*code = 1;
+		return true;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		fail("--daemon: cannot fork: %s", strerror(errno));
+		*code = 1;
+		return true;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		setsid();
+		daemon_pipe_fd = p[1];
+		return false;
+	}
+	close(p[1]);
+	while (read(p[0], ok, 2) < 0 && errno == EINTR)
+		;
+	close(p[0]);
+	if (strcmp(ok, "ok")) {
+		/* the child said why on stderr; its exit status says the rest */
+		*code = waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) ? WEXITSTATUS(st) : 1;
+		return true;
+	}
+	say("session %d runs in the background: memtop attach %d (socket %s/%d.sock)", (int)pid,
+	    (int)pid, session_run_dir(), (int)pid);
+	*code = 0;
+	return true;
+}
+
+/* The child, set up: listen for viewers, then tell the parent and let go
+ * of the terminal (stdin, stdout and stderr become /dev/null). */
+static int daemon_serve(struct app *a)
+{
+	char err[512];
+	int null;
+
+	a->sess = session_open(session_run_dir(), getpid(), a->rec, err, sizeof(err));
+	if (!a->sess) {
+		fail("%s", err);
+		return -EIO;
+	}
+	say("recording to %s", a->rec_path);
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+		close(null);
+	}
+	if (a->daemon_fd >= 0) {
+		if (write(a->daemon_fd, "ok", 2) < 0)
+			(void)0; /* the parent is gone: nobody waits */
+		close(a->daemon_fd);
+		a->daemon_fd = -1;
+	}
+	return 0;
 }
 
 /* -- CMD: when the command ended on its own other than with exit code 0,
@@ -949,7 +1134,7 @@ static int command_outcome(struct app *a)
 
 int app_run(const struct mt_config *cfg)
 {
-	struct app a = { .cfg = cfg, .sigfd = -1, .exits_fd = -1 };
+	struct app a = { .cfg = cfg, .sigfd = -1, .exits_fd = -1, .daemon_fd = -1 };
 	char err[512];
 	int code;
 	struct watch_env env = { .cfg = cfg, .warn = on_warning, .warn_ctx = &a, .ended = on_ended };
@@ -969,6 +1154,9 @@ int app_run(const struct mt_config *cfg)
 			return 1;
 		}
 	}
+	if (cfg->daemon && daemon_fork(&code))
+		return code; /* the parent: the session runs on in the child */
+	a.daemon_fd = daemon_pipe_fd;
 	watch_init(&a.ws, &env);
 	history_init(&a.cgroup_current);
 	if (setup(&a)) {
@@ -990,6 +1178,8 @@ int app_run(const struct mt_config *cfg)
 	a.fe_ctx.status = &a.status;
 	a.fe_ctx.interval_s = cfg->interval_s;
 	model_tick(a.model, clock_mono_ns()); /* interval zero: the start line */
+	note_wall_clock(&a);
+	record_interval(&a, true);
 	e = a.fe->start(&a.fe_ctx);
 	if (e) {
 		if (a.status.message[0])
@@ -1000,6 +1190,10 @@ int app_run(const struct mt_config *cfg)
 		return 1;
 	}
 	a.fe_started = true;
+	if (cfg->daemon && daemon_serve(&a)) {
+		teardown(&a);
+		return 1;
+	}
 	if (!a.fe->input_fd)
 		a.outq = out_queue_new(STDOUT_FILENO, OUTQ_MAX_BYTES, OUTQ_MAX_INTERVALS);
 	e = run_loop(&a);

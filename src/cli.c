@@ -55,6 +55,8 @@
 #define CLI_MIN_STACK_COPY 512
 #define CLI_MIN_LIVE_MAX 1024
 #define CLI_MAX_LIVE_MAX (16U << 20)
+#define CLI_MIN_RECORD_MAX (64ULL << 10)
+#define CLI_MAX_RECORD_MAX (1ULL << 40)
 #define CLI_PID_MAX 4194304 /* the kernel's PID_MAX_LIMIT on 64-bit */
 
 /* Width of the option column in --help, and of the whole text. */
@@ -69,6 +71,7 @@ enum cli_section {
 	SEC_SAMPLING,
 	SEC_DISPLAY,
 	SEC_EXPORT,
+	SEC_RECORD,
 	SEC_OVERHEAD,
 	SEC_OTHER,
 	SEC_COUNT,
@@ -81,6 +84,7 @@ static const char *const cli_section_titles[SEC_COUNT] = {
 	[SEC_SAMPLING] = "Sampling:",
 	[SEC_DISPLAY] = "Display:",
 	[SEC_EXPORT] = "Export:",
+	[SEC_RECORD] = "Recording and sessions:",
 	[SEC_OVERHEAD] = "Overhead:",
 	[SEC_OTHER] = "Other:",
 };
@@ -109,6 +113,10 @@ enum {
 	OPT_NO_PRELOAD,
 	OPT_INJECT,
 	OPT_CMD_LOG,
+	OPT_RECORD,
+	OPT_RECORD_MAX,
+	OPT_REPLAY,
+	OPT_DAEMON,
 	OPT_NO_CONFIG,
 	OPT_MAN,
 };
@@ -193,6 +201,24 @@ static const struct cli_opt cli_opts[] = {
 	  "one, printed on stderr). Loopback unless a non-loopback IP address "
 	  "is spelled out: anyone who reaches it reads the profiles" },
 
+	{ "record", OPT_RECORD, "FILE", SEC_RECORD,
+	  "append everything memtop learns to FILE as it happens (mode 0600; "
+	  "docs/recording.md): readable up to the last complete interval "
+	  "however memtop ends" },
+	{ "record-max", OPT_RECORD_MAX, "SIZE", SEC_RECORD,
+	  "bound the recording, 64K to 1024G: two segments FILE and FILE.1 of "
+	  "SIZE/2 each, the oldest dropped when a new one starts (default: "
+	  "unbounded; 64M for --daemon's own recording)" },
+	{ "replay", OPT_REPLAY, "FILE", SEC_RECORD,
+	  "show a recording instead of live processes: the TUI (with [ ] { } "
+	  "to move through time), -b, --json, --output and --folded as the live "
+	  "run had them" },
+	{ "daemon", OPT_DAEMON, NULL, SEC_RECORD,
+	  "run headless in the background (survives the terminal and SIGHUP), "
+	  "serving the session on /run/memtop/PID.sock (root only) for "
+	  "`memtop attach`; records to --record FILE, else to "
+	  "/run/memtop/PID.rec" },
+
 	{ "max-overhead", OPT_MAX_OVERHEAD, "PCT", SEC_OVERHEAD,
 	  "how much the probes may slow a target down, in % of its own CPU "
 	  "time (0 < PCT <= 1000, or none); above it memtop samples only part "
@@ -221,10 +247,16 @@ static const char cli_usage[] =
 	"Usage: memtop [OPTIONS] -p PID[,PID...]\n"
 	"       memtop [OPTIONS] --cgroup PATH|ID\n"
 	"       memtop [OPTIONS] -- CMD [ARG...]\n"
+	"       memtop [OPTIONS] --replay FILE\n"
+	"       memtop attach [OPTIONS] [ID|SOCKET]\n"
 	"\n"
 	"Live memory profiler: samples the allocations of running processes and\n"
 	"shows, per call site, allocation rate, in-use bytes, growth and a leak\n"
-	"score.\n";
+	"score.\n"
+	"\n"
+	"memtop attach opens the TUI on a --daemon session (ID is its PID, or\n"
+	"give the socket's path); q or d detaches, the session runs on. Without\n"
+	"an argument it lists the sessions.\n";
 
 static const char cli_trailer[] =
 	"Sizes take K, M or G suffixes (binary: 1K = 1024); a fraction needs a\n"
@@ -814,6 +846,16 @@ static enum mt_cli_result cli_option(struct cli_ctx *c, int val, const char *arg
 		return MT_CLI_RUN;
 	case OPT_CMD_LOG:
 		return cli_nonempty(c, arg, "file name", &cfg->cmd_log);
+	case OPT_RECORD:
+		return cli_nonempty(c, arg, "file name", &cfg->record);
+	case OPT_RECORD_MAX:
+		return cli_size(c, arg, CLI_MIN_RECORD_MAX, CLI_MAX_RECORD_MAX, false, "64K to 1024G",
+				&cfg->record_max);
+	case OPT_REPLAY:
+		return cli_nonempty(c, arg, "file name", &cfg->replay);
+	case OPT_DAEMON:
+		cfg->daemon = true;
+		return MT_CLI_RUN;
 	default:
 		return cli_error(c, "internal error: option %d has no handler", val);
 	}
@@ -944,6 +986,26 @@ static enum mt_cli_result cli_check(struct cli_ctx *c, bool push_every_set,
 		given[n++] = "--cgroup";
 	if (cfg->cmd_argv)
 		given[n++] = "-- CMD";
+	if (cfg->attach || cfg->replay) {
+		const char *what = cfg->attach ? "memtop attach" : "--replay";
+
+		if (n)
+			return cli_error(c, "%s shows recorded data: %s cannot be given with it", what,
+					 given[0]);
+		if (cfg->record || cfg->daemon || cfg->push_url || cfg->serve || cfg->inject ||
+		    cfg->record_max)
+			return cli_error(c, "%s shows recorded data: %s cannot be given with it", what,
+					 cfg->record ? "--record" : cfg->daemon ? "--daemon"
+					 : cfg->push_url ? "--push" : cfg->serve ? "--serve"
+					 : cfg->inject ? "--inject" : "--record-max");
+		if (cfg->attach && (cfg->batch || cfg->replay || cfg->output || cfg->folded))
+			return cli_error(c, "memtop attach opens the TUI: %s cannot be given with it",
+					 cfg->replay ? "--replay" : cfg->batch ? "-b/--json"
+					 : cfg->output ? "--output" : "--folded");
+		if (output_every_set)
+			return cli_error(c, "--output-every is for live runs: a replay writes --output at its end");
+		return MT_CLI_RUN;
+	}
 	if (n == 0)
 		return cli_error(c, "no target: use -p PID, --cgroup PATH or -- CMD");
 	if (n > 1)
@@ -958,6 +1020,10 @@ static enum mt_cli_result cli_check(struct cli_ctx *c, bool push_every_set,
 		return cli_error(c, "--push-every needs --push URL");
 	if (cfg->cmd_log && !cfg->cmd_argv)
 		return cli_error(c, "--cmd-log needs a command to run (-- CMD)");
+	if (cfg->record_max && !cfg->record && !cfg->daemon)
+		return cli_error(c, "--record-max needs --record FILE (or --daemon)");
+	if (cfg->daemon && cfg->batch)
+		return cli_error(c, "--daemon runs without a display: -b and --json cannot be given with it");
 	return MT_CLI_RUN;
 }
 
@@ -991,6 +1057,14 @@ enum mt_cli_result cli_parse(int argc, char **argv, struct mt_config *cfg, char 
 
 	if (argc < 1 || !argv)
 		return cli_check(&c, false, false);
+	if (argc >= 2 && argv[1] && !strcmp(argv[1], "attach")) {
+		/* memtop attach [OPTIONS] [ID|SOCKET]: "attach" stands for argv[0] */
+		cfg->attach = true;
+		argc--;
+		argv++;
+		c.argc = argc;
+		c.argv = argv;
+	}
 
 	optind = 0; /* full reset of glibc's getopt state */
 	opterr = 0;
@@ -1028,6 +1102,13 @@ enum mt_cli_result cli_parse(int argc, char **argv, struct mt_config *cfg, char 
 	/* getopt stopped either after consuming a "--" (then optind moved past
 	 * it in this very call) or at the first non-option argument. */
 	dashdash = optind > scan && optind - 1 >= 1 && strcmp(argv[optind - 1], "--") == 0;
+	if (cfg->attach && !dashdash && optind < argc) {
+		if (optind + 1 < argc)
+			return cli_error(&c, "memtop attach takes one session (ID or SOCKET), not '%s'",
+					 argv[optind + 1]);
+		cfg->attach_to = argv[optind];
+		return cli_check(&c, push_every_set, output_every_set);
+	}
 	if (!dashdash && optind < argc)
 		return cli_error(&c, "unexpected argument '%s' (a command to run goes after --)",
 				 argv[optind]);

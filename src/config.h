@@ -72,6 +72,12 @@ struct mt_config {
 	bool no_preload;	 /* --no-preload */
 	bool inject;		 /* --inject: load the sampler into -p/--cgroup processes */
 	const char *cmd_log;	 /* --cmd-log FILE: -- CMD's stdout and stderr */
+	const char *record;	 /* --record FILE (export/record.h) */
+	__u64 record_max;	 /* --record-max SIZE; 0: unbounded */
+	const char *replay;	 /* --replay FILE: no targets, the recording's data */
+	bool daemon;		 /* --daemon: headless, detached, on a session socket */
+	bool attach;		 /* memtop attach [ID|SOCKET]: a viewer of a session */
+	const char *attach_to;	 /* its argument; NULL: list the sessions */
 	int verbose;		 /* -v, repeatable */
 };
 

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * main.c - memtop's entry point: parse the command line, then run (or
- * print help, the version or the manual page).
+ * main.c - memtop's entry point: parse the command line, then run live,
+ * replay a recording, attach to a session (or print help, the version or
+ * the manual page).
  */
 #include <stdio.h>
 
 #include "app.h"
 #include "cli.h"
 #include "manpage.h"
+#include "playback.h"
+#include "viewer.h"
 
 int main(int argc, char **argv)
 {
@@ -24,6 +27,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", msg);
 		return 2;
 	default:
+		if (cfg.replay)
+			return playback_file(&cfg);
+		if (cfg.attach)
+			return viewer_run(&cfg);
 		return app_run(&cfg);
 	}
 }

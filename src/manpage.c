@@ -143,7 +143,11 @@ int manpage_write(FILE *f)
 	      "of a cgroup, or to a command it launches, samples their allocations "
 	      "and shows, per call site, allocation rate, in-use bytes, growth and "
 	      "a leak score, live in the terminal, as text (\\fB\\-b\\fR) or JSON "
-	      "(\\fB\\-\\-json\\fR), with pprof and flame-graph exports.\n",
+	      "(\\fB\\-\\-json\\fR), with pprof and flame-graph exports. It can "
+	      "record everything it learns (\\fB\\-\\-record\\fR) and show a "
+	      "recording again (\\fB\\-\\-replay\\fR), or run headless "
+	      "(\\fB\\-\\-daemon\\fR) for a TUI to attach to later "
+	      "(\\fBmemtop attach\\fR).\n",
 	      f);
 	options(f);
 	fputs(".SH NOTES\n.nf\n", f);
@@ -158,15 +162,26 @@ int manpage_write(FILE *f)
 	      "options on the command line win over it\n"
 	      ".TP\n\\fIPREFIX/share/memtop/themes/*.theme\\fR\n"
 	      "colour themes for \\fB\\-\\-theme\\fR\n"
+	      ".TP\n\\fI/run/memtop/ID.sock\\fR, \\fI/run/memtop/ID.rec\\fR\n"
+	      "a \\fB\\-\\-daemon\\fR session's socket (mode 0600, for "
+	      "\\fBmemtop attach\\fR) and its recording when \\fB\\-\\-record\\fR "
+	      "names none (bounded to 64M, kept after the session for "
+	      "\\fB\\-\\-replay\\fR); the directory must be root's and writable by "
+	      "no one else\n"
+	      ".TP\n\\fIFILE\\fR, \\fIFILE.1\\fR\n"
+	      "a recording (\\fB\\-\\-record\\fR FILE) and, with "
+	      "\\fB\\-\\-record\\-max\\fR, its previous segment; "
+	      "\\fB\\-\\-replay\\fR FILE reads both (recording.md)\n"
 	      ".SH ENVIRONMENT\n"
 	      ".TP\n\\fBNO_COLOR\\fR\nno colours, as \\fB\\-\\-no\\-color\\fR\n"
 	      ".TP\n\\fBMEMTOP_THEME_DIR\\fR\nlooked in first for \\fB\\-\\-theme\\fR \\fINAME\\fR\n"
 	      ".TP\n\\fBXDG_CONFIG_HOME\\fR\nwhere memtop/memtoprc lives instead of ~/.config\n"
+	      ".TP\n\\fBMEMTOP_RUN_DIR\\fR\nwhere sessions' sockets live instead of /run/memtop\n"
 	      ".TP\n\\fBTERM\\fR\nthe live view needs a terminal that can address the "
 	      "cursor; with TERM=dumb memtop asks for \\fB\\-b\\fR\n"
 	      ".SH SEE ALSO\n"
 	      "\\fBhtop\\fR(1), \\fBpprof\\fR(1); the documents in share/doc/memtop "
-	      "(keybindings.md, tui.md, themes.md, json.md, export.md)\n",
+	      "(keybindings.md, tui.md, themes.md, json.md, export.md, recording.md)\n",
 	      f);
 	return ferror(f) ? -EIO : 0;
 }

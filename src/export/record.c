@@ -255,7 +255,7 @@ static void put_header(struct recorder *r)
 static int open_segment(const char *path, char *err, size_t errlen)
 {
 	struct stat st = { 0 };
-	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
 
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot record to %.300s: %s", path,
@@ -269,6 +269,8 @@ static int open_segment(const char *path, char *err, size_t errlen)
 		return -1;
 	}
 	fcntl(fd, F_SETFL, 0); /* a regular file: blocking writes */
+	/* read and write: the session server (session.h) reads the segments
+	 * through duplicates of these descriptors */
 	return fd;
 }
 

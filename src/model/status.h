@@ -99,6 +99,7 @@ struct mt_replay_pos {
 	long at;	/* the interval shown, 0 first */
 	long count;	/* intervals known so far */
 	bool live;	/* memtop attach: new intervals keep coming */
+	bool ended;	/* ... until the session closed the stream */
 	bool playing;	/* moving on by itself (not paused, not at the end) */
 	const char *source; /* the file or the session's socket */
 };

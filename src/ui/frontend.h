@@ -25,6 +25,7 @@ enum mt_fe_action {
 	MT_FE_QUIT = 1 << 0,
 	MT_FE_INTERVAL = 1 << 1, /* ctx->interval_s changed */
 	MT_FE_DETACH = 1 << 2,	 /* with QUIT: a -- CMD keeps running, unprobed */
+	MT_FE_SEEK = 1 << 3,	 /* a replay: show interval ctx->seek */
 };
 
 struct mt_fe_ctx {
@@ -33,6 +34,10 @@ struct mt_fe_ctx {
 	struct mt_status *status;
 	double interval_s; /* current refresh interval, front end may change it */
 	void *priv;	   /* front end's own state */
+	/* A replay (status->replay is set): */
+	long seek;	   /* the interval MT_FE_SEEK asks for */
+	bool paused;	   /* the front end paused: the replay does not move on */
+	bool refresh;	   /* this tick moved the replay: refresh even if paused */
 };
 
 struct mt_frontend {
@@ -57,5 +62,6 @@ struct mt_frontend {
 extern const struct mt_frontend frontend_text; /* -b */
 extern const struct mt_frontend frontend_json; /* -b --json */
 extern const struct mt_frontend frontend_tui;  /* default */
+extern const struct mt_frontend frontend_none; /* --daemon */
 
 #endif /* MEMTOP_FRONTEND_H */

@@ -324,7 +324,7 @@ static int json_tick(struct mt_fe_ctx *ctx)
 
 	jw_init(&w, stdout);
 	jw_object_begin(&w);
-	kv_double(&w, "time", now.tv_sec + now.tv_nsec / 1e9, 3);
+	kv_double(&w, "time", st->wall_s > 0 ? st->wall_s : now.tv_sec + now.tv_nsec / 1e9, 3);
 	kv_double(&w, "interval_s", model_interval_s(m), 3);
 	kv_uint(&w, "rate", model_rate(m));
 	if (st->cmd_log)

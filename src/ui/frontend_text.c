@@ -116,7 +116,7 @@ static int text_tick(struct mt_fe_ctx *ctx)
 	size_t n = model_site_count(m), i;
 	struct mt_site **sites;
 	char a[16], b[16], c[16], e[16], g[16], label[512];
-	time_t now = time(NULL);
+	time_t now = st->wall_s > 0 ? (time_t)st->wall_s : time(NULL);
 	struct tm tm;
 
 	if (ctx->cfg->top > 0 && (size_t)ctx->cfg->top < n)

@@ -15,6 +15,7 @@
 #include "ui/tui/tui.h"
 
 #include <stdio.h>
+#include <time.h>
 #include <string.h>
 
 #include "ui/figures.h"
@@ -249,11 +250,25 @@ static int pair(struct tui *t, int y, int x, const char *label, const char *valu
 static void draw_targets(struct tui *t, int y)
 {
 	const struct tui_header *h = &t->hdr;
-	char right[64], buf[64];
+	const struct mt_replay_pos *pos = t->status->replay;
+	char right[96], buf[64];
 	int x, rw;
 
-	snprintf(right, sizeof(right), "%s every %.4gs", t->paused ? "PAUSED " : "",
-		 t->ctx->interval_s);
+	if (pos) {
+		/* where a replay stands, and the recorded moment */
+		time_t at = (time_t)t->status->wall_s;
+		struct tm tm;
+		char when[16] = "";
+
+		if (localtime_r(&at, &tm))
+			strftime(when, sizeof(when), "%H:%M:%S", &tm);
+		snprintf(right, sizeof(right), "%s%s %ld/%ld %s", t->paused ? "PAUSED " : "",
+			 pos->ended ? "ENDED" : pos->live ? "SESSION" : "REPLAY", pos->at + 1,
+			 pos->count, when);
+	} else {
+		snprintf(right, sizeof(right), "%s every %.4gs", t->paused ? "PAUSED " : "",
+			 t->ctx->interval_s);
+	}
 	rw = tui_width(t, right);
 	x = tui_put(t, y, 0, t->cols, t->attr[THEME_TITLE], "memtop") + 1;
 	if (h->ntargets == 0)

@@ -63,6 +63,11 @@ enum key_action {
 	KA_INPUT_CANCEL,
 	KA_INPUT_ERASE,
 	KA_INPUT_CLEAR,
+	KA_TIME_BACK,	  /* a replay: one interval back */
+	KA_TIME_FORWARD,
+	KA_TIME_BACK_MORE, /* ten intervals */
+	KA_TIME_FORWARD_MORE,
+	KA_DETACH,	  /* memtop attach: leave the session running */
 	KA_COUNT,
 };
 

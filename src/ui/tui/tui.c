@@ -268,6 +268,25 @@ static int quit_answer(struct tui *t, int k, bool is_code)
 	return 0;
 }
 
+/* [ ] { }: where a replay shows, as an interval for the loop to seek. */
+static int time_move(struct tui *t, enum key_action a)
+{
+	const struct mt_replay_pos *pos = t->status->replay;
+	long step = a == KA_TIME_BACK || a == KA_TIME_FORWARD ? 1 : 10, to;
+
+	if (!pos) {
+		tui_message(t, false, "[ ] { } move through time in a replay (--replay, memtop attach)");
+		return 0;
+	}
+	to = pos->at + (a == KA_TIME_BACK || a == KA_TIME_BACK_MORE ? -step : step);
+	if (to < 0)
+		to = 0;
+	if (to > pos->count - 1)
+		to = pos->count - 1;
+	t->ctx->seek = to;
+	return MT_FE_SEEK;
+}
+
 static int global_action(struct tui *t, enum key_action a)
 {
 	switch (a) {
@@ -298,7 +317,23 @@ static int global_action(struct tui *t, enum key_action a)
 			tui_show(t, &view_setup);
 		}
 		return 0;
+	case KA_TIME_BACK:
+	case KA_TIME_FORWARD:
+	case KA_TIME_BACK_MORE:
+	case KA_TIME_FORWARD_MORE:
+		return time_move(t, a);
+	case KA_DETACH:
+		if (t->status->replay && t->status->replay->live)
+			return MT_FE_QUIT;
+		tui_message(t, false, "d detaches from a session: only in memtop attach");
+		return 0;
 	case KA_PAUSE:
+		if (t->status->replay) {
+			t->paused = t->ctx->paused = !t->paused;
+			tui_message(t, false, t->paused ? "replay paused ([ ] step, Space resumes)"
+							: "replay resumed");
+			return 0;
+		}
 		t->paused = !t->paused;
 		t->snapped = t->view->kv; /* other views' snapshots are older */
 		if (!t->paused)
@@ -530,7 +565,8 @@ static int tui_tick(struct mt_fe_ctx *ctx)
 
 	if (act & MT_FE_QUIT)
 		return act;
-	if (!t->paused)
+	t->model = ctx->model; /* a replay that rewound made a new one */
+	if (!t->paused || ctx->refresh)
 		refresh_all(t);
 	draw(t);
 	return act;

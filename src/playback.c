@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * playback.c - recorded data through the live front ends (playback.h).
+ *
+ * The data is a model/replay.h: bytes in, the model of each interval
+ * out. -b and --json print every interval the live run printed (not the
+ * one before its display started), as fast as they are read. The TUI
+ * plays the recording at the pace of the refresh interval (-d, + and -;
+ * the recording's own by default), Space pauses, [ ] { } seek; a seek
+ * back rebuilds the model from the start (exact, and fast: the model only
+ * adds up its inputs). A session (memtop attach) starts at its newest
+ * interval and follows it while the view stands at the end.
+ */
+#include "playback.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+
+#include "export/snapshots.h"
+#include "model/rec_codec.h"
+#include "model/recording.h"
+#include "model/replay.h"
+#include "ui/frontend.h"
+#include "util/clock.h"
+#include "util/sanitize.h"
+
+/* A session's stream is read this much at a time. */
+#define STREAM_CHUNK (256u << 10)
+/* How long a viewer waits for a session's first interval. */
+#define FIRST_INTERVAL_MS 5000
+
+struct playback {
+	const struct mt_config *cfg;
+	const char *name;
+	struct replay *rp;
+	const struct mt_frontend *fe;
+	struct mt_fe_ctx ctx;
+	struct mt_replay_pos pos;
+	struct snapshots snap;
+	bool fe_started;
+	int fd;		/* a session's socket; -1 for a file */
+	bool eof;	/* the stream ended */
+	int sigfd;
+	char err[512];
+	int error;	/* replay_step()'s, once it failed */
+};
+
+/* One "memtop: ..." line on stderr, sanitized: it may quote the file. */
+static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "memtop: %s\n", sanitize_inplace(line));
+}
+
+/* ---- reading ---------------------------------------------------------------- */
+
+static int read_all(int fd, struct replay *rp)
+{
+	static unsigned char buf[1 << 16];
+
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return 0;
+		if (replay_append(rp, buf, (size_t)n))
+			return -ENOMEM;
+	}
+}
+
+/* The header of the recording at path, if it starts with one. */
+static bool read_header(const char *path, struct rec_header *h)
+{
+	unsigned char buf[8192];
+	struct rec_frame f;
+	struct rec_cur c;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < REC_MAGIC_LEN || rec_scan(buf, (size_t)n, &f) != REC_SCAN_SEGMENT ||
+	    rec_scan(buf + REC_MAGIC_LEN, (size_t)n - REC_MAGIC_LEN, &f) != REC_SCAN_FRAME ||
+	    f.type != REC_HEADER)
+		return false;
+	rec_cur_init(&c, &f);
+	return rec_get_header(&c, h) && h->version == REC_VERSION;
+}
+
+/* FILE, after FILE.1 when that is the segment before it (--record-max). */
+static int load_file(struct playback *pb, const char *path)
+{
+	char older[PATH_MAX + 3];
+	struct rec_header now, before;
+	int fd, e;
+
+	snprintf(older, sizeof(older), "%s.1", path);
+	if (read_header(path, &now) && read_header(older, &before) &&
+	    before.session == now.session && before.segment + 1 == now.segment) {
+		fd = open(older, O_RDONLY | O_CLOEXEC);
+		e = fd < 0 ? -errno : read_all(fd, pb->rp);
+		if (fd >= 0)
+			close(fd);
+		if (e) {
+			say("cannot read %s: %s", older, strerror(-e));
+			return e;
+		}
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		e = -errno;
+		say("cannot read %s: %s", path, strerror(errno));
+		return e;
+	}
+	e = read_all(fd, pb->rp);
+	close(fd);
+	if (e)
+		say("cannot read %s: %s", path, strerror(-e));
+	return e;
+}
+
+/* What a session sent since. 0, or -EPIPE once it closed the stream. */
+static int read_stream(struct playback *pb)
+{
+	static unsigned char buf[STREAM_CHUNK];
+
+	for (;;) {
+		ssize_t n = read(pb->fd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n <= 0) {
+			pb->eof = true;
+			return -EPIPE;
+		}
+		if (replay_append(pb->rp, buf, (size_t)n))
+			return -ENOMEM;
+	}
+}
+
+/* ---- moving ------------------------------------------------------------------ */
+
+/* One interval on, when the bytes hold it. 1, 0 (not yet) or -errno. */
+static int step(struct playback *pb)
+{
+	int e;
+
+	if (pb->error)
+		return pb->error;
+	e = replay_step(pb->rp, pb->err, sizeof(pb->err));
+	if (e < 0)
+		pb->error = e;
+	return e;
+}
+
+static void update_pos(struct playback *pb)
+{
+	pb->pos.at = replay_at(pb->rp);
+	pb->pos.count = replay_count(pb->rp);
+	if (pb->error && pb->pos.count > pb->pos.at + 1)
+		pb->pos.count = pb->pos.at + 1; /* nothing past the bad frame */
+	pb->ctx.model = replay_model(pb->rp);
+}
+
+/* The model at interval k. */
+static int seek(struct playback *pb, long k)
+{
+	int e = 0;
+
+	if (k < replay_at(pb->rp)) {
+		pb->error = 0;
+		e = replay_rewind(pb->rp, k, pb->err, sizeof(pb->err));
+		if (e < 0)
+			pb->error = e;
+	}
+	while (!e && replay_at(pb->rp) < k && (e = step(pb)) == 1)
+		e = 0;
+	update_pos(pb);
+	return e < 0 ? e : 0;
+}
+
+/* ---- the display ------------------------------------------------------------- */
+
+static int show(struct playback *pb, bool moved)
+{
+	int act;
+
+	update_pos(pb);
+	pb->ctx.refresh = moved;
+	act = pb->fe->tick(&pb->ctx);
+	pb->ctx.refresh = false;
+	return act;
+}
+
+static int start_display(struct playback *pb)
+{
+	int e;
+
+	pb->ctx.model = replay_model(pb->rp);
+	pb->ctx.cfg = pb->cfg;
+	pb->ctx.status = replay_status(pb->rp);
+	pb->ctx.status->replay = &pb->pos;
+	pb->ctx.interval_s = pb->cfg->given & MT_GIVEN_DELAY ? pb->cfg->interval_s
+							     : replay_info(pb->rp)->interval_s;
+	if (!(pb->ctx.interval_s >= 0.05 && pb->ctx.interval_s <= 3600))
+		pb->ctx.interval_s = 1.0;
+	update_pos(pb);
+	e = pb->fe->start(&pb->ctx);
+	if (e) {
+		const char *m = pb->ctx.status->message;
+
+		if (m[0])
+			say("%s", m);
+		else
+			say("cannot start the %s display: %s", pb->fe->name, strerror(-e));
+		return e;
+	}
+	pb->fe_started = true;
+	return 0;
+}
+
+/* The first interval, so that every view has a model to show. */
+static int first_interval(struct playback *pb)
+{
+	__u64 deadline = clock_mono_ns() + FIRST_INTERVAL_MS * 1000000ULL;
+	int e;
+
+	while ((e = step(pb)) == 0 && pb->fd >= 0 && !pb->eof) {
+		struct pollfd p = { .fd = pb->fd, .events = POLLIN };
+		__u64 now = clock_mono_ns();
+
+		if (now >= deadline)
+			break;
+		if (poll(&p, 1, (int)((deadline - now) / 1000000) + 1) > 0)
+			read_stream(pb);
+	}
+	if (e == 1)
+		return 0;
+	if (e < 0)
+		say("%s: %s", pb->name, pb->err);
+	else if (pb->fd >= 0)
+		say("%s: %s", pb->name, pb->eof ? "the session closed the connection (a viewer of "
+						  "someone else's session, or too many viewers?)"
+						: "no interval from the session within 5 s");
+	else
+		say("%s: %s", pb->name, replay_count(pb->rp) || replay_tail_bytes(pb->rp)
+						? "no complete interval in it"
+						: "empty: not a memtop recording");
+	return -EINVAL;
+}
+
+/* -b, --json: each interval the live run printed, then the exports. */
+static int run_batch(struct playback *pb)
+{
+	long shown = 0;
+	int e = 1, act = 0;
+
+	for (; e == 1; e = step(pb)) {
+		if (replay_quiet(pb->rp))
+			continue;
+		act = show(pb, false);
+		shown++;
+		if ((pb->cfg->count > 0 && shown >= pb->cfg->count) || (act & MT_FE_QUIT))
+			return 0;
+	}
+	return e;
+}
+
+/* The TUI: play, pause, seek; follow a session while at its end. */
+static int run_tui(struct playback *pb)
+{
+	__u64 next = clock_mono_ns();
+	bool following = pb->fd >= 0;
+	int act = show(pb, true);
+
+	if (following) {
+		seek(pb, LONG_MAX); /* the newest interval the stream holds */
+		act |= show(pb, true);
+	}
+	pb->pos.playing = true;
+	while (!(act & MT_FE_QUIT)) {
+		struct pollfd pfd[3] = {
+			{ .fd = pb->fe->input_fd(&pb->ctx), .events = POLLIN },
+			{ .fd = pb->sigfd, .events = POLLIN },
+			{ .fd = pb->eof ? -1 : pb->fd, .events = POLLIN },
+		};
+		__u64 now = clock_mono_ns();
+		bool at_end = replay_at(pb->rp) + 1 >= replay_count(pb->rp);
+		int timeout = -1;
+
+		pb->pos.playing = !pb->ctx.paused && !at_end;
+		if (pb->pos.playing)
+			timeout = now >= next ? 0 : (int)((next - now) / 1000000) + 1;
+		else if (!pb->eof && pb->fd < 0)
+			timeout = 1000;
+		act = 0;
+		if (poll(pfd, 3, timeout) < 0 && errno != EINTR)
+			return -errno;
+		if (pfd[1].revents)
+			return 0;
+		if (pfd[2].fd >= 0 && pfd[2].revents) {
+			read_stream(pb);
+			if (following && !pb->ctx.paused && seek(pb, LONG_MAX) == 0)
+				act |= show(pb, true);
+			else
+				update_pos(pb);
+			if (pb->eof) {
+				pb->pos.ended = true;
+				snprintf(pb->ctx.status->message, sizeof(pb->ctx.status->message),
+					 "the session closed the connection: it ended (or this viewer was "
+					 "too slow); what it sent stays on screen");
+				act |= show(pb, false);
+			}
+		}
+		if (pfd[0].revents)
+			act |= pb->fe->input(&pb->ctx);
+		if (act & MT_FE_SEEK) {
+			seek(pb, pb->ctx.seek);
+			following = pb->fd >= 0 && replay_at(pb->rp) + 1 >= replay_count(pb->rp);
+			act |= show(pb, true);
+			next = clock_mono_ns() + (__u64)(pb->ctx.interval_s * 1e9);
+		}
+		if (act & MT_FE_INTERVAL)
+			next = clock_mono_ns() + (__u64)(pb->ctx.interval_s * 1e9);
+		if (pb->pos.playing && !following && clock_mono_ns() >= next) {
+			if (step(pb) == 1)
+				act |= show(pb, true);
+			next = clock_mono_ns() + (__u64)(pb->ctx.interval_s * 1e9);
+		}
+	}
+	return 0;
+}
+
+static int block_signals(struct playback *pb)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGQUIT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
+		return -errno;
+	pb->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	return pb->sigfd < 0 ? -errno : 0;
+}
+
+/* After the data: say how it ended. 0, or 1 for a corrupt recording. */
+static int verdict(struct playback *pb)
+{
+	replay_count(pb->rp);
+	if (pb->error) {
+		say("%s: %s; the intervals before it were shown", pb->name, pb->err);
+		return 1;
+	}
+	if (pb->fd < 0 && replay_tail_bytes(pb->rp) && replay_at(pb->rp) + 1 >= replay_count(pb->rp))
+		say("%s ends inside a frame (memtop was stopped while writing it, or the disk was "
+		    "full): shown up to its last complete interval",
+		    pb->name);
+	return 0;
+}
+
+static int run(struct playback *pb)
+{
+	char err[512];
+	int e, code = 1;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (pb->fe->check && pb->fe->check(pb->cfg, err, sizeof(err))) {
+		say("%s", err);
+		return 1;
+	}
+	if (snapshots_init(&pb->snap, pb->cfg, err, sizeof(err))) {
+		say("%s", err);
+		return 1;
+	}
+	if (block_signals(pb) || first_interval(pb) || start_display(pb))
+		goto out;
+	e = pb->fe->input_fd ? run_tui(pb) : run_batch(pb);
+	pb->fe->stop(&pb->ctx);
+	pb->fe_started = false;
+	code = e < 0 && e != pb->error ? 1 : verdict(pb);
+	if (snapshots_finish(&pb->snap, replay_model(pb->rp), err, sizeof(err))) {
+		say("%s", err);
+		code = 1;
+	}
+out:
+	if (pb->fe_started)
+		pb->fe->stop(&pb->ctx);
+	snapshots_fini(&pb->snap);
+	if (pb->sigfd >= 0)
+		close(pb->sigfd);
+	return code;
+}
+
+static const struct mt_frontend *frontend_for(const struct mt_config *cfg)
+{
+	if (cfg->json)
+		return &frontend_json;
+	if (cfg->batch)
+		return &frontend_text;
+	return &frontend_tui;
+}
+
+int playback_file(const struct mt_config *cfg)
+{
+	struct playback pb = { .cfg = cfg, .name = cfg->replay, .fd = -1, .sigfd = -1 };
+	int code;
+
+	pb.fe = frontend_for(cfg);
+	pb.rp = replay_new();
+	if (!pb.rp) {
+		say("out of memory");
+		return 1;
+	}
+	code = load_file(&pb, cfg->replay) ? 1 : run(&pb);
+	replay_free(pb.rp);
+	return code;
+}
+
+int playback_stream(const struct mt_config *cfg, int fd, const char *name)
+{
+	struct playback pb = { .cfg = cfg, .name = name, .fd = fd, .sigfd = -1 };
+	int code;
+
+	pb.fe = &frontend_tui;
+	pb.pos.live = true;
+	pb.pos.source = name;
+	pb.rp = replay_new();
+	if (!pb.rp) {
+		say("out of memory");
+		return 1;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	read_stream(&pb);
+	code = run(&pb);
+	replay_free(pb.rp);
+	return code;
+}

@@ -1,0 +1,391 @@
+"""End-to-end tests of recordings and sessions (docs/recording.md):
+--record under a live -b --json run killed with SIGKILL, replayed with
+--json and compared interval by interval with what the live run printed;
+--record-max's bound; cut and corrupt files; a --daemon session watched
+from the TUI in tmux, detached, reattached, hung up, watched by two
+viewers at once, while it keeps counting; and the session socket against
+an unprivileged user.
+
+The workload is scenario_steady_leak (a leak under churn), attached with
+-p. Sessions use a run directory of their own (MEMTOP_RUN_DIR), so the
+tests never meet another session."""
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+from memtop_test import (MEMTOP, ROOT, Memtop, Workload, check, fail)
+from test_tui import Pane
+
+NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+SESSION = re.compile(r"^memtop: session (\d+) runs in the background", re.M)
+HEADER_POS = re.compile(r"(?:SESSION|ENDED) (\d+)/(\d+)")
+LIVE = ("-d", "0.3", "--rate", "64K", "--max-overhead", "none")
+WL = ("--start=0", "--duration=60", "--hold=60")
+
+
+def wait(pred, timeout, what):
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            fail("waited %.0fs for %s" % (timeout, what))
+        time.sleep(0.05)
+
+
+def lines_of(path):
+    with open(path) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+def replay(*args, timeout=30):
+    return subprocess.run([MEMTOP, "--replay"] + [str(a) for a in args], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def record_and_kill(d, n_lines, extra=()):
+    """A live -b --json --record run SIGKILLed after n_lines intervals:
+    (the live JSON lines, the recording's path)."""
+    wl = Workload("scenario_steady_leak", *WL).wait_ready()
+    rec = os.path.join(d, "run.mtr")
+    m = Memtop("-b", "--json", *LIVE, "-p", wl.pid, "--record", rec, *extra)
+    live = []
+    while len(live) < n_lines:
+        line = m.out.get(20, "a JSON line")
+        check(line is not None, "memtop exited early: %s" % m.err.text()[-500:])
+        live.append(json.loads(line))
+    m.send(signal.SIGKILL)
+    check(m.wait(10) == -signal.SIGKILL, "memtop was not killed by SIGKILL")
+    for line in iter(lambda: m.out.get(2, "the rest"), None):
+        live.append(json.loads(line))  # what its writer thread had queued
+    wl.release()
+    return live, rec
+
+
+def test_record_sigkill_replay_json_equal():
+    d = tempfile.mkdtemp(prefix="memtop-rec-")
+    try:
+        live, rec = record_and_kill(d, 8)
+        check(os.stat(rec).st_mode & 0o777 == 0o600, "the recording is not mode 0600")
+        r = replay(rec, "--json", "--output", os.path.join(d, "end.pb.gz"),
+                   "--folded", os.path.join(d, "end.folded"))
+        check(r.returncode == 0, "replay failed (%d): %s" % (r.returncode, r.stderr))
+        replayed = [json.loads(l) for l in r.stdout.splitlines()]
+        # the recording is written before each line is printed: it holds
+        # every interval the live run printed, maybe one more
+        check(len(replayed) >= len(live), "replay has %d intervals, the live run printed %d" %
+              (len(replayed), len(live)))
+        for i, (a, b) in enumerate(zip(live, replayed)):
+            if a != b:
+                diff = [k for k in a if a[k] != b.get(k)]
+                fail("interval %d differs in %s:\nlive   %s\nreplay %s" %
+                     (i, diff, json.dumps({k: a[k] for k in diff})[:800],
+                      json.dumps({k: b.get(k) for k in diff})[:800]))
+        check(any(s["function"] == "leak_steady" and s["inuse_bytes"] > 0
+                  for s in live[-1]["sites"]), "the leak is not in the live JSON")
+        # the exports are those of the last interval
+        check(os.path.getsize(os.path.join(d, "end.pb.gz")) > 100, "no pprof written")
+        check("leak_steady" in open(os.path.join(d, "end.folded")).read(),
+              "the folded stacks lack the leak")
+        # -b shows the same intervals, -n stops early
+        r = replay(rec, "-b", "-n", "2", "--top", "3")
+        check(r.returncode == 0 and r.stdout.count("FUNCTION (MODULE") == 2,
+              "replay -b -n 2: rc %d, %d tables" % (r.returncode,
+                                                  r.stdout.count("FUNCTION (MODULE")))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_replay_cut_and_corrupt_files():
+    d = tempfile.mkdtemp(prefix="memtop-rec-")
+    try:
+        live, rec = record_and_kill(d, 4)
+        data = open(rec, "rb").read()
+        full = [json.loads(l) for l in replay(rec, "--json").stdout.splitlines()]
+        # cut inside the last frames: the intervals before the cut, a note, rc 0
+        cut = os.path.join(d, "cut.mtr")
+        for keep in (len(data) - 5, len(data) // 2):
+            open(cut, "wb").write(data[:keep])
+            r = replay(cut, "--json")
+            got = [json.loads(l) for l in r.stdout.splitlines()]
+            check(r.returncode == 0, "a cut file: rc %d: %s" % (r.returncode, r.stderr))
+            check(got == full[:len(got)] and len(got) < len(full),
+                  "a file cut at %d: %d intervals, not a prefix of the %d" %
+                  (keep, len(got), len(full)))
+            check(re.search(r"ends inside a frame .* last complete interval", r.stderr),
+                  "no note on the cut tail: %r" % r.stderr)
+        # cut before the first interval: nothing to show is an error
+        open(cut, "wb").write(data[:200])
+        r = replay(cut, "--json")
+        check(r.returncode == 1 and r.stdout == "" and "no complete interval" in r.stderr,
+              "a file cut before its first interval: rc %d %r" % (r.returncode, r.stderr))
+        # a flipped byte in the middle: what came before, one error line, rc 1
+        bad = bytearray(data)
+        bad[len(data) // 2] ^= 0xff
+        open(cut, "wb").write(bytes(bad))
+        r = replay(cut, "--json")
+        check(r.returncode == 1, "a corrupt file: rc %d" % r.returncode)
+        errs = [l for l in r.stderr.splitlines() if l.strip()]
+        check(len(errs) == 1 and re.match(r"memtop: .*cut\.mtr: at byte \d+: ", errs[0]),
+              "not one error line at a byte offset: %r" % r.stderr)
+        got = [json.loads(l) for l in r.stdout.splitlines()]
+        check(got == full[:len(got)], "the intervals before the bad frame differ")
+        # not a recording at all; nothing; a directory
+        for name, content in (("junk", os.urandom(4096)), ("empty", b"")):
+            p = os.path.join(d, name)
+            open(p, "wb").write(content)
+            r = replay(p, "-b")
+            check(r.returncode == 1 and r.stdout == "" and
+                  len(r.stderr.splitlines()) == 1 and "not a memtop recording" in r.stderr,
+                  "%s: rc %d, %r" % (name, r.returncode, r.stderr))
+        r = replay(d, "-b")
+        check(r.returncode == 1 and len(r.stderr.splitlines()) == 1, "a directory: %r" % r.stderr)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_record_max_bound():
+    d = tempfile.mkdtemp(prefix="memtop-rec-")
+    try:
+        # 256K: two segments of 128K; the workload fills one in about a second
+        bound = 256 << 10
+        live, rec = record_and_kill(d, 16, ("--record-max", "256K", "--rate", "16K"))
+        older = rec + ".1"
+        check(os.path.exists(older), "no rotation into %s" % older)
+        total = os.path.getsize(rec) + os.path.getsize(older)
+        last = max(len(json.dumps(x)) for x in live)  # an interval's size, roughly
+        check(total <= bound + 4 * last, "the two segments hold %d bytes, bound %d" %
+              (total, bound))
+        r = replay(rec, "--json")
+        check(r.returncode == 0, "replay of a rotated recording: %s" % r.stderr)
+        got = [json.loads(l) for l in r.stdout.splitlines()]
+        check(got and got[-1]["targets"][0]["pid"] == live[-1]["targets"][0]["pid"],
+              "the replay does not end with the run's target")
+        # the data path's own figures are the live run's, interval for interval
+        tail = {round(x["time"], 3): x for x in live}
+        same = [x for x in got if round(x["time"], 3) in tail]
+        check(len(same) >= 3, "the replay shares only %d intervals with the live run" % len(same))
+        for x in same:
+            y = tail[round(x["time"], 3)]
+            check(x["targets"][0]["rss_bytes"] == y["targets"][0]["rss_bytes"] and
+                  x["overhead"] == y["overhead"],
+                  "interval at %s differs from the live run" % x["time"])
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+class Daemon:
+    """A --daemon session in a run directory of its own."""
+
+    def __init__(self, run_dir, pid, extra=()):
+        self.run_dir = run_dir
+        env = dict(os.environ, MEMTOP_RUN_DIR=run_dir)
+        r = subprocess.run([MEMTOP, "--daemon", *LIVE, "-p", str(pid), *extra],
+                           capture_output=True, text=True, timeout=30, env=env)
+        self.rc, self.err = r.returncode, r.stderr
+        g = SESSION.search(r.stderr)
+        self.id = int(g.group(1)) if r.returncode == 0 and g else None
+        self.sock = os.path.join(run_dir, "%s.sock" % self.id)
+
+    def alive(self):
+        try:
+            os.kill(self.id, 0)
+            return True
+        except OSError:
+            return False
+
+    def rec_size(self):
+        return os.path.getsize(os.path.join(self.run_dir, "%d.rec" % self.id))
+
+    def stop(self):
+        if self.id and self.alive():
+            os.kill(self.id, signal.SIGTERM)
+            wait(lambda: not self.alive(), 10, "the session to end")
+
+
+def session_pos(pane):
+    g = HEADER_POS.search(pane.screen())
+    return (int(g.group(1)), int(g.group(2))) if g else None
+
+
+def attach(pane, sid):
+    pane.run("%s attach %d 2>attach.err; echo ATTACH-RC=$?" % (MEMTOP, sid))
+    return pane.wait_for(lambda s: HEADER_POS.search(s), 15, "the session's header")
+
+
+def test_daemon_attach_detach_reattach_two_viewers():
+    run_dir = tempfile.mkdtemp(prefix="memtop-run-")
+    os.chmod(run_dir, 0o700)
+    wl = Workload("scenario_steady_leak", *WL).wait_ready()
+    env = {"TERM": "screen-256color", "LANG": "C.UTF-8", "MEMTOP_RUN_DIR": run_dir}
+    p1 = p2 = None
+    dm = Daemon(run_dir, wl.pid)
+    try:
+        check(dm.id, "--daemon failed (%d): %s" % (dm.rc, dm.err))
+        st = os.lstat(dm.sock)
+        check(st.st_mode & 0o777 == 0o600 and st.st_uid == 0, "socket mode %o uid %d" %
+              (st.st_mode & 0o777, st.st_uid))
+        # listed
+        r = subprocess.run([MEMTOP, "attach"], capture_output=True, text=True, timeout=10,
+                           env=dict(os.environ, MEMTOP_RUN_DIR=run_dir))
+        check(r.returncode == 0 and re.search(r"^ +%d +\S+ \S+ +-p %d$" % (dm.id, wl.pid),
+                                              r.stdout, re.M),
+              "memtop attach does not list the session: %r %r" % (r.stdout, r.stderr))
+        p1 = Pane(120, 30, env, run_dir)
+        attach(p1, dm.id)
+        p1.wait_for(lambda s: "leak_steady" in s, 15, "the leak in the viewer")
+        # it follows the session live
+        at, _ = session_pos(p1)
+        p1.wait_for(lambda s: session_pos(p1) and session_pos(p1)[0] > at + 3, 10,
+                    "the viewer to follow new intervals")
+        # a second viewer at the same time
+        p2 = Pane(100, 30, env, run_dir)
+        attach(p2, dm.id)
+        a2 = session_pos(p2)[0]
+        p2.wait_for(lambda s: session_pos(p2) and session_pos(p2)[0] > a2 + 2, 10,
+                    "the second viewer to follow")
+        check(session_pos(p1)[0] > at + 3, "the first viewer stopped")
+        # back in time in one viewer: the other goes on
+        p1.keys("{")
+        p1.wait_for(lambda s: session_pos(p1) and session_pos(p1)[0] < session_pos(p1)[1] - 5,
+                    5, "the viewer to go back 10 intervals")
+        # detach with d: the viewer ends, the session counts on
+        p1.keys("d")
+        p1.wait_for(lambda s: "ATTACH-RC=0" in s, 10, "the viewer to detach")
+        size = dm.rec_size()
+        wait(lambda: dm.rec_size() > size, 5, "the session to keep recording after a detach")
+        check(dm.alive(), "the session ended with its viewer")
+        # reattach: later intervals than before
+        before = session_pos(p2)[1]
+        attach(p1, dm.id)
+        check(session_pos(p1)[1] >= before, "the reattached viewer starts in the past")
+        # SIGHUP of a viewer (its terminal goes away): the session runs on
+        p1.kill()
+        p1 = None
+        os.kill(dm.id, signal.SIGHUP)  # and of the session itself
+        size = dm.rec_size()
+        wait(lambda: dm.rec_size() > size, 5, "the session to keep recording after SIGHUPs")
+        check(dm.alive(), "the session did not survive SIGHUP")
+        a2 = session_pos(p2)[0]
+        p2.wait_for(lambda s: session_pos(p2) and session_pos(p2)[0] > a2 + 2, 10,
+                    "the other viewer to go on after the first one hung up")
+        # the session ends: its socket goes, the viewer says so and stays
+        dm.stop()
+        check(not os.path.exists(dm.sock), "the socket outlived the session")
+        p2.wait_for(lambda s: "session closed the connection" in s and "ENDED" in s, 10,
+                    "the viewer to say the session ended")
+        p2.keys("q")
+        p2.wait_for(lambda s: "ATTACH-RC=0" in s, 10, "the viewer to quit")
+    finally:
+        for p in (p1, p2):
+            if p:
+                p.kill()
+        dm.stop()
+        wl.release()
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def as_nobody(*argv, env=None):
+    return subprocess.run(list(NOBODY) + list(argv), capture_output=True, text=True, timeout=20,
+                          env=env)
+
+
+def test_session_socket_against_unprivileged_user():
+    lab = tempfile.mkdtemp(prefix="memtop-run-")
+    os.chmod(lab, 0o755)
+    run_dir = os.path.join(lab, "run")
+    wl = Workload("scenario_steady_leak", *WL).wait_ready()
+    dm = None
+    try:
+        # a run directory nobody owns, or reached through nobody's symlink: refused
+        theirs = os.path.join(lab, "theirs")
+        os.mkdir(theirs, 0o700)
+        os.chown(theirs, 65534, 65534)
+        link = os.path.join(lab, "link")
+        os.symlink(theirs, link)
+        for d, why in ((theirs, r"owned by uid 65534"), (link, r"symbolic link")):
+            bad = Daemon(d, wl.pid)
+            errs = [l for l in bad.err.splitlines() if l.strip() and "attached to" not in l]
+            check(bad.rc == 1 and bad.id is None and len(errs) == 1 and re.search(why, errs[0]),
+                  "--daemon with run dir %s: rc %d, %r" % (d, bad.rc, bad.err))
+            check(os.listdir(theirs) == [], "something was created in %s" % theirs)
+        # the real session: nobody cannot connect, list or attach
+        os.mkdir(run_dir, 0o700)
+        dm = Daemon(run_dir, wl.pid)
+        check(dm.id, "--daemon failed: %s" % dm.err)
+        code = ("import socket,sys\ns=socket.socket(socket.AF_UNIX)\n"
+                "try:\n s.connect(sys.argv[1]); print('CONNECTED', s.recv(8))\n"
+                "except OSError as e: print('REFUSED', e.errno)\n")
+        r = as_nobody("python3", "-c", code, dm.sock)
+        check(r.stdout.startswith("REFUSED 13"), "nobody reached the socket: %r %r" %
+              (r.stdout, r.stderr))
+        r = as_nobody(MEMTOP, "attach", str(dm.id), env=dict(os.environ, MEMTOP_RUN_DIR=run_dir))
+        check(r.returncode == 1 and len(r.stderr.splitlines()) == 1 and
+              "ermission denied" in r.stderr, "nobody's attach: rc %d %r" % (r.returncode,
+                                                                           r.stderr))
+        # a planted symlink named like a session is not followed by attach
+        fake = os.path.join(lab, "1.sock")
+        os.symlink(dm.sock, fake)
+        r = subprocess.run([MEMTOP, "attach", fake], capture_output=True, text=True, timeout=10)
+        check(r.returncode == 1 and "not a socket" in r.stderr, "attach followed a symlink: %r" %
+              r.stderr)
+        check(dm.alive(), "the session did not survive the attempts")
+    finally:
+        if dm:
+            dm.stop()
+        wl.release()
+        shutil.rmtree(lab, ignore_errors=True)
+
+
+def test_stalled_viewer_never_stalls_the_session():
+    run_dir = tempfile.mkdtemp(prefix="memtop-run-")
+    os.chmod(run_dir, 0o700)
+    wl = Workload("scenario_steady_leak", *WL).wait_ready()
+    dm = Daemon(run_dir, wl.pid, ("--record-max", "256K", "--rate", "16K"))
+    stalled = None
+    try:
+        check(dm.id, "--daemon failed: %s" % dm.err)
+        stalled = socket.socket(socket.AF_UNIX)
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stalled.connect(dm.sock)
+        rec = os.path.join(run_dir, "%d.rec" % dm.id)
+        # the session rotates three times while the viewer reads nothing:
+        # it holds at most 64K here and 64K (twice that, accounted) in the
+        # kernel, less than the two segments of 128K it would need
+        rotations, last = 0, 0
+        deadline = time.monotonic() + 30
+        while rotations < 3:
+            check(time.monotonic() < deadline, "only %d rotations in 30 s" % rotations)
+            now = os.path.getsize(rec)
+            rotations += now < last  # FILE became FILE.1: a new, smaller FILE
+            last = now
+            time.sleep(0.05)
+        check(dm.alive(), "the session died with a stalled viewer")
+        # the viewer was dropped: what it is sent ends
+        stalled.settimeout(10)
+        got = 0
+        while True:
+            b = stalled.recv(1 << 16)
+            if not b:
+                break
+            got += len(b)
+        check(got > 0, "the stalled viewer got nothing at all")
+        # the session still serves others
+        r = subprocess.run([MEMTOP, "attach"], capture_output=True, text=True, timeout=10,
+                           env=dict(os.environ, MEMTOP_RUN_DIR=run_dir))
+        check(re.search(r"^ +%d +" % dm.id, r.stdout, re.M), "the session is not listed: %r" %
+              r.stdout)
+    finally:
+        if stalled:
+            stalled.close()
+        dm.stop()
+        wl.release()
+        shutil.rmtree(run_dir, ignore_errors=True)
