@@ -11,7 +11,8 @@ first seconds and then plateaus, and churn (main.churn).
 With plain `memtop -b --json -p PID` defaults the leak must rank first by
 leak score (>= 70) and the cache score <= 30 within 45 s, for the static
 and the cgo binary; -- CMD watches a static, stripped Go binary with names
-from its Go symbol table; every Go version memtop knows is watched; a
+from its Go symbol table; --cgroup watches the Go processes in the
+cgroup and one started in it later; every Go version memtop knows is watched; a
 process whose MemProfileRate is 0 is said to give no samples; a version
 memtop does not know is refused in one line."""
 
@@ -22,6 +23,7 @@ import time
 
 from memtop_test import (WORKLOADS, Memtop, Proc, assert_nothing_left, assert_one_error_line,
                          bpf_snapshot, check, fail, parse_truth)
+from test_cgroup import Cgroup, wait_ready
 
 LEAK = "main.leakInner"
 CACHE = "main.cacheFill"
@@ -108,6 +110,7 @@ def watch_until_verdict(pairs):
             held[key] = held[key] + 1 if why is None else 0
             if held[key] >= HOLD_RECORDS:
                 check_inuse(rec, w)
+                check_leak_stack(rec, w.name)
                 del pending[key]
             else:
                 pending[key] = (w, m, why or "held %d records" % held[key])
@@ -146,6 +149,22 @@ def test_leak_ranks_first_static_and_cgo():
         w.kill()
 
 
+def check_leak_stack(rec, what):
+    """The leak's stack: leakInner called by leakMiddle called by leakOuter
+    (frame pointers, with the runtime's frames below as allocator
+    machinery)."""
+    for s in rec["sites"]:
+        if s.get("source") == "heap" and s["function"] == LEAK:
+            names = [f.get("function") for f in s.get("stack", [])]
+            i = names.index(LEAK) if LEAK in names else -1
+            check(i >= 0 and names[i + 1:i + 3] == ["main.leakMiddle", "main.leakOuter"],
+                  "%s: the leak's stack is %s" % (what, names[:12]))
+            check(any(n and n.startswith("runtime.") for n in names[:i]),
+                  "%s: no runtime frames below the site: %s" % (what, names[:12]))
+            return
+    fail("%s: no heap site %s" % (what, LEAK))
+
+
 def first_sample_record(m, what, timeout=20):
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
@@ -167,7 +186,37 @@ def test_command_static_stripped():
     leak = funcs[LEAK]
     check(leak.get("file", "").endswith("mt_go.go") and leak.get("line", 0) > 0,
           "%s named without its file:line from .gopclntab: %s" % (LEAK, leak))
+    check_leak_stack(rec, "-- mt_go_stripped")
     m.kill()
+
+
+def test_cgroup():
+    """--cgroup: a Go process already in the cgroup and one that starts in
+    it later are both watched through the Go runtime."""
+    cg = Cgroup("memtop-go")
+    try:
+        first = cg.spawn(os.path.join(WORKLOADS, "mt_go"), "-duration", "30")
+        wait_ready(first)
+        m = Memtop("-b", "--json", "--cgroup", cg.path)
+        m.first_record()
+        later = cg.spawn(os.path.join(WORKLOADS, "mt_go_cgo"), "-duration", "30")
+        wait_ready(later)
+        t0, seen = time.monotonic(), {}
+        while len(seen) < 2 and time.monotonic() - t0 < 20:
+            rec = m.record(5)
+            check(rec is not None, "memtop exited: %s" % m.err.text()[-400:])
+            for t in rec["targets"]:
+                if t["allocator"] == "go" and t["samples"] > 0:
+                    seen[t["pid"]] = t
+        check(set(seen) >= {first.pid, later.pid},
+              "--cgroup: Go targets with samples %s, expected pids %d and %d: %s" %
+              (sorted(seen), first.pid, later.pid,
+               [(t["pid"], t["allocator"], t["samples"]) for t in rec["targets"]]))
+        m.kill()
+        first.kill()
+        later.kill()
+    finally:
+        cg.remove()
 
 
 def test_go_versions():
