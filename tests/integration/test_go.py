@@ -242,7 +242,8 @@ def test_go_versions():
 
 def test_mem_profile_rate_zero():
     """A process with runtime.MemProfileRate = 0 samples nothing: said in the
-    JSON and in -b, not shown as an empty table."""
+    JSON, in -b and in the live view's header, not shown as an empty
+    table."""
     w = GoWorkload("mt_go", "-rate0").wait_ready()
     check(w.ready_line.endswith(" 0"), "READY line: %s" % w.ready_line)
     m = Memtop("-b", "--json", "-n", "2", "-p", w.pid)
@@ -255,6 +256,20 @@ def test_mem_profile_rate_zero():
     rc = b.wait(15)
     check(rc == 0 and "MemProfileRate is 0" in b.out.text(), "-b: rc %s, %s" %
           (rc, b.out.text()[-400:]))
+    # and the live view's header (a tmux pane, as test_tui.py drives it)
+    from test_tui import MEMTOP_ARGS, Pane  # noqa: E402 (the TUI test's harness)
+    from memtop_test import MEMTOP
+    d = tempfile.mkdtemp(prefix="memtop-go-tui-")
+    p = Pane(120, 30, {"TERM": "screen-256color", "LANG": "C.UTF-8"}, d)
+    try:
+        p.run("%s %s -p %d 2>memtop.err; echo MEMTOP-RC=$?" % (MEMTOP, " ".join(MEMTOP_ARGS), w.pid))
+        p.wait_for(lambda scr: "Go MemProfileRate is 0" in scr or "GO RATE 0" in scr, 15,
+                   "the header's warning that MemProfileRate is 0")
+        p.keys("q")
+        p.wait_for(lambda scr: "MEMTOP-RC=0" in scr, 10, "memtop to quit cleanly")
+    finally:
+        p.kill()
+        shutil.rmtree(d, ignore_errors=True)
     w.kill()
 
 

@@ -49,6 +49,16 @@ static void header_unseen(struct tui *t, struct tui_header *h, size_t n)
 		if (tg->alive && (unseen_growth(tg) || (!pick && tg->runtime[0])))
 			pick = tg;
 	}
+	h->go_pid = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct mt_target *tg = model_target_at(t->model, i);
+
+		/* one with MemProfileRate 0 first: it is the one to warn about */
+		if (tg->alive && tg->go_version[0] && (!h->go_pid || !tg->go_rate)) {
+			h->go_pid = tg->pid;
+			h->go_rate = tg->go_rate;
+		}
+	}
 	h->unseen_pid = pick ? pick->pid : 0;
 	h->unseen_growth = pick && unseen_growth(pick);
 	h->unseen_explains = pick ? pick->stats.heap_explains : -1;
@@ -141,7 +151,7 @@ void header_refresh(struct tui *t)
 
 /* ---- warnings ------------------------------------------------------------ */
 
-#define WARN_MAX 6
+#define WARN_MAX 8 /* every warning below at once */
 
 struct warning {
 	char text[96];	/* long form */
@@ -191,6 +201,19 @@ static int warnings_collect(const struct tui *t, struct warning *w)
 		snprintf(w[n].text, sizeof(w[n].text), "PID %d runs %s: its own heap is not seen",
 			 (int)h->unseen_pid, h->unseen_runtime);
 		snprintf(w[n].brief, sizeof(w[n].brief), "%.16s HEAP", h->unseen_runtime);
+		n++;
+	}
+	if (h->go_pid && !h->go_rate) {
+		snprintf(w[n].text, sizeof(w[n].text),
+			 "PID %d: Go MemProfileRate is 0: the runtime samples nothing, no samples will come",
+			 (int)h->go_pid);
+		snprintf(w[n].brief, sizeof(w[n].brief), "GO RATE 0");
+		n++;
+	} else if (h->go_pid) {
+		snprintf(w[n].text, sizeof(w[n].text),
+			 "PID %d: Go heap as its runtime samples it; frees show once the GC sweeps them",
+			 (int)h->go_pid);
+		snprintf(w[n].brief, sizeof(w[n].brief), "GO GC FREES");
 		n++;
 	}
 	if (h->untracked) {

@@ -206,6 +206,10 @@ struct tui_header {
 	bool unseen_growth;
 	double unseen_explains;
 	char unseen_runtime[16];
+	/* The first live Go target (watched through its runtime, docs/go.md):
+	 * go_pid 0: none; go_rate its MemProfileRate (0: no samples come). */
+	pid_t go_pid;
+	__s64 go_rate;
 	struct mt_cgroup_status cgroup;
 	double spark[TUI_SPARK_MAX];
 	int nspark;
