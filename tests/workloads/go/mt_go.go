@@ -10,7 +10,8 @@
 //   - churn (main.churn): short-lived 8 KiB buffers, dropped at once.
 //
 // -rate0 sets runtime.MemProfileRate to 0 first (the runtime then samples
-// nothing). -mode=server is the bench's server-like loop (no leak, no
+// nothing), -profrate N to N (the bench's cost per sample: 4096 samples
+// nearly every request). -mode=server is the bench's server-like loop (no leak, no
 // cache: requests that build and drop buffers, flat out or paced to
 // -rate requests/s), which prints
 // "win <requests/s> <CPU ns per request>" once a second until killed
@@ -119,9 +120,13 @@ func main() {
 	cacheMax := flag.Int("cache", 16<<20, "cache size in bytes")
 	churnRate := flag.Int("churn", 16<<20, "churned bytes per second")
 	reqRate := flag.Int("rate", 0, "server mode: requests per second (0: flat out)")
+	profRate := flag.Int("profrate", -1, "set runtime.MemProfileRate (-1: leave it)")
 	flag.Parse()
 	if *rate0 {
 		runtime.MemProfileRate = 0
+	}
+	if *profRate >= 0 {
+		runtime.MemProfileRate = *profRate
 	}
 	// a real reference to runtime.MemProfile: without one the linker
 	// turns memory profiling off (MemProfileRate 0), as in a program that
