@@ -1,27 +1,39 @@
 #!/usr/bin/env python3
-"""tests/bench/go.py - what memtop costs a Go service (issue 14, item 3):
-two copies of one long-running, allocation-heavy, server-like Go loop
-(tests/workloads/go/mt_go.go -mode=server: requests that build and drop
-buffers, paced to RATE requests/s, about 4.3 KB of allocations each, so
-0.43 GB/s and some 850 runtime samples/s at the default) run side by side
-under the same machine load; in each round both run bare for WINDOWS
-one-second windows, then one of them (A, then B, alternating) is watched
-by `memtop -b -p PID` with plain defaults (memtop probes only the Go
-runtime's own sampled path, docs/go.md) for WINDOWS more. Not a test: it
-prints numbers (part of make bench through tests/bench/run).
+"""tests/bench/go.py - what memtop costs a Go service (issue 14, item 3),
+measured two ways in one run (make bench runs it through tests/bench/run).
+Not a test: it prints numbers.
 
     tests/bench/go.py [--quick]
 
-The figure is the CPU time per request of the whole process (its GC
-threads and the traps are charged to it): per window the watched copy's
-over the other's, divided by the same ratio in the bare windows of that
-round, so load from elsewhere on the machine cancels; the median over
-rounds is printed with the requests/s ratio measured the same way and
-the slowdown memtop itself reported. The loops are paced so that their
-cost shows as CPU time, not as a share of a busy machine. Knobs: ROUNDS=6
-WINDOWS=5 RATE=100000 (0: flat out) GO_BIN=build/workloads/mt_go.
+1. The service. Two copies of one long-running, allocation-heavy,
+   server-like Go loop (tests/workloads/go/mt_go.go -mode=server: requests
+   that build and drop buffers, about 4.3 KB of allocations each, paced to
+   RATE requests/s: 0.43 GB/s and some 850 runtime samples/s each at the
+   default) run side by side under the same machine load. In each round
+   both run bare for WINDOWS one-second windows, then one of them (A,
+   then B) is watched by `memtop -b -p PID` with plain defaults (memtop
+   probes only the Go runtime's own sampled path, docs/go.md) for WINDOWS
+   more. The figure is the CPU time per request of the whole process (GC
+   threads and traps included): per window the watched copy's over the
+   other's, divided by the same ratio in that round's bare windows, so
+   the load of the rest of the machine cancels, mostly: the same run on
+   two copies with MemProfileRate 0 (memtop attached, nothing sampled:
+   nothing to cost) is printed beside it as the control, whose spread is
+   the noise of the measure on this machine.
+
+2. The cost of one sample, where it is large enough to measure exactly:
+   one loop with runtime.MemProfileRate = 4096 (about one sample per
+   request), paced to 20,000 requests/s, bare and watched windows
+   alternating: (CPU per request watched - bare) / samples per request,
+   the samples counted by memtop. With it, the service's overhead at the
+   default rate follows from its own sample rate and CPU time:
+   samples/s x cost / CPU s per s, printed as "expected", beside memtop's
+   own report of the target's slowdown.
+
+Knobs: ROUNDS=6 WINDOWS=5 RATE=100000 GO_BIN=build/workloads/mt_go.
 """
 
+import json
 import os
 import queue
 import re
@@ -30,6 +42,7 @@ import statistics
 import subprocess
 import sys
 import threading
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(ROOT, "build")
@@ -43,10 +56,10 @@ RATE = int(os.environ.get("RATE", "100000"))
 class Server:
     """One mt_go -mode=server; its "win" lines are read on a thread."""
 
-    def __init__(self, name):
+    def __init__(self, name, rate=None, *extra):
         self.name = name
-        self.proc = subprocess.Popen([GO_BIN, "-mode=server", "-rate", str(RATE)],
-                                     stdout=subprocess.PIPE)
+        self.proc = subprocess.Popen([GO_BIN, "-mode=server", "-rate", str(rate or RATE)] +
+                                     list(extra), stdout=subprocess.PIPE)
         ready = self.proc.stdout.readline().decode().split()
         if ready[:1] != ["READY"]:
             raise SystemExit("mt_go: %s" % ready)
@@ -64,6 +77,7 @@ class Server:
         w = self.lines.get(timeout=30)
         if w is None:
             raise SystemExit("mt_go %s ended" % self.name)
+        self.last = w
         return w
 
     def skip(self):
@@ -86,43 +100,105 @@ def phase(a, b, n):
     return statistics.median(tput), statistics.median(cpu)
 
 
+def watch(pid):
+    """memtop -b --json -p pid with plain defaults, once its probes are on."""
+    m = subprocess.Popen([os.path.join(BUILD, "memtop"), "-b", "--json", "-d", "1", "-p",
+                          str(pid)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    line = m.stderr.readline().decode()
+    if "Go runtime" not in line:
+        raise SystemExit("memtop: %s" % line.strip())
+    return m
+
+
+def stop(m):
+    """Stop memtop; its JSON records."""
+    m.send_signal(signal.SIGINT)
+    out = m.communicate(timeout=60)[0].decode()
+    return [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+
+
+def per_sample_cost():
+    """ns of the target's CPU per sample, and the samples/s it measured at."""
+    srv = Server("S", 20000, "-profrate", "4096")
+    costs = []
+    try:
+        for _ in range(max(2, ROUNDS // 2)):
+            srv.skip()
+            srv.window()
+            bare = statistics.median(srv.window()[1] for _ in range(WINDOWS))
+            m = watch(srv.proc.pid)
+            srv.skip()
+            srv.window()
+            t0 = time.monotonic()
+            on = [srv.window() for _ in range(WINDOWS)]
+            recs = stop(m)
+            span = time.monotonic() - t0
+            samples = recs[-1]["targets"][0]["samples"] if recs else 0
+            requests = sum(w[0] for w in on) * span / len(on)
+            per_req = samples / requests if requests else 0
+            cpu = statistics.median(w[1] for w in on)
+            if per_req > 0:
+                costs.append((cpu - bare) / per_req)
+                print("per sample: bare %.0f ns/request, watched %.0f, %.2f samples/request: "
+                      "%.0f ns per sample" % (bare, cpu, per_req, costs[-1]), flush=True)
+    finally:
+        srv.proc.kill()
+        srv.proc.wait(timeout=30)
+    return statistics.median(costs) if costs else float("nan")
+
+
+def side_by_side(label, *extra):
+    """Part 1 on two servers started with extra arguments: per-round CPU
+    ratios, memtop's reported slowdowns, samples/s and CPU s/s of the
+    watched copy."""
+    servers = [Server("A", None, *extra), Server("B", None, *extra)]
+    cpu_ratios, reported, rates, cpus = [], [], [], []
+    try:
+        for r in range(1, ROUNDS + 1):
+            watched, other = servers[(r - 1) % 2], servers[r % 2]
+            bare = phase(other, watched, WINDOWS)
+            m = watch(watched.proc.pid)
+            t0 = time.monotonic()
+            on = phase(other, watched, WINDOWS)
+            recs = stop(m)
+            span = time.monotonic() - t0
+            reported += [r["targets"][0]["slowdown_pct"] for r in recs[1:]]
+            if recs:
+                rates.append(recs[-1]["targets"][0]["samples"] / span)
+                cpus.append(watched.last[1] * watched.last[0] / 1e9)
+            cpu_ratios.append(on[1] / bare[1])
+            print("%s round %d: %s watched: CPU per request x%.4f (against %s, relative to "
+                  "the bare windows)" % (label, r, watched.name, cpu_ratios[-1], other.name),
+                  flush=True)
+    finally:
+        for s in servers:
+            s.proc.kill()
+            s.proc.wait(timeout=30)
+    return cpu_ratios, reported, rates, cpus, servers[0].version
+
+
 def main():
     if os.geteuid() != 0:
         raise SystemExit("needs root")
     subprocess.run(["make", "--no-print-directory", "-C", ROOT, "build/memtop",
                     os.path.relpath(GO_BIN, ROOT)], check=True, stdout=subprocess.DEVNULL)
-    servers = [Server("A"), Server("B")]
-    cpu_ratios, tput_ratios, reported = [], [], []
-    try:
-        for r in range(1, ROUNDS + 1):
-            watched, other = servers[(r - 1) % 2], servers[r % 2]
-            bare = phase(other, watched, WINDOWS)
-            m = subprocess.Popen([os.path.join(BUILD, "memtop"), "-b", "-d", "1", "-p",
-                                  str(watched.proc.pid)], stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE)
-            line = m.stderr.readline().decode()
-            if "Go runtime" not in line:
-                raise SystemExit("memtop: %s" % line.strip())
-            on = phase(other, watched, WINDOWS)
-            m.send_signal(signal.SIGINT)
-            out = m.communicate(timeout=60)[0].decode()
-            reported += [float(x) for x in re.findall(r"target slowdown ([0-9.]+)%", out)][1:]
-            cpu_ratios.append(on[1] / bare[1])
-            tput_ratios.append(on[0] / bare[0])
-            print("round %d: %s watched: CPU per request x%.4f, requests/s x%.4f "
-                  "(against %s, relative to the bare windows)" %
-                  (r, watched.name, cpu_ratios[-1], tput_ratios[-1], other.name), flush=True)
-    finally:
-        for s in servers:
-            s.proc.kill()
-            s.proc.wait(timeout=30)
-    print("go: %s, %d rounds x %d windows, two servers side by side, memtop -p with plain "
-          "defaults (Go runtime probes)" % (servers[0].version, ROUNDS, WINDOWS))
-    print("  CPU per request watched/bare %.4f (median; rounds %.4f..%.4f)" %
-          (statistics.median(cpu_ratios), min(cpu_ratios), max(cpu_ratios)))
-    print("  requests/s watched/bare %.4f (median)" % statistics.median(tput_ratios))
-    print("  memtop's reported slowdown of the target: median %.2f%%" %
-          (statistics.median(reported) if reported else float("nan")))
+    cost_ns = per_sample_cost()
+    ratios, reported, rates, cpus, version = side_by_side("service")
+    control, _, _, _, _ = side_by_side("control", "-profrate", "0")
+    rate, cpu = statistics.median(rates), statistics.median(cpus)
+    print("go: %s, %d rounds x %d windows, memtop -p with plain defaults (Go runtime probes)" %
+          (version, ROUNDS, WINDOWS))
+    print("  one sample costs the target %.0f ns (measured on a MemProfileRate 4096 loop)" %
+          cost_ns)
+    print("  the service: %.0f samples/s on %.0f ms of CPU per s: expected overhead %.2f%%; "
+          "memtop reported %.2f%% (median)" %
+          (rate, cpu * 1e3, 100 * rate * cost_ns / 1e9 / cpu,
+           statistics.median(reported) if reported else float("nan")))
+    print("  side by side, CPU per request watched/bare: service %.4f (rounds %.4f..%.4f), "
+          "control without samples (MemProfileRate 0) %.4f (rounds %.4f..%.4f): the spread "
+          "of the control is this machine's noise" %
+          (statistics.median(ratios), min(ratios), max(ratios), statistics.median(control),
+           min(control), max(control)))
 
 
 if __name__ == "__main__":

@@ -232,6 +232,41 @@ static void test_hostile_table(void **state)
 	elf_file_close(ef);
 }
 
+/* The fuzzer's synthetic seeds (tests/fuzz/make-seeds) are real tables:
+ * both layouts name their functions and lines. */
+static void test_synthetic_seeds(void **state)
+{
+	static const char *const seeds[] = { "tests/fuzz/gopclntab/seed-go120",
+					     "tests/fuzz/gopclntab/seed-go118" };
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		__u8 buf[4096];
+		FILE *f = fopen(seeds[i], "rb");
+		struct go_pclntab t;
+		struct go_pc_info pi;
+		__u64 entry, end;
+		size_t n;
+
+		assert_non_null(f);
+		n = fread(buf, 1, sizeof(buf), f);
+		fclose(f);
+		assert_int_equal(go_pclntab_init(&t, buf, n, 0), 0);
+		assert_int_equal(t.nfunc, 4);
+		assert_int_equal(go_pclntab_find(&t, "main.leak", &entry, &end), 0);
+		assert_int_equal(entry, 0x401000 + 16);
+		assert_int_equal(end, 0x401000 + 80);
+		assert_int_equal(go_pclntab_lookup(&t, entry + 40, &pi), 0);
+		assert_string_equal(pi.function, "main.leak");
+		assert_string_equal(pi.file, "/src/main.go");
+		assert_int_equal(pi.line, 11); /* line 10 for the first half, then 11 */
+		assert_int_equal(go_pclntab_lookup(&t, entry, &pi), 0);
+		assert_int_equal(pi.line, 10);
+		assert_int_equal(go_pclntab_lookup(&t, 0x401000 + 200, &pi), 0);
+		assert_string_equal(pi.function, "net/http.(*conn).serve");
+		assert_int_equal(go_pclntab_lookup(&t, 0x401000 + 256 + 1000, &pi), -ENOENT);
+	}
+}
+
 static void test_buildinfo(void **state)
 {
 	__u8 sec[64] = "\xff Go buildinf:";
@@ -319,6 +354,7 @@ int main(void)
 		cmocka_unit_test(test_file_line),
 		cmocka_unit_test(test_stripped),
 		cmocka_unit_test(test_hostile_table),
+		cmocka_unit_test(test_synthetic_seeds),
 		cmocka_unit_test(test_buildinfo),
 		cmocka_unit_test(test_signature),
 		cmocka_unit_test(test_probe_point),
