@@ -17,6 +17,7 @@
 #include "stacks/go_pclntab.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #define MAGIC_118 0xfffffff0u /* Go 1.18, 1.19 */
@@ -64,8 +65,12 @@ int go_pclntab_init(struct go_pclntab *t, const __u8 *data, size_t len, __u64 te
 		return -EINVAL;
 	if (magic != MAGIC_118 && magic != MAGIC_120)
 		return -ENOTSUP;
-	if (len < HDR_SIZE || data[4] || data[5] || data[7] != 8 || !data[6])
-		return data[7] != 8 ? -ENOTSUP : -EINVAL;
+	if (len < HDR_SIZE)
+		return -EINVAL;
+	if (data[7] != 8)
+		return -ENOTSUP; /* not 64-bit */
+	if (data[4] || data[5] || !data[6])
+		return -EINVAL;
 	t->quantum = data[6];
 	t->ptrsize = data[7];
 	for (int i = 0; i < 8; i++)
@@ -83,6 +88,19 @@ int go_pclntab_init(struct go_pclntab *t, const __u8 *data, size_t len, __u64 te
 	    t->pctab_off >= len || t->filetab_off >= len || t->cu_off > len)
 		return -EINVAL;
 	t->nfunc = (__u32)nfunc;
+	/* the lookups search it: entries must not go down (the linker's are
+	 * sorted; a table that is not is corrupt) */
+	for (__u32 i = 0, prev = 0; i <= t->nfunc; i++) {
+		__u64 e = 0;
+
+		rd(t, t->functab_off + 8 * (__u64)i, 4, &e);
+		if (e < prev)
+			return -EINVAL;
+		prev = (__u32)e;
+	}
+	/* and every address they give must exist */
+	if (t->text_start > UINT64_MAX - 0xffffffffull)
+		return -EINVAL;
 	return 0;
 }
 
@@ -126,7 +144,7 @@ static int varint(const struct go_pclntab *t, __u64 *off, __u32 *v)
 static int pcvalue(const struct go_pclntab *t, __u32 tab, __u64 entry, __u64 pc, __s32 *val)
 {
 	__u64 off = t->pctab_off + tab, at = entry;
-	__s32 v = -1;
+	__s64 v = -1; /* 64-bit: a corrupt table's deltas can sum past int32 */
 
 	for (int first = 1;; first = 0) {
 		__u32 uv, pcd;
@@ -135,12 +153,12 @@ static int pcvalue(const struct go_pclntab *t, __u32 tab, __u64 entry, __u64 pc,
 			return -EINVAL;
 		if (!uv && !first)
 			break;
-		v += (__s32)(-(uv & 1) ^ (uv >> 1));
-		if (varint(t, &off, &pcd))
+		v += (uv & 1) ? -(__s64)(uv >> 1) - 1 : (__s64)(uv >> 1);
+		if (v < INT32_MIN || v > INT32_MAX || varint(t, &off, &pcd))
 			return -EINVAL;
 		at += (__u64)pcd * t->quantum;
 		if (pc < at) {
-			*val = v;
+			*val = (__s32)v;
 			return 0;
 		}
 	}
