@@ -389,3 +389,79 @@ def test_stalled_viewer_never_stalls_the_session():
         dm.stop()
         wl.release()
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+REPLAY_POS = re.compile(r"(PAUSED )?REPLAY (\d+)/(\d+)")
+
+
+def test_replay_tui_moves_through_time():
+    d = tempfile.mkdtemp(prefix="memtop-rec-")
+    pane = None
+    try:
+        live, rec = record_and_kill(d, 14)
+        pane = Pane(120, 30, {"TERM": "screen-256color", "LANG": "C.UTF-8"}, d)
+        # -d 0.2: plays a little faster than it was recorded
+        pane.run("%s --replay %s -d 0.2 2>replay.err; echo REPLAY-RC=$?" % (MEMTOP, rec))
+
+        def pos():
+            g = REPLAY_POS.search(pane.screen())
+            return (bool(g.group(1)), int(g.group(2)), int(g.group(3))) if g else None
+
+        pane.wait_for(lambda s: pos() and pos()[1] >= 3, 10, "the replay to play")
+        pane.keys("Space")
+        paused = pane.wait_for(lambda s: pos() and pos()[0], 5, "PAUSED")
+        at = pos()[1]
+        time.sleep(0.6)  # three intervals' worth of playing time: it must not move
+        check(pos()[1] == at, "a paused replay moved from %d to %d" % (at, pos()[1]))
+        pane.keys("[")
+        pane.wait_for(lambda s: pos()[1] == at - 1, 5, "[ to go back one interval")
+        pane.keys("]", "]")
+        pane.wait_for(lambda s: pos()[1] == at + 1, 5, "] ] to go forward two")
+        pane.keys("{")
+        pane.wait_for(lambda s: pos()[1] == max(1, at - 9), 5, "{ to go back ten")
+        pane.keys("}", "}")
+        end = pos()[2]
+        pane.wait_for(lambda s: pos()[1] == end, 5, "} } to reach the last interval")
+        check("leak_steady" in pane.screen(), "the leak is not shown:\n%s" % pane.screen())
+        pane.keys("q")
+        pane.wait_for(lambda s: "REPLAY-RC=0" in s, 10, "the replay to quit")
+    finally:
+        if pane:
+            pane.kill()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_record_disk_full():
+    d = tempfile.mkdtemp(prefix="memtop-rec-")
+    disk = os.path.join(d, "small")
+    os.mkdir(disk)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", disk], check=True)
+    wl = None
+    try:
+        wl = Workload("scenario_steady_leak", *WL).wait_ready()
+        rec = os.path.join(disk, "run.mtr")
+        m = Memtop("-b", "--json", *LIVE, "--rate", "16K", "-p", wl.pid, "--record", rec)
+        stopped = re.compile(r"^memtop: recording to .*run\.mtr stopped: No space left on "
+                             r"device \(it holds every interval before\)$")
+        wait(lambda: any(stopped.match(l) for l in m.err.lines) or m.poll() is not None, 30,
+             "the recording to stop on a full disk")
+        check(m.poll() is None, "memtop ended with the disk: %s" % m.err.text()[-500:])
+        n = len(m.out.lines)
+        wait(lambda: len(m.out.lines) > n + 2, 10, "memtop to go on after the disk filled")
+        check(sum(bool(stopped.match(l)) for l in m.err.lines) == 1, "not said once: %s" %
+              m.err.text()[-800:])
+        m.send(signal.SIGTERM)
+        m.wait(10)
+        live = [json.loads(l) for l in m.out.lines if l.startswith("{")]
+        r = replay(rec, "--json")
+        got = [json.loads(l) for l in r.stdout.splitlines()]
+        # cut back to its last complete frame: a clean end, and the live run's start
+        check(r.returncode == 0 and "ends inside a frame" not in r.stderr,
+              "replay of the full disk's file: rc %d %r" % (r.returncode, r.stderr))
+        check(len(got) >= 2 and got == live[:len(got)],
+              "the %d intervals recorded are not the live run's first ones" % len(got))
+    finally:
+        if wl:
+            wl.release()
+        subprocess.run(["umount", disk])
+        shutil.rmtree(d, ignore_errors=True)

@@ -278,12 +278,15 @@ static int time_move(struct tui *t, enum key_action a)
 		tui_message(t, false, "[ ] { } move through time in a replay (--replay, memtop attach)");
 		return 0;
 	}
-	to = pos->at + (a == KA_TIME_BACK || a == KA_TIME_BACK_MORE ? -step : step);
+	/* several keys before the replay moved: each from where the last left it */
+	to = (t->seeking ? t->ctx->seek : pos->at) +
+	     (a == KA_TIME_BACK || a == KA_TIME_BACK_MORE ? -step : step);
 	if (to < 0)
 		to = 0;
 	if (to > pos->count - 1)
 		to = pos->count - 1;
 	t->ctx->seek = to;
+	t->seeking = true;
 	return MT_FE_SEEK;
 }
 
@@ -566,6 +569,7 @@ static int tui_tick(struct mt_fe_ctx *ctx)
 	if (act & MT_FE_QUIT)
 		return act;
 	t->model = ctx->model; /* a replay that rewound made a new one */
+	t->seeking = false;
 	if (!t->paused || ctx->refresh)
 		refresh_all(t);
 	draw(t);

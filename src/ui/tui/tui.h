@@ -263,6 +263,7 @@ struct tui {
 	struct tui_setup setup;
 	char theme_want[64]; /* the theme asked for (--theme or the settings) */
 	int act;	     /* MT_FE_* bits a view's action asks app.c for */
+	bool seeking;	     /* a replay's seek asked, not shown yet (ctx->seek) */
 };
 
 /* ---- tui.c -------------------------------------------------------------- */
