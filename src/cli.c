@@ -159,7 +159,8 @@ static const struct cli_opt cli_opts[] = {
 
 	{ "rate", OPT_RATE, "BYTES", SEC_SAMPLING,
 	  "mean bytes allocated between two samples, 1 = every allocation, "
-	  "at most 1G (default 512K)" },
+	  "at most 1G (default 512K); a Go program is sampled by its own "
+	  "runtime, at its runtime.MemProfileRate (docs/go.md)" },
 	{ "group", OPT_GROUP, "HOW", SEC_SAMPLING,
 	  "one call site per function, per line (function and file:line) "
 	  "or per stack (default function)" },
