@@ -14,10 +14,14 @@ and the cgo binary; -- CMD watches a static, stripped Go binary with names
 from its Go symbol table; --cgroup watches the Go processes in the
 cgroup and one started in it later; every Go version memtop knows is watched; a
 process whose MemProfileRate is 0 is said to give no samples; a version
-memtop does not know is refused in one line."""
+memtop does not know is refused in one line; a target whose section
+headers lie about its Go symbol table is still watched, named from its
+ELF symbols."""
 
 import os
 import shutil
+import signal
+import struct
 import tempfile
 import time
 
@@ -299,5 +303,72 @@ def test_unknown_version_refused():
         assert_nothing_left(before)
         check(w.poll() is None, "the refused process died")
         w.kill()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def elf_sections(data):
+    """{name: (header offset, sh_offset, sh_size)} of a 64-bit ELF file."""
+    shoff = struct.unpack_from("<Q", data, 0x28)[0]
+    entsize, num, strndx = struct.unpack_from("<HHH", data, 0x3a)
+    heads = [shoff + i * entsize for i in range(num)]
+    str_off = struct.unpack_from("<Q", data, heads[strndx] + 24)[0]
+    out = {}
+    for h in heads:
+        name_off = struct.unpack_from("<I", data, h)[0]
+        name = data[str_off + name_off:data.index(b"\0", str_off + name_off)].decode()
+        off, size = struct.unpack_from("<QQ", data, h + 24)
+        out[name] = (h, off, size)
+    return out
+
+
+def test_hostile_symbol_table():
+    """A Go target (run as nobody, from a directory it owns) whose section
+    headers lie about its .gopclntab, which the runtime itself never reads
+    (it finds its table through its module data). Placed on its code: memtop
+    watches it, names the leak from the ELF symbol table, stops on SIGINT
+    within 2 s with status 0, nothing left attached. Sized far past the end
+    of the file: the file is not a valid ELF file, and memtop refuses it in
+    one line, nothing attached; the target lives on in both."""
+    with open(os.path.join(WORKLOADS, "mt_go"), "rb") as f:
+        data = bytearray(f.read())
+    secs = elf_sections(bytes(data))
+    head = secs[".gopclntab"][0]
+    text_off, text_size = secs[".text"][1], secs[".text"][2]
+    lies = {"huge": (secs[".gopclntab"][1], 1 << 62),
+            "on-code": (text_off, min(text_size, 1 << 20))}
+    tmp = tempfile.mkdtemp(prefix="memtop-go-hostile-")
+    os.chmod(tmp, 0o755)
+    os.chown(tmp, 65534, 65534)
+    try:
+        for what, (off, size) in lies.items():
+            bad = bytearray(data)
+            struct.pack_into("<QQ", bad, head + 24, off, size)
+            path = os.path.join(tmp, "mt_go_" + what)
+            with open(path, "wb") as f:
+                f.write(bad)
+            os.chmod(path, 0o755)
+            os.chown(path, 65534, 65534)
+            w = Proc(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", path,
+                      "-duration", "30"], name="mt_go_" + what)
+            line = w.out.get(15, "mt_go_%s READY" % what)
+            check(line and line.startswith("READY"), "%s did not start: %s" % (what, line))
+            before = bpf_snapshot()
+            m = Memtop("-b", "--json", "-p", w.pid)
+            if what == "huge":
+                assert_one_error_line(m, m.wait(15), "PID %d" % w.pid)
+                assert_nothing_left(before)
+            else:
+                rec, funcs = first_sample_record(m, what)
+                check(target_of(rec, w.pid)["allocator"] == "go", "%s: %s" % (what, rec["targets"]))
+                m.send(signal.SIGINT)
+                t0 = time.monotonic()
+                rc = m.wait(10)
+                check(rc == 0 and time.monotonic() - t0 < 2.0,
+                      "%s: memtop took %.1f s to stop, status %s: %s" %
+                      (what, time.monotonic() - t0, rc, m.err.text()[-300:]))
+                assert_nothing_left(before)
+            check(w.poll() is None, "%s: the target died" % what)
+            w.kill()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
