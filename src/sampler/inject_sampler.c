@@ -16,12 +16,9 @@
  * costs one load and a branch on top of the forwarded call.
  *
  * Blocks carry no header: a sampled address goes into a fixed-size
- * open-addressing table (lock-free: slots change only by compare-and-swap,
- * a removed entry becomes a tombstone that a later insert may reuse,
- * probes are bounded) and a full table drops the sample (counted). So a
- * pointer is always the allocator's own, whoever allocated or frees it.
- * A small counting filter in front of the table answers "not sampled"
- * for almost every free with one load.
+ * lock-free table with a counting filter in front (addr_table.h), and a
+ * full table drops the sample (counted). So a pointer is always the
+ * allocator's own, whoever allocated or frees it.
  *
  * Sampling: a byte countdown per thread slot (64 slots picked by the
  * thread's TCB address, %fs:0, since there is no TLS here), exponential
@@ -40,6 +37,7 @@
 #include <stddef.h>
 
 #include "memtop/sampler_abi.h"
+#include "sampler/addr_table.h"
 #include "sampler/sample_math.h"
 #include "sampler/one_site.h"
 
@@ -51,9 +49,6 @@
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define likely(x) __builtin_expect(!!(x), 1)
 
-#define SLOT_EMPTY 0
-#define SLOT_GONE 1
-#define MAX_PROBE 32
 #define COUNTDOWNS 64
 #define PAGE 4096
 
@@ -166,60 +161,17 @@ static bool sample_take(size_t size)
 	return left > 0;	/* 0: not drawn yet */
 }
 
-/* ==== The table of sampled addresses ==== */
-
-/* One multiply: a free of any pointer computes it while blocks are live. */
-static __u64 table_home(__u64 key)
-{
-	return ((key >> 4) * 0x9E3779B97F4A7C15ULL) >> (64 - 16);	/* 65536 slots */
-}
-
-static unsigned short *filter_of(__u64 key)
-{
-	return &mt_inject_filter[((key >> 4) * 0xC2B2AE3D27D4EB4FULL) >> (64 - 13)];	/* 8192 */
-}
+/* ==== The table of sampled addresses (addr_table.h) ==== */
 
 static bool table_insert(__u64 key)
 {
-	__u64 i = table_home(key);
-	int n;
-
-	for (n = 0; n < MAX_PROBE; n++, i = (i + 1) & (MT_INJECT_TABLE_SLOTS - 1)) {
-		__u64 v = __atomic_load_n(&mt_inject_table[i], __ATOMIC_RELAXED);
-
-		if ((v == SLOT_EMPTY || v == SLOT_GONE) &&
-		    __atomic_compare_exchange_n(&mt_inject_table[i], &v, key, false,
-						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-			__atomic_fetch_add(filter_of(key), 1, __ATOMIC_RELAXED);
-			__atomic_fetch_add(&mt_inject_ctl.live, 1, __ATOMIC_RELAXED);
-			return true;
-		}
-	}
-	__atomic_fetch_add(&mt_inject_ctl.dropped, 1, __ATOMIC_RELAXED);
-	return false;
+	return addr_table_insert(mt_inject_table, mt_inject_filter, &mt_inject_ctl.live,
+				 &mt_inject_ctl.dropped, key);
 }
 
 static bool table_remove(__u64 key)
 {
-	__u64 i = table_home(key);
-	int n;
-
-	if (!__atomic_load_n(filter_of(key), __ATOMIC_RELAXED))
-		return false;
-	for (n = 0; n < MAX_PROBE; n++, i = (i + 1) & (MT_INJECT_TABLE_SLOTS - 1)) {
-		__u64 v = __atomic_load_n(&mt_inject_table[i], __ATOMIC_RELAXED);
-
-		if (v == SLOT_EMPTY)
-			return false;
-		if (v == key && __atomic_compare_exchange_n(&mt_inject_table[i], &v, SLOT_GONE,
-							    false, __ATOMIC_RELAXED,
-							    __ATOMIC_RELAXED)) {
-			__atomic_fetch_sub(filter_of(key), 1, __ATOMIC_RELAXED);
-			__atomic_fetch_sub(&mt_inject_ctl.live, 1, __ATOMIC_RELAXED);
-			return true;
-		}
-	}
-	return false;
+	return addr_table_remove(mt_inject_table, mt_inject_filter, &mt_inject_ctl.live, key);
 }
 
 /* ==== The probes ==== */
@@ -258,7 +210,7 @@ static __attribute__((noinline)) void sample_gone(void *ptr)
  * zero (one load more than the no-tool path). */
 #define FREE_ON(ptr)                                                         \
 	unlikely(otel_memory_free_semaphore &&                               \
-		 __atomic_load_n(filter_of((__u64)(ptr)), __ATOMIC_RELAXED))
+		 addr_table_maybe(mt_inject_filter, (__u64)(ptr)))
 
 /* ==== CPython's object allocator (py_hook.h) ==== */
 

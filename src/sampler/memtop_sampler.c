@@ -30,6 +30,10 @@
  * the pointer is in the set of sampled pointers, sharded hash tables under
  * mutexes held only on sampled calls and kept consistent across fork().
  *
+ * In a CPython process it also wraps the interpreter's object allocator
+ * while a tool is attached (py_hook.h), so the objects pymalloc serves
+ * from its own arenas are sampled too, without headers (addr_table.h).
+ *
  * Nothing here calls dlsym() or allocates through the interposed functions
  * on the allocation paths, so allocation during the loader's or this
  * library's own initialisation is safe. The set's tables come from mmap.
@@ -42,6 +46,7 @@
 #include <sys/sdt.h>
 
 #include "memtop/sampler_abi.h"
+#include "sampler/addr_table.h"
 #include "sampler/next_alloc.h"
 #include "sampler/sample_math.h"
 #include "sampler/one_site.h"
@@ -456,6 +461,75 @@ static void ptrset_unlock_all(void)
 		pthread_mutex_unlock(&shards[i].lock);
 }
 
+/* ==== The probes: one site each ==== */
+
+static ONE_SITE void fire_alloc(void *user, size_t size)
+{
+	__u64 weight = sampler_weight(size);
+
+	STAP_PROBE3(otel_memory, alloc, user, size, weight);
+}
+
+static ONE_SITE void fire_free(void *user)
+{
+	STAP_PROBE1(otel_memory, free, user);
+}
+
+/* ==== CPython's object allocator (py_hook.h) ====
+ *
+ * In a CPython process the interpreter's C API is bound here by the
+ * loader (weak: NULL in any other process), and the objects pymalloc
+ * serves carry no header: their sampled addresses go into an addr_table. */
+
+extern void PyMem_GetAllocator(int domain, void *allocator) __attribute__((weak));
+extern void PyMem_SetAllocator(int domain, void *allocator) __attribute__((weak));
+extern int Py_AddPendingCall(int (*func)(void *), void *arg) __attribute__((weak));
+extern int Py_IsInitialized(void) __attribute__((weak));
+
+static struct {
+	__u64 api[MT_PY_API_COUNT]; /* enum mt_py_api; 0s: not CPython */
+	__u32 state;		    /* enum mt_py_hook_state */
+	__u64 live, dropped;
+	__u64 table[MT_INJECT_TABLE_SLOTS];
+	unsigned short filter[MT_INJECT_FILTER_SLOTS];
+} py;
+
+static void py_bind(void)
+{
+	py.api[MT_PY_GET_ALLOCATOR] = (uintptr_t)PyMem_GetAllocator;
+	py.api[MT_PY_SET_ALLOCATOR] = (uintptr_t)PyMem_SetAllocator;
+	py.api[MT_PY_ADD_PENDING_CALL] = (uintptr_t)Py_AddPendingCall;
+	py.api[MT_PY_IS_INITIALIZED] = (uintptr_t)Py_IsInitialized;
+}
+
+static void py_sample(void *ptr, size_t size)
+{
+	if (ptr && sampler_take(size) &&
+	    addr_table_insert(py.table, py.filter, &py.live, &py.dropped, (uintptr_t)ptr))
+		fire_alloc(ptr, size);
+}
+
+static bool py_forget(void *ptr)
+{
+	if (!__atomic_load_n(&py.live, __ATOMIC_RELAXED) ||
+	    !addr_table_remove(py.table, py.filter, &py.live, (uintptr_t)ptr))
+		return false;
+	if (free_enabled())
+		fire_free(ptr);
+	return true;
+}
+
+/* The allocator is wrapped while a tool is attached, given back when it
+ * goes. */
+#define PY_HOOK_API py.api
+#define PY_HOOK_WANT (otel_memory_alloc_semaphore != 0)
+#define PY_HOOK_STATE py.state
+#define PY_HOOK_ALLOC_ON() alloc_enabled()
+#define py_hook_sample(p, n) py_sample(p, n)
+#define py_hook_forget(p) py_forget(p)
+#define py_hook_thread() ((__u64)(uintptr_t)&tls)
+#include "sampler/py_hook.h"
+
 /* ==== Sampled blocks ==== */
 
 static struct mt_sampler_header *block_header(void *user)
@@ -485,7 +559,7 @@ static size_t block_usable(void *user)
 /* Turn the glibc block base into a sampled block whose user pointer lies
  * off bytes in, register it and fire otel_memory:alloc. NULL (base freed,
  * errno preserved) when the set cannot take it. */
-static ONE_SITE void *block_commit(char *base, size_t off, size_t size)
+static void *block_commit(char *base, size_t off, size_t size)
 {
 	char *user = base + off;
 	struct mt_sampler_header *h = block_header(user);
@@ -499,11 +573,8 @@ static ONE_SITE void *block_commit(char *base, size_t off, size_t size)
 	}
 	h->magic = g.magic;
 	h->offset = off;
-	if (alloc_enabled()) {
-		__u64 weight = sampler_weight(size);
-
-		STAP_PROBE3(otel_memory, alloc, user, size, weight);
-	}
+	if (alloc_enabled())
+		fire_alloc(user, size);
 	return user;
 }
 
@@ -535,12 +606,12 @@ static void *block_new(size_t align, size_t size, bool zero)
 
 /* Take the sampled block at user out of the set and fire otel_memory:free;
  * the memory stays allocated. false if user is not a sampled block. */
-static ONE_SITE bool block_forget(void *user)
+static bool block_forget(void *user)
 {
 	if (block_header(user)->magic != g.magic || !ptrset_lookup(user, true))
 		return false;
 	if (free_enabled())
-		STAP_PROBE1(otel_memory, free, user);
+		fire_free(user);
 	return true;
 }
 
@@ -592,6 +663,8 @@ static NOINLINE void *malloc_slow(size_t size)
 {
 	void *p;
 
+	if (PY_HOOK_PENDING())
+		py_hook_poll();
 	if (sampler_take(size) && (p = block_new(0, size, false)))
 		return p;
 	return g.next.malloc(size);
@@ -710,6 +783,7 @@ EXPORT void *calloc(size_t nmemb, size_t size)
 
 EXPORT void *realloc(void *ptr, size_t size)
 {
+	py_hook_note_libc();
 	if (alloc_enabled() || unlikely(live_blocks()))
 		return realloc_slow(ptr, size);
 	return g.next.realloc(ptr, size);
@@ -874,6 +948,7 @@ __attribute__((constructor)) static void sampler_start(void)
 		return;
 	}
 	pthread_atfork(ptrset_lock_all, fork_parent, fork_child);
+	py_bind();
 	env = getenv(MT_SAMPLER_ENV_FORCE);
 	if (env && !strcmp(env, "1")) {
 		__atomic_fetch_add(&otel_memory_alloc_semaphore, 1, __ATOMIC_RELAXED);
