@@ -367,6 +367,52 @@ static void test_target_rules(void **state)
 	expect_error("memtop: no target: use -p PID, --cgroup PATH or -- CMD", NULL);
 }
 
+/* ==== Recordings and sessions ============================================= */
+
+static void test_record_replay_daemon_attach(void **state)
+{
+	OK("-p", "1", "--record", "r.mtr");
+	assert_string_equal(cfg.record, "r.mtr");
+	assert_int_equal(cfg.record_max, 0);
+	OK("-p", "1", "--record", "r.mtr", "--record-max", "1M");
+	assert_int_equal(cfg.record_max, 1 << 20);
+	ERR("memtop: --record-max: '1K' is out of range (64K to 1024G)", "-p", "1", "--record",
+	    "r", "--record-max", "1K");
+	ERR("memtop: --record-max needs --record FILE (or --daemon)", "-p", "1", "--record-max",
+	    "1M");
+	OK("-p", "1", "--daemon", "--record-max", "1M");
+	assert_true(cfg.daemon);
+	ERR("memtop: --daemon runs without a display: -b and --json cannot be given with it",
+	    "-p", "1", "--daemon", "--json");
+
+	/* a replay has no target and none of a live run's outputs */
+	OK("--replay", "r.mtr", "--json", "--output", "o.pb.gz");
+	assert_string_equal(cfg.replay, "r.mtr");
+	ERR("memtop: --replay shows recorded data: -p cannot be given with it", "--replay", "r",
+	    "-p", "1");
+	ERR("memtop: --replay shows recorded data: --record cannot be given with it", "--replay",
+	    "r", "--record", "x");
+	ERR("memtop: --replay shows recorded data: --serve cannot be given with it", "--replay",
+	    "r", "--serve", "0");
+
+	/* memtop attach [OPTIONS] [ID|SOCKET] */
+	OK("attach");
+	assert_true(cfg.attach);
+	assert_null(cfg.attach_to);
+	OK("attach", "--ascii", "5150");
+	assert_true(cfg.ascii);
+	assert_string_equal(cfg.attach_to, "5150");
+	ERR("memtop: memtop attach takes one session (ID or SOCKET), not 'b'", "attach", "a",
+	    "b");
+	ERR("memtop: memtop attach opens the TUI: -b/--json cannot be given with it", "attach",
+	    "--json");
+	ERR("memtop: memtop attach shows recorded data: -p cannot be given with it", "attach",
+	    "-p", "1");
+	/* "attach" anywhere else is not the subcommand */
+	ERR("memtop: unexpected argument 'attach' (a command to run goes after --)", "-p", "1",
+	    "attach");
+}
+
 /* ==== Output ============================================================== */
 
 static void test_batch_json(void **state)
@@ -804,6 +850,7 @@ int main(void)
 		cmocka_unit_test(test_error_one_line),
 		cmocka_unit_test(test_error_truncated),
 		cmocka_unit_test(test_repeated_calls),
+		cmocka_unit_test(test_record_replay_daemon_attach),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
