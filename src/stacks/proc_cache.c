@@ -105,6 +105,15 @@ static void file_put(struct proc_cache *pc, struct pc_file *f)
 	free(f);
 }
 
+bool proc_cache_has_file(const struct proc_cache *pc, const struct elf_file_id *id)
+{
+	for (const struct pc_file *f = pc->files[file_bucket(id)]; f; f = f->next) {
+		if (!memcmp(&f->id, id, sizeof(*id)))
+			return true;
+	}
+	return false;
+}
+
 static struct pc_file *file_get(struct proc_cache *pc, pid_t pid, const struct mt_map *map)
 {
 	struct elf_file_id id;

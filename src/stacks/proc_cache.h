@@ -43,6 +43,10 @@ struct elf_file *proc_cache_elf(struct proc_cache *pc, pid_t pid, const struct m
 int proc_cache_load_bias(struct proc_cache *pc, pid_t pid, const struct mt_map *map,
 			 __u64 *bias);
 
+/* Some watched process maps the file of this identity now (its file is
+ * open in the cache). */
+bool proc_cache_has_file(const struct proc_cache *pc, const struct elf_file_id *id);
+
 /* Drop what is cached for pid (exit, exec). Files stay cached while any
  * other process maps them. */
 void proc_cache_forget(struct proc_cache *pc, pid_t pid);

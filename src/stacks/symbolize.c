@@ -16,7 +16,11 @@
  * (debuginfo.c) and its DWARF (dwarf_lines.c), or for a Go executable its
  * Go symbol table (go_binary.c: names and file:line, stripped or not,
  * preferred to DWARF for Go code), set up on first use and
- * kept for the symbolizer's life. Results, keyed by (object, link-time
+ * kept while some watched process maps the file (proc_cache_has_file):
+ * when their number doubles past SWEEP_MIN, those of files no longer
+ * mapped are closed (with the result cache, which points at them), so a
+ * target that maps one new file after another costs memtop no descriptor
+ * and no memory for the files it dropped. Results, keyed by (object, link-time
  * address), hold the named frames (function, file, line, inline chain),
  * so an address seen before - in any process mapping the same file -
  * costs a map search and a hash lookup. The result table is cleared when
@@ -39,6 +43,7 @@
 #define MODULE_SLOTS 256
 #define MAX_RESULTS (1u << 20)
 #define MAX_INLINE 16
+#define SWEEP_MIN 64
 
 struct sym_obj {
 	struct elf_file_id id;
@@ -68,6 +73,8 @@ struct result {
 struct symbolizer {
 	struct proc_cache *pc;
 	struct sym_obj *objs[OBJ_BUCKETS];
+	size_t nobjs;
+	size_t sweep_at;		/* sweep when nobjs reaches it */
 	struct result *res;		/* open addressing */
 	size_t res_cap;			/* power of two */
 	size_t res_used;
@@ -92,6 +99,7 @@ struct symbolizer *symbolizer_new(struct proc_cache *pc)
 		return NULL;
 	}
 	s->pc = pc;
+	s->sweep_at = SWEEP_MIN;
 	s->s_anon = strpool_intern("[anon]");
 	s->s_jit = strpool_intern("[jit]");
 	s->s_unknown = strpool_intern("[unknown]");
@@ -112,6 +120,16 @@ static void results_clear(struct symbolizer *s)
 	s->res_used = 0;
 }
 
+static void obj_free(struct sym_obj *o)
+{
+	dwarf_lines_close(o->dl);
+	go_binary_close(o->go);
+	free(o->go);
+	elf_file_close(o->debug);
+	elf_file_close(o->ef);
+	free(o);
+}
+
 void symbolizer_free(struct symbolizer *s)
 {
 	if (!s)
@@ -123,12 +141,7 @@ void symbolizer_free(struct symbolizer *s)
 			struct sym_obj *o = s->objs[b];
 
 			s->objs[b] = o->next;
-			dwarf_lines_close(o->dl);
-			go_binary_close(o->go);
-			free(o->go);
-			elf_file_close(o->debug);
-			elf_file_close(o->ef);
-			free(o);
+			obj_free(o);
 		}
 	}
 	free(s);
@@ -141,6 +154,31 @@ static size_t obj_bucket(const struct elf_file_id *id)
 	return (size_t)((id->ino * 0x9e3779b97f4a7c15ULL ^ id->dev ^ id->mtime_ns) % OBJ_BUCKETS);
 }
 
+/* Close the objects of files no watched process maps any more, and the
+ * result cache with them (its entries point at objects). */
+static void obj_sweep(struct symbolizer *s)
+{
+	bool any = false;
+
+	for (size_t b = 0; b < OBJ_BUCKETS; b++) {
+		for (struct sym_obj **pp = &s->objs[b]; *pp;) {
+			struct sym_obj *o = *pp;
+
+			if (proc_cache_has_file(s->pc, &o->id)) {
+				pp = &o->next;
+				continue;
+			}
+			if (!any)
+				results_clear(s);
+			any = true;
+			*pp = o->next;
+			obj_free(o);
+			s->nobjs--;
+		}
+	}
+	s->sweep_at = s->nobjs * 2 > SWEEP_MIN ? s->nobjs * 2 : SWEEP_MIN;
+}
+
 static struct sym_obj *obj_get(struct symbolizer *s, struct elf_file *ef, pid_t pid,
 			       const char *map_path)
 {
@@ -151,6 +189,10 @@ static struct sym_obj *obj_get(struct symbolizer *s, struct elf_file *ef, pid_t 
 	for (o = s->objs[b]; o; o = o->next) {
 		if (!memcmp(&o->id, id, sizeof(*id)))
 			return o;
+	}
+	if (s->nobjs >= s->sweep_at) {
+		obj_sweep(s);
+		b = obj_bucket(id);
 	}
 	o = calloc(1, sizeof(*o));
 	if (!o)
@@ -173,6 +215,7 @@ static struct sym_obj *obj_get(struct symbolizer *s, struct elf_file *ef, pid_t 
 		o->dl = dwarf_lines_open(ef, pid);
 	o->next = s->objs[b];
 	s->objs[b] = o;
+	s->nobjs++;
 	return o;
 }
 
