@@ -66,7 +66,7 @@ _memtop()
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	-d | --delay | -n | --iterations | --top | --rate | --skip | --stack-copy | \
-	--live-max | --output-every | --push | --push-every | --serve | --record-max)
+	--live-max | --max-stacks | --output-every | --push | --push-every | --serve | --record-max)
 		return ;; # a value of the user's own
 	esac
 

@@ -101,6 +101,7 @@ struct app {
 	struct session *sess;	/* --daemon's socket */
 	int daemon_fd;		/* --daemon: tells the waiting parent "ready"; -1 */
 	char rec_path[PATH_MAX];
+	size_t target_limits_said; /* (target, bound) pairs hit, as last said */
 };
 
 #ifndef MEMTOP_VERSION
@@ -331,6 +332,7 @@ static int start_data_path(struct app *a)
 		.rate = a->cfg->rate,
 		.group = a->cfg->group,
 		.skip_regex = a->cfg->skip_regex,
+		.max_stacks = a->cfg->max_stacks,
 	};
 
 	a->model = model_new(&mo);
@@ -697,6 +699,48 @@ static void limits_notice(struct app *a)
 	notice(a, line);
 }
 
+/* A target reached one of its own bounds (model.h mt_target_limits):
+ * said when a target hits a bound it had not hit before, with the counts
+ * of that target; the JSON has them at every interval. */
+static void target_limits_notice(struct app *a)
+{
+	char line[sizeof(a->status.message)], comm[64];
+	const struct mt_target *last = NULL;
+	size_t pairs = 0, n;
+
+	for (size_t i = 0; i < model_target_count(a->model); i++) {
+		const struct mt_target *t = model_target_at(a->model, i);
+		int hit = !!t->limits.stacks_folded + !!t->limits.files_refused +
+			  !!t->limits.maps_cut;
+
+		pairs += (size_t)hit;
+		if (hit)
+			last = t;
+	}
+	if (pairs <= a->target_limits_said || !last)
+		return;
+	a->target_limits_said = pairs;
+	n = snprintf(line, sizeof(line), "PID %d (%s) reached memtop's per-target bounds:",
+		     (int)last->pid, sanitize_text(comm, sizeof(comm), last->comm));
+	if (last->limits.stacks_folded && n < sizeof(line))
+		n += snprintf(line + n, sizeof(line) - n,
+			      " %llu samples in stacks new past --max-stacks %u counted in "
+			      MT_STACKS_OVERFLOW ";",
+			      (unsigned long long)last->limits.stacks_folded, a->cfg->max_stacks);
+	if (last->limits.files_refused && n < sizeof(line))
+		n += snprintf(line + n, sizeof(line) - n,
+			      " %llu mappings' files not opened (%u open at most);",
+			      (unsigned long long)last->limits.files_refused,
+			      PROC_CACHE_MAX_FILE_MAPS);
+	if (last->limits.maps_cut && n < sizeof(line))
+		snprintf(line + n, sizeof(line) - n,
+			 " %llu reads of its maps cut at %u MiB or %u mappings;",
+			 (unsigned long long)last->limits.maps_cut, PROC_MAPS_MAX_BYTES >> 20,
+			 PROC_MAPS_MAX_ENTRIES);
+	line[strlen(line) - 1] = '\0'; /* the last ';' */
+	notice(a, line);
+}
+
 /* Names (paths, symbols) over the string pool's bound (util/strpool.h):
  * a target that keeps making new ones. Said when the count first grows
  * and then at most once a minute's worth of ticks. */
@@ -793,6 +837,7 @@ static int tick(struct app *a)
 	snapshots_tick(&a->snap, a->model, now, &a->status);
 	push_notice(a);
 	limits_notice(a);
+	target_limits_notice(a);
 	pool_notice(a);
 	record_interval(a, false);
 	return batch_tick(a);

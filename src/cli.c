@@ -44,6 +44,7 @@
 #define CLI_DEFAULT_TOP 20
 #define CLI_DEFAULT_STACK_COPY 8192
 #define CLI_DEFAULT_LIVE_MAX 65536
+#define CLI_DEFAULT_MAX_STACKS 8192
 #define CLI_DEFAULT_PUSH_EVERY_S 15.0
 #define CLI_DEFAULT_MAX_OVERHEAD_PCT 10.0
 
@@ -57,6 +58,8 @@
 #define CLI_MAX_LIVE_MAX (16U << 20)
 #define CLI_MIN_RECORD_MAX (64ULL << 10)
 #define CLI_MAX_RECORD_MAX (1ULL << 40)
+#define CLI_MIN_MAX_STACKS 16
+#define CLI_MAX_MAX_STACKS (1U << 20)
 #define CLI_PID_MAX 4194304 /* the kernel's PID_MAX_LIMIT on 64-bit */
 
 /* Width of the option column in --help, and of the whole text. */
@@ -100,6 +103,7 @@ enum {
 	OPT_PROBE_MODE,
 	OPT_STACK_COPY,
 	OPT_LIVE_MAX,
+	OPT_MAX_STACKS,
 	OPT_THEME,
 	OPT_ASCII,
 	OPT_NO_COLOR,
@@ -172,6 +176,9 @@ static const struct cli_opt cli_opts[] = {
 	  "or 512 to 16K, a multiple of 8 (default 8K)" },
 	{ "live-max", OPT_LIVE_MAX, "N", SEC_SAMPLING,
 	  "sampled allocations tracked until freed, 1K to 16M (default 64K)" },
+	{ "max-stacks", OPT_MAX_STACKS, "N", SEC_SAMPLING,
+	  "distinct stacks kept per target, 16 to 1M (default 8K); its samples "
+	  "in stacks new past that are counted in one [too many stacks] site" },
 
 	{ "theme", OPT_THEME, "NAME|PATH", SEC_DISPLAY,
 	  "colour theme: a name from themes/ or a theme file (default: "
@@ -797,6 +804,10 @@ static enum mt_cli_result cli_option(struct cli_ctx *c, int val, const char *arg
 		r = cli_size(c, arg, CLI_MIN_LIVE_MAX, CLI_MAX_LIVE_MAX, false, "1K to 16M", &u);
 		cfg->live_max = (__u32)u;
 		return r;
+	case OPT_MAX_STACKS:
+		r = cli_size(c, arg, CLI_MIN_MAX_STACKS, CLI_MAX_MAX_STACKS, false, "16 to 1M", &u);
+		cfg->max_stacks = (__u32)u;
+		return r;
 	case OPT_THEME:
 		cfg->given |= MT_GIVEN_THEME;
 		return cli_nonempty(c, arg, "theme", &cfg->theme);
@@ -969,6 +980,7 @@ static void cli_defaults(struct mt_config *cfg)
 	cfg->probe_mode = MT_PROBE_AUTO;
 	cfg->stack_copy = CLI_DEFAULT_STACK_COPY;
 	cfg->live_max = CLI_DEFAULT_LIVE_MAX;
+	cfg->max_stacks = CLI_DEFAULT_MAX_STACKS;
 	cfg->push_every = CLI_DEFAULT_PUSH_EVERY_S;
 	cfg->max_overhead_pct = CLI_DEFAULT_MAX_OVERHEAD_PCT;
 }

@@ -53,6 +53,7 @@ struct mt_config {
 	enum mt_probe_mode probe_mode; /* --probe-mode auto|session|uretprobe */
 	__u32 stack_copy;  /* --stack-copy BYTES, default 8192, max MT_STACK_COPY_MAX */
 	__u32 live_max;	   /* --live-max N entries of the live map, default 65536 */
+	__u32 max_stacks;  /* --max-stacks N distinct stacks kept per target, default 8192 */
 
 	const char *theme; /* --theme NAME|PATH */
 	bool no_config;	   /* --no-config: ignore ~/.config/memtop/memtoprc */

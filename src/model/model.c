@@ -32,6 +32,7 @@
 
 #include "stacks/wrappers.h"
 #include "util/hmap.h"
+#include "util/strpool.h"
 #include "model/sampling.h"
 
 /* Additive numbers shared by stack aggregates and sites. */
@@ -83,6 +84,8 @@ struct live_sample {
 struct mt_model {
 	__u64 rate;
 	enum mt_group group;
+	__u32 max_stacks;	   /* per target */
+	const char *s_overflow;	   /* MT_STACKS_OVERFLOW, interned */
 	struct wrappers *wrappers; /* what is machinery, not a call site */
 
 	struct hmap stacks; /* mt_stack by frames */
@@ -236,11 +239,19 @@ static bool is_machinery(const struct mt_model *m, const struct mt_frame *f)
 	return wrappers_match(m->wrappers, f);
 }
 
+static struct mt_stack *stack_find(struct mt_model *m, const struct mt_sample_in *in)
+{
+	struct stack_key key = { in->frames, in->nframes, in->truncated, in->mmap };
+
+	return hmap_get(&m->stacks, frames_hash(in->frames, in->nframes, in->truncated), stack_eq,
+			&key);
+}
+
 static struct mt_stack *stack_intern(struct mt_model *m, const struct mt_sample_in *in)
 {
 	struct stack_key key = { in->frames, in->nframes, in->truncated, in->mmap };
 	__u64 h = frames_hash(in->frames, in->nframes, in->truncated);
-	struct mt_stack *s = hmap_get(&m->stacks, h, stack_eq, &key);
+	struct mt_stack *s = stack_find(m, in);
 	struct stack_rec *r;
 	__u32 i;
 
@@ -374,11 +385,19 @@ static bool agg_eq(const void *val, const void *key)
 	return a->pub.stack == k->stack && a->pub.pid == k->pid;
 }
 
+static struct stack_agg *agg_find(struct mt_model *m, const struct mt_stack *stack, pid_t pid)
+{
+	struct agg_key key = { stack, pid };
+
+	return hmap_get(&m->aggs, hmap_mix((unsigned long)stack, pid), agg_eq, &key);
+}
+
 static struct stack_agg *agg_get(struct mt_model *m, const struct mt_stack *stack, pid_t pid)
 {
 	struct agg_key key = { stack, pid };
 	__u64 h = hmap_mix((unsigned long)stack, pid);
-	struct stack_agg *a = hmap_get(&m->aggs, h, agg_eq, &key);
+	struct stack_agg *a = agg_find(m, stack, pid);
+	struct mt_target *t;
 
 	if (a)
 		return a;
@@ -397,7 +416,50 @@ static struct stack_agg *agg_get(struct mt_model *m, const struct mt_stack *stac
 		free(a);
 		return NULL;
 	}
+	t = model_target(m, pid, false);
+	if (t)
+		t->nstacks++;
 	return a;
+}
+
+/* The aggregate a sample of in->pid goes to: its own stack's, unless
+ * that would be a new stack for a target that has max_stacks of them
+ * already; then the target's overflow stack, one frame naming
+ * MT_STACKS_OVERFLOW (which the bound does not count), and the sample
+ * is counted in limits.stacks_folded. */
+static struct stack_agg *agg_of_sample(struct mt_model *m, const struct mt_sample_in *in)
+{
+	struct mt_target *t = model_target(m, in->pid, false);
+	struct mt_stack *stack = NULL;
+	struct stack_agg *a = NULL;
+	struct mt_frame over;
+	struct mt_sample_in folded;
+
+	if (!t || t->nstacks < m->max_stacks)
+		goto own;
+	stack = stack_find(m, in);
+	a = stack ? agg_find(m, stack, in->pid) : NULL;
+	if (a)
+		return a;
+	t->limits.stacks_folded++;
+	over = (struct mt_frame){ .function = m->s_overflow, .module = m->s_overflow };
+	folded = *in;
+	folded.frames = &over;
+	folded.nframes = 1;
+	folded.truncated = false;
+	stack = stack_intern(m, &folded);
+	if (!stack)
+		return NULL;
+	a = agg_find(m, stack, in->pid);
+	if (a)
+		return a;
+	a = agg_get(m, stack, in->pid);
+	if (a)
+		t->nstacks--; /* the overflow stack is not counted */
+	return a;
+own:
+	stack = stack_intern(m, in);
+	return stack ? agg_get(m, stack, in->pid) : NULL;
 }
 
 /* ---- live samples ----------------------------------------------------- */
@@ -445,6 +507,8 @@ struct mt_model *model_new(const struct mt_model_opts *opts)
 		return NULL;
 	m->rate = opts->rate;
 	m->group = opts->group;
+	m->max_stacks = opts->max_stacks ? opts->max_stacks : MT_MAX_STACKS_DEFAULT;
+	m->s_overflow = strpool_intern(MT_STACKS_OVERFLOW);
 	m->wrappers = wrappers_new(opts->skip_regex);
 	if (!m->wrappers) {
 		free(m);
@@ -681,8 +745,7 @@ void model_end_describe(const struct mt_target_end *e, char *buf, size_t len)
 
 static int on_alloc(struct mt_model *m, const struct mt_sample_in *in)
 {
-	struct mt_stack *stack = stack_intern(m, in);
-	struct stack_agg *a = stack ? agg_get(m, stack, in->pid) : NULL;
+	struct stack_agg *a = agg_of_sample(m, in);
 	struct live_sample *l = NULL, *old;
 	double w = in->weight_bytes && in->size ? (double)in->weight_bytes / in->size
 						: sampling_phase_weight(in->size,

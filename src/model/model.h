@@ -95,6 +95,21 @@ struct mt_target_end {
 	__s64 cg_oom_kill;	/* memory.events oom_kill after the death; -1: unknown */
 };
 
+/* What memtop declined to keep for one target, past its per-target
+ * bounds (docs/reliability.md), since it was first watched. Counted, and
+ * said in -b, the TUI and the JSON. */
+struct mt_target_limits {
+	__u64 stacks_folded; /* samples of stacks new past max_stacks: counted
+			      * in the target's MT_STACKS_OVERFLOW site */
+	__u64 files_refused; /* mappings whose file was not opened: the target
+			      * already had PROC_CACHE_MAX_FILE_MAPS open */
+	__u64 maps_cut;	     /* reads of its /proc/PID/maps cut short (over
+			      * PROC_MAPS_MAX_BYTES or PROC_MAPS_MAX_ENTRIES) */
+};
+
+/* The function name of the site a target's stacks past max_stacks go to. */
+#define MT_STACKS_OVERFLOW "[too many stacks]"
+
 struct mt_target {
 	pid_t pid;
 	char comm[16];
@@ -135,6 +150,8 @@ struct mt_target {
 	double inuse_objects;
 	/* History of rss and in-use for the target (stats.h). */
 	struct mt_target_stats stats;
+	__u32 nstacks;	/* distinct stacks it has samples in */
+	struct mt_target_limits limits;
 	/* private to model.c */
 	struct mt_proc_counters prev_counters;
 	bool final_done; /* its last interval after the death was closed */
@@ -172,7 +189,13 @@ struct mt_model_opts {
 	__u64 rate;	     /* mean sampling interval in bytes (1: every call) */
 	enum mt_group group;
 	const char *skip_regex; /* extra allocator frames to skip; NULL: none */
+	__u32 max_stacks;	/* distinct stacks kept per target; 0: MT_MAX_STACKS_DEFAULT.
+				 * A sample of a target that has them all, in a stack it
+				 * has not used yet, goes to its MT_STACKS_OVERFLOW site
+				 * (limits.stacks_folded) */
 };
+
+#define MT_MAX_STACKS_DEFAULT 8192
 
 /* NULL with errno set on failure (EINVAL for a bad skip_regex). */
 struct mt_model *model_new(const struct mt_model_opts *opts);

@@ -896,6 +896,8 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns)
 			continue;
 		}
 		t->rss_bytes = target_rss(w->pid);
+		proc_cache_take_limits(ws->env.pc, w->pid, &t->limits.files_refused,
+				       &t->limits.maps_cut);
 		if (!w->python_checked) {
 			w->python_checked = true;
 			if (!w->go)

@@ -51,6 +51,9 @@ struct pc_file {
 
 /* Sentinel for a mapping whose file could not be opened. */
 static struct pc_file file_failed;
+/* Sentinel for one not opened because its process had too many open:
+ * not inherited by the next generation, so tried again then. */
+static struct pc_file file_refused;
 
 struct pc_gen {
 	struct mt_maps maps;
@@ -62,6 +65,8 @@ struct pc_proc {
 	struct pc_gen gens[GENERATIONS]; /* ring; gens[cur] is current */
 	unsigned int cur;
 	__u64 last_read_ns;
+	size_t open_maps;	/* slots of gens[cur] holding an open file */
+	__u64 files_refused, maps_cut; /* since proc_cache_take_limits() */
 	struct pc_proc *next;
 };
 
@@ -93,7 +98,7 @@ static void file_put(struct proc_cache *pc, struct pc_file *f)
 {
 	struct pc_file **pp;
 
-	if (!f || f == &file_failed || --f->refs)
+	if (!f || f == &file_failed || f == &file_refused || --f->refs)
 		return;
 	for (pp = &pc->files[file_bucket(&f->id)]; *pp; pp = &(*pp)->next) {
 		if (*pp == f) {
@@ -196,7 +201,7 @@ static void gen_inherit(struct pc_gen *to, const struct pc_gen *from)
 		} else {
 			struct pc_file *f = from->files[j];
 
-			if (f && map_same(a, b)) {
+			if (f && f != &file_refused && map_same(a, b)) {
 				if (f != &file_failed)
 					f->refs++;
 				to->files[i] = f;
@@ -228,6 +233,10 @@ static int proc_reread(struct proc_cache *pc, struct pc_proc *p)
 	gen_clear(pc, &p->gens[next]);
 	p->gens[next] = fresh;
 	p->cur = next;
+	p->maps_cut += fresh.maps.cut;
+	p->open_maps = 0;
+	for (size_t i = 0; i < fresh.maps.n; i++)
+		p->open_maps += fresh.files[i] && fresh.files[i] != &file_failed;
 	return 0;
 }
 
@@ -298,9 +307,26 @@ struct elf_file *proc_cache_elf(struct proc_cache *pc, pid_t pid, const struct m
 	slot = map_slot(p, map);
 	if (!slot)
 		return NULL;
-	if (!*slot)
+	if (!*slot && p->open_maps >= PROC_CACHE_MAX_FILE_MAPS) {
+		*slot = &file_refused;
+		p->files_refused++;
+	} else if (!*slot) {
 		*slot = file_get(pc, pid, map);
-	return *slot == &file_failed ? NULL : (*slot)->ef;
+		p->open_maps += *slot != &file_failed;
+	}
+	return *slot == &file_failed || *slot == &file_refused ? NULL : (*slot)->ef;
+}
+
+void proc_cache_take_limits(struct proc_cache *pc, pid_t pid, __u64 *files_refused,
+			    __u64 *maps_cut)
+{
+	struct pc_proc *p = proc_lookup(pc, pid);
+
+	if (!p)
+		return;
+	*files_refused += p->files_refused;
+	*maps_cut += p->maps_cut;
+	p->files_refused = p->maps_cut = 0;
 }
 
 int proc_cache_load_bias(struct proc_cache *pc, pid_t pid, const struct mt_map *map, __u64 *bias)

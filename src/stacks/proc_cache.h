@@ -43,6 +43,18 @@ struct elf_file *proc_cache_elf(struct proc_cache *pc, pid_t pid, const struct m
 int proc_cache_load_bias(struct proc_cache *pc, pid_t pid, const struct mt_map *map,
 			 __u64 *bias);
 
+/* The most mappings of one process whose files the cache holds open at
+ * once (a library has four or five); a mapping past it is not opened (its
+ * frames are module+offset) and is counted, and tried again once the
+ * process has dropped others. */
+#define PROC_CACHE_MAX_FILE_MAPS 4096
+
+/* What the cache declined for pid since the last call: mappings whose file
+ * was not opened (PROC_CACHE_MAX_FILE_MAPS), reads of its maps cut short
+ * (proc_maps.h). Added to *files_refused and *maps_cut, then reset. */
+void proc_cache_take_limits(struct proc_cache *pc, pid_t pid, __u64 *files_refused,
+			    __u64 *maps_cut);
+
 /* Some watched process maps the file of this identity now (its file is
  * open in the cache). */
 bool proc_cache_has_file(const struct proc_cache *pc, const struct elf_file_id *id);

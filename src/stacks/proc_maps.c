@@ -7,7 +7,9 @@
  * rather than yielding a partial table. Paths are interned; a trailing
  * " (deleted)" is stripped and recorded in mt_map.deleted. The result is
  * sorted by start address for binary search. A torn read of a changing
- * process is read again (MAPS_READ_ATTEMPTS).
+ * process is read again (MAPS_READ_ATTEMPTS). What one read keeps is
+ * bounded (PROC_MAPS_MAX_BYTES, PROC_MAPS_MAX_ENTRIES): the text is in
+ * address order, so a cut table is the lower part of the real one.
  */
 #include "stacks/proc_maps.h"
 
@@ -148,6 +150,7 @@ int proc_maps_parse(const char *text, size_t len, struct mt_maps *out)
 
 	out->v = NULL;
 	out->n = 0;
+	out->cut = false;
 	if (!text && len)
 		return -EINVAL;
 	while (p < end) {
@@ -161,6 +164,10 @@ int proc_maps_parse(const char *text, size_t len, struct mt_maps *out)
 				break;
 			}
 			continue;
+		}
+		if (n == PROC_MAPS_MAX_ENTRIES) {
+			out->cut = true;
+			break;
 		}
 		if (n == cap) {
 			size_t ncap = cap ? cap * 2 : 64;
@@ -196,8 +203,9 @@ int proc_maps_parse(const char *text, size_t len, struct mt_maps *out)
 	return 0;
 }
 
-/* Read a whole /proc file (its size is unknown until read). */
-static int read_proc_file(const char *path, char **text, size_t *len)
+/* Read a /proc file (its size is unknown until read), at most max bytes
+ * of it; *cut when there was more. */
+static int read_proc_file(const char *path, size_t max, char **text, size_t *len, bool *cut)
 {
 	size_t cap = 16384, n = 0;
 	char *buf = malloc(cap);
@@ -211,9 +219,16 @@ static int read_proc_file(const char *path, char **text, size_t *len)
 		free(buf);
 		return err;
 	}
+	*cut = false;
 	for (;;) {
 		ssize_t r;
 
+		if (n >= max) {
+			char c;
+
+			*cut = read(fd, &c, 1) == 1;
+			break;
+		}
 		if (n == cap) {
 			char *nb = realloc(buf, cap * 2);
 
@@ -224,7 +239,7 @@ static int read_proc_file(const char *path, char **text, size_t *len)
 			buf = nb;
 			cap *= 2;
 		}
-		r = read(fd, buf + n, cap - n);
+		r = read(fd, buf + n, (cap < max ? cap : max) - n);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -249,6 +264,7 @@ int proc_maps_read(pid_t pid, struct mt_maps *out)
 {
 	char path[64], *text = NULL;
 	size_t len = 0;
+	bool cut = false;
 	int err;
 
 	out->v = NULL;
@@ -262,7 +278,7 @@ int proc_maps_read(pid_t pid, struct mt_maps *out)
 	for (int attempt = 0; attempt < MAPS_READ_ATTEMPTS; attempt++) {
 		text = NULL;
 		len = 0;
-		err = read_proc_file(path, &text, &len);
+		err = read_proc_file(path, PROC_MAPS_MAX_BYTES, &text, &len, &cut);
 		if (err == -EAGAIN || err == -EINTR)
 			continue;
 		if (err)
@@ -272,8 +288,13 @@ int proc_maps_read(pid_t pid, struct mt_maps *out)
 			free(text);
 			return -ESRCH;
 		}
+		if (cut) { /* end at the last whole line */
+			while (len && text[len - 1] != '\n')
+				len--;
+		}
 		err = proc_maps_parse(text, len, out);
 		free(text);
+		out->cut |= cut;
 		if (err != -EINVAL)
 			return err;
 	}

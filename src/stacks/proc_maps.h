@@ -28,11 +28,25 @@ struct mt_map {
 struct mt_maps {
 	struct mt_map *v; /* sorted by start */
 	size_t n;
+	bool cut;	  /* the text had more than the bounds below: the
+			   * mappings past them (the highest addresses) are
+			   * not in v */
 };
 
-/* Parse the text of a maps file. 0 or -EINVAL / -ENOMEM. */
+/* What one read of a process's maps keeps, whatever the process does:
+ * the first PROC_MAPS_MAX_BYTES of text (ordinary processes have well
+ * under 1 MiB, but a path can be longer than PATH_MAX), the first
+ * PROC_MAPS_MAX_ENTRIES mappings (the kernel's default vm.max_map_count
+ * is 65530). */
+#define PROC_MAPS_MAX_BYTES (16U << 20)
+#define PROC_MAPS_MAX_ENTRIES (1U << 17)
+
+/* Parse the text of a maps file, at most PROC_MAPS_MAX_ENTRIES lines
+ * (then out->cut). 0 or -EINVAL / -ENOMEM. */
 int proc_maps_parse(const char *text, size_t len, struct mt_maps *out);
-/* Read and parse /proc/PID/maps. 0 or -errno (-ESRCH when gone). */
+/* Read and parse /proc/PID/maps, at most PROC_MAPS_MAX_BYTES of it (then
+ * out->cut; the last whole line is the end). 0 or -errno (-ESRCH when
+ * gone). */
 int proc_maps_read(pid_t pid, struct mt_maps *out);
 /* The mapping containing addr, or NULL. */
 const struct mt_map *proc_maps_find(const struct mt_maps *m, __u64 addr);

@@ -248,6 +248,13 @@ static void write_target(struct json_writer *w, const struct mt_target *t)
 	kv_double(w, "inuse_bytes", t->inuse_bytes, 0);
 	kv_double_or_null(w, "heap_explains_rss_growth", t->stats.heap_explains, 3,
 			  t->stats.heap_explains >= 0);
+	kv_uint(w, "stacks", t->nstacks);
+	jw_key(w, "limits");
+	jw_object_begin(w);
+	kv_uint(w, "stacks_folded", t->limits.stacks_folded);
+	kv_uint(w, "files_refused", t->limits.files_refused);
+	kv_uint(w, "maps_cut", t->limits.maps_cut);
+	jw_object_end(w);
 	jw_object_end(w);
 }
 

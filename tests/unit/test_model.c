@@ -2,9 +2,11 @@
 /*
  * test_model.c - site aggregation: weights, in-use accounting through
  * frees, call-site choice past allocator machinery, grouping and
- * regrouping, per-process forgetting, rates and sorting.
+ * regrouping, per-process forgetting, rates and sorting, the per-target
+ * bound on stacks.
  */
 #include <math.h>
+#include <stdio.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -195,6 +197,43 @@ static void test_reused_address_replaces_sample(void **state)
 	model_free(m);
 }
 
+/* Past max_stacks a target's new stacks go to its overflow site; its old
+ * stacks and other targets' are untouched, and a free still finds the
+ * folded sample. */
+static void test_stacks_bounded_per_target(void **state)
+{
+	struct mt_model_opts o = { .rate = RATE, .group = MT_GROUP_FUNCTION, .max_stacks = 4 };
+	struct mt_model *m = model_new(&o);
+	char name[16];
+	int i;
+
+	assert_non_null(m);
+	model_target(m, 1, true);
+	model_target(m, 2, true);
+	for (i = 0; i < 10; i++) {
+		struct mt_frame st[1];
+
+		snprintf(name, sizeof(name), "f%d", i);
+		st[0] = frame(name, (__u64)i);
+		alloc(m, 1, 0x1000 + (__u64)i * 16, 64, st, 1);
+		if (i < 4)
+			alloc(m, 2, 0x1000 + (__u64)i * 16, 64, st, 1);
+	}
+	assert_int_equal(model_target(m, 1, false)->nstacks, 4);
+	assert_int_equal(model_target(m, 1, false)->limits.stacks_folded, 6);
+	assert_int_equal(model_target(m, 2, false)->limits.stacks_folded, 0);
+	assert_non_null(site_named(m, "f3"));
+	assert_null(site_named(m, "f4"));
+	assert_int_equal(site_named(m, MT_STACKS_OVERFLOW)->samples, 6);
+	/* an old stack of the full target still counts where it belongs */
+	alloc(m, 1, 0x9000, 64, (struct mt_frame[]){ frame("f0", 0) }, 1);
+	assert_int_equal(site_named(m, "f0")->samples, 3);
+	model_on_free(m, 1, 0x1000 + 9 * 16, 2);
+	assert_int_equal(site_named(m, MT_STACKS_OVERFLOW)->live_samples, 5);
+	assert_true(model_target(m, 1, false)->inuse_bytes > 0);
+	model_free(m);
+}
+
 static void test_rates_and_sorting(void **state)
 {
 	struct mt_model *m = new_model(MT_GROUP_FUNCTION, NULL);
@@ -236,6 +275,7 @@ int main(void)
 		cmocka_unit_test(test_grouping_and_regrouping),
 		cmocka_unit_test(test_drop_process),
 		cmocka_unit_test(test_reused_address_replaces_sample),
+		cmocka_unit_test(test_stacks_bounded_per_target),
 		cmocka_unit_test(test_rates_and_sorting),
 		cmocka_unit_test(test_bad_skip_regex),
 	};

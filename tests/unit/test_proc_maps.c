@@ -216,6 +216,32 @@ static void test_self(void **state)
 	assert_int_equal(proc_maps_read(-1, &m), -EINVAL);
 }
 
+/* More lines than PROC_MAPS_MAX_ENTRIES: the first ones kept, in order,
+ * and the table said to be cut. */
+static void test_entries_bounded(void **state)
+{
+	size_t n = PROC_MAPS_MAX_ENTRIES + 10, len = 0;
+	char *text = malloc(n * 48);
+	struct mt_maps m;
+
+	assert_non_null(text);
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)sprintf(text + len, "%zx-%zx r--p 00000000 00:00 0\n",
+				       (i * 2 + 1) * 4096, (i * 2 + 2) * 4096);
+	assert_int_equal(proc_maps_parse(text, len, &m), 0);
+	assert_int_equal(m.n, PROC_MAPS_MAX_ENTRIES);
+	assert_true(m.cut);
+	assert_int_equal(m.v[m.n - 1].start, (PROC_MAPS_MAX_ENTRIES * 2 - 1) * 4096ULL);
+	proc_maps_free(&m);
+	/* the first three lines alone: not cut */
+	len = (size_t)(strchr(strchr(strchr(text, '\n') + 1, '\n') + 1, '\n') + 1 - text);
+	assert_int_equal(proc_maps_parse(text, len, &m), 0);
+	assert_int_equal(m.n, 3);
+	assert_false(m.cut);
+	proc_maps_free(&m);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -224,6 +250,7 @@ int main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_every_prefix),
 		cmocka_unit_test(test_self),
+		cmocka_unit_test(test_entries_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
