@@ -72,6 +72,7 @@ struct app {
 	struct mt_fe_ctx fe_ctx;
 	bool fe_started;
 	int sigfd;
+	bool stop;		/* INT, TERM, HUP or QUIT came before the loop ran */
 	int exits_fd; /* process-exit events (exits.h), or -1 */
 	__u64 last_records;
 	struct budget budget;
@@ -485,12 +486,28 @@ static void budget_step(struct app *a, __u64 now)
  * window each, so that a load that drifts meanwhile weighs on both. */
 #define UNPROBED_PHASE_NS 60000000L
 #define UNPROBED_PHASES 5
-static void pause_phase(void)
-{
-	struct timespec ts = { 0, UNPROBED_PHASE_NS };
+static bool take_signal(struct app *a);
 
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
+/* Wait up to ms milliseconds for one of the signals memtop stops on;
+ * true (and a->stop) once one came. Start-up checks it between its
+ * stages and waits with it, so a signal while memtop attaches ends it
+ * within one stage (the longest is one probe attach or detach). */
+static bool stop_wait(struct app *a, int ms)
+{
+	struct pollfd p = { .fd = a->sigfd, .events = POLLIN };
+	__u64 until = clock_mono_ns() + (__u64)ms * 1000000ULL;
+
+	if (a->stop || a->sigfd < 0)
+		return a->stop;
+	for (;;) {
+		__u64 now = clock_mono_ns();
+		int left = now >= until ? 0 : (int)((until - now) / 1000000ULL);
+
+		if (poll(&p, 1, left) > 0 && take_signal(a))
+			return a->stop = true;
+		if (left == 0)
+			return false;
+	}
 }
 
 static void measure_unprobed(struct app *a)
@@ -500,11 +517,13 @@ static void measure_unprobed(struct app *a)
 	if (a->cfg->cmd_argv || !a->ws.n)
 		return;
 	for (i = 0; i < UNPROBED_PHASES; i++) {
+		bool stop;
+
 		set_allocs(a, false, clock_mono_ns());
-		pause_phase();
+		stop = stop_wait(a, UNPROBED_PHASE_NS / 1000000);
 		set_allocs(a, true, clock_mono_ns());
-		if (i + 1 < UNPROBED_PHASES)
-			pause_phase();
+		if (stop || (i + 1 < UNPROBED_PHASES && stop_wait(a, UNPROBED_PHASE_NS / 1000000)))
+			break;
 	}
 	a->budget.changed_ns = clock_mono_ns();
 }
@@ -862,6 +881,8 @@ static int run_loop(struct app *a)
 	long ticks = 0;
 	int ring_fd = bpf_loader_ring_fd(a->ring);
 
+	if (a->stop) /* during the unprobed measure */
+		return 0;
 	for (;;) {
 		struct pollfd pfd[4] = {
 			{ .fd = ring_fd, .events = POLLIN },
@@ -1057,15 +1078,15 @@ static int setup(struct app *a)
 	if (e)
 		return e;
 	e = block_signals(a);
-	if (!e)
+	if (!e && !stop_wait(a, 0))
 		e = prepare_targets(a);
-	if (!e)
+	if (!e && !stop_wait(a, 0))
 		e = load_probes(a);
-	if (!e)
+	if (!e && !stop_wait(a, 0))
 		e = start_data_path(a);
-	if (!e)
+	if (!e && !stop_wait(a, 0))
 		e = attach_targets(a);
-	if (!e)
+	if (!e && !stop_wait(a, 0))
 		e = open_ring(a);
 	if (!e) {
 		/* before the command runs: its earliest death is seen too */
@@ -1074,9 +1095,9 @@ static int setup(struct app *a)
 			fail("no process-exit events (%s): how targets end is known only for a command memtop runs",
 			     strerror(-a->exits_fd));
 	}
-	if (!e)
+	if (!e && !stop_wait(a, 0))
 		e = release_command(a);
-	return e;
+	return e ? e : a->stop ? -EINTR : 0;
 }
 
 /* ---- --daemon ------------------------------------------------------------------ */
@@ -1204,9 +1225,11 @@ int app_run(const struct mt_config *cfg)
 	a.daemon_fd = daemon_pipe_fd;
 	watch_init(&a.ws, &env);
 	history_init(&a.cgroup_current);
-	if (setup(&a)) {
+	e = setup(&a);
+	if (e) {
+		/* a stop asked for while attaching ends memtop as the loop would */
 		teardown(&a);
-		return 1;
+		return e == -EINTR && a.stop ? 0 : 1;
 	}
 	budget_init(&a.budget, cfg->max_overhead_pct, clock_mono_ns() ^ (__u64)getpid() << 32);
 	a.allocs_on = true;
