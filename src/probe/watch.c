@@ -585,9 +585,18 @@ static void attach_extra(struct watch_set *ws, struct watched *w)
 	attach_info_merge(&ws->info, &info, w->extra.prefix);
 }
 
+/* The probes w was prepared for. */
+static struct mt_probe_set *attach_prepared(struct watch_set *ws, struct watched *w, char *err,
+					    size_t errlen)
+{
+	if (w->usdt)
+		return attach_usdt(ws->env.bpf, w->pid, w->lib, &ws->info, err, errlen);
+	return attach_target(ws->env.bpf, w->pid, w->lib, w->alloc, w->alloc_prefix,
+			     ws->env.cfg->probe_mode != MT_PROBE_URETPROBE, &ws->info, err, errlen);
+}
+
 static int attach_watched(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
-	const struct mt_config *cfg = ws->env.cfg;
 	struct mt_target *t;
 	int e = bpf_loader_add_target(ws->env.bpf, w->pid);
 
@@ -611,12 +620,16 @@ static int attach_watched(struct watch_set *ws, struct watched *w, char *err, si
 			bpf_loader_remove_target(ws->env.bpf, w->pid);
 			return e;
 		}
-	} else if (w->usdt)
-		w->probes = attach_usdt(ws->env.bpf, w->pid, w->lib, &ws->info, err, errlen);
-	else
-		w->probes = attach_target(ws->env.bpf, w->pid, w->lib, w->alloc, w->alloc_prefix,
-					  cfg->probe_mode != MT_PROBE_URETPROBE, &ws->info, err,
-					  errlen);
+	} else {
+		w->probes = attach_prepared(ws, w, err, errlen);
+		/* a running process that exec'd since it was prepared (its
+		 * allocator's mapping is gone): prepared again for its new
+		 * program, once */
+		if (!w->probes && !w->launched &&
+		    target_compare(w->pid, &w->id) == TARGET_EXECED &&
+		    !prepare_running(ws, w, err, errlen) && !w->go)
+			w->probes = attach_prepared(ws, w, err, errlen);
+	}
 	if (!w->probes && !w->go_probes) {
 		e = errno ? -errno : -EINVAL;
 		bpf_loader_remove_target(ws->env.bpf, w->pid);
