@@ -13,14 +13,21 @@ survive the reader of its stdout going away or stalling.
     f is a complete gzip;
   - a reader of -b --json that stops reading: memtop says so on stderr
     once, keeps draining, says when reading resumes, and still ends on
-    SIGINT within 2 s with its --output written;
-  - -d outside 0.05..3600 is refused with the valid range.
+    SIGINT within 1 s with its --output written;
+  - -d outside 0.05..3600 is refused with the valid range;
+  - /dev/full is said to be full and stays the device; /dev/stdout (a
+    pipe here) is written through; a directory or a block device is
+    refused before anything is attached; a FIFO reader that stops
+    reading makes the write give up after 5 s, said, the FIFO left;
+  - -- CMD runs with SIGPIPE at its default, not memtop's ignored one.
 The workload is the hostile target's plain mode (allocations every ms,
 run as nobody), built by test_hostile.
 """
 
+import fcntl
 import gzip
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -83,6 +90,77 @@ def test_fifo_output():
         os.close(fd)
     check(data[:2] == b"\x1f\x8b" and gzip.decompress(data), "the FIFO's reader got %r" % data[:8])
     check(stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was replaced")
+
+
+def assert_export_failed(m, rc, pattern):
+    """The run went on and its export failed at the end: status 1, the
+    last stderr line the one error."""
+    lines = m.stderr_lines()
+    check(rc == 1 and lines and re.match(r"memtop: .*" + pattern, lines[-1]),
+          "expected status 1 and a last line matching %r: rc %s, %s" % (pattern, rc, lines[-3:]))
+
+
+def test_full_stdout_dir_and_block_device():
+    d, pid = busy()
+    m = Memtop(*QUICK, "--output", "/dev/full", "-p", pid)
+    assert_export_failed(m, m.wait(20), r"cannot write /dev/full: No space left on device")
+    st = os.lstat("/dev/full")
+    check(stat.S_ISCHR(st.st_mode) and (os.major(st.st_rdev), os.minor(st.st_rdev)) == (1, 7),
+          "/dev/full is no longer the full device: mode %o" % st.st_mode)
+    # /dev/stdout is memtop's stdout, a pipe here: the folded stacks (of
+    # what is in use: the target leaks) arrive there, after -b's tables
+    _, leaker = start([os.path.join(d, "hostile"), "--leak", "yes"])
+    m = Memtop(*QUICK, "--folded", "/dev/stdout", "-p", leaker)
+    check(m.wait(20) == 0, "memtop --folded /dev/stdout failed: %s" % m.err.text()[-300:])
+    check(any(l.rstrip().split(" ")[-1].isdigit() and "hostile_main_alloc" in l
+              for l in m.out.lines), "no folded stack on stdout: %s" % m.out.text()[-300:])
+    blockdevs = [os.path.join("/dev", f) for f in sorted(os.listdir("/dev"))
+                 if stat.S_ISBLK(os.lstat(os.path.join("/dev", f)).st_mode)]
+    check(blockdevs, "no block device in /dev to try")
+    before = bpf_snapshot()
+    for path, why in ((d, "Is a directory"), (blockdevs[0], "a block device")):
+        m = Memtop(*QUICK, "--output", path, "-p", pid)
+        assert_one_error_line(m, m.wait(10), why)
+    check(stat.S_ISBLK(os.lstat(blockdevs[0]).st_mode), "%s was replaced" % blockdevs[0])
+    assert_nothing_left(before)
+
+
+def test_fifo_reader_stops_reading():
+    """A reader that opens the FIFO, shrinks its buffer to a page and never
+    reads: the profile (the JIT target's 400 sites, far over a page) cannot
+    go through; memtop gives up after 5 s with one line and ends."""
+    d = lab()
+    exe = build(d, lib=False)[0]
+    _, pid = start([exe, "--jit", "400"])
+    fifo = os.path.join(d, "stall.fifo")
+    os.mkfifo(fifo, 0o600)
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        fcntl.fcntl(fd, 1031, 4096)  # F_SETPIPE_SZ
+        m = Memtop("-b", "-n", "3", "-d", "0.5", "--rate", "64K", "--max-overhead", "none",
+                   "--output", fifo, "-p", pid)
+        t0 = time.monotonic()
+        rc = m.wait(40)
+        took = time.monotonic() - t0
+    finally:
+        os.close(fd)
+    assert_export_failed(m, rc, r"its reader stopped reading")
+    check(took < 15, "memtop took %.1fs to give up" % took)
+    check(stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was replaced")
+
+
+def test_command_gets_default_sigpipe():
+    """memtop ignores SIGPIPE itself; the command it runs must not inherit
+    that (a pipeline in it would never end on a closed reader)."""
+    m = Memtop("-b", "-n", "1", "-d", "0.2", "--cmd-log", "cmd.log", "--",
+               "sh", "-c", "grep SigIgn /proc/self/status; sleep 1")
+    check(m.wait(30) == 0, "memtop -- sh failed: %s" % m.err.text()[-300:])
+    with open(os.path.join(m.cwd, "cmd.log")) as f:
+        line = [l for l in f if l.startswith("SigIgn")]
+    check(line, "the command printed no SigIgn line")
+    mask = int(line[0].split()[1], 16)
+    check(not mask & (1 << (signal.SIGPIPE - 1)),
+          "the command runs with SIGPIPE ignored: SigIgn %x" % mask)
 
 
 def test_modes_and_owner():

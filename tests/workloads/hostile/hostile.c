@@ -7,6 +7,7 @@
  *
  *   hostile [--lib PATH] [--tamper fifo|symlink:TARGET] [--comm NAME]
  *           [--churn N] [--exec PATH] [--leak yes] [--evil-sym yes]
+ *           [--jit N] [--copies yes] [--flood yes]
  *
  * --lib dlopen()s PATH (libhostile.so) and allocates through its
  * hostile_lib_alloc(); else allocations come from hostile_main_alloc() in
@@ -21,6 +22,14 @@
  * terminal escapes (an OSC title, BEL, clear screen).
  * --leak never frees every 8th block (in-use that grows, and that an exec
  * must make disappear).
+ * --jit writes N small functions into executable anonymous memory and
+ * allocates through each in turn, 16 blocks a millisecond: every sample
+ * has a call site (and a stack) memtop has not seen before.
+ * --copies, with --lib, copies the library to a new file for every
+ * allocation, dlopen()s the copy, allocates through it, dlclose()s and
+ * deletes it: a new file (a new inode) behind every sample.
+ * --flood allocates and frees without pause (stdin looked at every 4096
+ * blocks): more samples than any reader can take.
  * Then it prints "READY pid=N" and allocates 64 KiB (freeing every other
  * block) every millisecond until stdin reaches EOF; then _exit(0).
  */
@@ -88,6 +97,69 @@ static void tamper(const char *path, const char *how)
 	}
 }
 
+/* A stub per call site: sub $8,%rsp; call *%rsi; add $8,%rsp; ret. */
+static const unsigned char jit_stub[16] = { 0x48, 0x83, 0xec, 0x08, 0xff, 0xd6, 0x48, 0x83,
+					    0xc4, 0x08, 0xc3, 0x90, 0x90, 0x90, 0x90, 0x90 };
+static unsigned char *jit_base;
+static unsigned long jit_n;
+
+static void jit_start(unsigned long n)
+{
+	jit_base = mmap(NULL, n * sizeof(jit_stub), PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (jit_base == MAP_FAILED)
+		die("mmap");
+	for (unsigned long i = 0; i < n; i++)
+		memcpy(jit_base + i * sizeof(jit_stub), jit_stub, sizeof(jit_stub));
+	if (mprotect(jit_base, n * sizeof(jit_stub), PROT_READ | PROT_EXEC))
+		die("mprotect");
+	jit_n = n;
+}
+
+static void *jit_alloc(unsigned long i, size_t n)
+{
+	void *(*stub)(size_t, void *(*)(size_t)) =
+		(void *(*)(size_t, void *(*)(size_t)))(jit_base + (i % jit_n) * sizeof(jit_stub));
+
+	return stub(n, malloc);
+}
+
+/* Allocate through a fresh copy of the library at path; the last
+ * COPIES_MAPPED copies stay mapped (so there is time to name them). */
+#define COPIES_MAPPED 16
+static void *copy_alloc(const char *path, unsigned long i, size_t n)
+{
+	static void *mapped[COPIES_MAPPED];
+	char copy[4096];
+	char buf[65536];
+	ssize_t r;
+	void *h, *p;
+	int in, out;
+
+	snprintf(copy, sizeof(copy), "%s.%lu", path, i);
+	in = open(path, O_RDONLY | O_CLOEXEC);
+	out = open(copy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	if (in < 0 || out < 0)
+		die("open");
+	while ((r = read(in, buf, sizeof(buf))) > 0) {
+		if (write(out, buf, (size_t)r) != r)
+			die("write");
+	}
+	close(in);
+	close(out);
+	h = dlopen(copy, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		fprintf(stderr, "hostile: %s\n", dlerror());
+		_exit(2);
+	}
+	p = ((void *(*)(size_t))dlsym(h, "hostile_lib_alloc"))(n);
+	unlink(copy);
+	if (mapped[i % COPIES_MAPPED])
+		dlclose(mapped[i % COPIES_MAPPED]);
+	mapped[i % COPIES_MAPPED] = h;
+	return p;
+}
+
 static int churn_n;
 static char *churn_base;
 
@@ -132,7 +204,7 @@ int main(int argc, char **argv)
 {
 	const char *lib = NULL, *how = NULL, *comm = NULL, *exec_path = NULL;
 	unsigned long n = 0;
-	bool leak = false, evil = false;
+	bool leak = false, evil = false, copies = false, flood = false;
 	void *keep = NULL;
 	char line[64];
 
@@ -151,6 +223,12 @@ int main(int argc, char **argv)
 			evil = !strcmp(argv[i + 1], "yes");
 		else if (!strcmp(argv[i], "--leak"))
 			leak = !strcmp(argv[i + 1], "yes");
+		else if (!strcmp(argv[i], "--jit"))
+			jit_start(strtoul(argv[i + 1], NULL, 0));
+		else if (!strcmp(argv[i], "--copies"))
+			copies = !strcmp(argv[i + 1], "yes");
+		else if (!strcmp(argv[i], "--flood"))
+			flood = !strcmp(argv[i + 1], "yes");
 	}
 	if (lib) {
 		void *h = dlopen(lib, RTLD_NOW);
@@ -174,8 +252,12 @@ int main(int argc, char **argv)
 		struct pollfd pfd = { .fd = 0, .events = POLLIN };
 		char c;
 
-		/* pace: 1 ms, and notice EOF on stdin */
-		if (poll(&pfd, 1, 1) > 0) {
+		/* pace: 1 ms (none when flooding), and notice EOF on stdin */
+		if (flood && n++ % 4096) {
+			free(hostile_main_alloc(BLOCK));
+			continue;
+		}
+		if (poll(&pfd, 1, flood ? 0 : 1) > 0) {
 			if (read(0, &c, 1) <= 0)
 				_exit(0);
 			if (c == 'x' && exec_path) {
@@ -185,7 +267,13 @@ int main(int argc, char **argv)
 				die("execv");
 			}
 		}
-		void *p = lib_alloc ? lib_alloc(BLOCK) :
+		if (jit_n) {
+			for (int k = 0; k < 16; k++)
+				free(jit_alloc(n++, BLOCK));
+			continue;
+		}
+		void *p = copies && lib ? copy_alloc(lib, n, BLOCK) :
+			  lib_alloc ? lib_alloc(BLOCK) :
 			  evil ? hostile_evil_alloc(BLOCK) : hostile_main_alloc(BLOCK);
 
 		if (leak && !(n % 8)) {

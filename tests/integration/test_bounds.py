@@ -1,0 +1,212 @@
+"""What memtop keeps per target is bounded (issue 18, item 2;
+docs/reliability.md), against targets run as nobody
+(tests/workloads/hostile/, built by test_hostile):
+
+  - a target whose every sample has a new stack (code it writes itself)
+    reaches --max-stacks: its stacks stop growing, the rest is counted in
+    one [too many stacks] site and in the JSON's limits, said once on
+    stderr, as a -b note and in the TUI's status line (with the target's
+    name, which is full of terminal escapes, sanitized), and memtop goes
+    on reporting;
+  - a target that maps one new copy of a library after another costs
+    memtop no descriptor per copy;
+  - a library mapped from a path of 16 KiB (a maps line far past
+    PATH_MAX) is named like any other;
+  - a library of 2.2 GiB (sparse), and one with 1.1M function symbols, are
+    refused or cut at the stated bounds, counted and said, and the site
+    is still there.
+"""
+
+import os
+import shutil
+import signal
+import struct
+import time
+
+from memtop_test import Memtop, check, fail, sites_by_function
+from test_hostile import (MEMTOP_ARGS, NOBODY, as_nobody, bpf_snapshot, build, lab, start,
+                          stop_quickly, tui_until, watch_until)
+
+EVIL = "ev\x1b]0;PWN\x07\x1b[2J"
+SAID = "reached memtop's per-target bounds"
+
+
+def said_lines(m):
+    return [l for l in m.err.lines if SAID in l]
+
+
+def test_stacks_past_max_stacks():
+    d = lab()
+    exe = build(d, lib=False)[0]
+    _, pid = start([exe, "--jit", "65536", "--comm", EVIL])
+    before = bpf_snapshot()
+    m = Memtop(*MEMTOP_ARGS, "--max-stacks", "64", "--top", "0", "-p", pid)
+    rec = m.first_record()
+    for _ in range(30):
+        t = rec["targets"][0]
+        if t["limits"]["stacks_folded"] > 50:
+            break
+        rec = m.record()
+    t = rec["targets"][0]
+    check(t["stacks"] == 64, "stacks kept: %d, --max-stacks 64" % t["stacks"])
+    check(t["limits"]["stacks_folded"] > 50, "no samples folded: %s" % t["limits"])
+    over = sites_by_function(rec).get("[too many stacks]")
+    check(over and over["samples"] >= t["limits"]["stacks_folded"] * 0.9,
+          "the [too many stacks] site does not hold the folded samples: %s vs %s" %
+          (over and over["samples"], t["limits"]))
+    folded = t["limits"]["stacks_folded"]
+    for _ in range(3):  # memtop goes on: more samples, the same 64 stacks
+        rec = m.record()
+        check(rec is not None, "memtop stopped: %s" % m.err.text()[-300:])
+    t = rec["targets"][0]
+    check(t["stacks"] == 64 and t["limits"]["stacks_folded"] > folded,
+          "after the bound: %d stacks, %s" % (t["stacks"], t["limits"]))
+    stop_quickly(m, before)
+    lines = said_lines(m)
+    check(len(lines) == 1 and "ev?]0;PWN??[2J" in lines[0] and "--max-stacks 64" in lines[0],
+          "the bound should be said once on stderr, sanitized: %r" % lines)
+    # -b: the same sentence as a note
+    b = Memtop("-b", "-n", "4", "-d", "0.4", "--rate", "64K", "--max-overhead", "none",
+               "--max-stacks", "64", "-p", pid)
+    check(b.wait(30) == 0, "memtop -b failed: %s" % b.err.text()[-300:])
+    check(any(l.startswith("note: ") and SAID in l for l in b.out.lines),
+          "-b has no note of the bound: %s" % b.out.text()[-500:])
+    # the TUI: in its status line, the target's name sanitized there too
+    screen = tui_until(["--max-stacks", "64", "--rate", "64K", "-d", "0.3", "--max-overhead",
+                        "none", "-p", pid], SAID, "the per-target bound", before)
+    check("\x1b]0;PWN" not in screen, "the target's escapes reached the terminal raw")
+
+
+def copies_open(pid):
+    """Descriptors pid holds on copies of libhostile.so (libhostile.so.N)."""
+    n = 0
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            n += ".so." in os.readlink("/proc/%d/fd/%s" % (pid, fd))
+        except OSError:
+            pass
+    return n
+
+
+def test_library_copies_hold_no_descriptors():
+    """A new copy of a library (a new inode) for every allocation, 16 of
+    them mapped at a time: memtop names more and more copies while the
+    descriptors it holds on them stay bounded (it used to keep one per
+    copy it had named, for good)."""
+    d = lab()
+    exe, so = build(d)
+    _, pid = start([exe, "--lib", so, "--copies", "yes"])
+    before = bpf_snapshot()
+    m = Memtop(*MEMTOP_ARGS, "-p", pid)
+    most = 0
+    rec = m.first_record()
+    t0 = time.monotonic()
+    while rec["targets"][0]["stacks"] < 450 and time.monotonic() - t0 < 30:
+        most = max(most, copies_open(m.pid))
+        rec = m.record()
+    stacks = rec["targets"][0]["stacks"]
+    check(stacks >= 450, "only %d library copies named in 30 s" % stacks)
+    check(most < stacks * 0.75, "memtop held %d copies open after naming %d" % (most, stacks))
+    stop_quickly(m, before)
+
+
+def test_absurdly_long_maps_lines():
+    """The library is mapped from a directory 64 levels deep, 16 KiB of
+    path: its maps line is four times PATH_MAX. The site is named, with the
+    library's name."""
+    d = lab()
+    _, so = build(d)
+    comp = "x" * 250
+    # made by the attacker, one level at a time (the path is too long for
+    # one call), and run from there
+    script = ("import os, sys\nfor _ in range(64):\n    os.mkdir(%r)\n    os.chdir(%r)\n"
+              "os.system('cp %s .')\nos.execv(%r, [%r, '--lib', './libhostile.so'])\n" %
+              (comp, comp, so, os.path.join(d, "hostile"), "hostile"))
+    _, pid = start(["python3", "-c", script], prefix=NOBODY + ("env", "-C", d))
+    with open("/proc/%d/maps" % pid) as f:
+        check(max(len(l) for l in f) > 16000, "no long line in the target's maps")
+    before = bpf_snapshot()
+    m, rec = watch_until(pid, "hostile_lib_alloc")
+    site = sites_by_function(rec)["hostile_lib_alloc"]["entries"][0]
+    check(site["module"] == "libhostile.so", "module %r" % site["module"])
+    stop_quickly(m, before)
+
+
+# ==== Libraries past the per-file bounds ====
+
+def add_symbols(path, n):
+    """Append n STT_FUNC symbols (f0...), all at the start of .text, to the .symtab of the
+    ELF64 file at path: a new .symtab and .strtab after the end of the file
+    and a section header table after them (the loader never reads them)."""
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
+    shdrs = [list(struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize))
+             for i in range(shnum)]
+    names_at = shdrs[shstrndx][4]
+
+    def name(h):
+        end = data.index(b"\0", names_at + h[0])
+        return data[names_at + h[0]:end].decode()
+
+    by_name = {name(h): i for i, h in enumerate(shdrs)}
+    sym, text = shdrs[by_name[".symtab"]], shdrs[by_name[".text"]]
+    strtab = shdrs[sym[6]]
+    old_str = bytes(data[strtab[4]:strtab[4] + strtab[5]])
+    names = b"".join(b"f%d\0" % i for i in range(n))
+    new_str = old_str + names
+    entries = bytearray(n * 24)
+    off = len(old_str)
+    for i in range(n):
+        struct.pack_into("<IBBHQQ", entries, i * 24, off, 0x12, 0, by_name[".text"],
+                         text[3], 1)
+        off += len(b"f%d" % i) + 1
+    old_sym = bytes(data[sym[4]:sym[4] + sym[5]])
+    at = (len(data) + 7) & ~7
+    data += b"\0" * (at - len(data))
+    sym[4], sym[5] = at, len(old_sym) + len(entries)
+    data += old_sym + entries
+    strtab[4], strtab[5] = len(data), len(new_str)
+    data += new_str
+    at = (len(data) + 7) & ~7
+    data += b"\0" * (at - len(data))
+    struct.pack_into("<Q", data, 0x28, at)
+    for h in shdrs:
+        data += struct.pack("<IIQQQQIIQQ", *h)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def test_libraries_past_the_file_bounds():
+    """One library with 1.1M function symbols (the first 1M are kept) and
+    one of 2.2 GiB (not parsed): both are counted and said, and the
+    library's site is still there (named from the first, module+offset
+    from the second)."""
+    d = lab()
+    exe, so = build(d, lib_flags=("-O2", "-g0"))
+    many = os.path.join(d, "libmany.so")
+    shutil.copy(so, many)
+    add_symbols(many, 1100000)
+    os.chown(many, 65534, 65534)
+    big = os.path.join(d, "libbig.so")
+    shutil.copy(so, big)
+    os.chown(big, 65534, 65534)
+    as_nobody("truncate", "-s", "2200M", big)
+    before = bpf_snapshot()
+    for lib, want in ((many, "hostile_lib_alloc"), (big, None)):
+        p, pid = start([exe, "--lib", lib])
+        m = Memtop(*MEMTOP_ARGS, "-p", pid)
+        rec = m.first_record()
+        for _ in range(20):
+            mods = [s for s in rec["sites"] if s["module"] == os.path.basename(lib)]
+            if mods and any("over memtop's limits" in l for l in m.err.lines):
+                break
+            rec = m.record()
+        check(mods, "no site in %s: %s" % (lib, [s["module"] for s in rec["sites"]]))
+        check(any(s["function"] == want for s in mods),
+              "%s: functions %s, expected %s" % (lib, [s["function"] for s in mods], want))
+        check(any("over memtop's limits" in l for l in m.err.lines),
+              "%s: the bound was not said: %s" % (lib, m.err.text()[-300:]))
+        stop_quickly(m, before, signal.SIGTERM)
+        p.kill()
