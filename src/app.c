@@ -50,6 +50,7 @@
 /* The BPF side wakes the loop only when records pile up: drain at least
  * this often. */
 #define DRAIN_NS 50000000ULL
+#define OUTQ_FINAL_WAIT_MS 300
 /* How often the overhead budget measures and adapts, whatever -d says. */
 #define BUDGET_STEP_NS 250000000ULL
 /* How often pending --cgroup processes are retried. */
@@ -72,6 +73,8 @@ struct app {
 	struct mt_fe_ctx fe_ctx;
 	bool fe_started;
 	int sigfd;
+	__u64 drain_until;	/* CLOCK_MONOTONIC end of this pass over the ring */
+	unsigned long drained;	/* records taken, for the check of that end */
 	bool stop;		/* INT, TERM, HUP or QUIT came before the loop ran */
 	int exits_fd; /* process-exit events (exits.h), or -1 */
 	__u64 last_records;
@@ -253,10 +256,27 @@ static void on_ended(void *ctx, pid_t pid, int wstatus, __u64 at_ns)
 		 t ? t->comm : "?", how);
 }
 
+/* One pass over the ring takes at most DRAIN_BUDGET_NS: libbpf consumes
+ * until it has caught up, so a target that makes records faster than they
+ * are unwound would otherwise keep the loop in the ring, away from signals
+ * and ticks. Past it the pass stops (the record in hand is consumed) and
+ * the rest waits for the next pass, one poll later. */
+#define DRAIN_BUDGET_NS 50000000ULL
+
 static int on_record(void *ctx, void *data, size_t size)
 {
-	ingest_record(ctx, data, size);
+	struct app *a = ctx;
+
+	ingest_record(&a->ingest, data, size);
+	if (++a->drained % 64 == 0 && clock_mono_ns() > a->drain_until)
+		return -EAGAIN;
 	return 0;
+}
+
+static void ring_drain(struct app *a)
+{
+	a->drain_until = clock_mono_ns() + DRAIN_BUDGET_NS;
+	bpf_loader_ring_drain(a->ring);
 }
 
 static void on_proc(void *ctx, pid_t pid, __u32 what)
@@ -391,7 +411,7 @@ static int attach_targets(struct app *a)
 
 static int open_ring(struct app *a)
 {
-	a->ring = bpf_loader_ring(a->bpf, on_record, &a->ingest);
+	a->ring = bpf_loader_ring(a->bpf, on_record, a);
 	if (!a->ring) {
 		fail("cannot open the event ring buffer: %s", strerror(errno));
 		return -errno;
@@ -844,7 +864,7 @@ static int tick(struct app *a)
 	__u64 now;
 	int alive;
 
-	bpf_loader_ring_drain(a->ring);
+	ring_drain(a);
 	now = clock_mono_ns();
 	alive = watch_refresh(&a->ws, now);
 	read_drops(a);
@@ -902,7 +922,7 @@ static int run_loop(struct app *a)
 			return -errno;
 		if (pfd[3].fd >= 0 && pfd[3].revents)
 			exits_read(a->exits_fd, on_exit_event, a); /* missed ones: refresh finds them */
-		bpf_loader_ring_drain(a->ring);
+		ring_drain(a);
 		if (pfd[1].revents && take_signal(a))
 			return 0;
 		if (pfd[2].fd >= 0 && pfd[2].revents)
@@ -1270,7 +1290,9 @@ int app_run(const struct mt_config *cfg)
 	/* the display is still up: stop it before the final files' messages */
 	a.fe->stop(&a.fe_ctx);
 	a.fe_started = false;
-	out_queue_free(a.outq, 1000); /* what a live reader has not taken yet */
+	/* what a live reader has not taken yet, for at most OUTQ_FINAL_WAIT_MS:
+	 * a stalled one must not hold the end past a second */
+	out_queue_free(a.outq, OUTQ_FINAL_WAIT_MS);
 	a.outq = NULL;
 	if (snapshots_finish(&a.snap, a.model, err, sizeof(err))) {
 		fail("%s", err);
