@@ -312,6 +312,30 @@ static int prepare_targets(struct app *a)
 	return e;
 }
 
+static bool take_signal(struct app *a);
+
+/* Wait up to ms milliseconds for one of the signals memtop stops on;
+ * true (and a->stop) once one came. Start-up checks it between its
+ * stages and waits with it, so a signal while memtop attaches ends it
+ * within one stage (the longest is one probe attach or detach). */
+static bool stop_wait(struct app *a, int ms)
+{
+	struct pollfd p = { .fd = a->sigfd, .events = POLLIN };
+	__u64 until = clock_mono_ns() + (__u64)ms * 1000000ULL;
+
+	if (a->stop || a->sigfd < 0)
+		return a->stop;
+	for (;;) {
+		__u64 now = clock_mono_ns();
+		int left = now >= until ? 0 : (int)((until - now) / 1000000ULL);
+
+		if (poll(&p, 1, left) > 0 && take_signal(a))
+			return a->stop = true;
+		if (left == 0)
+			return false;
+	}
+}
+
 static int load_probes(struct app *a)
 {
 	const struct mt_config *cfg = a->cfg;
@@ -336,6 +360,8 @@ static int load_probes(struct app *a)
 		fail("--probe-mode session: the session program did not load on this kernel");
 		return -ENOTSUP;
 	}
+	if (stop_wait(a, 0)) /* the calibration attaches and detaches a probe */
+		return 0;
 	a->status.trap_ns = calibrate_trap_ns(a->bpf);
 	if (a->status.trap_ns <= 0) {
 		/* not fatal: costs are then shown from the documented floor */
@@ -506,29 +532,6 @@ static void budget_step(struct app *a, __u64 now)
  * window each, so that a load that drifts meanwhile weighs on both. */
 #define UNPROBED_PHASE_NS 60000000L
 #define UNPROBED_PHASES 5
-static bool take_signal(struct app *a);
-
-/* Wait up to ms milliseconds for one of the signals memtop stops on;
- * true (and a->stop) once one came. Start-up checks it between its
- * stages and waits with it, so a signal while memtop attaches ends it
- * within one stage (the longest is one probe attach or detach). */
-static bool stop_wait(struct app *a, int ms)
-{
-	struct pollfd p = { .fd = a->sigfd, .events = POLLIN };
-	__u64 until = clock_mono_ns() + (__u64)ms * 1000000ULL;
-
-	if (a->stop || a->sigfd < 0)
-		return a->stop;
-	for (;;) {
-		__u64 now = clock_mono_ns();
-		int left = now >= until ? 0 : (int)((until - now) / 1000000ULL);
-
-		if (poll(&p, 1, left) > 0 && take_signal(a))
-			return a->stop = true;
-		if (left == 0)
-			return false;
-	}
-}
 
 static void measure_unprobed(struct app *a)
 {
