@@ -4,9 +4,11 @@ interleaved with the native frames. The workload (tests/workloads/python/
 py_leaky.py) measures its own truth with tracemalloc.
 
 These run Debian's /usr/bin/python3 (CPython 3.11, the version whose
-headers memtop is built with). PYTHONMALLOC=malloc sends every object to
-malloc, which memtop's uprobes see; pymalloc-served objects under -p are
-the subject of docs/python.md's limits."""
+headers memtop is built with). -- CMD and --inject run CPython's default
+allocator: the in-process samplers wrap its object allocator, so the
+objects pymalloc serves are sampled. Plain -p cannot see those objects in
+Debian's LTO build (docs/python.md), so its tests set PYTHONMALLOC=malloc,
+which sends every object to malloc, where memtop's uprobes see it."""
 
 import os
 import time
@@ -124,6 +126,31 @@ def test_python_inject_default_allocator():
     check(abs(est - want) <= 0.25 * want,
           "in-use of leak_records %.0f, tracemalloc %d (more than 25%% apart)" % (est, want))
     # the process runs on, through its own allocator again
+    p.popen.stdin.close()
+    check(p.wait(10) == 0, "py_leaky failed after memtop detached: %s" % p.err.text()[-300:])
+
+
+def test_python_inject_main_thread_blocked():
+    """--inject into a CPython whose main thread waits in C (a blocking
+    read, GIL released, no bytecode run): the pending call that would wrap
+    the object allocator cannot run. memtop does not wait on it: it says
+    so after its deadline, keeps watching, and at exit gives up on the
+    restore after a bounded wait, saying so, with the process unharmed."""
+    p = start_python(30)  # waits in read() for its start byte
+    m = Memtop("-b", "--json", "-d", "1", "-n", "7", "--inject", "-p", p.pid)
+    t0 = time.monotonic()
+    rc = m.drain(30)
+    err = m.err.text()
+    check(rc == 0, "memtop exited %s: %s" % (rc, err[-500:]))
+    check("is not wrapped after 5 s" in err,
+          "no word that the allocator could not be wrapped: %s" % err[-800:])
+    check(time.monotonic() - t0 < 15, "memtop took %.0f s to end" % (time.monotonic() - t0))
+    check("GOT restored" in err, "the GOT was not restored: %s" % err[-800:])
+    # the process runs as before: start it, stop it, read its truth
+    p.popen.stdin.write(b"g")
+    p.popen.stdin.flush()
+    truth = stdin_truth(p)
+    check(truth["pid"] == p.popen.pid, "py_leaky's truth is not its own: %s" % truth)
     p.popen.stdin.close()
     check(p.wait(10) == 0, "py_leaky failed after memtop detached: %s" % p.err.text()[-300:])
 

@@ -94,13 +94,17 @@ def main():
     per_record = calibrate()
     if not auto:  # under memtop -- CMD, stdout may be memtop's own
         print("READY %d" % os.getpid(), flush=True)
-    if not auto and not sys.stdin.buffer.read(1):
+    # stdin is read unbuffered (os.read), so that select() below sees a
+    # byte that arrived with the start byte
+    if not auto and not os.read(0, 1):
         return
     t0 = time.monotonic()
     seq = tick = 0
     import select
     while time.monotonic() - t0 < duration:
-        if stop or (not auto and select.select([sys.stdin.buffer], [], [], 0)[0]):
+        if stop or (not auto and select.select([0], [], [], 0)[0]):
+            if not auto:
+                os.read(0, 1)  # the stop byte (b"" at EOF)
             break
         leak_records(50, seq)
         seq += 50
@@ -125,9 +129,10 @@ def main():
     print(truth, flush=True)
     # until stdin closes, the main thread keeps running Python code (light
     # churn): a tool that needs it to (a pending call) is not held up
-    while not select.select([sys.stdin.buffer], [], [], 0.01)[0]:
+    while not select.select([0], [], [], 0.01)[0]:
         churn(5, 1000)
-    sys.stdin.buffer.read()
+    while os.read(0, 4096):
+        pass
 
 
 if __name__ == "__main__":
