@@ -241,8 +241,9 @@ static const struct cli_opt cli_opts[] = {
 	{ "inject", OPT_INJECT, NULL, SEC_OVERHEAD,
 	  "with -p or --cgroup, load memtop's in-process sampler into each "
 	  "running process (briefly stopping one thread with ptrace) and watch "
-	  "its probes: a few ns per allocator call instead of a trap; memtop "
-	  "puts the process back as it was when it exits (docs/inject.md)" },
+	  "its probes: a few ns per allocator call instead of a trap; in CPython "
+	  "it also wraps the object allocator, so pymalloc's objects are seen; "
+	  "memtop puts the process back as it was when it exits (docs/inject.md)" },
 
 	{ "help", 'h', NULL, SEC_OTHER, "show this help and exit" },
 	{ "version", 'V', NULL, SEC_OTHER, "show the version and exit" },
