@@ -25,6 +25,7 @@
 #include "model/rec_codec.h"
 #include "model/recording.h"
 #include "util/hmap.h"
+#include "util/strpool.h"
 
 /* Past this much buffered between two intervals, the buffer is written
  * at once (a burst of samples must not hold memory). */
@@ -432,6 +433,10 @@ struct recorder *recorder_open(const struct recorder_opts *o, char *err, size_t 
 		return NULL;
 	}
 	r->o = *o;
+	/* the caller's strings need not outlive this call */
+	r->o.targets = strpool_intern(o->targets ? o->targets : "");
+	r->o.version = strpool_intern(o->version ? o->version : "");
+	r->o.skip_regex = strpool_intern(o->skip_regex);
 	r->old_fd = -1;
 	snprintf(r->path, sizeof(r->path), "%s", o->path);
 	snprintf(r->old_path, sizeof(r->old_path), "%s.1", o->path);

@@ -42,7 +42,8 @@ struct recorder_opts {
 struct recorder;
 
 /* Create (or truncate) FILE: a regular file, never through a symlink,
- * mode 0600. NULL with err ("cannot record to FILE: CAUSE"). */
+ * mode 0600. o's strings are copied. NULL with err ("cannot record to
+ * FILE: CAUSE"). */
 struct recorder *recorder_open(const struct recorder_opts *o, char *err, size_t errlen);
 /* Be told every input of m from now on (before any target exists). */
 void recorder_watch(struct recorder *r, struct mt_model *m);
