@@ -430,13 +430,15 @@ static struct stack_agg *agg_get(struct mt_model *m, const struct mt_stack *stac
 static struct stack_agg *agg_of_sample(struct mt_model *m, const struct mt_sample_in *in)
 {
 	struct mt_target *t = model_target(m, in->pid, false);
-	struct mt_stack *stack = NULL;
-	struct stack_agg *a = NULL;
+	struct mt_stack *stack;
+	struct stack_agg *a;
 	struct mt_frame over;
 	struct mt_sample_in folded;
 
-	if (!t || t->nstacks < m->max_stacks)
-		goto own;
+	if (!t || t->nstacks < m->max_stacks) {
+		stack = stack_intern(m, in);
+		return stack ? agg_get(m, stack, in->pid) : NULL;
+	}
 	stack = stack_find(m, in);
 	a = stack ? agg_find(m, stack, in->pid) : NULL;
 	if (a)
@@ -448,18 +450,13 @@ static struct stack_agg *agg_of_sample(struct mt_model *m, const struct mt_sampl
 	folded.nframes = 1;
 	folded.truncated = false;
 	stack = stack_intern(m, &folded);
-	if (!stack)
-		return NULL;
-	a = agg_find(m, stack, in->pid);
-	if (a)
+	a = stack ? agg_find(m, stack, in->pid) : NULL;
+	if (a || !stack)
 		return a;
 	a = agg_get(m, stack, in->pid);
 	if (a)
 		t->nstacks--; /* the overflow stack is not counted */
 	return a;
-own:
-	stack = stack_intern(m, in);
-	return stack ? agg_get(m, stack, in->pid) : NULL;
 }
 
 /* ---- live samples ----------------------------------------------------- */
