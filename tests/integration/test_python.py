@@ -155,6 +155,36 @@ def test_python_inject_main_thread_blocked():
     check(p.wait(10) == 0, "py_leaky failed after memtop detached: %s" % p.err.text()[-300:])
 
 
+def test_python_inject_another_hook_kept():
+    """A hook the program installs over the sampler's (tracemalloc.start()
+    after memtop wrapped the object allocator) is never dropped: at detach
+    memtop leaves the sampler in the chain, forwarding only, and says so;
+    the program runs on and tracemalloc keeps tracing."""
+    import signal
+    p = start_python(WITHIN_S)
+    m = Memtop("-b", "--json", "-d", "1", "--inject", "-p", p.pid)
+    m.first_record()
+    p.popen.stdin.write(b"g")
+    p.popen.stdin.flush()
+    t0 = time.monotonic()
+    while "object allocator wrapped" not in m.err.text():
+        check(time.monotonic() - t0 < 20, "not wrapped: %s" % m.err.text()[-500:])
+        check(m.record(10) is not None, "memtop exited: %s" % m.err.text()[-500:])
+    p.send(signal.SIGUSR2)
+    line = p.out.get(10, "py_leaky tracemalloc")
+    check(line == "TRACEMALLOC started", "py_leaky said %r" % line)
+    m.send(2)
+    rc = m.drain(20)
+    err = m.err.text()
+    check(rc == 0, "memtop exited %s: %s" % (rc, err[-500:]))
+    check("another hook (tracemalloc?) wrapped" in err and "GOT restored" in err,
+          "memtop did not leave the other hook in place: %s" % err[-800:])
+    truth = stdin_truth(p)
+    check(truth["tracemalloc_traced"], "tracemalloc stopped tracing: %s" % truth)
+    p.popen.stdin.close()
+    check(p.wait(10) == 0, "py_leaky failed after memtop detached: %s" % p.err.text()[-300:])
+
+
 def test_python_leak_named_by_function_and_line():
     """memtop -p on a CPython 3.11 process: the top site by leak score is
     the leaking Python function, with its file and the leaking line; the

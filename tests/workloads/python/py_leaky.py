@@ -19,6 +19,9 @@ line to FILE and exits.
   cache_put      a dict of 64 KiB bytes values, 48 entries at most: it
                  fills in about 6 s, then only replaces entries
   churn          short-lived lists and strs, freed at once
+
+SIGUSR2 starts tracemalloc (printing "TRACEMALLOC started" unless --auto):
+another hook over whatever wraps CPython's allocators then.
 """
 
 import json
@@ -72,6 +75,14 @@ def calibrate(n=4000):
     return total / n
 
 
+def start_tracemalloc(auto):
+    """SIGUSR2: a tool of the program's own wraps the allocators over
+    whatever wraps them now (memtop's sampler, say)."""
+    tracemalloc.start()
+    if not auto:
+        print("TRACEMALLOC started", flush=True)
+
+
 def line_of(func, marker):
     import inspect
     src, start = inspect.getsourcelines(func)
@@ -88,9 +99,10 @@ def main():
     auto = "--auto" in sys.argv
     out = sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv else None
     stop = []
+    import signal
     if auto:
-        import signal
         signal.signal(signal.SIGUSR1, lambda *a: stop.append(1))
+    signal.signal(signal.SIGUSR2, lambda *a: start_tracemalloc(auto))
     per_record = calibrate()
     if not auto:  # under memtop -- CMD, stdout may be memtop's own
         print("READY %d" % os.getpid(), flush=True)
@@ -120,7 +132,9 @@ def main():
                       "file": here, "leak_function": "leak_records", "leak_line": leak_line,
                       "leak_lines": list(func_lines(leak_records)),
                       "bytes_per_record": per_record, "leak_bytes": per_record * records,
-                      "cache_bytes": len(CACHE) * 64 * 1024, "records": records})
+                      "cache_bytes": len(CACHE) * 64 * 1024, "records": records,
+                      "tracemalloc_traced": tracemalloc.get_traced_memory()[0]
+                      if tracemalloc.is_tracing() else None})
     if auto:
         with open(out + ".tmp", "w") as f:
             f.write(truth + "\n")
