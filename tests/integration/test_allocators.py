@@ -64,20 +64,12 @@ def run_apis(name, allocator, env=None):
     m.drain(15)
 
 
-def check_scenario(name, during, last, truth, pid, startup_slack=None):
+def check_scenario(name, during, last, truth, pid, startup_slack=0):
     """Exact counters after the phase (with startup_slack, a -- CMD run:
     at most that many more calls, those of its start-up, which memtop
     counts and the truth does not); in the phase's last record, the leak
     ranks first by score and the cache and the churn score low."""
-    if startup_slack is None:
-        assert_counters_equal(last, pid, truth, "%s scenario counters" % name)
-    else:
-        t = target(last, pid)
-        check(t["counters_exact"], "%s: counters not exact: %s" % (name, t))
-        for key, slack in (("alloc_calls", startup_slack), ("free_calls", startup_slack)):
-            extra = t[key] - truth[key]
-            check(0 <= extra <= slack, "%s: %s %d, truth %d: more than start-up explains" %
-                  (name, key, t[key], truth[key]))
+    assert_counters_equal(last, pid, truth, "%s scenario counters" % name, startup_slack or 0)
     sites = sites_by_function(during)
     for f in ("leak_site", "cache_site", "churn_site"):
         check(f in sites, "%s: site %s not reported: %s" % (name, f, sorted(map(str, sites))))
@@ -204,8 +196,12 @@ def test_jemalloc_linked_scenarios_pid_and_command():
         check_scenario("prefixed -p", during_p, last_p, truth_p, w.pid)
         check_scenario("static -- CMD", during_c, last_c, truth_c, cpid, startup_slack=64)
         for what, rec in (("prefixed -p", last_p), ("static -- CMD", last_c)):
+            # a site no frame of which could be named is not one of
+            # jemalloc's: libjemalloc_pic.a has no frame pointers, so an
+            # extent mapped at start-up may come with an unwalkable stack
+            # (docs/allocators.md says so)
             extra = [s["function"] for s in rec["sites"] if s.get("source") == "mmap"
-                     and not (s["function"] or "").startswith("_dl_")]
+                     and s["function"] and not s["function"].startswith("_dl_")]
             check(not extra, "%s: jemalloc's own mappings shown as mmap sites: %s" %
                   (what, extra))
         w.release()
@@ -275,7 +271,9 @@ def test_cgroup_mixed_allocators():
             truths[p.pid] = parse_truth(p.out.get(60, "%s truth" % p.name), p.name)
         last = m.records_after(max(t["time"] for t in truths.values()), count=2)
         for pid, truth in truths.items():
-            assert_counters_equal(last, pid, truth, "pid %d (%s)" % (pid, got[pid]))
+            # the late one may be caught before its READY, start-up and all
+            assert_counters_equal(last, pid, truth, "pid %d (%s)" % (pid, got[pid]),
+                                  startup_slack=64 if pid == late.pid else 0)
     finally:
         for p in procs:
             p.kill()
