@@ -465,3 +465,61 @@ def test_record_disk_full():
             wl.release()
         subprocess.run(["umount", disk])
         shutil.rmtree(d, ignore_errors=True)
+
+
+def test_hostile_recordings_and_record_paths():
+    """Files an unprivileged user wrote or planted: every seed of the
+    recording fuzzer's corpus (a version 2 file, a bad checksum, a cut
+    tail, an allocation of an unknown stack, well-formed ones) and random
+    bytes, replayed by root with --json: exit 0 or 1, never a signal, at
+    most one memtop line on stderr, one exactly when it ends with 1. Then
+    --record onto nobody's symlink and FIFO: refused in one line before
+    anything is attached, nothing created or opened through them."""
+    lab = tempfile.mkdtemp(prefix="memtop-rec-hostile-")
+    os.chmod(lab, 0o755)
+    theirs = os.path.join(lab, "theirs")
+    os.mkdir(theirs, 0o755)
+    os.chown(theirs, 65534, 65534)
+    seeds = os.path.join(ROOT, "tests", "fuzz", "recording")
+    wl = None
+    try:
+        names = sorted(os.listdir(seeds))
+        check(len(names) >= 5, "the recording corpus is missing: %s" % names)
+        code = ("import os,shutil,sys\nsrc,dst=sys.argv[1],sys.argv[2]\n"
+                "for n in os.listdir(src): shutil.copyfile(os.path.join(src,n),os.path.join(dst,n))\n"
+                "open(os.path.join(dst,'random'),'wb').write(b'MEMTOPRC'+os.urandom(8192))\n")
+        r = as_nobody("python3", "-c", code, seeds, theirs)
+        check(r.returncode == 0, "nobody could not write the files: %r" % r.stderr)
+        for name in names + ["random"]:
+            r = replay(os.path.join(theirs, name), "--json")
+            errs = [l for l in r.stderr.splitlines() if l.strip()]
+            check(r.returncode in (0, 1), "%s: rc %d (a signal is a crash): %r" %
+                  (name, r.returncode, r.stderr[-300:]))
+            check(len(errs) <= 1 and all(l.startswith("memtop: ") for l in errs),
+                  "%s: not at most one memtop line: %r" % (name, errs))
+            check(r.returncode == 0 or len(errs) == 1, "%s: rc 1 without a line" % name)
+            for line in r.stdout.splitlines():
+                json.loads(line)  # every interval shown is whole JSON
+        r = replay(os.path.join(theirs, "seed-version-2"), "--json")
+        check(r.returncode == 1 and "format version 2" in r.stderr,
+              "a version 2 recording: rc %d %r" % (r.returncode, r.stderr))
+        # --record through nobody's symlink to a file of root's, or onto a FIFO
+        victim = os.path.join(lab, "victim")
+        r = as_nobody("sh", "-c", "ln -s %s %s/link && mkfifo %s/fifo" % (victim, theirs, theirs))
+        check(r.returncode == 0, "nobody could not plant: %r" % r.stderr)
+        wl = Workload("scenario_steady_leak", *WL).wait_ready()
+        for target in ("link", "fifo"):
+            t0 = time.monotonic()
+            r = subprocess.run([MEMTOP, "-b", "-n", "2", "-p", str(wl.pid), "--record",
+                                os.path.join(theirs, target)], capture_output=True, text=True,
+                               timeout=30)
+            errs = [l for l in r.stderr.splitlines() if l.strip()]
+            check(r.returncode == 1 and len(errs) == 1 and errs[0].startswith("memtop: ") and
+                  "attached to" not in r.stderr,
+                  "--record onto nobody's %s: rc %d %r" % (target, r.returncode, r.stderr))
+            check(time.monotonic() - t0 < 10, "--record onto a %s blocked" % target)
+        check(not os.path.lexists(victim), "--record created %s through the symlink" % victim)
+    finally:
+        if wl:
+            wl.release()
+        shutil.rmtree(lab, ignore_errors=True)
