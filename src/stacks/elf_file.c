@@ -47,7 +47,7 @@ struct elf_file {
 	int fd;
 	Elf *elf;
 	char *path;
-	struct elf_file_id id;
+	struct file_id id;
 	const char *image;	/* whole file, from elf_rawfile() */
 	size_t image_size;
 	GElf_Ehdr ehdr;
@@ -161,12 +161,7 @@ static int elf_file_load(struct elf_file *ef)
 		limit_hit();
 		return -EFBIG;
 	}
-	ef->id = (struct elf_file_id){
-		.dev = (__u64)st.st_dev,
-		.ino = (__u64)st.st_ino,
-		.size = (__u64)st.st_size,
-		.mtime_ns = (__u64)st.st_mtim.tv_sec * 1000000000ULL + (__u64)st.st_mtim.tv_nsec,
-	};
+	ef->id = file_id_of_stat(&st);
 	err = elf_lib_init();
 	if (err)
 		return err;
@@ -257,7 +252,7 @@ const char *elf_file_path(struct elf_file *ef)
 	return ef->path;
 }
 
-const struct elf_file_id *elf_file_id(struct elf_file *ef)
+const struct file_id *elf_file_id(struct elf_file *ef)
 {
 	return &ef->id;
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "util/file_id.h"
+
 struct elf_file;
 
 /* NULL with errno set (ENOENT, EACCES, ENOEXEC for a non-ELF/malformed
@@ -54,15 +56,6 @@ int elf_file_eh_frame_hdr(struct elf_file *ef, __u64 *vaddr, __u64 *size);
 
 struct Elf;
 
-/* Identity of the opened file, from fstat(): the cache key for anything
- * derived from its contents. */
-struct elf_file_id {
-	__u64 dev;
-	__u64 ino;
-	__u64 size;
-	__u64 mtime_ns;
-};
-
 /* Like elf_file_open() on an already open descriptor, which the elf_file
  * takes over (closed by elf_file_close, also on failure). path is only
  * recorded for messages. NULL with errno set. */
@@ -74,7 +67,9 @@ struct elf_file *elf_file_ref(struct elf_file *ef);
 
 /* The path given at open. Owned by ef. */
 const char *elf_file_path(struct elf_file *ef);
-const struct elf_file_id *elf_file_id(struct elf_file *ef);
+/* Identity of the opened file (util/file_id.h): the cache key for anything
+ * derived from its contents. */
+const struct file_id *elf_file_id(struct elf_file *ef);
 
 /* The function symbol (.symtab and .dynsym, STT_FUNC/STT_GNU_IFUNC)
  * containing link-time address vaddr: its name (owned by ef, as in the

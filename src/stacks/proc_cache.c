@@ -24,6 +24,7 @@
 
 #include "stacks/target_file.h"
 #include "util/clock.h"
+#include "util/file_id.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,7 +44,7 @@
 #define FILE_BUCKETS 256
 
 struct pc_file {
-	struct elf_file_id id;
+	struct file_id id;
 	struct elf_file *ef;
 	unsigned long refs;	/* mapping slots pointing here */
 	struct pc_file *next;
@@ -87,11 +88,9 @@ struct proc_cache *proc_cache_new(void)
 
 /* ==== Files ==== */
 
-static size_t file_bucket(const struct elf_file_id *id)
+static size_t file_bucket(const struct file_id *id)
 {
-	__u64 h = id->ino * 0x9e3779b97f4a7c15ULL ^ id->dev ^ (id->mtime_ns >> 7);
-
-	return (size_t)(h % FILE_BUCKETS);
+	return (size_t)(file_id_hash(id) % FILE_BUCKETS);
 }
 
 static void file_put(struct proc_cache *pc, struct pc_file *f)
@@ -110,10 +109,10 @@ static void file_put(struct proc_cache *pc, struct pc_file *f)
 	free(f);
 }
 
-bool proc_cache_has_file(const struct proc_cache *pc, const struct elf_file_id *id)
+bool proc_cache_has_file(const struct proc_cache *pc, const struct file_id *id)
 {
 	for (const struct pc_file *f = pc->files[file_bucket(id)]; f; f = f->next) {
-		if (!memcmp(&f->id, id, sizeof(*id)))
+		if (file_id_equal(&f->id, id))
 			return true;
 	}
 	return false;
@@ -121,7 +120,7 @@ bool proc_cache_has_file(const struct proc_cache *pc, const struct elf_file_id *
 
 static struct pc_file *file_get(struct proc_cache *pc, pid_t pid, const struct mt_map *map)
 {
-	struct elf_file_id id;
+	struct file_id id;
 	struct pc_file *f;
 	struct stat st;
 	int fd;
@@ -135,14 +134,9 @@ static struct pc_file *file_get(struct proc_cache *pc, pid_t pid, const struct m
 		close(fd);
 		return &file_failed;
 	}
-	id = (struct elf_file_id){
-		.dev = (__u64)st.st_dev,
-		.ino = (__u64)st.st_ino,
-		.size = (__u64)st.st_size,
-		.mtime_ns = (__u64)st.st_mtim.tv_sec * 1000000000ULL + (__u64)st.st_mtim.tv_nsec,
-	};
+	id = file_id_of_stat(&st);
 	for (f = pc->files[file_bucket(&id)]; f; f = f->next) {
-		if (!memcmp(&f->id, &id, sizeof(id))) {
+		if (file_id_equal(&f->id, &id)) {
 			close(fd);
 			f->refs++;
 			return f;

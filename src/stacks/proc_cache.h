@@ -57,7 +57,7 @@ void proc_cache_take_limits(struct proc_cache *pc, pid_t pid, __u64 *files_refus
 
 /* Some watched process maps the file of this identity now (its file is
  * open in the cache). */
-bool proc_cache_has_file(const struct proc_cache *pc, const struct elf_file_id *id);
+bool proc_cache_has_file(const struct proc_cache *pc, const struct file_id *id);
 
 /* Drop what is cached for pid (exit, exec). Files stay cached while any
  * other process maps them. */

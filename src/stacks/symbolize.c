@@ -37,6 +37,7 @@
 #include "stacks/demangle.h"
 #include "stacks/dwarf_lines.h"
 #include "stacks/go_binary.h"
+#include "util/file_id.h"
 #include "util/strpool.h"
 
 #define OBJ_BUCKETS 256
@@ -46,7 +47,7 @@
 #define SWEEP_MIN 64
 
 struct sym_obj {
-	struct elf_file_id id;
+	struct file_id id;
 	struct elf_file *ef;		/* the mapped file (reference) */
 	struct elf_file *debug;		/* separate debug file, or NULL */
 	struct dwarf_lines *dl;		/* from debug or ef, or NULL */
@@ -149,9 +150,9 @@ void symbolizer_free(struct symbolizer *s)
 
 /* ==== Objects ==== */
 
-static size_t obj_bucket(const struct elf_file_id *id)
+static size_t obj_bucket(const struct file_id *id)
 {
-	return (size_t)((id->ino * 0x9e3779b97f4a7c15ULL ^ id->dev ^ id->mtime_ns) % OBJ_BUCKETS);
+	return (size_t)(file_id_hash(id) % OBJ_BUCKETS);
 }
 
 /* Close the objects of files no watched process maps any more, and the
@@ -182,12 +183,12 @@ static void obj_sweep(struct symbolizer *s)
 static struct sym_obj *obj_get(struct symbolizer *s, struct elf_file *ef, pid_t pid,
 			       const char *map_path)
 {
-	const struct elf_file_id *id = elf_file_id(ef);
+	const struct file_id *id = elf_file_id(ef);
 	size_t b = obj_bucket(id);
 	struct sym_obj *o;
 
 	for (o = s->objs[b]; o; o = o->next) {
-		if (!memcmp(&o->id, id, sizeof(*id)))
+		if (file_id_equal(&o->id, id))
 			return o;
 	}
 	if (s->nobjs >= s->sweep_at) {

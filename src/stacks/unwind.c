@@ -31,6 +31,8 @@
 
 #include "stacks/elf_file.h"
 #include "stacks/proc_maps.h"
+#include "util/file_id.h"
+#include "util/hmap.h"
 
 /* libunwind exports this internal helper (as _Ux86_64_dwarf_search_unwind_table)
  * but declares it in no public header; perf declares it the same way. */
@@ -66,7 +68,7 @@ struct unw_space {
 struct hdr_entry {
 	bool used;
 	bool usable;		/* false: no table libunwind can search */
-	struct elf_file_id id;	/* key, with hdr_vaddr */
+	struct file_id id;	/* key, with hdr_vaddr */
 	__u64 hdr_vaddr;
 	__u64 table_vaddr;
 	__u64 fde_count;
@@ -259,25 +261,23 @@ static void eh_hdr_parse(struct elf_file *ef, __u64 hdr_vaddr, __u64 hdr_size,
 	e->usable = true;
 }
 
-static size_t hdr_slot(const struct elf_file_id *id, __u64 hdr_vaddr)
+static size_t hdr_slot(const struct file_id *id, __u64 hdr_vaddr)
 {
-	__u64 h = id->ino * 0x9e3779b97f4a7c15ULL ^ id->dev ^ (id->mtime_ns << 7) ^ hdr_vaddr;
-
-	return (h ^ (h >> 29)) % HDR_CACHE_SIZE;
+	return hmap_mix(file_id_hash(id), hdr_vaddr) % HDR_CACHE_SIZE;
 }
 
 /* The parsed .eh_frame_hdr of ef, cached by file identity; NULL if the
  * file has none usable. */
 static const struct hdr_entry *eh_hdr_get(struct unwinder *u, struct elf_file *ef)
 {
-	const struct elf_file_id *id = elf_file_id(ef);
+	const struct file_id *id = elf_file_id(ef);
 	__u64 vaddr, size;
 	struct hdr_entry *e;
 
 	if (!id || elf_file_eh_frame_hdr(ef, &vaddr, &size))
 		return NULL;
 	e = &u->hdrs[hdr_slot(id, vaddr)];
-	if (!e->used || e->hdr_vaddr != vaddr || memcmp(&e->id, id, sizeof(*id))) {
+	if (!e->used || e->hdr_vaddr != vaddr || !file_id_equal(&e->id, id)) {
 		e->used = true;
 		e->id = *id;
 		e->hdr_vaddr = vaddr;
