@@ -83,6 +83,17 @@ int hmap_put(struct hmap *m, __u64 hash, void *val)
 	return 0;
 }
 
+void *hmap_next(const struct hmap *m, size_t *pos)
+{
+	while (*pos < m->cap) {
+		void *val = m->v[(*pos)++].val;
+
+		if (val)
+			return val;
+	}
+	return NULL;
+}
+
 void *hmap_del(struct hmap *m, __u64 hash, hmap_eq_fn eq, const void *key)
 {
 	size_t mask = m->cap - 1, i, j, home;

@@ -34,6 +34,11 @@ int hmap_put(struct hmap *m, __u64 hash, void *val);
 /* Remove and return the matching value, or NULL. */
 void *hmap_del(struct hmap *m, __u64 hash, hmap_eq_fn eq, const void *key);
 
+/* Iteration in slot order: start with *pos = 0; each call returns the next
+ * value and advances *pos, NULL at the end. The map must not change while
+ * it is walked (to empty it, walk it freeing the values, then hmap_fini). */
+void *hmap_next(const struct hmap *m, size_t *pos);
+
 /* Mixing helpers for composite keys. */
 __u64 hmap_mix(__u64 h, __u64 x);
 

@@ -85,11 +85,45 @@ static void test_churn_against_reference(void **state)
 	hmap_fini(&m);
 }
 
+/* hmap_next visits every value once, whatever the table's size. */
+static void test_next_visits_each_once(void **state)
+{
+	enum { N = 1000 };
+	static struct item items[N];
+	int seen[N] = { 0 };
+	struct hmap m;
+	struct item *it;
+	size_t pos = 0, n = 0;
+	int i;
+
+	hmap_init(&m);
+	assert_null(hmap_next(&m, &pos));
+	for (i = 0; i < N; i++) {
+		items[i].key = i;
+		assert_int_equal(hmap_put(&m, weak_hash(i), &items[i]), 0);
+	}
+	for (i = 0; i < N; i += 3) {
+		__u64 k = i;
+
+		assert_ptr_equal(hmap_del(&m, weak_hash(k), item_eq, &k), &items[i]);
+	}
+	pos = 0;
+	while ((it = hmap_next(&m, &pos))) {
+		seen[it->key]++;
+		n++;
+	}
+	assert_int_equal(n, m.len);
+	for (i = 0; i < N; i++)
+		assert_int_equal(seen[i], i % 3 ? 1 : 0);
+	hmap_fini(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic),
 		cmocka_unit_test(test_churn_against_reference),
+		cmocka_unit_test(test_next_visits_each_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
