@@ -2,7 +2,7 @@
 /*
  * proc_cache.c - per-process mappings and the ELF files behind them.
  *
- * Owns two tables. Processes (by pid) hold their parsed maps; a lookup
+ * Owns two tables (util/hmap). Processes (by pid) hold their parsed maps; a lookup
  * that misses re-reads /proc/PID/maps, at most once per REREAD_NS per
  * process, so libraries dlopen'ed after attach are found while addresses
  * that are truly unmapped cost a binary search. A table older than
@@ -25,6 +25,7 @@
 #include "stacks/target_file.h"
 #include "util/clock.h"
 #include "util/file_id.h"
+#include "util/hmap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,14 +41,11 @@
 #define GENERATIONS 8
 #define REREAD_NS (100 * 1000 * 1000ULL)
 #define MAX_AGE_NS (5 * 1000 * 1000 * 1000ULL)
-#define PROC_BUCKETS 256
-#define FILE_BUCKETS 256
 
 struct pc_file {
 	struct file_id id;
 	struct elf_file *ef;
 	unsigned long refs;	/* mapping slots pointing here */
-	struct pc_file *next;
 };
 
 /* Sentinel for a mapping whose file could not be opened. */
@@ -68,12 +66,11 @@ struct pc_proc {
 	__u64 last_read_ns;
 	size_t open_maps;	/* slots of gens[cur] holding an open file */
 	__u64 files_refused, maps_cut; /* since proc_cache_take_limits() */
-	struct pc_proc *next;
 };
 
 struct proc_cache {
-	struct pc_proc *procs[PROC_BUCKETS];
-	struct pc_file *files[FILE_BUCKETS];
+	struct hmap procs;	/* struct pc_proc, by pid */
+	struct hmap files;	/* struct pc_file, by file_id */
 	struct pc_proc *last;	/* most recently used process */
 };
 
@@ -81,41 +78,34 @@ struct proc_cache *proc_cache_new(void)
 {
 	struct proc_cache *pc = calloc(1, sizeof(*pc));
 
-	if (!pc)
+	if (!pc) {
 		errno = ENOMEM;
+		return NULL;
+	}
+	hmap_init(&pc->procs);
+	hmap_init(&pc->files);
 	return pc;
 }
 
 /* ==== Files ==== */
 
-static size_t file_bucket(const struct file_id *id)
+static bool file_eq(const void *val, const void *key)
 {
-	return (size_t)(file_id_hash(id) % FILE_BUCKETS);
+	return file_id_equal(&((const struct pc_file *)val)->id, key);
 }
 
 static void file_put(struct proc_cache *pc, struct pc_file *f)
 {
-	struct pc_file **pp;
-
 	if (!f || f == &file_failed || f == &file_refused || --f->refs)
 		return;
-	for (pp = &pc->files[file_bucket(&f->id)]; *pp; pp = &(*pp)->next) {
-		if (*pp == f) {
-			*pp = f->next;
-			break;
-		}
-	}
+	hmap_del(&pc->files, file_id_hash(&f->id), file_eq, &f->id);
 	elf_file_close(f->ef);
 	free(f);
 }
 
 bool proc_cache_has_file(const struct proc_cache *pc, const struct file_id *id)
 {
-	for (const struct pc_file *f = pc->files[file_bucket(id)]; f; f = f->next) {
-		if (file_id_equal(&f->id, id))
-			return true;
-	}
-	return false;
+	return hmap_get(&pc->files, file_id_hash(id), file_eq, id) != NULL;
 }
 
 static struct pc_file *file_get(struct proc_cache *pc, pid_t pid, const struct mt_map *map)
@@ -135,12 +125,11 @@ static struct pc_file *file_get(struct proc_cache *pc, pid_t pid, const struct m
 		return &file_failed;
 	}
 	id = file_id_of_stat(&st);
-	for (f = pc->files[file_bucket(&id)]; f; f = f->next) {
-		if (file_id_equal(&f->id, &id)) {
-			close(fd);
-			f->refs++;
-			return f;
-		}
+	f = hmap_get(&pc->files, file_id_hash(&id), file_eq, &id);
+	if (f) {
+		close(fd);
+		f->refs++;
+		return f;
 	}
 	f = calloc(1, sizeof(*f));
 	if (!f) {
@@ -154,8 +143,11 @@ static struct pc_file *file_get(struct proc_cache *pc, pid_t pid, const struct m
 	}
 	f->id = *elf_file_id(f->ef);
 	f->refs = 1;
-	f->next = pc->files[file_bucket(&f->id)];
-	pc->files[file_bucket(&f->id)] = f;
+	if (hmap_put(&pc->files, file_id_hash(&f->id), f)) {
+		elf_file_close(f->ef);
+		free(f);
+		return &file_failed;
+	}
 	return f;
 }
 
@@ -234,19 +226,26 @@ static int proc_reread(struct proc_cache *pc, struct pc_proc *p)
 	return 0;
 }
 
+static __u64 pid_hash(pid_t pid)
+{
+	return hmap_mix(0, (__u64)pid);
+}
+
+static bool proc_eq(const void *val, const void *key)
+{
+	return ((const struct pc_proc *)val)->pid == *(const pid_t *)key;
+}
+
 static struct pc_proc *proc_lookup(struct proc_cache *pc, pid_t pid)
 {
 	struct pc_proc *p;
 
 	if (pc->last && pc->last->pid == pid)
 		return pc->last;
-	for (p = pc->procs[(unsigned int)pid % PROC_BUCKETS]; p; p = p->next) {
-		if (p->pid == pid) {
-			pc->last = p;
-			return p;
-		}
-	}
-	return NULL;
+	p = hmap_get(&pc->procs, pid_hash(pid), proc_eq, &pid);
+	if (p)
+		pc->last = p;
+	return p;
 }
 
 const struct mt_map *proc_cache_find_map(struct proc_cache *pc, pid_t pid, __u64 addr)
@@ -261,8 +260,10 @@ const struct mt_map *proc_cache_find_map(struct proc_cache *pc, pid_t pid, __u64
 		if (!p)
 			return NULL;
 		p->pid = pid;
-		p->next = pc->procs[(unsigned int)pid % PROC_BUCKETS];
-		pc->procs[(unsigned int)pid % PROC_BUCKETS] = p;
+		if (hmap_put(&pc->procs, pid_hash(pid), p)) {
+			free(p);
+			return NULL;
+		}
 		pc->last = p;
 		proc_reread(pc, p);
 		return proc_maps_find(&p->gens[p->cur].maps, addr);
@@ -332,32 +333,33 @@ int proc_cache_load_bias(struct proc_cache *pc, pid_t pid, const struct mt_map *
 	return elf_file_load_bias(ef, map->start, map->offset, bias);
 }
 
+static void proc_free(struct proc_cache *pc, struct pc_proc *p)
+{
+	if (pc->last == p)
+		pc->last = NULL;
+	for (unsigned int k = 0; k < GENERATIONS; k++)
+		gen_clear(pc, &p->gens[k]);
+	free(p);
+}
+
 void proc_cache_forget(struct proc_cache *pc, pid_t pid)
 {
-	struct pc_proc **pp = &pc->procs[(unsigned int)pid % PROC_BUCKETS];
+	struct pc_proc *p = hmap_del(&pc->procs, pid_hash(pid), proc_eq, &pid);
 
-	for (; *pp; pp = &(*pp)->next) {
-		struct pc_proc *p = *pp;
-
-		if (p->pid != pid)
-			continue;
-		*pp = p->next;
-		if (pc->last == p)
-			pc->last = NULL;
-		for (unsigned int k = 0; k < GENERATIONS; k++)
-			gen_clear(pc, &p->gens[k]);
-		free(p);
-		return;
-	}
+	if (p)
+		proc_free(pc, p);
 }
 
 void proc_cache_free(struct proc_cache *pc)
 {
+	struct pc_proc *p;
+	size_t pos = 0;
+
 	if (!pc)
 		return;
-	for (size_t b = 0; b < PROC_BUCKETS; b++) {
-		while (pc->procs[b])
-			proc_cache_forget(pc, pc->procs[b]->pid);
-	}
+	while ((p = hmap_next(&pc->procs, &pos)))
+		proc_free(pc, p);
+	hmap_fini(&pc->procs);
+	hmap_fini(&pc->files);
 	free(pc);
 }
