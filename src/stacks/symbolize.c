@@ -11,7 +11,7 @@
  * a file with no symbol there module+offset, an address in no mapping
  * "[unknown]".
  *
- * Owns two caches. Objects, keyed by file identity (device, inode, size,
+ * Owns two caches (util/hmap). Objects, keyed by file identity (device, inode, size,
  * mtime), hold a reference on the file, its separate debug file
  * (debuginfo.c) and its DWARF (dwarf_lines.c), or for a Go executable its
  * Go symbol table (go_binary.c: names and file:line, stripped or not,
@@ -38,9 +38,9 @@
 #include "stacks/dwarf_lines.h"
 #include "stacks/go_binary.h"
 #include "util/file_id.h"
+#include "util/hmap.h"
 #include "util/strpool.h"
 
-#define OBJ_BUCKETS 256
 #define MODULE_SLOTS 256
 #define MAX_RESULTS (1u << 20)
 #define MAX_INLINE 16
@@ -53,7 +53,6 @@ struct sym_obj {
 	struct dwarf_lines *dl;		/* from debug or ef, or NULL */
 	struct go_binary *go;		/* a Go executable's table, or NULL */
 	const char *build_id;		/* interned */
-	struct sym_obj *next;
 };
 
 /* What does not depend on the process or the mapping. */
@@ -65,20 +64,17 @@ struct res_frame {
 };
 
 struct result {
-	const struct sym_obj *obj;	/* NULL: empty slot */
+	const struct sym_obj *obj;
 	__u64 vaddr;
-	struct res_frame *frames;
 	int n;
+	struct res_frame frames[];
 };
 
 struct symbolizer {
 	struct proc_cache *pc;
-	struct sym_obj *objs[OBJ_BUCKETS];
-	size_t nobjs;
-	size_t sweep_at;		/* sweep when nobjs reaches it */
-	struct result *res;		/* open addressing */
-	size_t res_cap;			/* power of two */
-	size_t res_used;
+	struct hmap objs;		/* struct sym_obj, by file_id */
+	size_t sweep_at;		/* sweep when objs.len reaches it */
+	struct hmap res;		/* struct result, by (obj, vaddr) */
 	struct {			/* interned path -> interned basename */
 		const char *path;
 		const char *base;
@@ -101,6 +97,8 @@ struct symbolizer *symbolizer_new(struct proc_cache *pc)
 	}
 	s->pc = pc;
 	s->sweep_at = SWEEP_MIN;
+	hmap_init(&s->objs);
+	hmap_init(&s->res);
 	s->s_anon = strpool_intern("[anon]");
 	s->s_jit = strpool_intern("[jit]");
 	s->s_unknown = strpool_intern("[unknown]");
@@ -114,11 +112,12 @@ struct symbolizer *symbolizer_new(struct proc_cache *pc)
 
 static void results_clear(struct symbolizer *s)
 {
-	for (size_t i = 0; i < s->res_cap; i++)
-		free(s->res[i].frames);
-	if (s->res)
-		memset(s->res, 0, s->res_cap * sizeof(*s->res));
-	s->res_used = 0;
+	struct result *r;
+	size_t pos = 0;
+
+	while ((r = hmap_next(&s->res, &pos)))
+		free(r);
+	hmap_fini(&s->res);
 }
 
 static void obj_free(struct sym_obj *o)
@@ -133,68 +132,58 @@ static void obj_free(struct sym_obj *o)
 
 void symbolizer_free(struct symbolizer *s)
 {
+	struct sym_obj *o;
+	size_t pos = 0;
+
 	if (!s)
 		return;
 	results_clear(s);
-	free(s->res);
-	for (size_t b = 0; b < OBJ_BUCKETS; b++) {
-		while (s->objs[b]) {
-			struct sym_obj *o = s->objs[b];
-
-			s->objs[b] = o->next;
-			obj_free(o);
-		}
-	}
+	while ((o = hmap_next(&s->objs, &pos)))
+		obj_free(o);
+	hmap_fini(&s->objs);
 	free(s);
 }
 
 /* ==== Objects ==== */
 
-static size_t obj_bucket(const struct file_id *id)
+static bool obj_eq(const void *val, const void *key)
 {
-	return (size_t)(file_id_hash(id) % OBJ_BUCKETS);
+	return file_id_equal(&((const struct sym_obj *)val)->id, key);
 }
 
 /* Close the objects of files no watched process maps any more, and the
  * result cache with them (its entries point at objects). */
 static void obj_sweep(struct symbolizer *s)
 {
+	struct sym_obj *o;
 	bool any = false;
+	size_t pos = 0;
 
-	for (size_t b = 0; b < OBJ_BUCKETS; b++) {
-		for (struct sym_obj **pp = &s->objs[b]; *pp;) {
-			struct sym_obj *o = *pp;
-
-			if (proc_cache_has_file(s->pc, &o->id)) {
-				pp = &o->next;
-				continue;
-			}
-			if (!any)
-				results_clear(s);
-			any = true;
-			*pp = o->next;
-			obj_free(o);
-			s->nobjs--;
-		}
+	while ((o = hmap_next(&s->objs, &pos))) {
+		if (proc_cache_has_file(s->pc, &o->id))
+			continue;
+		if (!any)
+			results_clear(s);
+		any = true;
+		hmap_del(&s->objs, file_id_hash(&o->id), obj_eq, &o->id);
+		obj_free(o);
+		pos--; /* the deletion may have moved a later value here */
 	}
-	s->sweep_at = s->nobjs * 2 > SWEEP_MIN ? s->nobjs * 2 : SWEEP_MIN;
+	s->sweep_at = s->objs.len * 2 > SWEEP_MIN ? s->objs.len * 2 : SWEEP_MIN;
 }
 
 static struct sym_obj *obj_get(struct symbolizer *s, struct elf_file *ef, pid_t pid,
 			       const char *map_path)
 {
 	const struct file_id *id = elf_file_id(ef);
-	size_t b = obj_bucket(id);
+	__u64 h = file_id_hash(id);
 	struct sym_obj *o;
 
-	for (o = s->objs[b]; o; o = o->next) {
-		if (file_id_equal(&o->id, id))
-			return o;
-	}
-	if (s->nobjs >= s->sweep_at) {
+	o = hmap_get(&s->objs, h, obj_eq, id);
+	if (o)
+		return o;
+	if (s->objs.len >= s->sweep_at)
 		obj_sweep(s);
-		b = obj_bucket(id);
-	}
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return NULL;
@@ -214,9 +203,10 @@ static struct sym_obj *obj_get(struct symbolizer *s, struct elf_file *ef, pid_t 
 		o->dl = dwarf_lines_open(o->debug, pid);
 	if (!o->dl && elf_file_has_dwarf(ef))
 		o->dl = dwarf_lines_open(ef, pid);
-	o->next = s->objs[b];
-	s->objs[b] = o;
-	s->nobjs++;
+	if (hmap_put(&s->objs, h, o)) {
+		obj_free(o);
+		return NULL;
+	}
 	return o;
 }
 
@@ -279,43 +269,29 @@ static int obj_name(const struct sym_obj *o, __u64 vaddr, struct res_frame *out)
 
 /* ==== Result cache ==== */
 
-static size_t res_hash(const struct sym_obj *o, __u64 vaddr)
-{
-	__u64 h = (vaddr ^ (__u64)(uintptr_t)o) * 0x9e3779b97f4a7c15ULL;
+struct res_key {
+	const struct sym_obj *obj;
+	__u64 vaddr;
+};
 
-	return (size_t)(h ^ (h >> 29));
+static __u64 res_hash(const struct sym_obj *o, __u64 vaddr)
+{
+	return hmap_mix(hmap_mix(0, (__u64)(uintptr_t)o), vaddr);
+}
+
+static bool res_eq(const void *val, const void *key)
+{
+	const struct result *r = val;
+	const struct res_key *k = key;
+
+	return r->obj == k->obj && r->vaddr == k->vaddr;
 }
 
 static struct result *res_find(struct symbolizer *s, const struct sym_obj *o, __u64 vaddr)
 {
-	size_t mask = s->res_cap - 1;
+	struct res_key k = { o, vaddr };
 
-	if (!s->res_cap)
-		return NULL;
-	for (size_t i = res_hash(o, vaddr) & mask;; i = (i + 1) & mask) {
-		struct result *r = &s->res[i];
-
-		if (!r->obj || (r->obj == o && r->vaddr == vaddr))
-			return r;
-	}
-}
-
-static int res_grow(struct symbolizer *s)
-{
-	size_t cap = s->res_cap ? s->res_cap * 2 : 4096;
-	struct result *old = s->res, *v = calloc(cap, sizeof(*v));
-	size_t old_cap = s->res_cap;
-
-	if (!v)
-		return -ENOMEM;
-	s->res = v;
-	s->res_cap = cap;
-	for (size_t i = 0; i < old_cap; i++) {
-		if (old[i].obj)
-			*res_find(s, old[i].obj, old[i].vaddr) = old[i];
-	}
-	free(old);
-	return 0;
+	return hmap_get(&s->res, res_hash(o, vaddr), res_eq, &k);
 }
 
 /* Store frames for (o, vaddr); failure only loses the caching. */
@@ -324,19 +300,17 @@ static void res_store(struct symbolizer *s, const struct sym_obj *o, __u64 vaddr
 {
 	struct result *r;
 
-	if (s->res_used + 1 > MAX_RESULTS)
+	if (s->res.len + 1 > MAX_RESULTS)
 		results_clear(s);
-	if ((s->res_used + 1) * 4 > s->res_cap * 3 && res_grow(s))
-		return;
-	r = res_find(s, o, vaddr);
-	r->frames = malloc((size_t)n * sizeof(*f));
-	if (!r->frames)
+	r = malloc(sizeof(*r) + (size_t)n * sizeof(*f));
+	if (!r)
 		return;
 	memcpy(r->frames, f, (size_t)n * sizeof(*f));
 	r->obj = o;
 	r->vaddr = vaddr;
 	r->n = n;
-	s->res_used++;
+	if (hmap_put(&s->res, res_hash(o, vaddr), r))
+		free(r);
 }
 
 /* ==== Resolving ==== */
@@ -400,7 +374,7 @@ int symbolizer_resolve(struct symbolizer *s, pid_t pid, __u64 addr, bool is_retu
 	}
 	base.build_id = o->build_id;
 	r = res_find(s, o, vaddr);
-	if (r && r->obj) {
+	if (r) {
 		f = r->frames;
 		n = r->n;
 	} else {

@@ -36,7 +36,10 @@ void *hmap_del(struct hmap *m, __u64 hash, hmap_eq_fn eq, const void *key);
 
 /* Iteration in slot order: start with *pos = 0; each call returns the next
  * value and advances *pos, NULL at the end. The map must not change while
- * it is walked (to empty it, walk it freeing the values, then hmap_fini). */
+ * it is walked (to empty it, walk it freeing the values, then hmap_fini),
+ * but for hmap_del() of the value just returned followed by (*pos)--: the
+ * deletion may move a later value into its slot. A value may then be seen
+ * twice (one moved across the table's end), never missed. */
 void *hmap_next(const struct hmap *m, size_t *pos);
 
 /* Mixing helpers for composite keys. */

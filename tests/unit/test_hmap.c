@@ -118,12 +118,49 @@ static void test_next_visits_each_once(void **state)
 	hmap_fini(&m);
 }
 
+/* Deleting the value just returned and stepping back misses none. */
+static void test_delete_while_walking(void **state)
+{
+	enum { N = 3000 };
+	static struct item items[N];
+	int seen[N] = { 0 };
+	struct hmap m;
+	struct item *it;
+	size_t pos = 0;
+	int i;
+
+	hmap_init(&m);
+	for (i = 0; i < N; i++) {
+		items[i].key = i;
+		assert_int_equal(hmap_put(&m, weak_hash(i), &items[i]), 0);
+	}
+	while ((it = hmap_next(&m, &pos))) {
+		__u64 k = it->key;
+
+		seen[k]++;
+		if (k % 2 == 0) {
+			assert_ptr_equal(hmap_del(&m, weak_hash(k), item_eq, &k), it);
+			pos--;
+		}
+	}
+	for (i = 0; i < N; i++) {
+		__u64 k = i;
+
+		assert_true(seen[i] >= 1);
+		assert_true(i % 2 ? hmap_get(&m, weak_hash(k), item_eq, &k) == &items[i]
+				  : hmap_get(&m, weak_hash(k), item_eq, &k) == NULL);
+	}
+	assert_int_equal(m.len, N / 2);
+	hmap_fini(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic),
 		cmocka_unit_test(test_churn_against_reference),
 		cmocka_unit_test(test_next_visits_each_once),
+		cmocka_unit_test(test_delete_while_walking),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
