@@ -3,7 +3,7 @@
  * flame.c - the call tree behind the flame view and its column layout.
  *
  * Owns the nodes and their labels (one arena per tree, freed at once) and
- * a (parent, label) hash so adding a stack costs one lookup per frame.
+ * a (parent, label) hash map (util/hmap) so adding a stack costs one lookup per frame.
  * Knows nothing about terminals: a layout is a list of boxes with integer
  * columns, computed so that a child's columns always lie within its
  * parent's (both edges are rounded from exact positions with the same
@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "ui/format.h"
+#include "util/hmap.h"
 
 #define ARENA_BLOCK (64 * 1024)
 
@@ -32,10 +33,7 @@ struct flame_tree {
 	struct flame_node *root;
 	int depth;
 	struct arena_block *arena;
-	/* Open addressing over (parent, label): slots hold nodes. */
-	struct flame_node **slot;
-	size_t nslots; /* power of two */
-	size_t nnodes;
+	struct hmap children; /* struct flame_node, by (parent, label) */
 };
 
 static void *arena_alloc(struct flame_tree *t, size_t size)
@@ -58,49 +56,36 @@ static void *arena_alloc(struct flame_tree *t, size_t size)
 	return b->data + b->used - size;
 }
 
-static __u64 hash_key(const struct flame_node *parent, const char *label)
+struct child_key {
+	const struct flame_node *parent;
+	const char *label;
+};
+
+static __u64 child_hash(const struct flame_node *parent, const char *label)
 {
-	__u64 h = 1469598103934665603ULL ^ (__u64)(uintptr_t)parent;
+	__u64 h = hmap_mix(0, (__u64)(uintptr_t)parent);
 
 	for (const unsigned char *p = (const unsigned char *)label; *p; p++) {
 		h ^= *p;
-		h *= 1099511628211ULL;
+		h *= 1099511628211ULL; /* FNV-1a over the label */
 	}
-	h ^= h >> 29;
-	return h;
+	return hmap_mix(h, 0);
 }
 
-static struct flame_node **hash_slot(struct flame_tree *t, const struct flame_node *parent,
-				     const char *label)
+static bool child_eq(const void *val, const void *key)
 {
-	size_t mask = t->nslots - 1;
-	size_t i = hash_key(parent, label) & mask;
+	const struct flame_node *n = val;
+	const struct child_key *k = key;
 
-	for (;; i = (i + 1) & mask) {
-		struct flame_node *n = t->slot[i];
-
-		if (!n || (n->parent == parent && strcmp(n->label, label) == 0))
-			return &t->slot[i];
-	}
+	return n->parent == k->parent && strcmp(n->label, k->label) == 0;
 }
 
-static int hash_grow(struct flame_tree *t)
+static struct flame_node *child_find(const struct flame_tree *t, const struct flame_node *parent,
+				     const char *label, __u64 hash)
 {
-	size_t old_n = t->nslots;
-	struct flame_node **old = t->slot;
-	size_t n = old_n ? old_n * 2 : 256;
+	struct child_key k = { parent, label };
 
-	t->slot = calloc(n, sizeof(*t->slot));
-	if (!t->slot) {
-		t->slot = old;
-		return -ENOMEM;
-	}
-	t->nslots = n;
-	for (size_t i = 0; i < old_n; i++)
-		if (old[i])
-			*hash_slot(t, old[i]->parent, old[i]->label) = old[i];
-	free(old);
-	return 0;
+	return hmap_get(&t->children, hash, child_eq, &k);
 }
 
 static struct flame_node *node_new(struct flame_tree *t, struct flame_node *parent,
@@ -133,8 +118,7 @@ struct flame_tree *flame_tree_new(const char *root_label)
 
 	if (!t)
 		return NULL;
-	if (hash_grow(t) < 0)
-		goto fail;
+	hmap_init(&t->children);
 	t->root = node_new(t, NULL, root_label ? root_label : "all", NULL);
 	if (!t->root)
 		goto fail;
@@ -155,7 +139,7 @@ void flame_tree_free(struct flame_tree *t)
 		t->arena = b->next;
 		free(b);
 	}
-	free(t->slot);
+	hmap_fini(&t->children);
 	free(t);
 }
 
@@ -163,18 +147,18 @@ void flame_tree_free(struct flame_tree *t)
 static struct flame_node *child_get(struct flame_tree *t, struct flame_node *parent,
 				    const char *label, const struct mt_frame *frame)
 {
-	struct flame_node **s, *n;
+	__u64 h = child_hash(parent, label);
+	struct flame_node *n = child_find(t, parent, label, h);
 
-	if ((t->nnodes + 1) * 2 > t->nslots && hash_grow(t) < 0)
-		return NULL;
-	s = hash_slot(t, parent, label);
-	if (*s)
-		return *s;
+	if (n)
+		return n;
 	n = node_new(t, parent, label, frame);
-	if (!n)
+	if (n && hmap_put(&t->children, h, n)) {
+		/* Unlink it again (the arena frees it with the tree). */
+		parent->children = n->next;
+		parent->nchildren--;
 		return NULL;
-	*s = n;
-	t->nnodes++;
+	}
 	return n;
 }
 
@@ -234,7 +218,7 @@ void flame_tree_sort(struct flame_tree *t)
 {
 	/* One scratch array serves every level: a node's children are
 	 * relinked before recursing into them. */
-	struct flame_node **scratch = malloc((t->nnodes + 1) * sizeof(*scratch));
+	struct flame_node **scratch = malloc((t->children.len + 1) * sizeof(*scratch));
 
 	if (!scratch)
 		return; /* unsorted is still a valid tree */
@@ -264,11 +248,12 @@ const struct flame_node *flame_tree_match(const struct flame_tree *t,
 	for (const struct flame_node *o = other; o->parent; o = o->parent)
 		path[n++] = o;
 	while (n-- > 0) {
-		struct flame_node **s = hash_slot((struct flame_tree *)t, cur, path[n]->label);
+		struct flame_node *c = child_find(t, cur, path[n]->label,
+						  child_hash(cur, path[n]->label));
 
-		if (!*s)
+		if (!c)
 			break;
-		cur = *s;
+		cur = c;
 	}
 	return cur;
 }
