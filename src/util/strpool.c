@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * strpool.c - interned strings. Owns one open-addressing hash set of
+ * strpool.c - interned strings. Owns one hash set (util/hmap) of
  * pointers into large append-only text chunks; an interned string is never
  * moved or freed, so its pointer is valid for the life of the process and
  * equal strings share one pointer. A mutex serialises callers: interning
@@ -13,6 +13,8 @@
  */
 #include "util/strpool.h"
 
+#include "util/hmap.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -22,16 +24,13 @@
 #define CHUNK_SIZE (64 * 1024)
 #define STRPOOL_MAX_BYTES (64u << 20)
 
-struct slot {
-	const char *str;
-	uint32_t hash;
-	uint32_t len;
+struct pool_key {
+	const char *s;
+	size_t len;
 };
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct slot *slots;
-static size_t slot_cap;	   /* power of two */
-static size_t slot_used;
+static struct hmap pool;   /* the interned strings, by their text */
 static char *chunk;	   /* current text chunk */
 static size_t chunk_left;
 static size_t pool_bytes;  /* text stored */
@@ -39,7 +38,7 @@ static size_t pool_limit = STRPOOL_MAX_BYTES;
 static size_t pool_refused; /* strings interned as STRPOOL_OVERFLOW */
 static const char *overflow; /* the interned STRPOOL_OVERFLOW */
 
-static uint32_t hash_bytes(const char *s, size_t len)
+static __u64 hash_bytes(const char *s, size_t len)
 {
 	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
 
@@ -47,29 +46,17 @@ static uint32_t hash_bytes(const char *s, size_t len)
 		h ^= (unsigned char)s[i];
 		h *= 1099511628211ULL;
 	}
-	return (uint32_t)(h ^ (h >> 32));
+	return hmap_mix(h, len);
 }
 
-static int pool_grow(void)
+/* An interned string holds no NUL before its end, so it equals s[0..len)
+ * when it agrees on those bytes and ends right after them. */
+static bool pool_eq(const void *val, const void *key)
 {
-	size_t cap = slot_cap ? slot_cap * 2 : 1024;
-	struct slot *v = calloc(cap, sizeof(*v));
+	const char *str = val;
+	const struct pool_key *k = key;
 
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < slot_cap; i++) {
-		size_t j;
-
-		if (!slots[i].str)
-			continue;
-		for (j = slots[i].hash & (cap - 1); v[j].str; j = (j + 1) & (cap - 1))
-			;
-		v[j] = slots[i];
-	}
-	free(slots);
-	slots = v;
-	slot_cap = cap;
-	return 0;
+	return !strncmp(str, k->s, k->len) && str[k->len] == '\0';
 }
 
 /* Copy s[0..len) into chunk storage, NUL-terminated. */
@@ -100,9 +87,9 @@ static const char *pool_store(const char *s, size_t len)
 
 const char *strpool_intern_len(const char *s, size_t len)
 {
+	const struct pool_key key = { s, len };
 	const char *ret = NULL;
-	uint32_t h;
-	size_t j;
+	__u64 h;
 
 	if (!s)
 		return NULL;
@@ -112,16 +99,9 @@ const char *strpool_intern_len(const char *s, size_t len)
 	}
 	h = hash_bytes(s, len);
 	pthread_mutex_lock(&pool_lock);
-	if ((slot_used + 1) * 4 > slot_cap * 3 && pool_grow()) {
-		errno = ENOMEM;
+	ret = hmap_get(&pool, h, pool_eq, &key);
+	if (ret)
 		goto out;
-	}
-	for (j = h & (slot_cap - 1); slots[j].str; j = (j + 1) & (slot_cap - 1)) {
-		if (slots[j].hash == h && slots[j].len == len && !memcmp(slots[j].str, s, len)) {
-			ret = slots[j].str;
-			goto out;
-		}
-	}
 	if (pool_bytes + len + 1 > pool_limit) {
 		if (!overflow)
 			overflow = pool_store(STRPOOL_OVERFLOW, sizeof(STRPOOL_OVERFLOW) - 1);
@@ -132,13 +112,14 @@ const char *strpool_intern_len(const char *s, size_t len)
 		goto out;
 	}
 	ret = pool_store(s, len);
-	if (!ret) {
+	if (!ret || hmap_put(&pool, h, (void *)ret)) {
+		/* The text stored (if any) stays unreachable: chunks are never
+		 * freed, and memory has run out anyway. */
+		ret = NULL;
 		errno = ENOMEM;
 		goto out;
 	}
 	pool_bytes += len + 1;
-	slots[j] = (struct slot){ .str = ret, .hash = h, .len = (uint32_t)len };
-	slot_used++;
 out:
 	pthread_mutex_unlock(&pool_lock);
 	return ret;
@@ -171,7 +152,7 @@ size_t strpool_count(void)
 	size_t n;
 
 	pthread_mutex_lock(&pool_lock);
-	n = slot_used;
+	n = pool.len;
 	pthread_mutex_unlock(&pool_lock);
 	return n;
 }
