@@ -526,7 +526,7 @@ nomem:
 
 /* ==== encoding ======================================================== */
 
-static void encode_value_type(struct pbuf *b, __u32 field, __u32 type, __u32 unit)
+static void encode_value_type(struct bytebuf *b, __u32 field, __u32 type, __u32 unit)
 {
 	size_t m = pbuf_msg_begin(b, field);
 
@@ -535,7 +535,7 @@ static void encode_value_type(struct pbuf *b, __u32 field, __u32 type, __u32 uni
 	pbuf_msg_end(b, m);
 }
 
-static void encode_samples(const struct pprof *p, struct pbuf *b)
+static void encode_samples(const struct pprof *p, struct bytebuf *b)
 {
 	size_t i, j;
 
@@ -594,7 +594,7 @@ static void mapping_order(const struct pprof *p, size_t *order, __u64 *ids)
 		ids[order[k]] = k + 1;
 }
 
-static void encode_mappings(const struct pprof *p, struct pbuf *b, const size_t *order,
+static void encode_mappings(const struct pprof *p, struct bytebuf *b, const size_t *order,
 			    const __u64 *ids)
 {
 	size_t k;
@@ -623,7 +623,7 @@ static void encode_mappings(const struct pprof *p, struct pbuf *b, const size_t 
 	}
 }
 
-static void encode_locations(const struct pprof *p, struct pbuf *b, const __u64 *map_ids)
+static void encode_locations(const struct pprof *p, struct bytebuf *b, const __u64 *map_ids)
 {
 	size_t i, j;
 
@@ -654,7 +654,7 @@ static void encode_locations(const struct pprof *p, struct pbuf *b, const __u64 
 	}
 }
 
-static void encode_functions(const struct pprof *p, struct pbuf *b)
+static void encode_functions(const struct pprof *p, struct bytebuf *b)
 {
 	size_t i;
 
@@ -673,7 +673,7 @@ static void encode_functions(const struct pprof *p, struct pbuf *b)
 	}
 }
 
-int pprof_encode(const struct pprof *p, struct pbuf *b)
+int pprof_encode(const struct pprof *p, struct bytebuf *b)
 {
 	size_t n = p->mappings.n, i;
 	size_t *order = calloc(n ? n : 1, sizeof(*order));
@@ -716,14 +716,14 @@ int pprof_encode(const struct pprof *p, struct pbuf *b)
 
 int pprof_encode_gz(const struct pprof *p, __u8 **out, size_t *outlen)
 {
-	struct pbuf b;
+	struct bytebuf b;
 	int err;
 
-	pbuf_init(&b);
+	bytebuf_init(&b);
 	err = pprof_encode(p, &b);
 	if (!err)
 		err = pbuf_gzip(b.data, b.len, out, outlen);
-	pbuf_fini(&b);
+	bytebuf_fini(&b);
 	return err;
 }
 

@@ -67,7 +67,7 @@ size_t pprof_sample_count(const struct pprof *p);
 
 /* Serialize the Profile (uncompressed) into out. 0 or -errno. The builder
  * is unchanged and may be encoded again. */
-int pprof_encode(const struct pprof *p, struct pbuf *out);
+int pprof_encode(const struct pprof *p, struct bytebuf *out);
 /* Serialize and gzip into a malloc'ed buffer, as files on disk and
  * ingest endpoints expect. 0 or -errno. */
 int pprof_encode_gz(const struct pprof *p, __u8 **out, size_t *outlen);

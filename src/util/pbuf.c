@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * pbuf.c - protobuf wire encoding into a growable buffer (see pbuf.h) and
+ * pbuf.c - protobuf wire encoding into a util/bytebuf (see pbuf.h) and
  * gzip through zlib. Owns no protocol knowledge: field numbers and message
  * layout belong to the caller (pprof.c).
  *
@@ -15,62 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-
-void pbuf_init(struct pbuf *b)
-{
-	b->data = NULL;
-	b->len = 0;
-	b->cap = 0;
-	b->err = 0;
-}
-
-void pbuf_fini(struct pbuf *b)
-{
-	free(b->data);
-	pbuf_init(b);
-}
-
-int pbuf_take(struct pbuf *b, __u8 **out, size_t *outlen)
-{
-	int err = b->err;
-
-	if (err) {
-		pbuf_fini(b);
-		return err;
-	}
-	*out = b->data;
-	*outlen = b->len;
-	pbuf_init(b);
-	return 0;
-}
-
-/* Make room for n more bytes. false (and b->err set) on failure. */
-static bool reserve(struct pbuf *b, size_t n)
-{
-	size_t cap;
-	__u8 *data;
-
-	if (b->err)
-		return false;
-	if (b->len + n <= b->cap)
-		return true;
-	cap = b->cap ? b->cap : 256;
-	while (cap < b->len + n) {
-		if (cap > (size_t)-1 / 2) {
-			b->err = -ENOMEM;
-			return false;
-		}
-		cap *= 2;
-	}
-	data = realloc(b->data, cap);
-	if (!data) {
-		b->err = -ENOMEM;
-		return false;
-	}
-	b->data = data;
-	b->cap = cap;
-	return true;
-}
 
 size_t pbuf_varint_size(__u64 v)
 {
@@ -96,60 +40,60 @@ static size_t put_varint(__u8 *p, __u64 v)
 	return n;
 }
 
-void pbuf_varint(struct pbuf *b, __u64 v)
+void pbuf_varint(struct bytebuf *b, __u64 v)
 {
-	if (reserve(b, 10))
+	if (bytebuf_reserve(b, 10))
 		b->len += put_varint(b->data + b->len, v);
 }
 
-void pbuf_key(struct pbuf *b, __u32 field, enum pbuf_wire wire)
+void pbuf_key(struct bytebuf *b, __u32 field, enum pbuf_wire wire)
 {
 	pbuf_varint(b, ((__u64)field << 3) | wire);
 }
 
-void pbuf_uint(struct pbuf *b, __u32 field, __u64 v)
+void pbuf_uint(struct bytebuf *b, __u32 field, __u64 v)
 {
 	pbuf_key(b, field, PBUF_VARINT);
 	pbuf_varint(b, v);
 }
 
-void pbuf_int(struct pbuf *b, __u32 field, __s64 v)
+void pbuf_int(struct bytebuf *b, __u32 field, __s64 v)
 {
 	pbuf_uint(b, field, (__u64)v);
 }
 
-void pbuf_bool(struct pbuf *b, __u32 field, bool v)
+void pbuf_bool(struct bytebuf *b, __u32 field, bool v)
 {
 	pbuf_uint(b, field, v ? 1 : 0);
 }
 
-void pbuf_fixed64(struct pbuf *b, __u32 field, __u64 v)
+void pbuf_fixed64(struct bytebuf *b, __u32 field, __u64 v)
 {
 	int i;
 
 	pbuf_key(b, field, PBUF_I64);
-	if (!reserve(b, 8))
+	if (!bytebuf_reserve(b, 8))
 		return;
 	for (i = 0; i < 8; i++)
 		b->data[b->len++] = (__u8)(v >> (8 * i));
 }
 
-void pbuf_bytes(struct pbuf *b, __u32 field, const void *p, size_t n)
+void pbuf_bytes(struct bytebuf *b, __u32 field, const void *p, size_t n)
 {
 	pbuf_key(b, field, PBUF_LEN);
 	pbuf_varint(b, n);
-	if (n && reserve(b, n)) {
+	if (n && bytebuf_reserve(b, n)) {
 		memcpy(b->data + b->len, p, n);
 		b->len += n;
 	}
 }
 
-void pbuf_string(struct pbuf *b, __u32 field, const char *s)
+void pbuf_string(struct bytebuf *b, __u32 field, const char *s)
 {
 	pbuf_bytes(b, field, s ? s : "", s ? strlen(s) : 0);
 }
 
-void pbuf_packed_uint(struct pbuf *b, __u32 field, const __u64 *v, size_t n)
+void pbuf_packed_uint(struct bytebuf *b, __u32 field, const __u64 *v, size_t n)
 {
 	size_t i, size = 0;
 
@@ -159,25 +103,25 @@ void pbuf_packed_uint(struct pbuf *b, __u32 field, const __u64 *v, size_t n)
 		size += pbuf_varint_size(v[i]);
 	pbuf_key(b, field, PBUF_LEN);
 	pbuf_varint(b, size);
-	if (!reserve(b, size))
+	if (!bytebuf_reserve(b, size))
 		return;
 	for (i = 0; i < n; i++)
 		b->len += put_varint(b->data + b->len, v[i]);
 }
 
-void pbuf_packed_int(struct pbuf *b, __u32 field, const __s64 *v, size_t n)
+void pbuf_packed_int(struct bytebuf *b, __u32 field, const __s64 *v, size_t n)
 {
 	/* int64 is the two's complement bit pattern as a uint64 varint */
 	pbuf_packed_uint(b, field, (const __u64 *)v, n);
 }
 
-size_t pbuf_msg_begin(struct pbuf *b, __u32 field)
+size_t pbuf_msg_begin(struct bytebuf *b, __u32 field)
 {
 	pbuf_key(b, field, PBUF_LEN);
 	return b->len;
 }
 
-void pbuf_msg_end(struct pbuf *b, size_t mark)
+void pbuf_msg_end(struct bytebuf *b, size_t mark)
 {
 	size_t body, k;
 
@@ -185,7 +129,7 @@ void pbuf_msg_end(struct pbuf *b, size_t mark)
 		return;
 	body = b->len - mark;
 	k = pbuf_varint_size(body);
-	if (!reserve(b, k))
+	if (!bytebuf_reserve(b, k))
 		return;
 	memmove(b->data + mark + k, b->data + mark, body);
 	put_varint(b->data + mark, body);

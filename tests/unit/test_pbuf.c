@@ -28,10 +28,10 @@ static void test_spec_examples(void **state)
 	/* packed field 4 = [3, 270, 86942] is 22 06 03 8e 02 9e a7 05 */
 	static const __u8 packed[] = { 0x22, 0x06, 0x03, 0x8e, 0x02, 0x9e, 0xa7, 0x05 };
 	static const __u64 packed_v[] = { 3, 270, 86942 };
-	struct pbuf b;
+	struct bytebuf b;
 	size_t m;
 
-	pbuf_init(&b);
+	bytebuf_init(&b);
 	pbuf_uint(&b, 1, 150);
 	assert_int_equal(b.len, sizeof(varint150));
 	assert_memory_equal(b.data, varint150, sizeof(varint150));
@@ -53,7 +53,7 @@ static void test_spec_examples(void **state)
 	assert_int_equal(b.len, sizeof(packed));
 	assert_memory_equal(b.data, packed, sizeof(packed));
 	assert_int_equal(b.err, 0);
-	pbuf_fini(&b);
+	bytebuf_fini(&b);
 }
 
 static void test_varint_sizes(void **state)
@@ -68,19 +68,19 @@ static void test_varint_sizes(void **state)
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct pbuf b;
+		struct bytebuf b;
 		struct pbdec d;
 		uint64_t got;
 
 		assert_int_equal(pbuf_varint_size(cases[i].v), cases[i].size);
-		pbuf_init(&b);
+		bytebuf_init(&b);
 		pbuf_varint(&b, cases[i].v);
 		assert_int_equal(b.len, cases[i].size);
 		d = pbdec_of(b.data, b.len);
 		assert_int_equal(pbdec_varint(&d, &got), 0);
 		assert_true(got == cases[i].v);
 		assert_ptr_equal(d.p, d.end);
-		pbuf_fini(&b);
+		bytebuf_fini(&b);
 	}
 }
 
@@ -90,7 +90,7 @@ static void test_round_trip(void **state)
 {
 	static const __s64 ints[] = { 0, 1, -1, INT64_MIN, INT64_MAX, 300 };
 	char big[300];
-	struct pbuf b;
+	struct bytebuf b;
 	struct pbdec d, inner, innermost;
 	struct pbfield f;
 	uint64_t vals[16];
@@ -100,7 +100,7 @@ static void test_round_trip(void **state)
 
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	pbuf_init(&b);
+	bytebuf_init(&b);
 	pbuf_uint(&b, 1, 0);
 	pbuf_int(&b, 2, -2);
 	pbuf_bool(&b, 3, true);
@@ -115,7 +115,7 @@ static void test_round_trip(void **state)
 	pbuf_msg_end(&b, m1);
 	pbuf_uint(&b, 536870911, 7); /* the largest field number */
 	pbuf_packed_uint(&b, 8, NULL, 0); /* writes nothing */
-	assert_int_equal(pbuf_take(&b, &out, &outlen), 0);
+	assert_int_equal(bytebuf_take(&b, &out, &outlen), 0);
 	assert_null(b.data);
 
 	d = pbdec_of(out, outlen);
@@ -159,12 +159,12 @@ static void test_round_trip(void **state)
  * buffer had to grow. */
 static void test_many_messages(void **state)
 {
-	struct pbuf b;
+	struct bytebuf b;
 	struct pbdec d;
 	struct pbfield f;
 	int i, count = 0;
 
-	pbuf_init(&b);
+	bytebuf_init(&b);
 	for (i = 0; i < 5000; i++) {
 		size_t m = pbuf_msg_begin(&b, 2);
 
@@ -188,22 +188,22 @@ static void test_many_messages(void **state)
 	}
 	assert_ptr_equal(d.p, d.end);
 	assert_int_equal(count, 5000);
-	pbuf_fini(&b);
+	bytebuf_fini(&b);
 }
 
 static void test_sticky_error(void **state)
 {
-	struct pbuf b;
+	struct bytebuf b;
 	__u8 *out = (__u8 *)"unchanged";
 	size_t len = 99;
 
-	pbuf_init(&b);
+	bytebuf_init(&b);
 	b.err = -ENOMEM; /* as after a failed realloc */
 	pbuf_uint(&b, 1, 5);
 	pbuf_string(&b, 2, "x");
 	pbuf_msg_end(&b, pbuf_msg_begin(&b, 3));
 	assert_int_equal(b.len, 0);
-	assert_int_equal(pbuf_take(&b, &out, &len), -ENOMEM);
+	assert_int_equal(bytebuf_take(&b, &out, &len), -ENOMEM);
 	assert_string_equal((const char *)out, "unchanged");
 	assert_int_equal(len, 99);
 	assert_int_equal(b.err, 0); /* reset by take */
