@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define JW_BUF_MIN 256
 
 /* ==== Sink ================================================================ */
 
@@ -41,32 +40,9 @@ static void jw_write(struct json_writer *w, const char *s, size_t n)
 			jw_fail(w, -EIO);
 		return;
 	}
-	if (n > SIZE_MAX - w->len - 1) {
-		jw_fail(w, -ENOMEM);
-		return;
-	}
-	if (w->len + n + 1 > w->cap) {
-		size_t cap = w->cap ? w->cap : JW_BUF_MIN;
-		char *nb;
-
-		while (cap < w->len + n + 1) {
-			if (cap > SIZE_MAX / 2) {
-				jw_fail(w, -ENOMEM);
-				return;
-			}
-			cap *= 2;
-		}
-		nb = realloc(w->buf, cap);
-		if (!nb) {
-			jw_fail(w, -ENOMEM);
-			return;
-		}
-		w->buf = nb;
-		w->cap = cap;
-	}
-	memcpy(w->buf + w->len, s, n);
-	w->len += n;
-	w->buf[w->len] = '\0';
+	bytebuf_add(&w->buf, s, n);
+	if (w->buf.err)
+		jw_fail(w, w->buf.err);
 }
 
 static void jw_puts(struct json_writer *w, const char *s)
@@ -91,9 +67,7 @@ void jw_init_buf(struct json_writer *w)
 
 void jw_fini(struct json_writer *w)
 {
-	free(w->buf);
-	w->buf = NULL;
-	w->len = w->cap = 0;
+	bytebuf_fini(&w->buf);
 }
 
 void jw_reset(struct json_writer *w)
@@ -102,9 +76,7 @@ void jw_reset(struct json_writer *w)
 	w->depth = 0;
 	w->key_pending = false;
 	w->done = false;
-	w->len = 0;
-	if (w->buf)
-		w->buf[0] = '\0';
+	bytebuf_clear(&w->buf);
 }
 
 const char *jw_buf(const struct json_writer *w, size_t *len)
@@ -112,8 +84,8 @@ const char *jw_buf(const struct json_writer *w, size_t *len)
 	if (w->f)
 		return NULL;
 	if (len)
-		*len = w->len;
-	return w->buf ? w->buf : "";
+		*len = w->buf.len;
+	return bytebuf_text(&w->buf);
 }
 
 int jw_error(const struct json_writer *w)

@@ -34,14 +34,14 @@
 #include <stdio.h>
 #include <linux/types.h>
 
+#include "util/bytebuf.h"
+
 #define JW_MAX_DEPTH 32
 
 /* Embed or put on the stack; the fields are private to json_writer.c. */
 struct json_writer {
 	FILE *f;	/* sink, or NULL for the memory buffer below */
-	char *buf;	/* memory sink: NUL-terminated, malloc'ed, grows */
-	size_t len;
-	size_t cap;
+	struct bytebuf buf; /* memory sink (NUL-terminated) */
 	int err;	/* 0 or -errno, sticky */
 	int depth;	/* open containers */
 	bool key_pending; /* a key was written, its value is due */
