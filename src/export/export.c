@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "export/pprof.h"
+#include "util/bytebuf.h"
 #include "util/out_file.h"
 
 /* ==== files ========================================================== */
@@ -94,49 +95,20 @@ struct folded_line {
 	__u64 value;
 };
 
-struct text {
-	char *s;
-	size_t len, cap;
-	int err;
-};
-
-static void text_add(struct text *t, const char *s, size_t n)
-{
-	if (t->err)
-		return;
-	if (t->len + n + 1 > t->cap) {
-		size_t cap = t->cap ? t->cap : 256;
-		char *q;
-
-		while (cap < t->len + n + 1)
-			cap *= 2;
-		q = realloc(t->s, cap);
-		if (!q) {
-			t->err = -ENOMEM;
-			return;
-		}
-		t->s = q;
-		t->cap = cap;
-	}
-	memcpy(t->s + t->len, s, n);
-	t->len += n;
-	t->s[t->len] = '\0';
-}
-
 /* A frame name with the characters the format reserves (';' separates
  * frames, a newline ends the line) replaced. */
-static void text_add_frame(struct text *t, const char *name)
+static void text_add_frame(struct bytebuf *t, const char *name)
 {
 	size_t i, start = t->len;
 
-	text_add(t, name, strlen(name));
+	bytebuf_puts(t, name);
 	for (i = start; !t->err && i < t->len; i++)
-		if (t->s[i] == ';' || t->s[i] == '\n' || t->s[i] == '\r')
-			t->s[i] = '_';
+		if (t->data[i] == ';' || t->data[i] == '\n' || t->data[i] == '\r')
+			t->data[i] = '_';
 }
 
 /* "outermost;...;innermost" for one stack aggregate into t (reset first). */
-static void fold_stack(struct text *t, struct mt_model *m, const struct mt_stack_agg *a,
+static void fold_stack(struct bytebuf *t, struct mt_model *m, const struct mt_stack_agg *a,
 		       bool prefix)
 {
 	const struct mt_frame *frames;
@@ -145,9 +117,7 @@ static void fold_stack(struct text *t, struct mt_model *m, const struct mt_stack
 	__u32 n;
 
 	frames = pprof_stack_frames(a->stack, &n);
-	t->len = 0;
-	if (t->s)
-		t->s[0] = '\0';
+	bytebuf_clear(t);
 	if (prefix) {
 		struct mt_target *tg = model_target(m, a->pid, false);
 
@@ -157,12 +127,14 @@ static void fold_stack(struct text *t, struct mt_model *m, const struct mt_stack
 		first = false;
 	}
 	if (a->stack->truncated) {
-		text_add(t, first ? "" : ";", first ? 0 : 1);
+		if (!first)
+			bytebuf_puts(t, ";");
 		text_add_frame(t, PPROF_TRUNCATED_FRAME);
 		first = false;
 	}
 	while (n--) {
-		text_add(t, first ? "" : ";", first ? 0 : 1);
+		if (!first)
+			bytebuf_puts(t, ";");
 		text_add_frame(t, pprof_frame_name(&frames[n], buf, sizeof(buf)));
 		first = false;
 	}
@@ -179,10 +151,11 @@ static int collect_lines(struct mt_model *m, struct folded_line **lines, size_t 
 	size_t n = model_stack_count(m), i, k = 0;
 	bool prefix = model_target_count(m) > 1;
 	struct folded_line *v = calloc(n ? n : 1, sizeof(*v));
-	struct text t = { 0 };
+	struct bytebuf t;
 
 	if (!v)
 		return -ENOMEM;
+	bytebuf_init(&t);
 	for (i = 0; i < n; i++) {
 		const struct mt_stack_agg *a = model_stack_at(m, i);
 		double bytes;
@@ -193,11 +166,11 @@ static int collect_lines(struct mt_model *m, struct folded_line **lines, size_t 
 		if (!(bytes >= 0.5) || !isfinite(bytes))
 			continue;
 		fold_stack(&t, m, a, prefix);
-		if (t.err || !(v[k].stack = strdup(t.s ? t.s : "")))
+		if (t.err || !(v[k].stack = strdup(bytebuf_text(&t))))
 			goto nomem;
 		v[k++].value = (__u64)llround(bytes);
 	}
-	free(t.s);
+	bytebuf_fini(&t);
 	*lines = v;
 	*nlines = k;
 	return 0;
@@ -205,21 +178,23 @@ nomem:
 	while (k--)
 		free(v[k].stack);
 	free(v);
-	free(t.s);
+	bytebuf_fini(&t);
 	return -ENOMEM;
 }
 
 int export_folded_buf(struct mt_model *m, char **out, size_t *outlen)
 {
 	struct folded_line *v;
-	struct text t = { 0 };
+	struct bytebuf t;
+	__u8 *data;
 	size_t n, i, j;
 	int rc = collect_lines(m, &v, &n);
 
 	if (rc)
 		return rc;
 	qsort(v, n, sizeof(*v), cmp_line);
-	text_add(&t, "", 0); /* an empty model still yields "" */
+	bytebuf_init(&t);
+	bytebuf_add(&t, "", 0); /* an empty model still yields "" */
 	for (i = 0; i < n; i = j) {
 		__u64 sum = 0;
 		char num[32];
@@ -227,20 +202,17 @@ int export_folded_buf(struct mt_model *m, char **out, size_t *outlen)
 		/* stacks that differ only in addresses fold to the same line */
 		for (j = i; j < n && !strcmp(v[i].stack, v[j].stack); j++)
 			sum += v[j].value;
-		text_add(&t, v[i].stack, strlen(v[i].stack));
+		bytebuf_puts(&t, v[i].stack);
 		snprintf(num, sizeof(num), " %llu\n", (unsigned long long)sum);
-		text_add(&t, num, strlen(num));
+		bytebuf_puts(&t, num);
 	}
 	for (i = 0; i < n; i++)
 		free(v[i].stack);
 	free(v);
-	if (t.err) {
-		free(t.s);
-		return t.err;
-	}
-	*out = t.s;
-	*outlen = t.len;
-	return 0;
+	rc = bytebuf_take(&t, &data, outlen);
+	if (!rc)
+		*out = (char *)data;
+	return rc;
 }
 
 int export_folded_file(struct mt_model *m, const char *path, char *err, size_t errlen)
