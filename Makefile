@@ -192,6 +192,7 @@ $(OUTPUT)/tests/test_go: ALL_CFLAGS += -DMT_GO_FIXTURE_DIR='"$(OUTPUT)/workloads
 
 # The decoder cross-check links Capstone (tests only: memtop does not).
 $(OUTPUT)/tests/test_x86_decode_capstone: LDLIBS += -lcapstone
+$(OUTPUT)/tests/test_probe_place: LDLIBS += -lcapstone
 
 unit: $(UNIT_BINS)
 	$(Q)tests/run-unit $(UNIT_BINS)

@@ -22,9 +22,7 @@
 #include "probe/probe_place.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
 /* ---- length decoder --------------------------------------------------- */
@@ -656,287 +654,6 @@ static bool kernel_emulates(const struct probe_insn *in, const __u8 *code, enum 
 	}
 }
 
-/* ---- text ------------------------------------------------------------- */
-
-static const char *const reg64[16] = {
-	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
-	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
-};
-static const char *const reg32[16] = {
-	"eax", "ecx", "edx", "ebx", "esp", "ebp", "esi", "edi",
-	"r8d", "r9d", "r10d", "r11d", "r12d", "r13d", "r14d", "r15d",
-};
-static const char *const reg16[16] = {
-	"ax", "cx", "dx", "bx", "sp", "bp", "si", "di",
-	"r8w", "r9w", "r10w", "r11w", "r12w", "r13w", "r14w", "r15w",
-};
-static const char *const reg8[16] = {
-	"al", "cl", "dl", "bl", "spl", "bpl", "sil", "dil",
-	"r8b", "r9b", "r10b", "r11b", "r12b", "r13b", "r14b", "r15b",
-};
-static const char *const reg8_legacy[4] = { "ah", "ch", "dh", "bh" };
-static const char *const alu_names[8] = { "add", "or", "adc", "sbb", "and", "sub", "xor", "cmp" };
-static const char *const shift_names[8] = { "rol", "ror", "rcl", "rcr", "shl", "shr", "sal", "sar" };
-static const char *const grp3_names[8] = { "test", "test", "not", "neg", "mul", "imul", "div", "idiv" };
-static const char *const cc_names[16] = {
-	"o", "no", "b", "ae", "e", "ne", "be", "a", "s", "ns", "p", "np", "l", "ge", "le", "g",
-};
-static const char *const cmov_names[16] = {
-	"cmovo", "cmovno", "cmovb", "cmovae", "cmove", "cmovne", "cmovbe", "cmova",
-	"cmovs", "cmovns", "cmovp", "cmovnp", "cmovl", "cmovge", "cmovle", "cmovg",
-};
-
-struct sbuf {
-	char *p;
-	size_t n, used;
-};
-
-static void sb_put(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void sb_put(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	if (b->used >= b->n)
-		return;
-	va_start(ap, fmt);
-	r = vsnprintf(b->p + b->used, b->n - b->used, fmt, ap);
-	va_end(ap);
-	if (r > 0)
-		b->used += (size_t)r < b->n - b->used ? (size_t)r : b->n - b->used - 1;
-}
-
-/* Operand size in bytes of a non-byte instruction. */
-static unsigned int opsize(const struct probe_insn *in)
-{
-	return (in->rex & 8) ? 8 : in->p66 ? 2 : 4;
-}
-
-static const char *reg_name(const struct probe_insn *in, unsigned int r, unsigned int size)
-{
-	switch (size) {
-	case 1: return (!in->rex && r >= 4 && r < 8) ? reg8_legacy[r - 4] : reg8[r];
-	case 2: return reg16[r];
-	case 4: return reg32[r];
-	default: return reg64[r];
-	}
-}
-
-static void put_hex(struct sbuf *b, __s64 v)
-{
-	if (v < 0)
-		sb_put(b, "-0x%llx", (unsigned long long)-(__u64)v);
-	else
-		sb_put(b, "0x%llx", (unsigned long long)v);
-}
-
-/* The r/m operand, AT&T syntax. */
-static void put_rm(struct sbuf *b, const struct probe_insn *in, unsigned int size)
-{
-	const char *const *names = in->p67 ? reg32 : reg64;
-	int base;
-
-	if (modrm_is_reg(in)) {
-		sb_put(b, "%%%s", reg_name(in, modrm_rm(in), size));
-		return;
-	}
-	if (in->seg)
-		sb_put(b, "%%%s:", in->seg == 0x64 ? "fs" : "gs");
-	if (in->disp_size && in->disp)
-		put_hex(b, in->disp);
-	base = mem_base(in);
-	if (!in->has_sib && base < 0) {
-		sb_put(b, "(%%rip)");
-		return;
-	}
-	if (in->has_sib) {
-		unsigned int idx = ((in->sib >> 3) & 7) | ((in->rex & 2) << 2);
-
-		if (base < 0 && idx == R_SP) {
-			if (!in->disp)
-				sb_put(b, "0x0"); /* absolute address */
-			return;
-		}
-		sb_put(b, "(");
-		if (base >= 0)
-			sb_put(b, "%%%s", names[base]);
-		if (idx != R_SP)
-			sb_put(b, ",%%%s,%u", names[idx], 1u << (in->sib >> 6));
-		sb_put(b, ")");
-		return;
-	}
-	sb_put(b, "(%%%s)", names[base]);
-}
-
-static char size_suffix(unsigned int size)
-{
-	return size == 1 ? 'b' : size == 2 ? 'w' : size == 4 ? 'l' : 'q';
-}
-
-/* mnemonic[suffix] src,dst for the common ModRM shapes */
-static void put_modrm_insn(struct sbuf *b, const struct probe_insn *in, const char *mn,
-			   unsigned int size, bool reg_is_dst, bool has_imm)
-{
-	/* AT&T spells the size only when no register operand implies it. */
-	if (has_imm && !modrm_is_reg(in))
-		sb_put(b, "%s%c ", mn, size_suffix(size));
-	else
-		sb_put(b, "%s ", mn);
-	if (has_imm) {
-		sb_put(b, "$");
-		put_hex(b, in->imm);
-		sb_put(b, ",");
-		put_rm(b, in, size);
-	} else if (reg_is_dst) {
-		put_rm(b, in, size);
-		sb_put(b, ",%%%s", reg_name(in, modrm_reg(in), size));
-	} else {
-		sb_put(b, "%%%s,", reg_name(in, modrm_reg(in), size));
-		put_rm(b, in, size);
-	}
-}
-
-static void put_bytes(struct sbuf *b, const __u8 *code, unsigned int len)
-{
-	unsigned int i;
-
-	sb_put(b, ".byte");
-	for (i = 0; i < len && i < 4; i++)
-		sb_put(b, "%s0x%02x", i ? "," : " ", code[i]);
-	if (len > 4)
-		sb_put(b, ",...");
-}
-
-/* Short AT&T text for the instructions prologues are made of; raw bytes
- * for the rest. */
-static void insn_text(const struct probe_insn *in, const __u8 *code, char *buf, size_t n)
-{
-	struct sbuf b = { buf, n, 0 };
-	unsigned int reg = modrm_reg(in) & 7;
-	unsigned int sz = opsize(in);
-	__u8 op = in->op;
-
-	buf[0] = '\0';
-	if (in->bad_prefix || in->vex)
-		goto raw;
-	if (in->map == 1) {
-		if (op == 0x1e && in->rep && in->modrm == 0xfa)
-			sb_put(&b, "endbr64");
-		else if (op == 0x1f)
-			sb_put(&b, "nop");
-		else if (op >= 0x80 && op <= 0x8f)
-			sb_put(&b, "j%s", cc_names[op & 15]);
-		else if (op >= 0x40 && op <= 0x4f)
-			put_modrm_insn(&b, in, cmov_names[op & 15], sz, true, false);
-		else if (op == 0xb6 || op == 0xb7 || op == 0xbe || op == 0xbf)
-			put_modrm_insn(&b, in, op < 0xb8 ? "movz" : "movs", sz, true, false);
-		else if (op == 0xaf)
-			put_modrm_insn(&b, in, "imul", sz, true, false);
-		else
-			goto raw;
-		return;
-	}
-	if (in->map != 0)
-		goto raw;
-	switch (op) {
-	case 0x00 ... 0x3f:
-		if ((op & 7) <= 3)
-			put_modrm_insn(&b, in, alu_names[op >> 3], (op & 1) ? sz : 1,
-				       (op & 7) >= 2, false);
-		else
-			sb_put(&b, "%s $0x%llx,%%%s", alu_names[op >> 3],
-			       (unsigned long long)in->imm, reg_name(in, R_AX, (op & 1) ? sz : 1));
-		break;
-	case 0x50 ... 0x57:
-		sb_put(&b, "push %%%s", reg64[(op & 7) | ((in->rex & 1) << 3)]);
-		break;
-	case 0x58 ... 0x5f:
-		sb_put(&b, "pop %%%s", reg64[(op & 7) | ((in->rex & 1) << 3)]);
-		break;
-	case 0x63:
-		put_modrm_insn(&b, in, "movsxd", sz, true, false);
-		break;
-	case 0x69: case 0x6b:
-		sb_put(&b, "imul $");
-		put_hex(&b, in->imm);
-		sb_put(&b, ",");
-		put_rm(&b, in, sz);
-		sb_put(&b, ",%%%s", reg_name(in, modrm_reg(in), sz));
-		break;
-	case 0x70 ... 0x7f:
-		sb_put(&b, "j%s", cc_names[op & 15]);
-		break;
-	case 0x80 ... 0x83:
-		put_modrm_insn(&b, in, alu_names[reg], op == 0x80 ? 1 : sz, false, true);
-		break;
-	case 0x84: case 0x85:
-		put_modrm_insn(&b, in, "test", op == 0x84 ? 1 : sz, false, false);
-		break;
-	case 0x86: case 0x87:
-		put_modrm_insn(&b, in, "xchg", op == 0x86 ? 1 : sz, false, false);
-		break;
-	case 0x88 ... 0x8b:
-		put_modrm_insn(&b, in, "mov", (op & 1) ? sz : 1, op >= 0x8a, false);
-		break;
-	case 0x8d:
-		put_modrm_insn(&b, in, "lea", sz, true, false);
-		break;
-	case 0x90:
-		if (in->rex & 1)
-			goto raw;
-		sb_put(&b, in->rep ? "pause" : "nop");
-		break;
-	case 0xa8: case 0xa9:
-		sb_put(&b, "test $0x%llx,%%%s", (unsigned long long)in->imm,
-		       reg_name(in, R_AX, op == 0xa8 ? 1 : sz));
-		break;
-	case 0xb0 ... 0xbf:
-		sb_put(&b, "mov $0x%llx,%%%s", (unsigned long long)in->imm,
-		       reg_name(in, (op & 7) | ((in->rex & 1) << 3), op < 0xb8 ? 1 : sz));
-		break;
-	case 0xc0: case 0xc1: case 0xd0 ... 0xd3:
-		if (op <= 0xc1)
-			put_modrm_insn(&b, in, shift_names[reg], op == 0xc0 ? 1 : sz, false, true);
-		else
-			sb_put(&b, "%s", shift_names[reg]);
-		break;
-	case 0xc3:
-		sb_put(&b, "ret");
-		break;
-	case 0xc6: case 0xc7:
-		if (reg != 0)
-			goto raw;
-		put_modrm_insn(&b, in, "mov", op == 0xc6 ? 1 : sz, false, true);
-		break;
-	case 0xe8:
-		sb_put(&b, "call");
-		break;
-	case 0xe9: case 0xeb:
-		sb_put(&b, "jmp");
-		break;
-	case 0xf6: case 0xf7:
-		if (reg <= 1) {
-			put_modrm_insn(&b, in, "test", op == 0xf6 ? 1 : sz, false, true);
-		} else {
-			sb_put(&b, "%s ", grp3_names[reg]);
-			put_rm(&b, in, op == 0xf6 ? 1 : sz);
-		}
-		break;
-	case 0xff:
-		if (reg != 2 && reg != 4 && reg != 6)
-			goto raw;
-		sb_put(&b, "%s", reg == 2 ? "call *" : reg == 4 ? "jmp *" : "push ");
-		put_rm(&b, in, 8);
-		break;
-	default:
-		goto raw;
-	}
-	return;
-raw:
-	put_bytes(&b, code, in->len);
-}
-
 /* ---- the chooser ------------------------------------------------------ */
 
 /* Lowest offset in [0, func_size) that a relative branch among the
@@ -962,50 +679,12 @@ static __u32 lowest_jump_target(const __u8 *code, size_t limit, __u32 func_size)
 	return lowest;
 }
 
-/* Text of the instruction at off; its first byte if it does not decode. */
-static void text_at(const __u8 *code, size_t limit, __u32 off, char *buf, size_t n)
-{
-	struct probe_insn in;
-
-	if (off < limit && !probe_insn_decode(code + off, limit - off, &in))
-		insn_text(&in, code + off, buf, n);
-	else if (off < limit)
-		snprintf(buf, n, ".byte 0x%02x", code[off]);
-	else
-		snprintf(buf, n, "(none)");
-}
-
-/* The straight-line instructions walked past so far. */
-struct walked {
-	unsigned int count;
-	__u32 first, last;
-};
-
-static void put_after(struct sbuf *b, const __u8 *code, size_t limit, const struct walked *w)
-{
-	char t1[48], t2[48];
-
-	text_at(code, limit, w->first, t1, sizeof(t1));
-	if (w->count == 1) {
-		sb_put(b, " after %s", t1);
-		return;
-	}
-	text_at(code, limit, w->last, t2, sizeof(t2));
-	if (w->count == 2)
-		sb_put(b, " after %s; %s", t1, t2);
-	else
-		sb_put(b, " after %s ... %s (%u insns)", t1, t2, w->count);
-}
-
 int probe_place_choose_nargs(const __u8 *code, size_t len, __u32 func_size,
 			     bool need_return, unsigned int nargs,
 			     struct probe_place *out)
 {
 	size_t limit = len < func_size ? len : func_size;
-	struct sbuf why = { out ? out->why : NULL, out ? sizeof(out->why) : 0, 0 };
-	struct walked w = { 0, 0, 0 };
 	bool sp_unknown = false, stack_store = false;
-	char reason[128], text[48];
 	__u16 argmask = 0, wr = 0;
 	struct probe_insn in;
 	__s64 sp_down = 0; /* within +-SP_MOVE_MAX, else sp_unknown */
@@ -1019,7 +698,7 @@ int probe_place_choose_nargs(const __u8 *code, size_t len, __u32 func_size,
 	memset(out, 0, sizeof(*out));
 	out->entry_state = true;
 	if (limit == 0) {
-		sb_put(&why, "entry: no code bytes to decode (single-stepped unless emulated)");
+		out->reason = PLACE_NO_CODE;
 		return 0;
 	}
 	for (i = 0; i < nargs; i++)
@@ -1029,44 +708,33 @@ int probe_place_choose_nargs(const __u8 *code, size_t len, __u32 func_size,
 	for (off = 0;; off += in.len) {
 		int r;
 
+		out->at = (__u32)off;
 		if (off >= limit) {
-			snprintf(reason, sizeof(reason), off >= func_size ?
-				 "no emulated insn before the function's end" :
-				 "no emulated insn in the first %zu bytes", limit);
+			out->reason = off >= func_size ? PLACE_FUNC_END : PLACE_BYTES_END;
 			break;
 		}
 		if (off >= loop_head) {
-			if (loop_head == 0)
-				snprintf(reason, sizeof(reason), "the entry is a jump target (loop head)");
-			else
-				snprintf(reason, sizeof(reason), "+%u is a jump target (loop head)",
-					 loop_head);
+			out->reason = PLACE_LOOP_HEAD;
+			out->at = loop_head;
 			break;
 		}
 		r = probe_insn_decode(code + off, limit - off, &in);
 		if (r) {
-			snprintf(reason, sizeof(reason), r != -ENODATA ? "+%zu: bytes not decoded" :
-				 limit == func_size ? "+%zu: insn runs past the function's end" :
-				 "+%zu: insn runs past the bytes given", off);
+			out->reason = r != -ENODATA ? PLACE_UNDECODED :
+				      limit == func_size ? PLACE_PAST_FUNC_END : PLACE_PAST_BYTES;
 			break;
 		}
 		insn_fx(&in, &f);
 		if (f.kind != K_ENDBR && kernel_emulates(&in, code + off, f.kind)) {
-			insn_text(&in, code + off, text, sizeof(text));
+			out->reason = PLACE_FOUND;
 			out->offset = (__u32)off;
 			out->emulated = true;
 			out->entry_state = !sp_unknown && !stack_store && sp_down == 0;
 			out->ra_off = sp_unknown || stack_store ? -1 : (__s32)sp_down;
-			if (off == 0) {
-				sb_put(&why, "entry: %s (emulated)", text);
-			} else {
-				sb_put(&why, "+%zu: %s (emulated)", off, text);
-				put_after(&why, code, limit, &w);
-			}
 			return 0;
 		}
 		if (f.kind == K_BRANCH || f.kind == K_JCC || f.kind == K_JMP || f.kind == K_CALL) {
-			snprintf(reason, sizeof(reason), "no emulated insn before the first branch");
+			out->reason = PLACE_BRANCH;
 			break;
 		}
 		wr |= f.wr;
@@ -1079,31 +747,25 @@ int probe_place_choose_nargs(const __u8 *code, size_t len, __u32 func_size,
 			if (sp_down > SP_MOVE_MAX || sp_down < -SP_MOVE_MAX)
 				sp_unknown = true;
 		}
-		if (!w.count++)
-			w.first = (__u32)off;
-		w.last = (__u32)off;
+		if (!out->walked++)
+			out->walked_first = (__u32)off;
+		out->walked_last = (__u32)off;
 		if (wr & argmask) {
-			insn_text(&in, code + off, text, sizeof(text));
-			snprintf(reason, sizeof(reason), "+%zu: %s changes an argument register",
-				 off, text);
+			out->reason = PLACE_ARG_WRITTEN;
 			break;
 		}
 		if (need_return && (sp_unknown || stack_store || sp_down)) {
-			insn_text(&in, code + off, text, sizeof(text));
-			snprintf(reason, sizeof(reason), "+%zu: %s leaves entry state", off, text);
+			out->reason = PLACE_LEAVES_ENTRY;
 			break;
 		}
 	}
 
 	/* Nothing qualifies: the entry, which the kernel single-steps unless it
 	 * is emulated and was only disqualified as a loop head. */
-	text_at(code, limit, 0, text, sizeof(text));
 	if (!probe_insn_decode(code, limit, &in)) {
 		insn_fx(&in, &f);
 		out->emulated = f.kind != K_ENDBR && kernel_emulates(&in, code, f.kind);
 	}
-	sb_put(&why, "entry: %s %s (%s)", text, out->emulated ? "emulated" : "single-stepped",
-	       reason);
 	return 0;
 }
 

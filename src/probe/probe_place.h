@@ -6,7 +6,7 @@
  *
  * Pure: takes the function's first bytes as read from the ELF file and
  * returns an offset; no I/O, no libbpf. The x86-64 length decoder it rests
- * on is exported for tests and diagnostics. The rules and the cost numbers
+ * on is exported for tests. The rules and the cost numbers
  * behind them are in docs/probes.md.
  */
 #ifndef MEMTOP_PROBE_PLACE_H
@@ -22,6 +22,21 @@
 /* SysV integer argument registers, in order: rdi, rsi, rdx, rcx, r8, r9. */
 #define PROBE_MAX_ARGS 6
 
+/* Why the walk stopped where it did. */
+enum probe_place_reason {
+	PLACE_FOUND,		/* offset is an emulated insn that qualifies */
+	PLACE_NO_CODE,		/* no code bytes to decode */
+	PLACE_FUNC_END,		/* no emulated insn before the function's end */
+	PLACE_BYTES_END,	/* none in the bytes given */
+	PLACE_LOOP_HEAD,	/* at is a jump target (loop head) */
+	PLACE_UNDECODED,	/* the bytes at `at` are not decoded */
+	PLACE_PAST_FUNC_END,	/* the insn at `at` runs past the function's end */
+	PLACE_PAST_BYTES,	/* the insn at `at` runs past the bytes given */
+	PLACE_BRANCH,		/* at is the first branch, and it is not emulated */
+	PLACE_ARG_WRITTEN,	/* the insn at `at` changes an argument register */
+	PLACE_LEAVES_ENTRY,	/* the insn at `at` leaves entry state */
+};
+
 struct probe_place {
 	__u32 offset;	  /* bytes from function start; always an instruction boundary */
 	bool emulated;	  /* the kernel emulates the insn there: one trap per hit */
@@ -30,8 +45,12 @@ struct probe_place {
 			   * session is attached) */
 	__s32 ra_off;	  /* the return address is at [rsp + ra_off] at offset
 			   * (0 at entry, 8 after one push), or -1 if unknown */
-	char why[128];	  /* short human text, e.g. "entry: push %r12 (emulated)",
-			   * "+3: je (emulated) after test %rdi,%rdi" */
+	enum probe_place_reason reason;
+	__u32 at;	  /* the instruction (or end) the reason speaks of */
+	/* The straight-line instructions walked past before the chosen one
+	 * (PLACE_FOUND) or up to and including the one at `at`: how many,
+	 * the first and the last one's offsets. */
+	__u32 walked, walked_first, walked_last;
 };
 
 /*
@@ -50,7 +69,7 @@ struct probe_place {
  * kernel accepts, jmp, call rel32, jcc, push reg) that runs exactly once
  * per call: no jump seen in the function lands on or before it. endbr64 is
  * skipped. If nothing qualifies, out is the entry with emulated=false
- * (true only for an emulated entry that is a loop head) and why says what
+ * (true only for an emulated entry that is a loop head) and reason says what
  * stopped the walk. 0, or -EINVAL for NULL pointers.
  */
 int probe_place_choose(const __u8 *code, size_t len, __u32 func_size, bool need_return,

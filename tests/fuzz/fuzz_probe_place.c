@@ -65,7 +65,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		return 0;
 	}
-	if (r || !memchr(out.why, '\0', sizeof(out.why)))
+	if (r || out.reason > PLACE_LEAVES_ENTRY)
+		abort();
+	if (out.reason == PLACE_FOUND ? !out.emulated : out.offset != 0)
 		abort();
 	if (out.offset && (out.offset >= limit || !on_boundary(code, limit, out.offset)))
 		abort();

@@ -27,6 +27,7 @@
 
 #include "stacks/elf_file.h"
 #include "probe/probe_place.h"
+#include "place_why.h"
 
 /* ---- real prologues ---------------------------------------------------- */
 
@@ -207,22 +208,35 @@ static void assert_boundary(const __u8 *code, size_t len, __u32 off)
 	assert_int_equal(pos, off);
 }
 
-static struct probe_place place(const __u8 *code, size_t len, __u32 size, bool need_return,
-				unsigned int nargs)
+/* A placement and its words (place_why.h). */
+struct placed {
+	__u32 offset;
+	bool emulated;
+	bool entry_state;
+	__s32 ra_off;
+	char why[768];
+};
+
+static struct placed place(const __u8 *code, size_t len, __u32 size, bool need_return,
+			   unsigned int nargs)
 {
 	struct probe_place pp;
+	struct placed out;
 
 	assert_int_equal(probe_place_choose_nargs(code, len, size, need_return, nargs, &pp), 0);
-	assert_true(memchr(pp.why, '\0', sizeof(pp.why)) != NULL);
-	assert_true(pp.why[0] != '\0');
+	assert_true(pp.reason >= PLACE_FOUND && pp.reason <= PLACE_LEAVES_ENTRY);
+	/* Found: an emulated insn; otherwise the entry. */
+	assert_true(pp.reason == PLACE_FOUND ? pp.emulated : pp.offset == 0);
 	if (pp.offset)
 		assert_boundary(code, len, pp.offset);
-	return pp;
+	out = (struct placed){ pp.offset, pp.emulated, pp.entry_state, pp.ra_off, "" };
+	place_why(&pp, code, len < size ? len : size, out.why, sizeof(out.why));
+	return out;
 }
 
 #define PLACE(name, ret, nargs) place(name##_code, sizeof(name##_code), name##_size, ret, nargs)
 
-static void assert_placed(struct probe_place pp, __u32 off, bool emulated, bool entry_state,
+static void assert_placed(struct placed pp, __u32 off, bool emulated, bool entry_state,
 			  const char *why)
 {
 	if (pp.offset != off || pp.emulated != emulated || pp.entry_state != entry_state ||
@@ -377,28 +391,30 @@ static void test_decode_errors(void **state)
  */
 static void test_glibc_malloc_family(void **state)
 {
-	assert_placed(PLACE(glibc_malloc, true, 1), 0, true, true, "entry: push %r12 (emulated)");
-	assert_placed(PLACE(glibc_calloc, true, 2), 0, true, true, "entry: push %r13 (emulated)");
-	assert_placed(PLACE(glibc_realloc, true, 2), 0, true, true, "entry: push %r15 (emulated)");
+	assert_placed(PLACE(glibc_malloc, true, 1), 0, true, true, "entry: pushq %r12 (emulated)");
+	assert_placed(PLACE(glibc_calloc, true, 2), 0, true, true, "entry: pushq %r13 (emulated)");
+	assert_placed(PLACE(glibc_realloc, true, 2), 0, true, true, "entry: pushq %r15 "
+		      "(emulated)");
 	/* With all six argument registers required the answer is the same. */
-	assert_placed(PLACE(glibc_malloc, true, 6), 0, true, true, "entry: push %r12 (emulated)");
+	assert_placed(PLACE(glibc_malloc, true, 6), 0, true, true, "entry: pushq %r12 (emulated)");
 }
 
 static void test_glibc_free(void **state)
 {
-	struct probe_place pp = PLACE(glibc_free, false, 1);
+	struct placed pp = PLACE(glibc_free, false, 1);
+	struct probe_place raw;
 
-	assert_placed(pp, 3, true, true, "+3: je (emulated) after test %rdi,%rdi");
+	assert_placed(pp, 3, true, true, "+3: je 0xc8 (emulated) after testq %rdi, %rdi");
 	assert_int_equal(pp.ra_off, 0);
 	/* test does not write rdi, and nothing touched rsp: a return probe
 	 * could share the point too. */
 	assert_placed(PLACE(glibc_free, true, 6), 3, true, true,
-		      "+3: je (emulated) after test %rdi,%rdi");
+		      "+3: je 0xc8 (emulated) after testq %rdi, %rdi");
 	/* The lead's call shape: probe_place_choose(..., need_args = true). */
 	assert_int_equal(probe_place_choose(glibc_free_code, sizeof(glibc_free_code),
-					    glibc_free_size, false, true, &pp), 0);
-	assert_int_equal(pp.offset, 3);
-	assert_true(pp.emulated);
+					    glibc_free_size, false, true, &raw), 0);
+	assert_int_equal(raw.offset, 3);
+	assert_true(raw.emulated);
 }
 
 static void test_glibc_aligned(void **state)
@@ -406,13 +422,13 @@ static void test_glibc_aligned(void **state)
 	/* cmpb $0,__malloc_initialized(%rip) is single-stepped; the push or je
 	 * after it is the first emulated insn and rsp is still untouched. */
 	assert_placed(PLACE(glibc_posix_memalign, true, 3), 7, true, true,
-		      "+7: push %r12 (emulated) after cmpb $0x0,0x140201(%rip)");
+		      "+7: pushq %r12 (emulated) after cmpb $0, 0x140201(%rip)");
 	assert_placed(PLACE(glibc_memalign, true, 2), 7, true, true,
-		      "+7: je (emulated) after cmpb $0x0,0x140e71(%rip)");
+		      "+7: je 0x10 (emulated) after cmpb $0, 0x140e71(%rip)");
 	assert_placed(PLACE(glibc_valloc, true, 1), 7, true, true,
-		      "+7: push %rbx (emulated) after cmpb $0x0,0x140e31(%rip)");
+		      "+7: pushq %rbx (emulated) after cmpb $0, 0x140e31(%rip)");
 	assert_placed(PLACE(glibc_pvalloc, true, 1), 7, true, true,
-		      "+7: push %rbx (emulated) after cmpb $0x0,0x140e01(%rip)");
+		      "+7: pushq %rbx (emulated) after cmpb $0, 0x140e01(%rip)");
 }
 
 static void test_glibc_reallocarray(void **state)
@@ -420,29 +436,30 @@ static void test_glibc_reallocarray(void **state)
 	/* mov %rsi,%rax; mul %rdx; mov %rax,%rsi; jo: mul clobbers rdx (the
 	 * third argument) and the second mov rsi. */
 	assert_placed(PLACE(glibc_reallocarray, true, 3), 0, false, true,
-		      "entry: mov %rsi,%rax single-stepped (+3: mul %rdx changes an argument "
+		      "entry: movq %rsi, %rax single-stepped (+3: mulq %rdx changes an argument "
 		      "register)");
 	assert_placed(PLACE(glibc_reallocarray, true, 2), 0, false, true,
-		      "entry: mov %rsi,%rax single-stepped (+6: mov %rax,%rsi changes an "
+		      "entry: movq %rsi, %rax single-stepped (+6: movq %rax, %rsi changes an "
 		      "argument register)");
 	assert_placed(PLACE(glibc_reallocarray, true, 1), 9, true, true,
-		      "+9: jo (emulated) after mov %rsi,%rax ... mov %rax,%rsi (3 insns)");
+		      "+9: jo 0x10 (emulated) after movq %rsi, %rax ... movq %rax, %rsi (3 "
+		      "insns)");
 }
 
 /* ---- other Debian binaries --------------------------------------------- */
 
 static void test_libstdcxx(void **state)
 {
-	struct probe_place pp;
+	struct placed pp;
 
 	/* endbr64 is skipped; test, mov $1,%eax leave rdi alone; push %rbx at
 	 * +12 runs before anything moves rsp. The jmp back at +0x33 lands on
 	 * +0x14, after the candidate. */
 	pp = PLACE(cxx_new, true, 1);
 	assert_placed(pp, 12, true, true,
-		      "+12: push %rbx (emulated) after endbr64 ... mov $0x1,%eax (3 insns)");
+		      "+12: pushq %rbx (emulated) after endbr64 ... movl $1, %eax (3 insns)");
 	assert_placed(PLACE(cxx_delete, false, 1), 4, true, true,
-		      "+4: jmp (emulated) after endbr64");
+		      "+4: jmp 0xffffffffffff2f90 (emulated) after endbr64");
 	/* Only single-stepped insns (endbr64, a 9-byte nopw the kernel does not
 	 * know) before +16, the head of the loop. */
 	assert_placed(PLACE(cxx_list_reverse, false, 0), 0, false, true,
@@ -454,26 +471,27 @@ static void test_libstdcxx(void **state)
 static void test_sqlite_python(void **state)
 {
 	assert_placed(PLACE(sqlite_malloc, true, 1), 4, true, true,
-		      "+4: push %r12 (emulated) after lea -0x1(%rdi),%rax");
+		      "+4: pushq %r12 (emulated) after leaq -1(%rdi), %rax");
 	assert_placed(PLACE(sqlite_free, false, 1), 3, true, true,
-		      "+3: je (emulated) after test %rdi,%rdi");
-	assert_placed(PLACE(py_mem_malloc, true, 1), 0, true, true, "entry: push %rbx (emulated)");
+		      "+3: je 0x78 (emulated) after testq %rdi, %rdi");
+	assert_placed(PLACE(py_mem_malloc, true, 1), 0, true, true, "entry: pushq %rbx "
+		      "(emulated)");
 	assert_placed(PLACE(py_mem_raw_malloc, true, 1), 3, true, true,
-		      "+3: js (emulated) after test %rdi,%rdi");
+		      "+3: js 0xfffffffffff2a23b (emulated) after testq %rdi, %rdi");
 	/* PyMem_Free loads the allocator's ctx into rdx first: fine when only
 	 * rdi matters, fatal when every argument register must survive. */
 	assert_placed(PLACE(py_mem_free, false, 1), 20, true, true,
-		      "+20: jne (emulated) after mov 0x453629(%rip),%rax ... cmp "
-		      "$0x500fe0,%rax (3 insns)");
+		      "+20: jne 0x1ce (emulated) after movq 0x453629(%rip), %rax ... cmpq "
+		      "$0x500fe0, %rax (3 insns)");
 	assert_placed(PLACE(py_mem_free, false, 6), 0, false, true,
-		      "entry: mov 0x453629(%rip),%rax single-stepped (+7: mov "
-		      "0x453602(%rip),%rdx changes an argument register)");
+		      "entry: movq 0x453629(%rip), %rax single-stepped (+7: movq "
+		      "0x453602(%rip), %rdx changes an argument register)");
 }
 
 /* ---- hand-made bytes ----------------------------------------------------- */
 
-static struct probe_place place_hex(const char *bytes, __u32 size, bool need_return,
-				    unsigned int nargs)
+static struct placed place_hex(const char *bytes, __u32 size, bool need_return,
+			       unsigned int nargs)
 {
 	size_t n;
 	const __u8 *b = hex(bytes, &n);
@@ -485,21 +503,22 @@ static void test_loop_heads(void **state)
 {
 	/* test %rdi,%rdi; jne back to the entry: every point is a loop head. */
 	assert_placed(place_hex("48 85 ff 75 fb", 0, false, 1), 0, false, true,
-		      "entry: test %rdi,%rdi single-stepped (the entry is a jump target (loop "
+		      "entry: testq %rdi, %rdi single-stepped (the entry is a jump target (loop "
 		      "head))");
 	/* An emulated entry disqualified as a loop head stays emulated. */
 	assert_placed(place_hex("53 48 85 ff 75 fa", 0, false, 1), 0, true, true,
-		      "entry: push %rbx emulated (the entry is a jump target (loop head))");
+		      "entry: pushq %rbx emulated (the entry is a jump target (loop head))");
 	/* The je at +3 is the head of a loop closed by a jmp further down;
 	 * seen only because the whole function is passed. */
 	assert_placed(place_hex("48 85 ff 74 05 48 ff cf eb f9 c3", 0, false, 1), 0, false, true,
-		      "entry: test %rdi,%rdi single-stepped (+3 is a jump target (loop head))");
+		      "entry: testq %rdi, %rdi single-stepped (+3 is a jump target (loop head))");
 	/* A loop after the candidate does not matter. */
 	assert_placed(place_hex("48 85 ff 74 05 48 ff cf eb fb c3", 0, false, 1), 3, true, true,
-		      "+3: je (emulated) after test %rdi,%rdi");
+		      "+3: je 0xa (emulated) after testq %rdi, %rdi");
 	/* A jump into the middle of the prefix disqualifies what follows. */
 	assert_placed(place_hex("48 89 f8 48 85 c0 74 04 eb f9 c3 c3", 0, false, 1), 0, false,
-		      true, "entry: mov %rdi,%rax single-stepped (+3 is a jump target (loop head))");
+		      true, "entry: movq %rdi, %rax single-stepped (+3 is a jump target (loop "
+		      "head))");
 }
 
 static void test_branch_prefixes(void **state)
@@ -508,50 +527,50 @@ static void test_branch_prefixes(void **state)
 	 * it is the first branch. */
 	assert_placed(place_hex("48 85 ff 66 74 05 90 90 90 90 90 c3", 0, false, 1), 0, false,
 		      true,
-		      "entry: test %rdi,%rdi single-stepped (no emulated insn before the first "
-		      "branch)");
+		      "entry: testq %rdi, %rdi single-stepped (no emulated insn before the "
+		      "first branch)");
 	/* 3e (notrack/ds) and 2e prefixes: is_prefix_bad(), not a candidate. */
 	assert_false(place_hex("48 85 ff 3e 74 02 90 90 c3", 0, false, 1).emulated);
 	/* bnd (f2) jmp is fine: only 66 is rejected. */
 	assert_placed(place_hex("f2 e9 00 00 00 00", 0, false, 6), 0, true, true,
-		      "entry: jmp (emulated)");
+		      "entry: bnd jmp 6 (emulated)");
 	/* call rel32 at the entry: emulated, entry state. */
 	assert_placed(place_hex("e8 00 00 00 00 c3", 0, true, 6), 0, true, true,
-		      "entry: call (emulated)");
+		      "entry: callq 5 (emulated)");
 }
 
 static void test_rip_relative(void **state)
 {
 	/* mov disp(%rip),%rax; je: rax is not an argument. */
 	assert_placed(place_hex("48 8b 05 67 3e 45 00 74 02 c3 c3", 0, true, 6), 7, true, true,
-		      "+7: je (emulated) after mov 0x453e67(%rip),%rax");
+		      "+7: je 0xb (emulated) after movq 0x453e67(%rip), %rax");
 	/* The stack protector's canary load (fs-relative, absolute SIB). */
 	assert_placed(place_hex("64 48 8b 04 25 28 00 00 00 74 00 c3", 0, true, 6), 9, true, true,
-		      "+9: je (emulated) after mov %fs:0x28,%rax");
+		      "+9: je 0xb (emulated) after movq %fs:0x28, %rax");
 	/* mov disp(%rip),%rdi overwrites the first argument. */
 	assert_placed(place_hex("48 8b 3d 55 3e 45 00 74 02 c3 c3", 0, false, 1), 0, false, true,
-		      "entry: mov 0x453e55(%rip),%rdi single-stepped (+0: mov 0x453e55(%rip),%rdi "
-		      "changes an argument register)");
+		      "entry: movq 0x453e55(%rip), %rdi single-stepped (+0: movq "
+		      "0x453e55(%rip), %rdi changes an argument register)");
 	/* That does not matter when no argument is read. */
 	assert_int_equal(place_hex("48 8b 3d 55 3e 45 00 74 02 c3 c3", 0, false, 0).offset, 7);
 }
 
 static void test_stack_changes(void **state)
 {
-	struct probe_place pp;
+	struct placed pp;
 
 	/* sub $0x18,%rsp before the push: the push is the first emulated insn
 	 * but rsp moved, so no return probe there. */
 	pp = place_hex("48 83 ec 18 53 48 89 fb c3", 0, false, 1);
-	assert_placed(pp, 4, true, false, "+4: push %rbx (emulated) after sub $0x18,%rsp");
+	assert_placed(pp, 4, true, false, "+4: pushq %rbx (emulated) after subq $0x18, %rsp");
 	assert_int_equal(pp.ra_off, 0x18);
 	assert_placed(place_hex("48 83 ec 18 53 48 89 fb c3", 0, true, 1), 0, false, true,
-		      "entry: sub $0x18,%rsp single-stepped (+0: sub $0x18,%rsp leaves entry "
-		      "state)");
+		      "entry: subq $0x18, %rsp single-stepped (+0: subq $0x18, %rsp leaves "
+		      "entry state)");
 	/* A push the kernel does not emulate (push disp(%rip)) before a jmp:
 	 * the return address is then at [rsp+8]. */
 	pp = place_hex("ff 35 00 10 00 00 e9 00 00 00 00", 0, false, 6);
-	assert_placed(pp, 6, true, false, "+6: jmp (emulated) after push 0x1000(%rip)");
+	assert_placed(pp, 6, true, false, "+6: jmp 0xb (emulated) after pushq 0x1000(%rip)");
 	assert_int_equal(pp.ra_off, 8);
 	/* A store through rsp: return address possibly overwritten. */
 	pp = place_hex("48 89 3c 24 74 00 c3", 0, false, 6);
@@ -595,7 +614,7 @@ static void test_nop_and_push_forms(void **state)
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct probe_place pp = place_hex(cases[i].bytes, 0, false, 0);
+		struct placed pp = place_hex(cases[i].bytes, 0, false, 0);
 
 		if (pp.emulated != cases[i].emulated || pp.offset != 0)
 			fail_msg("%s: emulated=%d at +%u (%s)", cases[i].bytes, pp.emulated,
@@ -603,7 +622,7 @@ static void test_nop_and_push_forms(void **state)
 	}
 	/* 41 90 writes r8, the fifth argument register. */
 	assert_placed(place_hex("41 90 74 00 c3", 0, false, 5), 0, false, true,
-		      "entry: .byte 0x41,0x90 single-stepped (+0: .byte 0x41,0x90 changes an "
+		      "entry: xchgl %r8d, %eax single-stepped (+0: xchgl %r8d, %eax changes an "
 		      "argument register)");
 	assert_int_equal(place_hex("41 90 74 00 c3", 0, false, 4).offset, 2);
 }
@@ -616,25 +635,25 @@ static void test_limits(void **state)
 
 	/* An undecodable byte ends the walk. */
 	assert_placed(place_hex("48 85 ff 06 74 00", 0, false, 1), 0, false, true,
-		      "entry: test %rdi,%rdi single-stepped (+3: bytes not decoded)");
+		      "entry: testq %rdi, %rdi single-stepped (+3: bytes not decoded)");
 	assert_placed(place_hex("06 74 00", 0, false, 1), 0, false, true,
 		      "entry: .byte 0x06 single-stepped (+0: bytes not decoded)");
 	/* Function shorter than the bytes given: the je at +3 is outside. */
 	assert_placed(place(glibc_free_code, sizeof(glibc_free_code), 3, false, 1), 0, false,
 		      true,
-		      "entry: test %rdi,%rdi single-stepped (no emulated insn before the "
+		      "entry: testq %rdi, %rdi single-stepped (no emulated insn before the "
 		      "function's end)");
 	assert_placed(place(glibc_free_code, sizeof(glibc_free_code), 5, false, 1), 0, false,
 		      true,
-		      "entry: test %rdi,%rdi single-stepped (+3: insn runs past the function's "
-		      "end)");
+		      "entry: testq %rdi, %rdi single-stepped (+3: insn runs past the "
+		      "function's end)");
 	assert_int_equal(place(glibc_free_code, sizeof(glibc_free_code), 9, false, 1).offset, 3);
 	/* Bytes shorter than the function. */
 	assert_placed(place(glibc_free_code, 5, glibc_free_size, false, 1), 0, false, true,
-		      "entry: test %rdi,%rdi single-stepped (+3: insn runs past the bytes "
+		      "entry: testq %rdi, %rdi single-stepped (+3: insn runs past the bytes "
 		      "given)");
 	assert_placed(place(glibc_free_code, 3, glibc_free_size, false, 1), 0, false, true,
-		      "entry: test %rdi,%rdi single-stepped (no emulated insn in the first 3 "
+		      "entry: testq %rdi, %rdi single-stepped (no emulated insn in the first 3 "
 		      "bytes)");
 	/* Nothing at all. */
 	assert_placed(place(glibc_free_code, 0, glibc_free_size, false, 1), 0, false, true,
@@ -667,7 +686,7 @@ static void test_fuzz(void **state)
 	__u8 buf[64];
 
 	for (i = 0; i < 20000; i++) {
-		struct probe_place pp;
+		struct placed pp;
 		size_t len = rand_r(&seed) % (sizeof(buf) + 1);
 
 		if (i & 1) {
@@ -691,8 +710,8 @@ static void test_fuzz(void **state)
 
 #define DEBIAN_LIBC_2_36_BUILD_ID "93ac61ec5a8eb1396f9fbd350e3169a558528a40"
 
-static struct probe_place place_file_func(struct elf_file *ef, const char *name,
-					  bool need_return, unsigned int nargs)
+static struct placed place_file_func(struct elf_file *ef, const char *name,
+				     bool need_return, unsigned int nargs)
 {
 	__u64 off, size;
 	__u8 code[64];
@@ -707,7 +726,7 @@ static struct probe_place place_file_func(struct elf_file *ef, const char *name,
 static void test_real_libc(void **state)
 {
 	void *sym = dlsym(RTLD_DEFAULT, "malloc");
-	struct probe_place m, f;
+	struct placed m, f;
 	struct elf_file *ef;
 	const char *id;
 	Dl_info info;
@@ -724,8 +743,8 @@ static void test_real_libc(void **state)
 	print_message("%s (%s): malloc %s; free %s\n", info.dli_fname, id ? id : "no build ID",
 		      m.why, f.why);
 	if (id && !strcmp(id, DEBIAN_LIBC_2_36_BUILD_ID)) {
-		assert_placed(m, 0, true, true, "entry: push %r12 (emulated)");
-		assert_placed(f, 3, true, true, "+3: je (emulated) after test %rdi,%rdi");
+		assert_placed(m, 0, true, true, "entry: pushq %r12 (emulated)");
+		assert_placed(f, 3, true, true, "+3: je 0xc8 (emulated) after testq %rdi, %rdi");
 	} else {
 		/* Another glibc build: what every x86-64 glibc since 2.26 has had
 		 * (malloc pushes a callee-saved register first; free tests for
