@@ -11,7 +11,8 @@
  *
  * libelf is used rather than hand parsing because it handles both ELF
  * classes, both byte orders, extended section numbering and compressed
- * sections, and because libdw (DWARF) takes the same Elf handle.
+ * sections, and because libdw (DWARF) takes the same Elf handle; the build
+ * ID note and .gnu_debuglink are read by libdw's dwelf_* functions.
  */
 #include "stacks/elf_file.h"
 
@@ -19,6 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <elfutils/libdwelf.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdlib.h>
@@ -29,9 +31,6 @@
 
 #include "util/safe_open.h"
 
-#ifndef NT_GNU_BUILD_ID
-#define NT_GNU_BUILD_ID 3
-#endif
 #define VERSYM_HIDDEN 0x8000
 
 struct elf_sym {
@@ -368,108 +367,42 @@ int elf_file_eh_frame_hdr(struct elf_file *ef, __u64 *vaddr, __u64 *size)
 
 /* ==== Notes: build ID ==== */
 
-/* Find NT_GNU_BUILD_ID in one block of notes; hex into ef->build_id. */
-static bool build_id_from_notes(struct elf_file *ef, Elf_Data *data)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t off = 0, next, name_off, desc_off;
-	GElf_Nhdr nh;
-
-	while (data && (next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-		const unsigned char *desc = (const unsigned char *)data->d_buf + desc_off;
-
-		off = next;
-		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 || !nh.n_descsz ||
-		    memcmp((const char *)data->d_buf + name_off, "GNU", 4))
-			continue;
-		ef->build_id = malloc(nh.n_descsz * 2 + 1);
-		if (!ef->build_id)
-			return false;
-		for (size_t i = 0; i < nh.n_descsz; i++) {
-			ef->build_id[2 * i] = hex[desc[i] >> 4];
-			ef->build_id[2 * i + 1] = hex[desc[i] & 15];
-		}
-		ef->build_id[nh.n_descsz * 2] = '\0';
-		return true;
-	}
-	return false;
-}
-
 const char *elf_file_build_id(struct elf_file *ef)
 {
-	Elf_Scn *scn = NULL;
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *id;
+	ssize_t n;
 
 	if (ef->build_id_done)
 		return ef->build_id;
 	ef->build_id_done = true;
-	/* Sections first: separate debug files keep note sections but not
-	 * always meaningful program headers. */
-	while ((scn = elf_nextscn(ef->elf, scn))) {
-		GElf_Shdr sh;
-
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
-		    build_id_from_notes(ef, elf_getdata(scn, NULL)))
-			return ef->build_id;
+	/* libdw's reader: the note sections, or the PT_NOTE segments of a
+	 * file without sections. */
+	n = dwelf_elf_gnu_build_id(ef->elf, (const void **)&id);
+	if (n <= 0)
+		return NULL;
+	ef->build_id = malloc((size_t)n * 2 + 1);
+	if (!ef->build_id)
+		return NULL;
+	for (ssize_t i = 0; i < n; i++) {
+		ef->build_id[2 * i] = hex[id[i] >> 4];
+		ef->build_id[2 * i + 1] = hex[id[i] & 15];
 	}
-	for (size_t i = 0; i < ef->phnum; i++) {
-		const GElf_Phdr *ph = &ef->phdrs[i];
-
-		if (ph->p_type == PT_NOTE &&
-		    build_id_from_notes(ef, elf_getdata_rawchunk(ef->elf, (int64_t)ph->p_offset,
-							       ph->p_filesz, ELF_T_NHDR)))
-			return ef->build_id;
-	}
-	return NULL;
+	ef->build_id[n * 2] = '\0';
+	return ef->build_id;
 }
 
 /* ==== Debug links ==== */
 
-static Elf_Scn *section_by_name(struct elf_file *ef, const char *want)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (elf_getshdrstrndx(ef->elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(ef->elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		name = elf_strptr(ef->elf, shstrndx, sh.sh_name);
-		if (name && !strcmp(name, want))
-			return scn;
-	}
-	return NULL;
-}
-
 int elf_file_debuglink(struct elf_file *ef, const char **name, __u32 *crc)
 {
-	Elf_Scn *scn = section_by_name(ef, ".gnu_debuglink");
-	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
-	const char *s;
-	size_t len, crc_off;
-	Elf_Data src, dst;
-	__u32 raw;
+	GElf_Word word;
+	const char *link = dwelf_elf_gnu_debuglink(ef->elf, &word);
 
-	if (!d || !d->d_buf || d->d_size < 6)
+	if (!link || !*link)
 		return -ENOENT;
-	s = d->d_buf;
-	len = strnlen(s, d->d_size);
-	if (!len || len == d->d_size)
-		return -ENOENT;
-	crc_off = (len + 4) & ~(size_t)3; /* NUL, then padding to 4 */
-	if (crc_off + 4 > d->d_size)
-		return -ENOENT;
-	memcpy(&raw, s + crc_off, 4);
-	src = (Elf_Data){ .d_buf = &raw, .d_type = ELF_T_WORD, .d_size = 4,
-			  .d_version = EV_CURRENT };
-	dst = (Elf_Data){ .d_buf = crc, .d_type = ELF_T_WORD, .d_size = 4,
-			  .d_version = EV_CURRENT };
-	if (!gelf_xlatetom(ef->elf, &dst, &src, ef->ehdr.e_ident[EI_DATA]))
-		return -ENOENT;
-	*name = s;
+	*name = link;
+	*crc = word;
 	return 0;
 }
 
