@@ -27,12 +27,12 @@ VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 PREFIX      ?= /usr/local
 
 # Debian packages `make deps` installs when something is missing.
-DEB_PKGS := golang-1.21-go golang-1.22-go golang-1.23-go libcapstone-dev python3.11-dev clang llvm bpftool libbpf-dev libelf-dev libdw-dev libunwind-dev \
+DEB_PKGS := golang-1.21-go golang-1.22-go golang-1.23-go libcapstone-dev python3.11-dev clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libunwind-dev \
 	libncurses-dev zlib1g-dev libcurl4-openssl-dev libiberty-dev libcmocka-dev \
 	systemtap-sdt-dev pkg-config make gcc g++ python3 tmux golang-go bpftrace sqlite3 \
 	redis-server redis-tools libjemalloc-dev libgoogle-perftools-dev libclang-rt-14-dev libsqlite3-dev
 
-PKGS     := libbpf libelf libdw libunwind-generic ncursesw zlib libcurl
+PKGS     := libbpf libelf libdw libdebuginfod libunwind-generic ncursesw zlib libcurl
 CFLAGS   ?= -O2 -g
 LDFLAGS_EXTRA ?=
 # Integration tests `make asan` runs: all but the ones that measure time

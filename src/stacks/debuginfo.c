@@ -14,9 +14,20 @@
  * in the container), regular files only, and only those the target's
  * credentials could read (a debug link naming /etc/shadow is refused
  * before it is opened).
+ *
+ * Then, when $DEBUGINFOD_URLS names servers, by build ID from them
+ * (debuginfod_fetch.c: in the background; the caller asks again with
+ * debuginfo_fetched()). The fetched file is checked like a local one.
+ *
+ * libdwfl's dwfl_standard_find_debuginfo() walks the same order, but opens
+ * candidates with open() in our own root: it cannot resolve a container's
+ * absolute symlinks inside /proc/PID/root, would block on a FIFO planted
+ * at a debug link's path and does not check the target's rights, so the
+ * search stays here (docs/architecture.md, "Libraries and why").
  */
 #include "stacks/debuginfo.h"
 
+#include "stacks/debuginfod_fetch.h"
 #include "stacks/target_file.h"
 
 #include <errno.h>
@@ -84,10 +95,9 @@ struct want {
 	__u32 crc;
 };
 
-static struct elf_file *candidate_try(const char *path, const struct want *w)
+/* c if it is the debug file w wants; else c is closed and NULL returned. */
+static struct elf_file *candidate_check(struct elf_file *c, const struct want *w)
 {
-	int fd = target_file_open_named(w->pid, w->in_target_root, path);
-	struct elf_file *c = fd >= 0 ? elf_file_open_fd(fd, path) : NULL;
 	const char *bid;
 	bool ok;
 
@@ -107,6 +117,13 @@ static struct elf_file *candidate_try(const char *path, const struct want *w)
 		return c;
 	elf_file_close(c);
 	return NULL;
+}
+
+static struct elf_file *candidate_try(const char *path, const struct want *w)
+{
+	int fd = target_file_open_named(w->pid, w->in_target_root, path);
+
+	return candidate_check(fd >= 0 ? elf_file_open_fd(fd, path) : NULL, w);
 }
 
 /* candidate_try() on a formatted path; paths too long are skipped. */
@@ -189,6 +206,24 @@ struct elf_file *debuginfo_find(struct elf_file *ef, pid_t pid, const char *map_
 		    (c = candidate_at(&w, "%s%s/%s", dir_get(), dir, link)))
 			return c;
 	}
-	errno = ENOENT;
-	return NULL;
+	return debuginfo_fetched(ef);
+}
+
+struct elf_file *debuginfo_fetched(struct elf_file *ef)
+{
+	/* The build ID alone says which file the servers should send. */
+	struct want w = { .orig = ef, .build_id = elf_file_build_id(ef) };
+	const char *path;
+	struct elf_file *c;
+	int fd;
+
+	fd = w.build_id ? debuginfod_fetch_get(w.build_id, &path) : -ENOENT;
+	if (fd == -EAGAIN) {
+		errno = EAGAIN;
+		return NULL;
+	}
+	c = fd >= 0 ? candidate_check(elf_file_open_fd(fd, path), &w) : NULL;
+	if (!c)
+		errno = ENOENT;
+	return c;
 }

@@ -24,7 +24,9 @@
  * address), hold the named frames (function, file, line, inline chain),
  * so an address seen before - in any process mapping the same file -
  * costs a map search and a hash lookup. The result table is cleared when
- * it reaches MAX_RESULTS entries. Not thread-safe.
+ * it reaches MAX_RESULTS entries, and when a debug file fetched from
+ * debuginfod arrives for an object (its addresses were named without
+ * it). Not thread-safe.
  */
 #include "stacks/symbolize.h"
 
@@ -34,6 +36,7 @@
 #include <string.h>
 
 #include "stacks/debuginfo.h"
+#include "stacks/debuginfod_fetch.h"
 #include "stacks/demangle.h"
 #include "stacks/dwarf_lines.h"
 #include "stacks/go_binary.h"
@@ -53,6 +56,7 @@ struct sym_obj {
 	struct dwarf_lines *dl;		/* from debug or ef, or NULL */
 	struct go_binary *go;		/* a Go executable's table, or NULL */
 	const char *build_id;		/* interned */
+	bool debug_pending;		/* a debuginfod fetch of debug is in flight */
 };
 
 /* What does not depend on the process or the mapping. */
@@ -137,6 +141,7 @@ void symbolizer_free(struct symbolizer *s)
 
 	if (!s)
 		return;
+	debuginfod_fetch_stop(); /* the run's only symbolizer is going */
 	results_clear(s);
 	while ((o = hmap_next(&s->objs, &pos)))
 		obj_free(o);
@@ -172,6 +177,28 @@ static void obj_sweep(struct symbolizer *s)
 	s->sweep_at = s->objs.len * 2 > SWEEP_MIN ? s->objs.len * 2 : SWEEP_MIN;
 }
 
+/* A debuginfod fetch for o has ended: take the file if one came. */
+static void obj_debug_arrived(struct symbolizer *s, struct sym_obj *o, pid_t pid)
+{
+	struct elf_file *debug = debuginfo_fetched(o->ef);
+
+	if (!debug && errno == EAGAIN)
+		return;
+	o->debug_pending = false;
+	if (!debug)
+		return;
+	o->debug = debug;
+	if (elf_file_has_dwarf(debug)) {
+		struct dwarf_lines *dl = dwarf_lines_open(debug, pid);
+
+		if (dl) {
+			dwarf_lines_close(o->dl);
+			o->dl = dl;
+		}
+	}
+	results_clear(s);
+}
+
 static struct sym_obj *obj_get(struct symbolizer *s, struct elf_file *ef, pid_t pid,
 			       const char *map_path)
 {
@@ -180,8 +207,11 @@ static struct sym_obj *obj_get(struct symbolizer *s, struct elf_file *ef, pid_t 
 	struct sym_obj *o;
 
 	o = hmap_get(&s->objs, h, obj_eq, id);
-	if (o)
+	if (o) {
+		if (o->debug_pending)
+			obj_debug_arrived(s, o, pid);
 		return o;
+	}
 	if (s->objs.len >= s->sweep_at)
 		obj_sweep(s);
 	o = calloc(1, sizeof(*o));
@@ -197,8 +227,10 @@ static struct sym_obj *obj_get(struct symbolizer *s, struct elf_file *ef, pid_t 
 		o->go = NULL;
 	}
 	/* A separate debug file is needed when ef lacks DWARF or .symtab. */
-	if (!elf_file_has_dwarf(ef) || !elf_file_has_symtab(ef))
+	if (!elf_file_has_dwarf(ef) || !elf_file_has_symtab(ef)) {
 		o->debug = debuginfo_find(ef, pid, map_path);
+		o->debug_pending = !o->debug && errno == EAGAIN;
+	}
 	if (o->debug && elf_file_has_dwarf(o->debug))
 		o->dl = dwarf_lines_open(o->debug, pid);
 	if (!o->dl && elf_file_has_dwarf(ef))

@@ -32,12 +32,15 @@ the control that frame-pointer walks work where they can.
 """
 
 import atexit
+import contextlib
+import http.server
 import os
 import re
 import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 
 from memtop_test import ROOT, Memtop, Proc, Workload, check, fail
@@ -397,6 +400,132 @@ def test_stripped_executable():
               "binary)" % (i, off, name, lo, hi))
     check(len(ours) == 4, "the outermost frame is not _start in chain_stripped: %s" %
           show_stack(site))
+
+
+def build_id(path):
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True,
+                         check=True).stdout
+    m = re.search(r"Build ID:\s*([0-9a-f]+)", out)
+    check(m, "%s has no build ID" % path)
+    return m.group(1)
+
+
+@contextlib.contextmanager
+def debuginfod(files, hang=False):
+    """A debuginfod server on 127.0.0.1 in this process, named by
+    $DEBUGINFOD_URLS (with a fresh $DEBUGINFOD_CACHE_PATH) for the
+    processes started inside the block: GET /buildid/ID/debuginfo answers
+    the file files[ID], anything else 404; with hang, every request is
+    accepted and never answered. Yields the list of paths asked for."""
+    asked, release = [], threading.Event()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            asked.append(self.path)
+            if hang:
+                release.wait(60)
+                return
+            m = re.fullmatch(r"/buildid/([0-9a-f]+)/debuginfo", self.path)
+            if not m or m.group(1) not in files:
+                self.send_error(404)
+                return
+            with open(files[m.group(1)], "rb") as f:
+                body = f.read()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    cache = tempfile.mkdtemp(prefix="memtop-debuginfod-", dir=_tmpdir())
+    saved = {k: os.environ.get(k) for k in ("DEBUGINFOD_URLS", "DEBUGINFOD_CACHE_PATH")}
+    os.environ["DEBUGINFOD_URLS"] = "http://127.0.0.1:%d" % srv.server_address[1]
+    os.environ["DEBUGINFOD_CACHE_PATH"] = cache
+    try:
+        yield asked
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        release.set()
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_stripped_executable_debuginfod():
+    """With $DEBUGINFOD_URLS set, the stripped executable's debug file comes
+    from the server (here: the unstripped twin, answered for its build ID):
+    memtop asks for it once and, once it has arrived, names the
+    executable's frames app_level2, app_level1, main in chain_stripped, with
+    file:line. The fetch runs in the background, so stacks sampled before
+    it arrived keep module+offset; with --group stack they are other sites,
+    and the named stack holds most samples."""
+    d = built("chain")
+    stripped = os.path.join(d, "chain_stripped")
+    bid = build_id(stripped)
+    with debuginfod({bid: os.path.join(d, "chain")}) as asked:
+        _, rec = profile(stripped, memtop_args=("--group", "stack"))
+    want = "/buildid/%s/debuginfo" % bid
+    check(asked.count(want) == 1, "the server was asked %d times for %s: %s" %
+          (asked.count(want), want, asked))
+    chain = [s for s in rec["sites"] if names_match(s["function"], "lib_level4_leak")]
+    named = [s for s in chain if [f.get("function") for f in s["stack"]
+                                  if f.get("module") == "chain_stripped"][:3] == list(CHAIN[2:])]
+    check(named, "no stack names the stripped executable's frames: %s" %
+          [show_stack(s) for s in chain])
+    for f in named[0]["stack"]:
+        if f.get("module") == "chain_stripped" and f.get("function") in CHAIN:
+            check(f.get("file", "").endswith("chain_main.c") and f.get("line"),
+                  "frame %s has no file:line from the fetched debug file: %s" %
+                  (f.get("function"), show_stack(named[0])))
+    n_named = sum(s["samples"] for s in named)
+    n_all = sum(s["samples"] for s in chain)
+    check(n_named >= MIN_SAMPLES and n_named * 2 > n_all,
+          "named stacks hold %d of %d samples" % (n_named, n_all))
+
+
+def test_debuginfod_server_that_never_answers():
+    """A debuginfod server that accepts and never answers does not hold
+    memtop up: records keep their interval (-d 0.5) while the fetch hangs,
+    the stripped executable's frames stay module+offset, and SIGINT ends
+    memtop at once (the fetch is cancelled), with exit status 0."""
+    d = built("chain")
+    stripped = os.path.join(d, "chain_stripped")
+    with debuginfod({}, hang=True) as asked:
+        w = StackWorkload(stripped, "--seconds=%g" % SECONDS).wait_ready()
+        m = Memtop(*MEMTOP_ARGS, "-p", w.pid)
+        m.first_record()
+        w.trigger()
+        times = []
+        while len(times) < 6:
+            rec = m.record(10)
+            check(rec is not None, "memtop exited while the server hung; stderr: %s" %
+                  m.stderr_lines()[-5:])
+            times.append(time.monotonic())
+        gaps = [b - a for a, b in zip(times, times[1:])]
+        check(max(gaps) < 2.0, "records %s s apart while the fetch hung" %
+              ["%.2f" % g for g in gaps])
+        check(asked, "memtop never asked the server")
+        site = the_site(rec, "lib_level4_leak", module="libchain.so")
+        ours = [f for f in site["stack"] if f["module"] == "chain_stripped"]
+        check(ours and all(f["function"] is None for f in ours),
+              "the stripped executable's frames are named without a debug file: %s" %
+              show_stack(site))
+        t0 = time.monotonic()
+        m.send(signal.SIGINT)
+        rc = m.drain(15)
+        took = time.monotonic() - t0
+        w.wait_done(SECONDS + 15)
+        w.release()
+    check(rc == 0, "memtop exit status %s after SIGINT" % rc)
+    check(took < 5, "memtop took %.1f s to exit while a fetch hung" % took)
 
 
 def test_deleted_executable():
