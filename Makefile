@@ -143,7 +143,8 @@ $(OUTPUT)/memtop.1: $(OUTPUT)/memtop
 # it can be preloaded into any glibc process.
 SAMPLER_SRCS := src/sampler/memtop_sampler.c src/sampler/next_alloc.c
 SAMPLER_CFLAGS ?= -O2 -g $(filter -Werror,$(CFLAGS))
-$(OUTPUT)/libmemtop-sampler.so: $(SAMPLER_SRCS) $(wildcard src/sampler/*.h) include/memtop/sampler_abi.h | $(OUTPUT)
+$(OUTPUT)/libmemtop-sampler.so: $(SAMPLER_SRCS) $(wildcard src/sampler/*.h) include/memtop/sampler_abi.h \
+		src/util/elf_dynhash.h | $(OUTPUT)
 	$(call msg,SO,$@)
 	$(Q)$(CC) $(SAMPLER_CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Isrc -Iinclude -fPIC -shared \
 		-fvisibility=hidden -ftls-model=initial-exec -fno-plt -fno-builtin \

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "probe/inject_ptrace.h"
+#include "util/elf_dynhash.h"
 
 #define MAX_OBJECTS 4096
 #define MAX_DYN 512
@@ -239,27 +240,21 @@ static __u64 sym_def(int fd, const struct object *o, __u32 idx, const char *name
 	return o->base + s.st_value;
 }
 
-static __u32 hash_gnu(const char *s)
-{
-	__u32 h = 5381;
+struct lookup_ctx {
+	int fd;
+	const struct object *o;
+};
 
-	for (; *s; s++)
-		h = h * 33 + (unsigned char)*s;
-	return h;
+static int lookup_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return inject_mem_read(((struct lookup_ctx *)ctx)->fd, addr, buf, len);
 }
 
-static __u32 hash_sysv(const char *s)
+static uint64_t lookup_match(void *ctx, uint32_t idx, const char *name)
 {
-	__u32 h = 0, g;
+	const struct lookup_ctx *c = ctx;
 
-	for (; *s; s++) {
-		h = (h << 4) + (unsigned char)*s;
-		g = h & 0xf0000000;
-		if (g)
-			h ^= g >> 24;
-		h &= ~g;
-	}
-	return h;
+	return sym_def(c->fd, c->o, idx, name);
 }
 
 /* Where o defines name, through its hash table; 0 if it does not. At
@@ -267,43 +262,13 @@ static __u32 hash_sysv(const char *s)
  * MAX_CHAIN_STEPS there. */
 static __u64 object_lookup(int fd, const struct object *o, const char *name, __u32 *steps)
 {
-	__u32 h[4], idx, h2, n = 0;
-	__u64 at;
+	struct lookup_ctx c = { fd, o };
+	const struct elf_dynhash t = {
+		.gnu_hash = o->gnu_hash, .sysv_hash = o->sysv_hash,
+		.read = lookup_read, .match = lookup_match, .ctx = &c,
+	};
 
-	if (o->gnu_hash) {
-		__u32 hash = hash_gnu(name);
-		__u64 buckets, chain;
-
-		if (inject_mem_read(fd, o->gnu_hash, h, sizeof(h)) || !h[0])
-			return 0;
-		buckets = o->gnu_hash + 16 + (__u64)h[2] * 8;
-		chain = buckets + (__u64)h[0] * 4;
-		if (inject_mem_read(fd, buckets + (hash % h[0]) * 4, &idx, 4) || idx < h[1])
-			return 0;
-		for (; n++ < MAX_CHAIN && ++*steps < MAX_CHAIN_STEPS; idx++) {
-			if (inject_mem_read(fd, chain + (__u64)(idx - h[1]) * 4, &h2, 4))
-				return 0;
-			if ((h2 | 1) == (hash | 1) && (at = sym_def(fd, o, idx, name)))
-				return at;
-			if (h2 & 1)
-				return 0;
-		}
-		return 0; /* no end of chain: not a loader's table */
-	}
-	if (o->sysv_hash) {
-		if (inject_mem_read(fd, o->sysv_hash, h, 8) || !h[0])
-			return 0;
-		if (inject_mem_read(fd, o->sysv_hash + 8 + (hash_sysv(name) % h[0]) * 4, &idx, 4))
-			return 0;
-		/* h[1] symbols: a chain is never longer, and a cycle ends here */
-		while (idx && idx < h[1] && n++ < MAX_CHAIN && ++*steps < MAX_CHAIN_STEPS) {
-			if ((at = sym_def(fd, o, idx, name)))
-				return at;
-			if (inject_mem_read(fd, o->sysv_hash + 8 + ((__u64)h[0] + idx) * 4, &idx, 4))
-				return 0;
-		}
-	}
-	return 0;
+	return elf_dynhash_lookup(&t, name, MAX_CHAIN, MAX_CHAIN_STEPS, steps);
 }
 
 int inject_got_targets(int mem_fd, __u64 first, __u64 target[MT_IFN_COUNT],

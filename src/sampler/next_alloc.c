@@ -15,11 +15,16 @@
  * reference.
  */
 #include "sampler/next_alloc.h"
+#include "util/elf_dynhash.h"
 
 #include <elf.h>
 #include <link.h>
 #include <stdint.h>
 #include <string.h>
+
+/* A chain of the process's own loader tables is a few symbols long; the
+ * bound only guards against a corrupted one. */
+#define DYNHASH_MAX_CHAIN (1u << 20)
 
 enum {
 	FN_MALLOC,
@@ -69,29 +74,6 @@ static bool same_str(const char *a, const char *b)
 	while (*a && *a == *b)
 		a++, b++;
 	return *a == *b;
-}
-
-static uint32_t hash_gnu(const char *s)
-{
-	uint32_t h = 5381;
-
-	for (; *s; s++)
-		h = h * 33 + (unsigned char)*s;
-	return h;
-}
-
-static uint32_t hash_sysv(const char *s)
-{
-	uint32_t h = 0, g;
-
-	for (; *s; s++) {
-		h = (h << 4) + (unsigned char)*s;
-		g = h & 0xf0000000;
-		if (g)
-			h ^= g >> 24;
-		h &= ~g;
-	}
-	return h;
 }
 
 /* The loader rewrites the address entries of .dynamic to run-time
@@ -156,42 +138,28 @@ static void *sym_match(const struct dynsyms *d, uint32_t idx, const char *name)
 	return (void *)addr;
 }
 
+/* The process's own memory, read in place. */
+static int local_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	memcpy(buf, (const void *)(uintptr_t)addr, len);
+	return 0;
+}
+
+static uint64_t local_match(void *ctx, uint32_t idx, const char *name)
+{
+	return (uint64_t)(uintptr_t)sym_match(ctx, idx, name);
+}
+
 static void *dynsyms_lookup(const struct dynsyms *d, const char *name)
 {
-	void *p;
+	const struct elf_dynhash t = {
+		.gnu_hash = (uintptr_t)d->gnu_hash, .sysv_hash = (uintptr_t)d->sysv_hash,
+		.read = local_read, .match = local_match, .ctx = (void *)d,
+	};
+	uint32_t steps = 0;
 
-	if (d->gnu_hash) {
-		const uint32_t *h = d->gnu_hash;
-		uint32_t nbuckets = h[0], symoffset = h[1], bloom_size = h[2];
-		const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)&h[4] + bloom_size);
-		const uint32_t *chain = buckets + nbuckets;
-		uint32_t hash = hash_gnu(name), idx;
-
-		if (!nbuckets)
-			return NULL;
-		idx = buckets[hash % nbuckets];
-		if (idx < symoffset)
-			return NULL;
-		for (;; idx++) {
-			uint32_t h2 = chain[idx - symoffset];
-
-			if ((h2 | 1) == (hash | 1) && (p = sym_match(d, idx, name)))
-				return p;
-			if (h2 & 1)
-				return NULL;
-		}
-	} else {
-		const uint32_t *h = d->sysv_hash;
-		uint32_t nbucket = h[0], idx;
-		const uint32_t *bucket = &h[2], *chain = bucket + nbucket;
-
-		if (!nbucket)
-			return NULL;
-		for (idx = bucket[hash_sysv(name) % nbucket]; idx; idx = chain[idx])
-			if ((p = sym_match(d, idx, name)))
-				return p;
-	}
-	return NULL;
+	return (void *)(uintptr_t)elf_dynhash_lookup(&t, name, DYNHASH_MAX_CHAIN, UINT32_MAX,
+						     &steps);
 }
 
 static bool contains(const struct dl_phdr_info *info, const void *p)
