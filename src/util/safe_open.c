@@ -25,21 +25,29 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int path_open(const char *path, int root_fd)
+static int path_open(const char *path, int root_fd, bool no_symlink)
 {
-	struct open_how how = { .flags = O_PATH | O_CLOEXEC };
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC | (no_symlink ? O_NOFOLLOW : 0) };
+	struct stat st;
 	int fd;
 
 	if (root_fd < 0) {
-		fd = open(path, O_PATH | O_CLOEXEC);
-		return fd < 0 ? -errno : fd;
+		fd = open(path, (int)how.flags);
+	} else {
+		/* inside the root: absolute symlinks and ".." stay in it */
+		how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+		while (*path == '/')
+			path++;
+		fd = (int)syscall(SYS_openat2, root_fd, *path ? path : ".", &how, sizeof(how));
 	}
-	/* inside the root: absolute symlinks and ".." stay in it */
-	how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-	while (*path == '/')
-		path++;
-	fd = (int)syscall(SYS_openat2, root_fd, *path ? path : ".", &how, sizeof(how));
-	return fd < 0 ? -errno : fd;
+	if (fd < 0)
+		return -errno;
+	/* O_PATH|O_NOFOLLOW opens a symlink itself: refuse it as O_NOFOLLOW would */
+	if (no_symlink && !fstat(fd, &st) && S_ISLNK(st.st_mode)) {
+		close(fd);
+		return -ELOOP;
+	}
+	return fd;
 }
 
 static bool in_groups(const struct safe_reader *r, gid_t gid)
@@ -82,7 +90,7 @@ int safe_open_read(const char *path, const struct safe_open_rules *rules)
 
 	if (!path || !*path)
 		return -ENOENT;
-	pfd = path_open(path, rules ? rules->root_fd : -1);
+	pfd = path_open(path, rules ? rules->root_fd : -1, rules && rules->no_symlink);
 	if (pfd < 0)
 		return pfd;
 	e = fstat(pfd, &st) ? -errno : check(&st, rules);
@@ -102,6 +110,49 @@ int safe_open_read(const char *path, const struct safe_open_rules *rules)
 		return -ESTALE;
 	}
 	return fd;
+}
+
+int safe_read_file(const char *path, const struct safe_open_rules *rules, size_t max,
+		   char **text, size_t *len)
+{
+	int fd = safe_open_read(path, rules), e = 0;
+	size_t n = 0;
+	char *buf;
+
+	*text = NULL;
+	*len = 0;
+	if (fd < 0)
+		return fd;
+	buf = malloc(max + 2);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	/* One byte more than max tells a file that is too large. */
+	while (n <= max) {
+		ssize_t r = read(fd, buf + n, max + 1 - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			e = -errno;
+			break;
+		}
+		if (!r)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (!e && n > max)
+		e = -EFBIG;
+	if (e) {
+		free(buf);
+		return e;
+	}
+	buf[n] = '\0';
+	*text = buf;
+	*len = n;
+	return 0;
 }
 
 const char *safe_open_strerror(int err)

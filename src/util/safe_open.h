@@ -34,6 +34,8 @@ struct safe_open_rules {
 				 * no magic links), or -1: an ordinary lookup */
 	__u64 want_ino;		/* nonzero: the file must be this inode (-ESTALE) */
 	const struct safe_reader *reader; /* NULL: no restriction */
+	bool no_symlink;	/* the last component may not be a symlink
+				 * (-ELOOP), as O_NOFOLLOW */
 };
 
 /* Open path for reading, only if it is a regular file that passes rules:
@@ -46,6 +48,12 @@ struct safe_open_rules {
  * (/proc/N/...) is met inside a root. A root needs openat2 (Linux 5.6):
  * -ENOSYS without it. */
 int safe_open_read(const char *path, const struct safe_open_rules *rules);
+
+/* The whole of the regular file path (safe_open_read() and rules) into a
+ * malloc'ed, NUL-terminated *text of *len bytes: at most max, else -EFBIG.
+ * 0 or -errno; *text is NULL on failure. */
+int safe_read_file(const char *path, const struct safe_open_rules *rules, size_t max,
+		   char **text, size_t *len);
 
 /* strerror() that names SAFE_OPEN_ENOTREG "not a regular file". */
 const char *safe_open_strerror(int err);

@@ -5,7 +5,9 @@
  * refused at once with SAFE_OPEN_ENOTREG; an absolute symlink and ".."
  * inside a root stay in that root; another inode than the expected one is
  * -ESTALE; a file the reader could not read is -EACCES, and a readable
- * one opens. Each case runs in a fresh temporary directory.
+ * one opens. safe_read_file() reads a whole small file, refuses a larger
+ * one (-EFBIG) and, with no_symlink, a symlink (-ELOOP). Each case runs in
+ * a fresh temporary directory.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -89,6 +91,47 @@ static void test_not_regular(void **state)
 	expect_text(safe_open_read(at("plain"), NULL), "plain");
 }
 
+static void test_read_file(void **state)
+{
+	const struct safe_open_rules no_link = { .root_fd = -1, .no_symlink = true };
+	char *text = (char *)"untouched";
+	size_t len = 99;
+	int root;
+
+	(void)state;
+	put(at("small"), "0123456789", 0644);
+	assert_int_equal(safe_read_file(at("small"), NULL, 10, &text, &len), 0);
+	assert_string_equal(text, "0123456789");
+	assert_int_equal(len, 10);
+	free(text);
+	assert_int_equal(safe_read_file(at("small"), NULL, 9, &text, &len), -EFBIG);
+	assert_null(text);
+	put(at("empty"), "", 0644);
+	assert_int_equal(safe_read_file(at("empty"), NULL, 10, &text, &len), 0);
+	assert_string_equal(text, "");
+	assert_int_equal(len, 0);
+	free(text);
+	assert_int_equal(mkfifo(at("fifo"), 0600), 0);
+	assert_int_equal(safe_read_file(at("fifo"), NULL, 10, &text, &len), -SAFE_OPEN_ENOTREG);
+	/* A symlink is followed unless no_symlink says otherwise, in a root too. */
+	assert_int_equal(symlink("small", at("link")), 0);
+	assert_int_equal(safe_read_file(at("link"), NULL, 10, &text, &len), 0);
+	free(text);
+	assert_int_equal(safe_read_file(at("link"), &no_link, 10, &text, &len), -ELOOP);
+	assert_int_equal(safe_read_file(at("small"), &no_link, 10, &text, &len), 0);
+	free(text);
+	root = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(root >= 0);
+	{
+		const struct safe_open_rules in_root = { .root_fd = root, .no_symlink = true };
+
+		assert_int_equal(safe_read_file("/link", &in_root, 10, &text, &len), -ELOOP);
+		assert_int_equal(safe_read_file("/small", &in_root, 10, &text, &len), 0);
+		free(text);
+	}
+	close(root);
+}
+
 static void test_in_root(void **state)
 {
 	struct safe_open_rules r = { .root_fd = -1 };
@@ -169,6 +212,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_not_regular, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_in_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inode_and_reader, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reader_of_pid, setup, teardown),

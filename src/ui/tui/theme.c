@@ -428,37 +428,20 @@ int theme_parse(struct theme *t, const char *text, size_t len, const char *sourc
 
 int theme_parse_file(struct theme *t, const char *path, char *err, size_t errlen)
 {
-	int fd = safe_open_read(path, NULL); /* a FIFO or device is refused, not read */
-	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	char *buf;
 	size_t n;
-	int r;
+	/* a FIFO or device is refused, not read */
+	int r = safe_read_file(path, NULL, MAX_FILE, &buf, &n);
 
-	if (!f) {
-		r = fd < 0 ? fd : -errno;
-		if (fd >= 0)
-			close(fd);
-		snprintf(err, errlen, "%s: %s", path, safe_open_strerror(r));
-		return r;
-	}
-	buf = malloc(MAX_FILE + 1);
-	if (!buf) {
-		fclose(f);
-		snprintf(err, errlen, "%s: out of memory", path);
-		return -ENOMEM;
-	}
-	n = fread(buf, 1, MAX_FILE + 1, f);
-	if (ferror(f)) {
-		r = -EIO;
-		snprintf(err, errlen, "%s: read error", path);
-	} else if (n > MAX_FILE) {
-		r = -EFBIG;
+	if (r == -EFBIG)
 		snprintf(err, errlen, "%s: larger than %d KiB, not a theme", path, MAX_FILE / 1024);
-	} else {
+	else if (r == -ENOMEM)
+		snprintf(err, errlen, "%s: out of memory", path);
+	else if (r)
+		snprintf(err, errlen, "%s: %s", path, safe_open_strerror(r));
+	else
 		r = theme_parse(t, buf, n, path, err, errlen);
-	}
 	free(buf);
-	fclose(f);
 	return r;
 }
 
