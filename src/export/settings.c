@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "export/export.h"
+#include "util/safe_open.h"
 
 #define MAX_FILE (16 * 1024)
 
@@ -196,34 +197,21 @@ int settings_format(const struct mt_settings *s, char *buf, size_t len)
 
 int settings_load(struct mt_settings *s, const char *path, char *err, size_t errlen)
 {
+	const struct safe_open_rules rules = { .root_fd = -1, .no_symlink = true };
 	char *text;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW), e;
-	struct stat st;
+	size_t len;
+	int e = safe_read_file(path, &rules, MAX_FILE, &text, &len);
 
-	if (fd < 0) {
-		e = -errno;
+	if (e == -SAFE_OPEN_ENOTREG || e == -EFBIG) {
+		snprintf(err, errlen, "%s: not a regular file of at most 16 KiB", path);
+		return -EINVAL;
+	}
+	if (e) {
 		if (e != -ENOENT)
 			snprintf(err, errlen, "%s: %s", path, strerror(-e));
 		return e;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > MAX_FILE) {
-		snprintf(err, errlen, "%s: not a regular file of at most 16 KiB", path);
-		close(fd);
-		return -EINVAL;
-	}
-	text = calloc(1, MAX_FILE + 1);
-	if (!text) {
-		close(fd);
-		return -ENOMEM;
-	}
-	n = read(fd, text, MAX_FILE);
-	e = n < 0 ? -errno : 0;
-	close(fd);
-	if (e)
-		snprintf(err, errlen, "%s: %s", path, strerror(-e));
-	else
-		e = settings_parse(s, text, path, err, errlen);
+	e = settings_parse(s, text, path, err, errlen);
 	free(text);
 	return e;
 }
