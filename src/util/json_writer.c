@@ -14,6 +14,8 @@
  */
 #include "util/json_writer.h"
 
+#include "util/sanitize.h"
+
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
@@ -21,7 +23,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
 
 /* ==== Sink ================================================================ */
 
@@ -186,42 +187,6 @@ void jw_array_end(struct json_writer *w)
 
 /* ==== Strings ============================================================= */
 
-/* Length of the well-formed UTF-8 sequence (RFC 3629) starting at s, or 0
- * when the byte at s does not start one. n > 0 bytes are available. */
-static size_t utf8_seq_len(const unsigned char *s, size_t n)
-{
-	unsigned char lo = 0x80, hi = 0xBF;
-	size_t need, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] < 0xC2) /* continuation byte, or overlong 2-byte form */
-		return 0;
-	if (s[0] < 0xE0) {
-		need = 2;
-	} else if (s[0] < 0xF0) {
-		need = 3;
-		if (s[0] == 0xE0)
-			lo = 0xA0; /* overlong */
-		else if (s[0] == 0xED)
-			hi = 0x9F; /* UTF-16 surrogates */
-	} else if (s[0] < 0xF5) {
-		need = 4;
-		if (s[0] == 0xF0)
-			lo = 0x90; /* overlong */
-		else if (s[0] == 0xF4)
-			hi = 0x8F; /* above U+10FFFF */
-	} else {
-		return 0;
-	}
-	if (n < need || s[1] < lo || s[1] > hi)
-		return 0;
-	for (i = 2; i < need; i++)
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-	return need;
-}
-
 /* The two-character escape of c, or NULL when it has none. */
 static const char *json_short_escape(unsigned char c)
 {
@@ -253,6 +218,7 @@ static void jw_escaped(struct json_writer *w, const char *str, size_t n)
 	jw_write(w, "\"", 1);
 	while (i < n) {
 		const char *esc = json_short_escape(s[i]);
+		unsigned int cp;
 		char hex[8];
 		size_t k;
 
@@ -260,7 +226,7 @@ static void jw_escaped(struct json_writer *w, const char *str, size_t n)
 			snprintf(hex, sizeof(hex), "\\u%04x", s[i]);
 			esc = hex;
 		}
-		k = esc ? 0 : utf8_seq_len(s + i, n - i);
+		k = esc ? 0 : utf8_sequence(str + i, n - i, &cp);
 		if (k) {
 			i += k;
 			continue;

@@ -18,14 +18,14 @@ static unsigned int control_free(unsigned int cp)
 	return cp;
 }
 
-size_t sanitize_decode(const char *s, size_t left, unsigned int *cp)
+size_t utf8_sequence(const char *s, size_t left, unsigned int *cp)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	unsigned int c = u[0], v, min;
 	size_t n, i;
 
 	if (c < 0x80) {
-		*cp = control_free(c);
+		*cp = c;
 		return 1;
 	}
 	if (c >= 0xc2 && c <= 0xdf) {
@@ -41,23 +41,31 @@ size_t sanitize_decode(const char *s, size_t left, unsigned int *cp)
 		v = c & 0x07;
 		min = 0x10000;
 	} else {
-		*cp = SANITIZE_REPLACEMENT; /* continuation byte, 0xc0/0xc1, 0xf5+ */
-		return 1;
+		return 0; /* continuation byte, 0xc0/0xc1, 0xf5+ */
 	}
 	if (left < n)
-		goto invalid;
+		return 0;
 	for (i = 1; i < n; i++) {
 		if ((u[i] & 0xc0) != 0x80)
-			goto invalid;
+			return 0;
 		v = v << 6 | (u[i] & 0x3f);
 	}
 	if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
-		goto invalid;
-	*cp = control_free(v);
+		return 0;
+	*cp = v;
 	return n;
-invalid:
-	*cp = SANITIZE_REPLACEMENT;
-	return 1;
+}
+
+size_t sanitize_decode(const char *s, size_t left, unsigned int *cp)
+{
+	size_t n = utf8_sequence(s, left, cp);
+
+	if (!n) {
+		*cp = SANITIZE_REPLACEMENT;
+		return 1;
+	}
+	*cp = control_free(*cp);
+	return n;
 }
 
 char *sanitize_text(char *dst, size_t dstlen, const char *src)

@@ -19,6 +19,12 @@
 
 #define SANITIZE_REPLACEMENT '?'
 
+/* The one strict UTF-8 decoder (RFC 3629: no overlongs, no surrogates,
+ * nothing above U+10FFFF), also json_writer's: the length of the
+ * well-formed sequence at s (at most left bytes, left >= 1) with its code
+ * point in *cp, or 0 when s does not start one. */
+size_t utf8_sequence(const char *s, size_t left, unsigned int *cp);
+
 /* Decode the character at s (at most left bytes, left >= 1): its code
  * point into *cp, or SANITIZE_REPLACEMENT when it is a control character
  * or invalid. Returns the bytes it spans (1 for an invalid byte). */

@@ -50,6 +50,40 @@ static void test_utf8(void **state)
 	expect("\xe2\x82x", "??x");
 }
 
+/* The decoder json_writer shares: lengths and code points of well-formed
+ * sequences, 0 for every ill-formed one; controls are not its business. */
+static void test_utf8_sequence(void **state)
+{
+	static const struct {
+		const char *s;
+		size_t len;
+		unsigned int cp;
+	} cases[] = {
+		{ "A", 1, 'A' },
+		{ "\x1b", 1, 0x1b },
+		{ "\xc2\x85", 2, 0x85 },		/* C1 NEL: well-formed */
+		{ "\xc3\xa9", 2, 0xe9 },
+		{ "\xe2\x82\xac", 3, 0x20ac },
+		{ "\xf0\x9f\x98\x80", 4, 0x1f600 },
+		{ "\xf4\x8f\xbf\xbf", 4, 0x10ffff },
+		{ "\xc0\xaf", 0, 0 },		/* overlong '/' */
+		{ "\xe0\x80\xaf", 0, 0 },		/* overlong */
+		{ "\xed\xa0\x80", 0, 0 },		/* surrogate */
+		{ "\xf4\x90\x80\x80", 0, 0 },	/* above U+10FFFF */
+		{ "\x80", 0, 0 },			/* lone continuation */
+		{ "\xe2\x82", 0, 0 },		/* truncated */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		unsigned int cp = 0;
+		size_t n = utf8_sequence(cases[i].s, strlen(cases[i].s), &cp);
+
+		assert_int_equal(n, cases[i].len);
+		if (n)
+			assert_int_equal(cp, cases[i].cp);
+	}
+}
+
 static void test_bounds(void **state)
 {
 	char buf[6];
@@ -67,6 +101,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_controls),
 		cmocka_unit_test(test_utf8),
+		cmocka_unit_test(test_utf8_sequence),
 		cmocka_unit_test(test_bounds),
 	};
 
