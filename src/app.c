@@ -235,7 +235,6 @@ static void on_ended(void *ctx, pid_t pid, int wstatus, __u64 at_ns)
 	struct app *a = ctx;
 	struct mt_target_end e = { .kind = MT_END_UNKNOWN, .cg_oom_kill = -1 };
 	struct mt_target *t = model_target(a->model, pid, false);
-	struct timespec wall;
 	char how[160];
 
 	if (wstatus >= 0 && WIFEXITED(wstatus)) {
@@ -248,8 +247,7 @@ static void on_ended(void *ctx, pid_t pid, int wstatus, __u64 at_ns)
 		if (e.signal == SIGKILL)
 			classify_oom(a, &e);
 	}
-	clock_gettime(CLOCK_REALTIME, &wall);
-	e.at_wall_s = wall.tv_sec + wall.tv_nsec / 1e9 - (double)(clock_mono_ns() - at_ns) / 1e9;
+	e.at_wall_s = clock_wall_s() - (double)(clock_mono_ns() - at_ns) / 1e9;
 	model_target_ended(a->model, pid, &e, at_ns);
 	model_end_describe(&e, how, sizeof(how));
 	snprintf(a->status.message, sizeof(a->status.message), "PID %d (%s) %s", (int)pid,

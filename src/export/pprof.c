@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
 #include "util/hmap.h"
 
 #ifndef MEMTOP_VERSION
@@ -807,20 +808,7 @@ const struct mt_frame *pprof_stack_frames(const struct mt_stack *s, __u32 *n)
 
 __s64 pprof_wall_ns(__u64 mono_ns)
 {
-	struct timespec r, m;
-
-	clock_gettime(CLOCK_REALTIME, &r);
-	clock_gettime(CLOCK_MONOTONIC, &m);
-	return (__s64)r.tv_sec * 1000000000LL + r.tv_nsec -
-	       ((__s64)m.tv_sec * 1000000000LL + m.tv_nsec) + (__s64)mono_ns;
-}
-
-static __u64 mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+	return (__s64)clock_wall_ns() - (__s64)clock_mono_ns() + (__s64)mono_ns;
 }
 
 static void comm_of(const struct mt_target *t, char *buf, size_t len)
@@ -889,7 +877,7 @@ static int add_meta(struct pprof *p, struct mt_model *m, const struct pprof_mode
 	if (err)
 		return -ENOMEM;
 	if (!now)
-		now = mono_now();
+		now = clock_mono_ns();
 	pprof_set_time(p, o->time_ns ? o->time_ns : pprof_wall_ns(now),
 		       o->duration_ns ? o->duration_ns :
 		       (start && now > start ? (__s64)(now - start) : 0));

@@ -264,15 +264,13 @@ static bool step_slot(struct serve *s, struct slot *sl, struct mt_model *m, __u6
 void serve_publish(struct serve *s, struct mt_model *m, const struct mt_status *st,
 		   __u64 now_ns)
 {
-	struct timespec wall;
 	char *text = NULL;
 	size_t len = 0, i;
 	bool want, woke = false;
 
 	if (!s)
 		return;
-	clock_gettime(CLOCK_REALTIME, &wall);
-	if (!metrics_text(m, st, wall.tv_sec + wall.tv_nsec / 1e9, &text, &len))
+	if (!metrics_text(m, st, clock_wall_s(), &text, &len))
 		swap_current(s, K_METRICS, blob_new(text, len));
 	free(text);
 	pthread_mutex_lock(&s->lock);

@@ -222,8 +222,7 @@ void debuginfod_fetch_stop(void)
 	pthread_mutex_unlock(&lock);
 	/* A resolver or connect that libdebuginfod cannot interrupt is left
 	 * to end with the process. */
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += STOP_WAIT_S;
+	until = clock_wall_deadline(STOP_WAIT_S * 1000000000ULL);
 	if (pthread_timedjoin_np(worker, NULL, &until))
 		pthread_detach(worker);
 }

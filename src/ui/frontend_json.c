@@ -14,6 +14,7 @@
 
 #include "model/unseen.h"
 #include "stacks/symbol_hint.h"
+#include "util/clock.h"
 #include "util/json_writer.h"
 
 /* One "key": value member; the _or_null forms write null unless present. */
@@ -319,7 +320,6 @@ static int json_tick(struct mt_fe_ctx *ctx)
 	size_t n = model_site_count(m), i;
 	struct mt_site **sites;
 	struct json_writer w;
-	struct timespec now;
 
 	if (ctx->cfg->top > 0 && (size_t)ctx->cfg->top < n)
 		n = ctx->cfg->top;
@@ -327,11 +327,10 @@ static int json_tick(struct mt_fe_ctx *ctx)
 	if (!sites)
 		return MT_FE_NONE;
 	n = model_sites_sorted(m, MT_SORT_LEAK, sites, n);
-	clock_gettime(CLOCK_REALTIME, &now);
 
 	jw_init(&w, stdout);
 	jw_object_begin(&w);
-	kv_double(&w, "time", st->wall_s > 0 ? st->wall_s : now.tv_sec + now.tv_nsec / 1e9, 3);
+	kv_double(&w, "time", st->wall_s > 0 ? st->wall_s : clock_wall_s(), 3);
 	kv_double(&w, "interval_s", model_interval_s(m), 3);
 	kv_uint(&w, "rate", model_rate(m));
 	if (st->cmd_log)

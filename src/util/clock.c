@@ -28,3 +28,19 @@ __u64 clock_wall_ns(void)
 {
 	return read_ns(CLOCK_REALTIME);
 }
+
+double clock_wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct timespec clock_wall_deadline(__u64 ns)
+{
+	__u64 at = clock_wall_ns() + ns;
+
+	return (struct timespec){ .tv_sec = (time_t)(at / 1000000000ULL),
+				  .tv_nsec = (long)(at % 1000000000ULL) };
+}

@@ -10,6 +10,7 @@
 #define MEMTOP_UTIL_CLOCK_H
 
 #include <linux/types.h>
+#include <time.h>
 
 /* CLOCK_MONOTONIC, nanoseconds. */
 __u64 clock_mono_ns(void);
@@ -17,5 +18,11 @@ __u64 clock_mono_ns(void);
 __u64 clock_mono_coarse_ns(void);
 /* CLOCK_REALTIME, nanoseconds since the epoch. */
 __u64 clock_wall_ns(void);
+/* CLOCK_REALTIME, seconds since the epoch (what records and exports show). */
+double clock_wall_s(void);
+
+/* The CLOCK_REALTIME instant ns from now, as the absolute timespec that
+ * pthread's timed waits take. */
+struct timespec clock_wall_deadline(__u64 ns);
 
 #endif /* MEMTOP_UTIL_CLOCK_H */

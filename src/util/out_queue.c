@@ -12,6 +12,8 @@
  */
 #include "util/out_queue.h"
 
+#include "util/clock.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -187,13 +189,7 @@ void out_queue_free(struct out_queue *q, int wait_ms)
 
 	if (!q)
 		return;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += wait_ms / 1000;
-	until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	until = clock_wall_deadline((__u64)wait_ms * 1000000ULL);
 	pthread_mutex_lock(&q->lock);
 	q->stop = true;
 	pthread_cond_signal(&q->more);
