@@ -18,6 +18,7 @@
 
 #include "export/export.h"
 #include "util/safe_open.h"
+#include "util/trim.h"
 
 #define MAX_FILE (16 * 1024)
 
@@ -42,18 +43,6 @@ int settings_path(char *buf, size_t len)
 	else
 		return -ENOENT;
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
-static char *trim(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
 }
 
 /* "DIGITS[.DIGITS]" without the locale's help. */
@@ -150,7 +139,7 @@ int settings_parse(struct mt_settings *s, const char *text, const char *source, 
 		memcpy(buf, p, n);
 		buf[n] = '\0';
 		p += n + (p[n] == '\n');
-		l = trim(buf);
+		l = trim_space(buf);
 		if (!*l || *l == '#')
 			continue;
 		eq = strchr(l, '=');
@@ -159,7 +148,7 @@ int settings_parse(struct mt_settings *s, const char *text, const char *source, 
 			return -EINVAL;
 		}
 		*eq = '\0';
-		if (parse_line(&tmp, trim(l), trim(eq + 1), &why)) {
+		if (parse_line(&tmp, trim_space(l), trim_space(eq + 1), &why)) {
 			snprintf(err, errlen, "%s:%d: %s", source, line, why);
 			return -EINVAL;
 		}

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "util/safe_open.h"
+#include "util/trim.h"
 
 #define D THEME_DEFAULT_COLOR
 #define MAX_FILE (64 * 1024)
@@ -241,18 +242,6 @@ int theme_color_reduce(int c, int ncolors, bool *bright)
 
 /* ---- parser ------------------------------------------------------------ */
 
-static char *trim(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
-}
-
 static int parse_color(const char *tok, short *out)
 {
 	char *end;
@@ -335,8 +324,8 @@ static int parse_line(struct theme *t, char *line, const char *source, int linen
 	if (!eq)
 		FAIL("expected 'element = foreground, background[, attribute...]'");
 	*eq = '\0';
-	name = trim(line);
-	rest = trim(eq + 1);
+	name = trim_space(line);
+	rest = trim_space(eq + 1);
 	if (!*name)
 		FAIL("missing element name before '='");
 	e = find_elem(name);
@@ -347,7 +336,7 @@ static int parse_line(struct theme *t, char *line, const char *source, int linen
 		     name);
 	/* strsep, not strtok: "red,,bold" has an empty second field. */
 	while ((tok = strsep(&rest, ","))) {
-		char *word = trim(tok), *wsave = NULL;
+		char *word = trim_space(tok), *wsave = NULL;
 		int r;
 
 		if (!*word)
@@ -415,7 +404,7 @@ int theme_parse(struct theme *t, const char *text, size_t len, const char *sourc
 			*hash = '\0';
 			break;
 		}
-		s = trim(line);
+		s = trim_space(line);
 		if (!*s)
 			continue;
 		err_ = parse_line(&work, s, source, lineno, err, errlen);
