@@ -125,22 +125,9 @@ static int place_probe(struct elf_file *ef, const struct alloc_entry *spec, __u6
 /* Whether file offset off lies in a PLT section of ef. */
 static bool in_plt(struct elf_file *ef, __u64 off)
 {
-	Elf *elf = elf_file_libelf(ef);
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	const char *name = elf_file_section_at(ef, off);
 
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
-		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh) || off < sh.sh_offset || off >= sh.sh_offset + sh.sh_size)
-			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		return name && !strncmp(name, ".plt", 4);
-	}
-	return false;
+	return name && !strncmp(name, ".plt", 4);
 }
 
 /*

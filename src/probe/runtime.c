@@ -54,21 +54,9 @@ static const char *base_name(const char *path)
 
 static bool has_section(struct elf_file *ef, const char *name)
 {
-	Elf *elf = elf_file_libelf(ef);
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	GElf_Shdr sh;
 
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
-		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *s;
-
-		if (gelf_getshdr(scn, &sh) && (s = elf_strptr(elf, shstrndx, sh.sh_name)) &&
-		    !strcmp(s, name))
-			return true;
-	}
-	return false;
+	return elf_file_section(ef, name, &sh) != NULL;
 }
 
 static bool is_go(pid_t pid)

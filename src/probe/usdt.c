@@ -21,23 +21,14 @@
 bool usdt_has_probe(struct elf_file *ef, const char *provider, const char *name)
 {
 	Elf *elf = elf_file_libelf(ef);
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	GElf_Shdr sh;
+	Elf_Scn *scn = elf_file_section(ef, ".note.stapsdt", &sh);
 
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
-		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
+	if (scn && sh.sh_type == SHT_NOTE) {
 		Elf_Data *data;
 		GElf_Nhdr nh;
 		size_t off = 0, next, name_off, desc_off;
-		const char *sname;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		sname = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!sname || strcmp(sname, ".note.stapsdt"))
-			continue;
 		data = elf_getdata(scn, NULL);
 		while (data && (next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
 			const char *desc = (const char *)data->d_buf + desc_off;

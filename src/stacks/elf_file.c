@@ -261,6 +261,53 @@ struct Elf *elf_file_libelf(struct elf_file *ef)
 	return ef->elf;
 }
 
+/* The first section for which match(name, header, arg) holds. */
+static Elf_Scn *section_where(struct elf_file *ef, GElf_Shdr *sh,
+			      bool (*match)(const char *, const GElf_Shdr *, const void *),
+			      const void *arg)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!ef->elf || elf_getshdrstrndx(ef->elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		const char *s;
+
+		if (gelf_getshdr(scn, sh) && (s = elf_strptr(ef->elf, shstrndx, sh->sh_name)) &&
+		    match(s, sh, arg))
+			return scn;
+	}
+	return NULL;
+}
+
+static bool named(const char *s, const GElf_Shdr *sh, const void *name)
+{
+	return !strcmp(s, name);
+}
+
+static bool holds(const char *s, const GElf_Shdr *sh, const void *off)
+{
+	__u64 at = *(const __u64 *)off;
+
+	return at >= sh->sh_offset && at < sh->sh_offset + sh->sh_size;
+}
+
+Elf_Scn *elf_file_section(struct elf_file *ef, const char *name, GElf_Shdr *sh)
+{
+	return section_where(ef, sh, named, name);
+}
+
+const char *elf_file_section_at(struct elf_file *ef, __u64 off)
+{
+	GElf_Shdr sh;
+	size_t shstrndx;
+
+	if (!section_where(ef, &sh, holds, &off) || elf_getshdrstrndx(ef->elf, &shstrndx))
+		return NULL;
+	return elf_strptr(ef->elf, shstrndx, sh.sh_name);
+}
+
 /* ==== Raw bytes and segments ==== */
 
 int elf_file_read(struct elf_file *ef, __u64 off, void *buf, size_t len)

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <gelf.h>
 #include <linux/types.h>
 
 #include "util/file_id.h"
@@ -95,6 +96,11 @@ __u32 elf_file_crc32(struct elf_file *ef);
 
 /* The libelf handle, for libdw (dwarf_begin_elf). Owned by ef. */
 struct Elf *elf_file_libelf(struct elf_file *ef);
+
+/* The first section called name, its header into *sh; NULL if none. */
+Elf_Scn *elf_file_section(struct elf_file *ef, const char *name, GElf_Shdr *sh);
+/* The name of the section whose file bytes hold offset off, or NULL. */
+const char *elf_file_section_at(struct elf_file *ef, __u64 off);
 
 /* Load bias of the object when the mapping [map_start, ...) maps file
  * offset map_offset (both from /proc/PID/maps): runtime address = link-time

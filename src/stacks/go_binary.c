@@ -27,20 +27,7 @@
 /* The header of section name: its file offset, size and address. */
 static int section(struct elf_file *ef, const char *name, GElf_Shdr *out)
 {
-	Elf *elf = elf_file_libelf(ef);
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
-		return -ENOENT;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *s;
-
-		if (gelf_getshdr(scn, out) && out->sh_type != SHT_NOBITS &&
-		    (s = elf_strptr(elf, shstrndx, out->sh_name)) && !strcmp(s, name))
-			return 0;
-	}
-	return -ENOENT;
+	return elf_file_section(ef, name, out) && out->sh_type != SHT_NOBITS ? 0 : -ENOENT;
 }
 
 bool go_binary_is_go(struct elf_file *ef)
