@@ -26,12 +26,15 @@
 #define MT_STACK_MAX_IPS 128
 #define MT_STACK_MAX_FRAMES 192
 
-/* Functions where a walk properly ends: the stack is complete there. */
+/* Functions where a walk properly ends: the stack is complete there
+ * (C programs and threads; Go's goroutines start in runtime.goexit's frame,
+ * its threads' own stacks in runtime.mstart and the first in rt0_go). */
 static bool is_outermost(const char *fn)
 {
 	static const char *const roots[] = { "_start", "__libc_start_main", "__libc_start_call_main",
 					     "start_thread", "clone", "clone3", "__clone",
-					     "__clone3" };
+					     "__clone3", "runtime.goexit", "runtime.mstart",
+					     "runtime.rt0_go" };
 	size_t i;
 
 	if (!fn)

@@ -165,6 +165,9 @@ def check_leak_stack(rec, what):
                   "%s: the leak's stack is %s" % (what, names[:12]))
             check(any(n and n.startswith("runtime.") for n in names[:i]),
                   "%s: no runtime frames below the site: %s" % (what, names[:12]))
+            check(not s["truncated"] and names[-1] == "runtime.goexit",
+                  "%s: a whole goroutine stack (down to runtime.goexit) is not truncated: "
+                  "truncated %s, %s" % (what, s["truncated"], names[-4:]))
             return
     fail("%s: no heap site %s" % (what, LEAK))
 
