@@ -836,10 +836,7 @@ static int batch_tick(struct app *a)
 
 static void note_wall_clock(struct app *a)
 {
-	struct timespec now;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	a->status.wall_s = now.tv_sec + now.tv_nsec / 1e9;
+	a->status.wall_s = clock_wall_s();
 }
 
 /* The interval as the front end is about to show it, into the recording

@@ -24,6 +24,7 @@
 
 #include "model/rec_codec.h"
 #include "model/recording.h"
+#include "util/clock.h"
 #include "util/hmap.h"
 #include "util/strpool.h"
 
@@ -52,7 +53,7 @@ struct recorder {
 	char failed[512];
 	char warning[256];	/* the bound cannot hold: said once */
 	__u64 state_size;	/* bytes of the last segment's opening state */
-	struct rec_buf buf;
+	struct bytebuf buf;
 	struct mt_model *model;
 
 	struct hmap strings;	/* rec_string by pointer */
@@ -208,16 +209,16 @@ static void flush(struct recorder *r)
 	size_t done = 0;
 
 	if (r->failed[0] || r->fd < 0) {
-		r->buf.len = 0;
+		bytebuf_clear(&r->buf);
 		return;
 	}
-	if (r->buf.failed) {
+	if (r->buf.err) {
 		stop(r, "out of memory");
-		r->buf.len = 0;
+		bytebuf_clear(&r->buf);
 		return;
 	}
 	while (done < r->buf.len) {
-		ssize_t n = write(r->fd, r->buf.p + done, r->buf.len - done);
+		ssize_t n = write(r->fd, r->buf.data + done, r->buf.len - done);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -227,14 +228,14 @@ static void flush(struct recorder *r)
 			if (ftruncate(r->fd, (off_t)r->seg_size))
 				(void)0; /* the reader stops at the cut frame anyway */
 			stop(r, strerror(e));
-			r->buf.len = 0;
+			bytebuf_clear(&r->buf);
 			return;
 		}
 		done += (size_t)n;
 	}
 	r->seg_size += done;
 	r->total += done;
-	r->buf.len = 0;
+	bytebuf_clear(&r->buf);
 }
 
 static void put_header(struct recorder *r)
@@ -245,10 +246,8 @@ static void put_header(struct recorder *r)
 		.skip_regex = r->o.skip_regex, .interval_s = r->o.interval_s,
 		.version_str = r->o.version, .targets = r->o.targets,
 	};
-	struct timespec now;
 
-	clock_gettime(CLOCK_REALTIME, &now);
-	h.start_wall_s = now.tv_sec + now.tv_nsec / 1e9;
+	h.start_wall_s = clock_wall_s();
 	rec_put_bytes(&r->buf, REC_MAGIC, REC_MAGIC_LEN);
 	rec_put_header(&r->buf, &h);
 }
@@ -521,6 +520,6 @@ void recorder_close(struct recorder *r)
 	free(r->stack_v);
 	hmap_fini(&r->strings);
 	hmap_fini(&r->stacks);
-	rec_buf_fini(&r->buf);
+	bytebuf_fini(&r->buf);
 	free(r);
 }

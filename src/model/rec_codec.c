@@ -35,7 +35,7 @@ static void get_into(struct rec_cur *c, char *buf, size_t len)
 
 /* ---- header ------------------------------------------------------------ */
 
-void rec_put_header(struct rec_buf *b, const struct rec_header *h)
+void rec_put_header(struct bytebuf *b, const struct rec_header *h)
 {
 	size_t f = rec_frame_begin(b, REC_HEADER, 0);
 
@@ -76,7 +76,7 @@ bool rec_get_header(struct rec_cur *c, struct rec_header *h)
 
 /* ---- dictionary ---------------------------------------------------------- */
 
-void rec_put_string(struct rec_buf *b, __u32 id, const char *s, __u16 flags)
+void rec_put_string(struct bytebuf *b, __u32 id, const char *s, __u16 flags)
 {
 	size_t f = rec_frame_begin(b, REC_STRING, flags);
 
@@ -94,7 +94,7 @@ bool rec_get_string(struct rec_cur *c, __u32 *id, const char **s)
 	return !c->bad;
 }
 
-void rec_put_stack(struct rec_buf *b, __u32 id, const struct rec_frame_ids *fr, __u32 n,
+void rec_put_stack(struct bytebuf *b, __u32 id, const struct rec_frame_ids *fr, __u32 n,
 		   __u16 flags)
 {
 	size_t f = rec_frame_begin(b, REC_STACK, flags);
@@ -143,7 +143,7 @@ bool rec_get_stack_frame(struct rec_cur *c, struct rec_frame_ids *f)
 
 enum { ALLOC_UNTRACKED = 1, ALLOC_TRUNCATED = 2, ALLOC_MMAP = 4 };
 
-void rec_put_alloc(struct rec_buf *b, __u32 stack, const struct mt_sample_in *in, __u16 flags)
+void rec_put_alloc(struct bytebuf *b, __u32 stack, const struct mt_sample_in *in, __u16 flags)
 {
 	size_t f = rec_frame_begin(b, REC_ALLOC, flags);
 
@@ -183,7 +183,7 @@ bool rec_get_alloc(struct rec_cur *c, __u32 *stack, struct mt_sample_in *in)
 	return !c->bad;
 }
 
-void rec_put_pid(struct rec_buf *b, enum rec_type type, pid_t pid, __u16 flags)
+void rec_put_pid(struct bytebuf *b, enum rec_type type, pid_t pid, __u16 flags)
 {
 	size_t f = rec_frame_begin(b, type, flags);
 
@@ -197,7 +197,7 @@ bool rec_get_pid(struct rec_cur *c, pid_t *pid)
 	return !c->bad;
 }
 
-void rec_put_free(struct rec_buf *b, pid_t pid, __u64 addr, __u64 ts_ns)
+void rec_put_free(struct bytebuf *b, pid_t pid, __u64 addr, __u64 ts_ns)
 {
 	size_t f = rec_frame_begin(b, REC_FREE, 0);
 
@@ -215,7 +215,7 @@ bool rec_get_free(struct rec_cur *c, pid_t *pid, __u64 *addr, __u64 *ts_ns)
 	return !c->bad;
 }
 
-void rec_put_ended(struct rec_buf *b, pid_t pid, const struct mt_target_end *e, __u64 at_ns,
+void rec_put_ended(struct bytebuf *b, pid_t pid, const struct mt_target_end *e, __u64 at_ns,
 		   __u16 flags)
 {
 	size_t f = rec_frame_begin(b, REC_ENDED, flags);
@@ -254,7 +254,7 @@ bool rec_get_ended(struct rec_cur *c, pid_t *pid, struct mt_target_end *e, __u64
 	return !c->bad;
 }
 
-void rec_put_group(struct rec_buf *b, enum mt_group g, __u16 flags)
+void rec_put_group(struct bytebuf *b, enum mt_group g, __u16 flags)
 {
 	size_t f = rec_frame_begin(b, REC_GROUP, flags);
 
@@ -272,7 +272,7 @@ bool rec_get_group(struct rec_cur *c, enum mt_group *g)
 
 /* ---- interval ------------------------------------------------------------- */
 
-static void put_counters(struct rec_buf *b, const struct mt_proc_counters *k)
+static void put_counters(struct bytebuf *b, const struct mt_proc_counters *k)
 {
 	rec_put_u64(b, k->alloc_calls);
 	rec_put_u64(b, k->free_calls);
@@ -290,7 +290,7 @@ static void get_counters(struct rec_cur *c, struct mt_proc_counters *k)
 	k->samples = rec_get_u64(c);
 }
 
-static void put_cgroup(struct rec_buf *b, const struct mt_cgroup_status *cg)
+static void put_cgroup(struct bytebuf *b, const struct mt_cgroup_status *cg)
 {
 	rec_put_u8(b, cg->on);
 	rec_put_str(b, cg->path);
@@ -330,7 +330,7 @@ static void get_cgroup(struct rec_cur *c, struct mt_cgroup_status *cg)
 		c->bad = true; /* the views print it */
 }
 
-static void put_push_serve(struct rec_buf *b, const struct mt_status *st)
+static void put_push_serve(struct bytebuf *b, const struct mt_status *st)
 {
 	rec_put_u8(b, st->push_on);
 	rec_put_u64(b, st->push.sent);
@@ -368,7 +368,7 @@ static void get_push_serve(struct rec_cur *c, struct mt_status *st)
 
 enum { TARGET_COUNTERS_EXACT = 1, TARGET_RATES_EXACT = 2 };
 
-static void put_target(struct rec_buf *b, const struct mt_target *t)
+static void put_target(struct bytebuf *b, const struct mt_target *t)
 {
 	rec_put_u32(b, (__u32)t->pid);
 	rec_put_str(b, t->comm);
@@ -406,7 +406,7 @@ bool rec_get_target(struct rec_cur *c, struct rec_target *t)
 	return !c->bad;
 }
 
-void rec_put_interval(struct rec_buf *b, const struct mt_model *m, const struct mt_status *st,
+void rec_put_interval(struct bytebuf *b, const struct mt_model *m, const struct mt_status *st,
 		      __u16 flags)
 {
 	size_t f = rec_frame_begin(b, REC_INTERVAL, flags), i, n = model_target_count(m);

@@ -33,10 +33,10 @@ struct rec_header {
 	const char *targets;
 };
 
-void rec_put_header(struct rec_buf *b, const struct rec_header *h);
+void rec_put_header(struct bytebuf *b, const struct rec_header *h);
 bool rec_get_header(struct rec_cur *c, struct rec_header *h);
 
-void rec_put_string(struct rec_buf *b, __u32 id, const char *s, __u16 flags);
+void rec_put_string(struct bytebuf *b, __u32 id, const char *s, __u16 flags);
 bool rec_get_string(struct rec_cur *c, __u32 *id, const char **s);
 
 /* A frame with its strings as ids of REC_STRING frames (0: NULL). */
@@ -46,7 +46,7 @@ struct rec_frame_ids {
 	__u32 line, flags;
 };
 #define REC_STACK_FRAME_BYTES 44 /* one frame's bytes in a REC_STACK payload */
-void rec_put_stack(struct rec_buf *b, __u32 id, const struct rec_frame_ids *f, __u32 n,
+void rec_put_stack(struct bytebuf *b, __u32 id, const struct rec_frame_ids *f, __u32 n,
 		   __u16 flags);
 /* Reads the id and the count; then rec_get_stack_frame() n times. */
 bool rec_get_stack(struct rec_cur *c, __u32 *id, __u32 *n);
@@ -54,28 +54,28 @@ bool rec_get_stack_frame(struct rec_cur *c, struct rec_frame_ids *f);
 
 /* A sampled allocation; in->frames and nframes are not written (stack
  * is the REC_STACK id). */
-void rec_put_alloc(struct rec_buf *b, __u32 stack, const struct mt_sample_in *in, __u16 flags);
+void rec_put_alloc(struct bytebuf *b, __u32 stack, const struct mt_sample_in *in, __u16 flags);
 bool rec_get_alloc(struct rec_cur *c, __u32 *stack, struct mt_sample_in *in);
 
 /* REC_TARGET and REC_DROP: a pid. */
-void rec_put_pid(struct rec_buf *b, enum rec_type type, pid_t pid, __u16 flags);
+void rec_put_pid(struct bytebuf *b, enum rec_type type, pid_t pid, __u16 flags);
 bool rec_get_pid(struct rec_cur *c, pid_t *pid);
 
-void rec_put_free(struct rec_buf *b, pid_t pid, __u64 addr, __u64 ts_ns);
+void rec_put_free(struct bytebuf *b, pid_t pid, __u64 addr, __u64 ts_ns);
 bool rec_get_free(struct rec_cur *c, pid_t *pid, __u64 *addr, __u64 *ts_ns);
 
-void rec_put_ended(struct rec_buf *b, pid_t pid, const struct mt_target_end *e, __u64 at_ns,
+void rec_put_ended(struct bytebuf *b, pid_t pid, const struct mt_target_end *e, __u64 at_ns,
 		   __u16 flags);
 bool rec_get_ended(struct rec_cur *c, pid_t *pid, struct mt_target_end *e, __u64 *at_ns);
 
-void rec_put_group(struct rec_buf *b, enum mt_group g, __u16 flags);
+void rec_put_group(struct bytebuf *b, enum mt_group g, __u16 flags);
 bool rec_get_group(struct rec_cur *c, enum mt_group *g);
 
 /* An interval as the front ends saw it: the tick's time, the drops, the
  * status, and what the data path set on every target (figures the model
  * computes itself are not written: the replay's model_tick() computes
  * them again). */
-void rec_put_interval(struct rec_buf *b, const struct mt_model *m, const struct mt_status *st,
+void rec_put_interval(struct bytebuf *b, const struct mt_model *m, const struct mt_status *st,
 		      __u16 flags);
 
 /* The fields of a target that the data path sets (not the model). */

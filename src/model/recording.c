@@ -14,43 +14,13 @@
 
 #define STR_NULL 0xffffffffu
 
-void rec_buf_fini(struct rec_buf *b)
+void rec_put_bytes(struct bytebuf *b, const void *d, size_t n)
 {
-	free(b->p);
-	memset(b, 0, sizeof(*b));
+	if (n)
+		bytebuf_add(b, d, n);
 }
 
-static bool reserve(struct rec_buf *b, size_t n)
-{
-	size_t cap;
-	unsigned char *p;
-
-	if (b->failed)
-		return false;
-	if (b->len + n <= b->cap)
-		return true;
-	cap = b->cap ? b->cap : 4096;
-	while (cap < b->len + n)
-		cap *= 2;
-	p = realloc(b->p, cap);
-	if (!p) {
-		b->failed = true;
-		return false;
-	}
-	b->p = p;
-	b->cap = cap;
-	return true;
-}
-
-void rec_put_bytes(struct rec_buf *b, const void *d, size_t n)
-{
-	if (!n || !reserve(b, n))
-		return;
-	memcpy(b->p + b->len, d, n);
-	b->len += n;
-}
-
-static void put_le(struct rec_buf *b, __u64 v, int bytes)
+static void put_le(struct bytebuf *b, __u64 v, int bytes)
 {
 	unsigned char le[8];
 	int i;
@@ -60,27 +30,27 @@ static void put_le(struct rec_buf *b, __u64 v, int bytes)
 	rec_put_bytes(b, le, bytes);
 }
 
-void rec_put_u8(struct rec_buf *b, __u8 v)
+void rec_put_u8(struct bytebuf *b, __u8 v)
 {
 	put_le(b, v, 1);
 }
 
-void rec_put_u16(struct rec_buf *b, __u16 v)
+void rec_put_u16(struct bytebuf *b, __u16 v)
 {
 	put_le(b, v, 2);
 }
 
-void rec_put_u32(struct rec_buf *b, __u32 v)
+void rec_put_u32(struct bytebuf *b, __u32 v)
 {
 	put_le(b, v, 4);
 }
 
-void rec_put_u64(struct rec_buf *b, __u64 v)
+void rec_put_u64(struct bytebuf *b, __u64 v)
 {
 	put_le(b, v, 8);
 }
 
-void rec_put_f64(struct rec_buf *b, double v)
+void rec_put_f64(struct bytebuf *b, double v)
 {
 	__u64 u;
 
@@ -88,7 +58,7 @@ void rec_put_f64(struct rec_buf *b, double v)
 	put_le(b, u, 8);
 }
 
-void rec_put_str(struct rec_buf *b, const char *s)
+void rec_put_str(struct bytebuf *b, const char *s)
 {
 	size_t n;
 
@@ -101,7 +71,7 @@ void rec_put_str(struct rec_buf *b, const char *s)
 	rec_put_bytes(b, s, n);
 }
 
-size_t rec_frame_begin(struct rec_buf *b, enum rec_type type, __u16 flags)
+size_t rec_frame_begin(struct bytebuf *b, enum rec_type type, __u16 flags)
 {
 	size_t start = b->len;
 
@@ -126,13 +96,13 @@ static __u32 frame_crc(const unsigned char *type_flags_payload, size_t n)
 	return (__u32)crc32(0L, type_flags_payload, (uInt)n);
 }
 
-void rec_frame_end(struct rec_buf *b, size_t start)
+void rec_frame_end(struct bytebuf *b, size_t start)
 {
 	size_t payload;
 	__u32 crc;
 	int i;
 
-	if (b->failed || b->len < start + 8)
+	if (b->err || b->len < start + 8)
 		return;
 	payload = b->len - start - 8;
 	if (payload > REC_MAX_PAYLOAD) {
@@ -141,8 +111,8 @@ void rec_frame_end(struct rec_buf *b, size_t start)
 		return;
 	}
 	for (i = 0; i < 4; i++)
-		b->p[start + i] = (unsigned char)(payload >> (8 * i));
-	crc = frame_crc(b->p + start + 4, payload + 4);
+		b->data[start + i] = (unsigned char)(payload >> (8 * i));
+	crc = frame_crc(b->data + start + 4, payload + 4);
 	rec_put_u32(b, crc);
 }
 

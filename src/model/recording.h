@@ -19,6 +19,7 @@
 #ifndef MEMTOP_RECORDING_H
 #define MEMTOP_RECORDING_H
 
+#include "util/bytebuf.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
@@ -57,28 +58,22 @@ enum rec_flag {
 
 /* ---- building ------------------------------------------------------------ */
 
-/* A growable byte buffer. */
-struct rec_buf {
-	unsigned char *p;
-	size_t len, cap;
-	bool failed; /* out of memory: the contents are incomplete */
-};
-
-void rec_buf_fini(struct rec_buf *b);
-void rec_put_bytes(struct rec_buf *b, const void *d, size_t n);
-void rec_put_u8(struct rec_buf *b, __u8 v);
-void rec_put_u16(struct rec_buf *b, __u16 v);
-void rec_put_u32(struct rec_buf *b, __u32 v);
-void rec_put_u64(struct rec_buf *b, __u64 v);
-void rec_put_f64(struct rec_buf *b, double v);
+/* Frames are built in a util/bytebuf: its error is sticky, so a writer
+ * builds a whole interval and checks b->err once. */
+void rec_put_bytes(struct bytebuf *b, const void *d, size_t n);
+void rec_put_u8(struct bytebuf *b, __u8 v);
+void rec_put_u16(struct bytebuf *b, __u16 v);
+void rec_put_u32(struct bytebuf *b, __u32 v);
+void rec_put_u64(struct bytebuf *b, __u64 v);
+void rec_put_f64(struct bytebuf *b, double v);
 /* u32 length then the bytes; NULL is length 0xffffffff. Cut to
  * REC_MAX_STRING. */
-void rec_put_str(struct rec_buf *b, const char *s);
+void rec_put_str(struct bytebuf *b, const char *s);
 
 /* Open a frame of type at the end of b; rec_frame_end() fills in its
  * length and CRC. Returns the frame's start, for rec_frame_end(). */
-size_t rec_frame_begin(struct rec_buf *b, enum rec_type type, __u16 flags);
-void rec_frame_end(struct rec_buf *b, size_t start);
+size_t rec_frame_begin(struct bytebuf *b, enum rec_type type, __u16 flags);
+void rec_frame_end(struct bytebuf *b, size_t start);
 
 /* ---- reading ------------------------------------------------------------- */
 

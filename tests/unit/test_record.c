@@ -312,7 +312,7 @@ static void test_flipped_byte(void **state)
 /* A well-formed frame that does not make sense is refused, not applied. */
 static void test_bad_references(void **state)
 {
-	struct rec_buf b = { 0 };
+	struct bytebuf b = { 0 };
 	struct rec_header h = { .version = REC_VERSION, .rate = RATE };
 	struct mt_sample_in in = { .pid = 1, .size = 8 };
 	struct rec_frame_ids f = { .function = 5 };
@@ -323,31 +323,31 @@ static void test_bad_references(void **state)
 	rec_put_header(&b, &h);
 	rec_put_alloc(&b, 1, &in, 0); /* stack 1 was never defined */
 	rp = replay_new();
-	replay_append(rp, b.p, b.len);
+	replay_append(rp, b.data, b.len);
 	assert_int_equal(replay_step(rp, err, sizeof(err)), -EBADMSG);
 	assert_non_null(strstr(err, "unknown stack 1"));
 	replay_free(rp);
 
-	b.len = 0;
+	bytebuf_clear(&b);
 	rec_put_bytes(&b, REC_MAGIC, REC_MAGIC_LEN);
 	rec_put_header(&b, &h);
 	rec_put_stack(&b, 1, &f, 1, 0); /* string 5 was never defined */
 	rp = replay_new();
-	replay_append(rp, b.p, b.len);
+	replay_append(rp, b.data, b.len);
 	assert_int_equal(replay_step(rp, err, sizeof(err)), -EBADMSG);
 	assert_non_null(strstr(err, "unknown string"));
 	replay_free(rp);
 
-	b.len = 0;
+	bytebuf_clear(&b);
 	h.version = REC_VERSION + 1;
 	rec_put_bytes(&b, REC_MAGIC, REC_MAGIC_LEN);
 	rec_put_header(&b, &h);
 	rp = replay_new();
-	replay_append(rp, b.p, b.len);
+	replay_append(rp, b.data, b.len);
 	assert_int_equal(replay_step(rp, err, sizeof(err)), -EPROTONOSUPPORT);
 	assert_non_null(strstr(err, "version 2"));
 	replay_free(rp);
-	rec_buf_fini(&b);
+	bytebuf_fini(&b);
 }
 
 /* --record-max: both segments within the bound (plus the interval that
