@@ -41,6 +41,7 @@ enum {
 	A_BAD = 1 << 10,	/* invalid in 64-bit mode or not decoded here */
 };
 
+/* clang-format off */
 static unsigned int map0_attr(__u8 op)
 {
 	switch (op) {
@@ -88,7 +89,9 @@ static unsigned int map0_attr(__u8 op)
 		return A_BAD;
 	}
 }
+/* clang-format on */
 
+/* clang-format off */
 static unsigned int map1_attr(__u8 op)
 {
 	switch (op) {
@@ -110,6 +113,7 @@ static unsigned int map1_attr(__u8 op)
 		return A_BAD;
 	}
 }
+/* clang-format on */
 
 static bool is_legacy_prefix(__u8 b)
 {
@@ -375,6 +379,7 @@ static void write_rm(struct fx *f, const struct probe_insn *in)
 		f->stack_store = true;
 }
 
+/* clang-format off */
 static void fx_map0(const struct probe_insn *in, struct fx *f)
 {
 	unsigned int reg = modrm_reg(in) & 7;
@@ -506,6 +511,7 @@ static void fx_map0(const struct probe_insn *in, struct fx *f)
 		break;
 	}
 }
+/* clang-format on */
 
 /* The SSE store forms (r/m is the destination). */
 static bool sse_store(__u8 op)
@@ -519,6 +525,7 @@ static bool sse_store(__u8 op)
 	}
 }
 
+/* clang-format off */
 static void fx_map1(const struct probe_insn *in, struct fx *f)
 {
 	unsigned int reg = modrm_reg(in) & 7;
@@ -598,6 +605,7 @@ static void fx_map1(const struct probe_insn *in, struct fx *f)
 		break;
 	}
 }
+/* clang-format on */
 
 static void insn_fx(const struct probe_insn *in, struct fx *f)
 {

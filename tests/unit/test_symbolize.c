@@ -30,6 +30,7 @@
 
 /* Each function sits on one line, so that line is both where it starts
  * and where its call happens. */
+/* clang-format off */
 static const int leaf_line = __LINE__ + 1;
 __attribute__((noinline)) void *sym_test_leaf(void) { void *ra = __builtin_return_address(0); __asm__ volatile("" : "+r"(ra) :: "memory"); return ra; }
 
@@ -41,6 +42,7 @@ static inline __attribute__((always_inline)) void *sym_test_inl(void) { void *ra
 
 static const int outer_line = __LINE__ + 1;
 __attribute__((noinline)) void *sym_test_outer(void) { void *ra = sym_test_inl(); __asm__ volatile("" : "+r"(ra) :: "memory"); return ra; }
+/* clang-format on */
 
 static struct proc_cache *pc;
 static struct symbolizer *sym;

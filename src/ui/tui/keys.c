@@ -21,6 +21,7 @@
 #define ESC 27
 #define ENTER_KEYS '\n', '\r', KEY_ENTER
 
+/* clang-format off */
 const struct key_binding key_table[] = {
 	/* Everywhere. q quits from the site table only; one level down it
 	 * goes back, as Esc does, so no history is lost by reflex. */
@@ -110,6 +111,7 @@ const struct key_binding key_table[] = {
 	  "Delete the last character" },
 	{ { CTRL('U') }, KA_INPUT_CLEAR, KV_INPUT, NULL, "Clear the text" },
 };
+/* clang-format on */
 
 const size_t key_table_len = sizeof(key_table) / sizeof(key_table[0]);
 

@@ -30,6 +30,7 @@
 
 enum { BLACK, RED, GREEN, YELLOW, BLUE, MAGENTA, CYAN, WHITE, BRIGHT_BLACK };
 
+/* clang-format off */
 static const struct elem_def {
 	const char *name;
 	const char *help;
@@ -104,6 +105,7 @@ static const struct elem_def {
 				       { WHITE, RED, THEME_A_BOLD },
 				       { D, D, THEME_A_REVERSE | THEME_A_BOLD | THEME_A_UNDERLINE } },
 };
+/* clang-format on */
 
 static const char *const color_names[16] = {
 	"black",	"red",	      "green",	      "yellow",	      "blue",
