@@ -34,7 +34,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Set by user space before load. */
 const volatile __u64 sample_rate = 512 * 1024; /* mean bytes between samples; <= 1: all */
-const volatile __u32 stack_copy = 8192;	       /* bytes of user stack copied per sample */
+const volatile __u32 stack_copy = 8192;        /* bytes of user stack copied per sample */
 /* Chunks reserved per sample record: enough for stack_copy from any skew.
  * A constant to the verifier (frozen rodata), so records are only as large
  * as the configured copy. */
@@ -151,7 +151,7 @@ struct {
 static __always_inline __u64 submit_flags(void)
 {
 	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= MT_WAKEUP_BYTES ? BPF_RB_FORCE_WAKEUP
-										 : BPF_RB_NO_WAKEUP;
+										: BPF_RB_NO_WAKEUP;
 }
 
 static __always_inline void count_drop(__u32 what)
@@ -423,10 +423,9 @@ static __always_inline __u32 copy_stack(struct mt_event_alloc *ev, __u64 sp)
 
 /* Report a sampled allocation at addr: live map, the user registers regs
  * (ctx's own at a uprobe), frame-pointer walk and stack copy. */
-static __always_inline void emit_sample_regs(void *ctx, struct pt_regs *regs, __u32 pid,
-					     __u32 tid, __u32 fn,
-					__u64 addr, __u64 size, __u64 weight_bytes, __u64 rate,
-					__u32 duty_ppm)
+static __always_inline void emit_sample_regs(void *ctx, struct pt_regs *regs, __u32 pid, __u32 tid,
+					     __u32 fn, __u64 addr, __u64 size, __u64 weight_bytes,
+					     __u64 rate, __u32 duty_ppm)
 {
 	struct mt_live_key key = { .pid = pid, .addr = addr };
 	struct mt_event_alloc *ev;
@@ -574,7 +573,7 @@ int BPF_USDT(mt_usdt_free, void *ptr)
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
-	__type(key, __u32); /* tgid */
+	__type(key, __u32);                 /* tgid */
 	__type(value, struct mt_brk_state); /* from user space at attach, or the first brk */
 } brk_state SEC(".maps");
 
@@ -764,7 +763,6 @@ int BPF_PROG(mt_sys_exit, struct pt_regs *regs, long ret)
 	}
 	if (!len)
 		return 0;
-	emit_sample_regs(ctx, regs, pid, tid, MT_FN_MMAP, addr | MT_ADDR_MMAP, len, len, 0,
-			 1000000);
+	emit_sample_regs(ctx, regs, pid, tid, MT_FN_MMAP, addr | MT_ADDR_MMAP, len, len, 0, 1000000);
 	return 0;
 }

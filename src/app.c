@@ -73,17 +73,17 @@ struct app {
 	struct mt_fe_ctx fe_ctx;
 	bool fe_started;
 	int sigfd;
-	__u64 drain_until;	/* CLOCK_MONOTONIC end of this pass over the ring */
-	unsigned long drained;	/* records taken, for the check of that end */
-	bool stop;		/* INT, TERM, HUP or QUIT came before the loop ran */
-	int exits_fd; /* process-exit events (exits.h), or -1 */
+	__u64 drain_until;     /* CLOCK_MONOTONIC end of this pass over the ring */
+	unsigned long drained; /* records taken, for the check of that end */
+	bool stop;             /* INT, TERM, HUP or QUIT came before the loop ran */
+	int exits_fd;          /* process-exit events (exits.h), or -1 */
 	__u64 last_records;
 	struct budget budget;
 	bool allocs_on;
-	__u64 last_off_ns;	/* the allocation probes were last off then */
+	__u64 last_off_ns; /* the allocation probes were last off then */
 	__u64 last_tick_ns;
-	bool budget_msg;	/* status.message is the budget's note */
-	double note_floor_pct;	/* the floor the note says */
+	bool budget_msg;       /* status.message is the budget's note */
+	double note_floor_pct; /* the floor the note says */
 	__u64 next_switch_ns;
 	__u64 next_budget_ns;
 	bool pending;
@@ -93,17 +93,17 @@ struct app {
 	char cgroup_v1_dir[PATH_MAX];
 	__s64 cgroup_oom_kill_prev; /* the cgroup's oom_kill a refresh before the last; -1: unknown */
 	struct snapshots snap;
-	struct out_queue *outq;	/* -b/--json: stdout through a writer thread */
-	bool keep_command;	/* q, d: -- CMD keeps running after memtop */
+	struct out_queue *outq; /* -b/--json: stdout through a writer thread */
+	bool keep_command;      /* q, d: -- CMD keeps running after memtop */
 	bool out_dropping;
 	struct push_said push_said; /* --push: the state last said */
 	unsigned long elf_limits_said;
 	size_t pool_refused_said;
-	struct recorder *rec;	/* --record, --daemon */
-	bool rec_said;		/* its failure was said */
-	bool rec_warned;	/* its warning was said */
-	struct session *sess;	/* --daemon's socket */
-	int daemon_fd;		/* --daemon: tells the waiting parent "ready"; -1 */
+	struct recorder *rec; /* --record, --daemon */
+	bool rec_said;        /* its failure was said */
+	bool rec_warned;      /* its warning was said */
+	struct session *sess; /* --daemon's socket */
+	int daemon_fd;        /* --daemon: tells the waiting parent "ready"; -1 */
 	char rec_path[PATH_MAX];
 	size_t target_limits_said; /* (target, bound) pairs hit, as last said */
 };
@@ -651,8 +651,8 @@ static void cgroup_tick(struct app *a, __u64 now)
 	if (!a->cgroup_dir[0])
 		return;
 	a->cgroup_oom_kill_prev = cg->have_mem ? cg->mem.oom_kill : -1;
-	cg->have_mem = !cgroup_read_mem(a->cgroup_dir, watch_first_alive(&a->ws),
-					a->cgroup_v1_dir, sizeof(a->cgroup_v1_dir), &cg->mem);
+	cg->have_mem = !cgroup_read_mem(a->cgroup_dir, watch_first_alive(&a->ws), a->cgroup_v1_dir,
+					sizeof(a->cgroup_v1_dir), &cg->mem);
 	if (!cg->have_mem)
 		return;
 	history_push(&a->cgroup_current, now_s, cg->mem.current);
@@ -673,7 +673,8 @@ static void update_status(struct app *a, int alive)
 	for (i = 0; i < model_target_count(a->model); i++)
 		hits += model_target_at(a->model, i)->probe_hits_per_s;
 	a->status.probe_hits_per_s = hits;
-	a->status.est_cpu_pct = hits * (a->status.cost_ns > 0 ? a->status.cost_ns : a->status.trap_ns) / 1e7;
+	a->status.est_cpu_pct =
+		hits * (a->status.cost_ns > 0 ? a->status.cost_ns : a->status.trap_ns) / 1e7;
 	a->status.events_per_s = dt > 0 ? (a->ingest.records - a->last_records) / dt : 0;
 	a->last_records = a->ingest.records;
 	a->status.all_exited = alive == 0 && !a->pending && !a->status.cgroup.on;
@@ -718,8 +719,8 @@ static void push_notice(struct app *a)
 {
 	char line[sizeof(a->status.message)];
 
-	if (a->status.push_on && push_state_change(&a->status.push, a->cfg->push_url,
-						   &a->push_said, line, sizeof(line)))
+	if (a->status.push_on &&
+	    push_state_change(&a->status.push, a->cfg->push_url, &a->push_said, line, sizeof(line)))
 		notice(a, line);
 }
 
@@ -750,8 +751,8 @@ static void target_limits_notice(struct app *a)
 
 	for (size_t i = 0; i < model_target_count(a->model); i++) {
 		const struct mt_target *t = model_target_at(a->model, i);
-		int hit = !!t->limits.stacks_folded + !!t->limits.files_refused +
-			  !!t->limits.maps_cut;
+		int hit =
+			!!t->limits.stacks_folded + !!t->limits.files_refused + !!t->limits.maps_cut;
 
 		pairs += (size_t)hit;
 		if (hit)
@@ -760,12 +761,13 @@ static void target_limits_notice(struct app *a)
 	if (pairs <= a->target_limits_said || !last)
 		return;
 	a->target_limits_said = pairs;
-	n = snprintf(line, sizeof(line), "PID %d (%s) reached memtop's per-target bounds:",
-		     (int)last->pid, sanitize_text(comm, sizeof(comm), last->comm));
+	n = snprintf(line, sizeof(line),
+		     "PID %d (%s) reached memtop's per-target bounds:", (int)last->pid,
+		     sanitize_text(comm, sizeof(comm), last->comm));
 	if (last->limits.stacks_folded && n < sizeof(line))
 		n += snprintf(line + n, sizeof(line) - n,
-			      " %llu samples in stacks new past --max-stacks %u counted in "
-			      MT_STACKS_OVERFLOW ";",
+			      " %llu samples in stacks new past --max-stacks %u counted in " MT_STACKS_OVERFLOW
+			      ";",
 			      (unsigned long long)last->limits.stacks_folded, a->cfg->max_stacks);
 	if (last->limits.files_refused && n < sizeof(line))
 		n += snprintf(line + n, sizeof(line) - n,
@@ -794,7 +796,8 @@ static void pool_notice(struct app *a)
 	a->pool_refused_said = n;
 	snprintf(line, sizeof(line),
 		 "memtop keeps at most 64 MiB of paths and names and a target keeps making new ones: "
-		 "%zu shown as " STRPOOL_OVERFLOW, n);
+		 "%zu shown as " STRPOOL_OVERFLOW,
+		 n);
 	notice(a, line);
 }
 
@@ -970,7 +973,8 @@ static void teardown(struct app *a)
 
 		if (pid > 0)
 			say("PID %d (%s) keeps running, without probes; its output goes to %s",
-			    (int)pid, a->cfg->cmd_argv[0], a->status.cmd_log ? a->status.cmd_log : "?");
+			    (int)pid, a->cfg->cmd_argv[0],
+			    a->status.cmd_log ? a->status.cmd_log : "?");
 	}
 	watch_fini(&a->ws); /* probes first: the targets stop trapping at once */
 	if (a->fe_started)
@@ -1007,13 +1011,13 @@ static void announce(const struct app *a)
 
 	for (i = 0; i < a->ws.n; i++)
 		say("attached to PID %d (%s): %s%s%s, %s mode, %d probes (%d slow), %.0f ns per probe hit: %s",
-			a->ws.v[i].pid, a->ws.v[i].comm,
-			a->ws.v[i].go ? "the Go runtime's own sampling" :
-			a->ws.v[i].usdt ? "its own sampler" : a->ws.v[i].alloc->name,
-			a->ws.v[i].extra.alloc ? " and " : "",
-			a->ws.v[i].extra.alloc ? a->ws.v[i].extra.alloc->name : "",
-			a->status.probe_mode, info->nprobes,
-			info->nslow, a->status.trap_ns, info->detail);
+		    a->ws.v[i].pid, a->ws.v[i].comm,
+		    a->ws.v[i].go     ? "the Go runtime's own sampling"
+		    : a->ws.v[i].usdt ? "its own sampler"
+				      : a->ws.v[i].alloc->name,
+		    a->ws.v[i].extra.alloc ? " and " : "",
+		    a->ws.v[i].extra.alloc ? a->ws.v[i].extra.alloc->name : "", a->status.probe_mode,
+		    info->nprobes, info->nslow, a->status.trap_ns, info->detail);
 	if (a->status.cgroup.on)
 		say("following new processes of %s", a->ws.cgroup_dir);
 	if (a->status.cmd_log)
@@ -1040,8 +1044,12 @@ static int open_recording(struct app *a)
 {
 	const struct mt_config *cfg = a->cfg;
 	struct recorder_opts o = {
-		.path = cfg->record, .max_bytes = cfg->record_max, .interval_s = cfg->interval_s,
-		.rate = cfg->rate, .group = cfg->group, .skip_regex = cfg->skip_regex,
+		.path = cfg->record,
+		.max_bytes = cfg->record_max,
+		.interval_s = cfg->interval_s,
+		.rate = cfg->rate,
+		.group = cfg->group,
+		.skip_regex = cfg->skip_regex,
 		.version = MEMTOP_VERSION,
 	};
 	char targets[512], err[512];
@@ -1156,7 +1164,9 @@ static bool daemon_fork(int *code)
 	close(p[0]);
 	if (strcmp(ok, "ok")) {
 		/* the child said why on stderr; its exit status says the rest */
-		*code = waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) ? WEXITSTATUS(st) : 1;
+		*code = waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st)
+				? WEXITSTATUS(st)
+				: 1;
 		return true;
 	}
 	say("session %d runs in the background: memtop attach %d (socket %s/%d.sock)", (int)pid,

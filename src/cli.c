@@ -126,11 +126,11 @@ enum {
 };
 
 struct cli_opt {
-	const char *name;  /* long name; NULL: a help-only line (the "--" entry) */
-	int val;	   /* short letter, OPT_*, or 0 for help-only lines */
-	const char *arg;   /* argument name shown in help; NULL: takes none */
+	const char *name; /* long name; NULL: a help-only line (the "--" entry) */
+	int val;          /* short letter, OPT_*, or 0 for help-only lines */
+	const char *arg;  /* argument name shown in help; NULL: takes none */
 	enum cli_section section;
-	const char *help;  /* one paragraph, wrapped by cli_help() */
+	const char *help; /* one paragraph, wrapped by cli_help() */
 };
 
 static const struct cli_opt cli_opts[] = {
@@ -149,17 +149,14 @@ static const struct cli_opt cli_opts[] = {
 
 	{ "batch", 'b', NULL, SEC_OUTPUT,
 	  "print text tables to stdout instead of the interactive view" },
-	{ "json", OPT_JSON, NULL, SEC_OUTPUT,
-	  "print each interval as one line of JSON (implies -b)" },
-	{ "delay", 'd', "SECS", SEC_OUTPUT,
-	  "refresh interval in seconds, 0.05 to 3600 (default 1)" },
+	{ "json", OPT_JSON, NULL, SEC_OUTPUT, "print each interval as one line of JSON (implies -b)" },
+	{ "delay", 'd', "SECS", SEC_OUTPUT, "refresh interval in seconds, 0.05 to 3600 (default 1)" },
 	{ "iterations", 'n', "COUNT", SEC_OUTPUT,
 	  "stop after COUNT >= 1 intervals (default: run until stopped)" },
 	{ "top", OPT_TOP, "N", SEC_OUTPUT,
 	  "call sites per interval in -b and --json output; 0 shows all "
 	  "(default 20)" },
-	{ "verbose", 'v', NULL, SEC_OUTPUT,
-	  "more diagnostics on stderr; repeat for more" },
+	{ "verbose", 'v', NULL, SEC_OUTPUT, "more diagnostics on stderr; repeat for more" },
 
 	{ "rate", OPT_RATE, "BYTES", SEC_SAMPLING,
 	  "mean bytes allocated between two samples, 1 = every allocation, "
@@ -183,10 +180,8 @@ static const struct cli_opt cli_opts[] = {
 	{ "theme", OPT_THEME, "NAME|PATH", SEC_DISPLAY,
 	  "colour theme: a name from themes/ or a theme file (default: "
 	  "built-in)" },
-	{ "ascii", OPT_ASCII, NULL, SEC_DISPLAY,
-	  "ASCII-only bars, sparklines and flame blocks" },
-	{ "no-color", OPT_NO_COLOR, NULL, SEC_DISPLAY,
-	  "no colours (also when NO_COLOR is set)" },
+	{ "ascii", OPT_ASCII, NULL, SEC_DISPLAY, "ASCII-only bars, sparklines and flame blocks" },
+	{ "no-color", OPT_NO_COLOR, NULL, SEC_DISPLAY, "no colours (also when NO_COLOR is set)" },
 	{ "no-config", OPT_NO_CONFIG, NULL, SEC_DISPLAY,
 	  "do not read ~/.config/memtop/memtoprc, the settings F2 saves "
 	  "(options given here always win over it)" },
@@ -201,8 +196,7 @@ static const struct cli_opt cli_opts[] = {
 	{ "push", OPT_PUSH, "URL", SEC_EXPORT,
 	  "push pprof profiles to a Pyroscope-compatible /ingest endpoint "
 	  "at an http:// or https:// URL" },
-	{ "push-every", OPT_PUSH_EVERY, "SECS", SEC_EXPORT,
-	  "push interval, 1 to 86400 (default 15)" },
+	{ "push-every", OPT_PUSH_EVERY, "SECS", SEC_EXPORT, "push interval, 1 to 86400 (default 15)" },
 	{ "serve", OPT_SERVE, "ADDR", SEC_EXPORT,
 	  "serve /debug/pprof/heap, /debug/pprof/allocs and /metrics over HTTP "
 	  "at ADDR: HOST:PORT, :PORT or PORT (then on 127.0.0.1; port 0 picks "
@@ -323,8 +317,7 @@ static void out_vprintf(struct cli_out *o, const char *fmt, va_list ap)
 	o->len += (size_t)n;
 }
 
-static void __attribute__((format(printf, 2, 3))) out_printf(struct cli_out *o, const char *fmt,
-							     ...)
+static void __attribute__((format(printf, 2, 3))) out_printf(struct cli_out *o, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -636,8 +629,8 @@ static enum mt_cli_result cli_size(struct cli_ctx *c, const char *arg, __u64 min
 	return MT_CLI_RUN;
 }
 
-static enum mt_cli_result cli_choice(struct cli_ctx *c, const char *arg,
-				     const char *const *names, size_t n, int *out)
+static enum mt_cli_result cli_choice(struct cli_ctx *c, const char *arg, const char *const *names,
+				     size_t n, int *out)
 {
 	char list[128] = "";
 	size_t i, used = 0;
@@ -650,7 +643,10 @@ static enum mt_cli_result cli_choice(struct cli_ctx *c, const char *arg,
 	}
 	for (i = 0; i < n; i++)
 		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
-					 i == 0 ? "" : i + 1 == n ? " or " : ", ", names[i]);
+					 i == 0       ? ""
+					 : i + 1 == n ? " or "
+						      : ", ",
+					 names[i]);
 	return cli_error(c, "%s: '%s' is not %s", c->label, arg, list);
 }
 
@@ -862,8 +858,8 @@ static enum mt_cli_result cli_option(struct cli_ctx *c, int val, const char *arg
 	case OPT_RECORD:
 		return cli_nonempty(c, arg, "file name", &cfg->record);
 	case OPT_RECORD_MAX:
-		return cli_size(c, arg, CLI_MIN_RECORD_MAX, CLI_MAX_RECORD_MAX, false, "64K to 1024G",
-				&cfg->record_max);
+		return cli_size(c, arg, CLI_MIN_RECORD_MAX, CLI_MAX_RECORD_MAX, false,
+				"64K to 1024G", &cfg->record_max);
 	case OPT_REPLAY:
 		return cli_nonempty(c, arg, "file name", &cfg->replay);
 	case OPT_DAEMON:
@@ -987,8 +983,7 @@ static void cli_defaults(struct mt_config *cfg)
 }
 
 /* Exactly one target; dependent options need their base option. */
-static enum mt_cli_result cli_check(struct cli_ctx *c, bool push_every_set,
-				    bool output_every_set)
+static enum mt_cli_result cli_check(struct cli_ctx *c, bool push_every_set, bool output_every_set)
 {
 	const struct mt_config *cfg = c->cfg;
 	const char *given[3];
@@ -1004,20 +999,28 @@ static enum mt_cli_result cli_check(struct cli_ctx *c, bool push_every_set,
 		const char *what = cfg->attach ? "memtop attach" : "--replay";
 
 		if (n)
-			return cli_error(c, "%s shows recorded data: %s cannot be given with it", what,
-					 given[0]);
+			return cli_error(c, "%s shows recorded data: %s cannot be given with it",
+					 what, given[0]);
 		if (cfg->record || cfg->daemon || cfg->push_url || cfg->serve || cfg->inject ||
 		    cfg->record_max)
-			return cli_error(c, "%s shows recorded data: %s cannot be given with it", what,
-					 cfg->record ? "--record" : cfg->daemon ? "--daemon"
-					 : cfg->push_url ? "--push" : cfg->serve ? "--serve"
-					 : cfg->inject ? "--inject" : "--record-max");
+			return cli_error(c, "%s shows recorded data: %s cannot be given with it",
+					 what,
+					 cfg->record     ? "--record"
+					 : cfg->daemon   ? "--daemon"
+					 : cfg->push_url ? "--push"
+					 : cfg->serve    ? "--serve"
+					 : cfg->inject   ? "--inject"
+							 : "--record-max");
 		if (cfg->attach && (cfg->batch || cfg->replay || cfg->output || cfg->folded))
 			return cli_error(c, "memtop attach opens the TUI: %s cannot be given with it",
-					 cfg->replay ? "--replay" : cfg->batch ? "-b/--json"
-					 : cfg->output ? "--output" : "--folded");
+					 cfg->replay   ? "--replay"
+					 : cfg->batch  ? "-b/--json"
+					 : cfg->output ? "--output"
+						       : "--folded");
 		if (output_every_set)
-			return cli_error(c, "--output-every is for live runs: a replay writes --output at its end");
+			return cli_error(
+				c,
+				"--output-every is for live runs: a replay writes --output at its end");
 		return MT_CLI_RUN;
 	}
 	if (n == 0)
@@ -1027,7 +1030,7 @@ static enum mt_cli_result cli_check(struct cli_ctx *c, bool push_every_set,
 				 given[1]);
 	if (cfg->inject && cfg->cmd_argv)
 		return cli_error(c, "--inject is for running processes (-p, --cgroup): "
-				 "-- CMD already starts the command with the sampler");
+				    "-- CMD already starts the command with the sampler");
 	if (output_every_set && !cfg->output)
 		return cli_error(c, "--output-every needs --output FILE");
 	if (push_every_set && !cfg->push_url)
@@ -1037,12 +1040,12 @@ static enum mt_cli_result cli_check(struct cli_ctx *c, bool push_every_set,
 	if (cfg->record_max && !cfg->record && !cfg->daemon)
 		return cli_error(c, "--record-max needs --record FILE (or --daemon)");
 	if (cfg->daemon && cfg->batch)
-		return cli_error(c, "--daemon runs without a display: -b and --json cannot be given with it");
+		return cli_error(
+			c, "--daemon runs without a display: -b and --json cannot be given with it");
 	return MT_CLI_RUN;
 }
 
-enum mt_cli_result cli_parse(int argc, char **argv, struct mt_config *cfg, char *out,
-			     size_t outlen)
+enum mt_cli_result cli_parse(int argc, char **argv, struct mt_config *cfg, char *out, size_t outlen)
 {
 	struct option longopts[CLI_NOPTS + 1];
 	struct cli_ctx c = {
@@ -1118,7 +1121,8 @@ enum mt_cli_result cli_parse(int argc, char **argv, struct mt_config *cfg, char 
 	dashdash = optind > scan && optind - 1 >= 1 && strcmp(argv[optind - 1], "--") == 0;
 	if (cfg->attach && !dashdash && optind < argc) {
 		if (optind + 1 < argc)
-			return cli_error(&c, "memtop attach takes one session (ID or SOCKET), not '%s'",
+			return cli_error(&c,
+					 "memtop attach takes one session (ID or SOCKET), not '%s'",
 					 argv[optind + 1]);
 		cfg->attach_to = argv[optind];
 		return cli_check(&c, push_every_set, output_every_set);

@@ -14,17 +14,16 @@
 #include "config.h"
 
 enum mt_cli_result {
-	MT_CLI_RUN = 0,	    /* cfg is ready */
+	MT_CLI_RUN = 0,     /* cfg is ready */
 	MT_CLI_EXIT_OK = 1, /* --help or --version printed into out; exit 0 */
 	MT_CLI_ERROR = -1,  /* one-line message in out; exit 2 */
-	MT_CLI_MAN = 2,	    /* --man (hidden): print the manual page, exit 0 */
+	MT_CLI_MAN = 2,     /* --man (hidden): print the manual page, exit 0 */
 };
 
 /* Parse argv into cfg (which it initialises with the defaults). Messages
  * (help, version, or the error line without a trailing newline) go to out.
  * argv is not modified; cfg->cmd_argv points into it. */
-enum mt_cli_result cli_parse(int argc, char **argv, struct mt_config *cfg, char *out,
-			     size_t outlen);
+enum mt_cli_result cli_parse(int argc, char **argv, struct mt_config *cfg, char *out, size_t outlen);
 
 /* "512K" -> 524288. 0 or -EINVAL / -ERANGE. Accepts K, M, G (binary) and
  * an optional trailing B/iB. */

@@ -13,8 +13,8 @@
 
 enum mt_group {
 	MT_GROUP_FUNCTION = 0, /* one site per call-site function+module */
-	MT_GROUP_LINE,	       /* one site per function+file:line */
-	MT_GROUP_STACK,	       /* one site per full stack */
+	MT_GROUP_LINE,         /* one site per function+file:line */
+	MT_GROUP_STACK,        /* one site per full stack */
 };
 
 /* Settings the command line gave (mt_config.given), which win over the
@@ -41,45 +41,45 @@ struct mt_config {
 	int cmd_argc;
 	const char *cgroup; /* --cgroup PATH|ID */
 
-	bool batch;	   /* -b */
-	bool json;	   /* --json (implies batch output format) */
+	bool batch;        /* -b */
+	bool json;         /* --json (implies batch output format) */
 	double interval_s; /* -d SECS, default 1.0 */
-	long count;	   /* -n COUNT, -1: until stopped */
-	int top;	   /* --top N sites per interval in batch text/JSON; 0: all */
+	long count;        /* -n COUNT, -1: until stopped */
+	int top;           /* --top N sites per interval in batch text/JSON; 0: all */
 
-	__u64 rate; /* --rate BYTES (K/M/G suffixes), default 512 KiB */
-	enum mt_group group; /* --group function|line|stack */
-	const char *skip_regex;	/* --skip REGEX */
+	__u64 rate;                    /* --rate BYTES (K/M/G suffixes), default 512 KiB */
+	enum mt_group group;           /* --group function|line|stack */
+	const char *skip_regex;        /* --skip REGEX */
 	enum mt_probe_mode probe_mode; /* --probe-mode auto|session|uretprobe */
-	__u32 stack_copy;  /* --stack-copy BYTES, default 8192, max MT_STACK_COPY_MAX */
-	__u32 live_max;	   /* --live-max N entries of the live map, default 65536 */
-	__u32 max_stacks;  /* --max-stacks N distinct stacks kept per target, default 8192 */
+	__u32 stack_copy;              /* --stack-copy BYTES, default 8192, max MT_STACK_COPY_MAX */
+	__u32 live_max;                /* --live-max N entries of the live map, default 65536 */
+	__u32 max_stacks; /* --max-stacks N distinct stacks kept per target, default 8192 */
 
 	const char *theme; /* --theme NAME|PATH */
-	bool no_config;	   /* --no-config: ignore ~/.config/memtop/memtoprc */
-	unsigned given;	   /* enum mt_given bits: set on the command line, so
+	bool no_config;    /* --no-config: ignore ~/.config/memtop/memtoprc */
+	unsigned given;    /* enum mt_given bits: set on the command line, so
 			    * they win over the settings file */
-	bool ascii;	   /* --ascii */
-	bool no_color;	   /* --no-color (NO_COLOR is read by the TUI) */
+	bool ascii;        /* --ascii */
+	bool no_color;     /* --no-color (NO_COLOR is read by the TUI) */
 
-	const char *output; /* --output FILE (pprof) */
-	double output_every; /* --output-every SECS; 0: only at exit */
-	const char *folded; /* --folded FILE */
+	const char *output;   /* --output FILE (pprof) */
+	double output_every;  /* --output-every SECS; 0: only at exit */
+	const char *folded;   /* --folded FILE */
 	const char *push_url; /* --push URL */
 	double push_every;    /* --push-every SECS, default 15 */
 	const char *serve;    /* --serve ADDR (export/serve.h) */
 
 	double max_overhead_pct; /* --max-overhead PCT of one CPU per target */
-	bool no_preload;	 /* --no-preload */
-	bool inject;		 /* --inject: load the sampler into -p/--cgroup processes */
-	const char *cmd_log;	 /* --cmd-log FILE: -- CMD's stdout and stderr */
-	const char *record;	 /* --record FILE (export/record.h) */
-	__u64 record_max;	 /* --record-max SIZE; 0: unbounded */
-	const char *replay;	 /* --replay FILE: no targets, the recording's data */
-	bool daemon;		 /* --daemon: headless, detached, on a session socket */
-	bool attach;		 /* memtop attach [ID|SOCKET]: a viewer of a session */
-	const char *attach_to;	 /* its argument; NULL: list the sessions */
-	int verbose;		 /* -v, repeatable */
+	bool no_preload;         /* --no-preload */
+	bool inject;             /* --inject: load the sampler into -p/--cgroup processes */
+	const char *cmd_log;     /* --cmd-log FILE: -- CMD's stdout and stderr */
+	const char *record;      /* --record FILE (export/record.h) */
+	__u64 record_max;        /* --record-max SIZE; 0: unbounded */
+	const char *replay;      /* --replay FILE: no targets, the recording's data */
+	bool daemon;             /* --daemon: headless, detached, on a session socket */
+	bool attach;             /* memtop attach [ID|SOCKET]: a viewer of a session */
+	const char *attach_to;   /* its argument; NULL: list the sessions */
+	int verbose;             /* -v, repeatable */
 };
 
 #endif /* MEMTOP_CONFIG_H */

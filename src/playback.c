@@ -47,11 +47,11 @@ struct playback {
 	struct mt_replay_pos pos;
 	struct snapshots snap;
 	bool fe_started;
-	int fd;		/* a session's socket; -1 for a file */
-	bool eof;	/* the stream ended */
+	int fd;   /* a session's socket; -1 for a file */
+	bool eof; /* the stream ended */
 	int sigfd;
 	char err[512];
-	int error;	/* replay_step()'s, once it failed */
+	int error; /* replay_step()'s, once it failed */
 };
 
 /* One "memtop: ..." line on stderr, sanitized: it may quote the file. */
@@ -259,13 +259,15 @@ static int first_interval(struct playback *pb)
 	if (e < 0)
 		say("%s: %s", pb->name, pb->err);
 	else if (pb->fd >= 0)
-		say("%s: %s", pb->name, pb->eof ? "the session closed the connection (a viewer of "
-						  "someone else's session, or too many viewers?)"
-						: "no interval from the session within 5 s");
+		say("%s: %s", pb->name,
+		    pb->eof ? "the session closed the connection (a viewer of "
+			      "someone else's session, or too many viewers?)"
+			    : "no interval from the session within 5 s");
 	else
-		say("%s: %s", pb->name, replay_count(pb->rp) || replay_tail_bytes(pb->rp)
-						? "no complete interval in it"
-						: "empty: not a memtop recording");
+		say("%s: %s", pb->name,
+		    replay_count(pb->rp) || replay_tail_bytes(pb->rp)
+			    ? "no complete interval in it"
+			    : "empty: not a memtop recording");
 	return -EINVAL;
 }
 

@@ -49,7 +49,8 @@ static int connect_session(const char *path, char *err, size_t errlen)
 	}
 	if (lstat(path, &st)) {
 		snprintf(err, errlen, "%.300s: %s", path,
-			 errno == ENOENT ? "no such session (memtop attach lists them)" : strerror(errno));
+			 errno == ENOENT ? "no such session (memtop attach lists them)"
+					 : strerror(errno));
 		return -1;
 	}
 	if (!S_ISSOCK(st.st_mode) || !trusted_uid(st.st_uid)) {
@@ -62,8 +63,8 @@ static int connect_session(const char *path, char *err, size_t errlen)
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		snprintf(err, errlen, "%.300s: %s", path,
 			 errno == ECONNREFUSED ? "the session is not running any more"
-			 : errno == EACCES ? "permission denied (sessions are root's)"
-					   : strerror(errno));
+			 : errno == EACCES     ? "permission denied (sessions are root's)"
+					       : strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -175,7 +176,8 @@ int viewer_run(const struct mt_config *cfg)
 
 		snprintf(name, sizeof(name), "%.40s.sock", cfg->attach_to);
 		if (!session_name(name, &id)) {
-			fprintf(stderr, "memtop: attach: '%s' is not a session ID (a PID) or a socket path\n",
+			fprintf(stderr,
+				"memtop: attach: '%s' is not a session ID (a PID) or a socket path\n",
 				sanitize_inplace(name));
 			return 1;
 		}

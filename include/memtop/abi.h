@@ -57,7 +57,7 @@ enum mt_alloc_fn {
  * 16 bits, enum mt_probe_flags in the next 16 (src/probe/allocators.c sets
  * them per allocator). */
 #define MT_COOKIE(fn, flags) ((__u64)(fn) | ((__u64)(flags) << 16))
-#define MT_COOKIE_FN(c) ((__u32)(c) & 0xffff)
+#define MT_COOKIE_FN(c) ((__u32)(c)&0xffff)
 #define MT_COOKIE_FLAGS(c) (((__u32)(c) >> 16) & 0xffff)
 
 enum mt_probe_flags {
@@ -81,9 +81,9 @@ enum mt_probe_flags {
 /* Event kinds, the first __u32 of every ring-buffer record. */
 enum mt_event_kind {
 	MT_EV_ALLOC = 1, /* a sampled allocation: struct mt_event_alloc */
-	MT_EV_FREE = 2,	 /* a free of a tracked sampled address: mt_event_free */
-	MT_EV_PROC = 3,	 /* a process appeared in the watched cgroup: mt_event_proc */
-	MT_EV_PY = 4,	 /* the Python frames of the next sample of the same thread:
+	MT_EV_FREE = 2,  /* a free of a tracked sampled address: mt_event_free */
+	MT_EV_PROC = 3,  /* a process appeared in the watched cgroup: mt_event_proc */
+	MT_EV_PY = 4,    /* the Python frames of the next sample of the same thread:
 			  * mt_event_py, submitted just before its mt_event_alloc */
 };
 
@@ -153,23 +153,23 @@ struct mt_event_alloc {
 	__u32 kind; /* MT_EV_ALLOC */
 	__u32 pid;
 	__u32 tid;
-	__u32 fn;    /* enum mt_alloc_fn */
-	__u64 ts_ns; /* CLOCK_MONOTONIC */
-	__u64 addr;  /* returned address (0: the allocation failed) */
-	__u64 size;  /* requested bytes */
+	__u32 fn;           /* enum mt_alloc_fn */
+	__u64 ts_ns;        /* CLOCK_MONOTONIC */
+	__u64 addr;         /* returned address (0: the allocation failed) */
+	__u64 size;         /* requested bytes */
 	__u64 weight_bytes; /* bytes this sample stands for when the process
 			     * sampled it (USDT); 0: memtop sampled it */
-	__u64 rate;  /* memtop sampled it: the mean bytes between samples it was
+	__u64 rate;         /* memtop sampled it: the mean bytes between samples it was
 		      * drawn at (struct mt_phase); 0 with weight_bytes */
-	__u32 flags; /* enum mt_event_flags */
+	__u32 flags;        /* enum mt_event_flags */
 	__u32 nr_frames;
 	__u32 stack_len;  /* bytes of stack[] that are valid */
 	__u32 stack_skew; /* stack[0] is at regs.sp - stack_skew */
-	__u32 duty_ppm;	  /* share of time the allocation probes were on when it
+	__u32 duty_ppm;   /* share of time the allocation probes were on when it
 			   * was drawn, parts per million (struct mt_phase) */
 	__u32 _pad;
 	struct mt_regs regs;
-	__u64 frames[MT_MAX_FRAMES]; /* frame-pointer walk, innermost first */
+	__u64 frames[MT_MAX_FRAMES];   /* frame-pointer walk, innermost first */
 	__u8 stack[MT_STACK_COPY_MAX]; /* copy of [sp - skew, sp - skew + stack_len) */
 };
 
@@ -204,9 +204,9 @@ enum mt_drop {
  * nothing).
  */
 struct mt_phase {
-	__u64 rate;	/* mean bytes between samples now; 0: the load-time rate */
-	__u32 duty_ppm; /* share of time the allocation probes are on, ppm */
-	__u32 epoch;	/* changes whenever rate or duty do */
+	__u64 rate;      /* mean bytes between samples now; 0: the load-time rate */
+	__u32 duty_ppm;  /* share of time the allocation probes are on, ppm */
+	__u32 epoch;     /* changes whenever rate or duty do */
 	__u32 allocs_on; /* 0: allocation probes switched off (realloc, which
 			  * stays probed for its free, then only frees) */
 	__u32 _pad;
@@ -219,14 +219,14 @@ struct mt_phase {
  * structure offsets of its exact version (user space derives them from
  * CPython's headers, stacks/python.c). Value of the pyprocs map, by tgid. */
 struct mt_py_proc {
-	__u64 tstate_current;	    /* address of _PyRuntime.gilstate.tstate_current */
-	__u32 tstate_thread_id;	    /* PyThreadState.thread_id (pthread_self, = fs base) */
-	__u32 tstate_cframe;	    /* PyThreadState.cframe */
+	__u64 tstate_current;       /* address of _PyRuntime.gilstate.tstate_current */
+	__u32 tstate_thread_id;     /* PyThreadState.thread_id (pthread_self, = fs base) */
+	__u32 tstate_cframe;        /* PyThreadState.cframe */
 	__u32 cframe_current_frame; /* _PyCFrame.current_frame */
-	__u32 frame_code;	    /* _PyInterpreterFrame.f_code */
-	__u32 frame_previous;	    /* _PyInterpreterFrame.previous */
-	__u32 frame_prev_instr;	    /* _PyInterpreterFrame.prev_instr */
-	__u32 frame_is_entry;	    /* _PyInterpreterFrame.is_entry (a bool) */
+	__u32 frame_code;           /* _PyInterpreterFrame.f_code */
+	__u32 frame_previous;       /* _PyInterpreterFrame.previous */
+	__u32 frame_prev_instr;     /* _PyInterpreterFrame.prev_instr */
+	__u32 frame_is_entry;       /* _PyInterpreterFrame.is_entry (a bool) */
 	__u32 _pad;
 };
 
@@ -280,7 +280,7 @@ enum mt_go_malloc_args {
 /* A watched Go process: value of the goprocs map, by tgid. */
 struct mt_go_proc {
 	__u64 rate_addr; /* runtime address of runtime.MemProfileRate; 0: unknown */
-	__u64 rate;	 /* the rate to weigh samples by when rate_addr is 0 or
+	__u64 rate;      /* the rate to weigh samples by when rate_addr is 0 or
 			  * unreadable */
 };
 

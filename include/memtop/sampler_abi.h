@@ -63,13 +63,13 @@ _Static_assert(sizeof(struct mt_sampler_header) == MT_SAMPLER_HEADER_SIZE,
 #define MT_INJECT_CTL_SYMBOL "mt_inject_ctl"
 #define MT_INJECT_POKE_SYMBOL "mt_inject_poke"
 #define MT_INJECT_SCRATCH_SYMBOL "mt_inject_scratch"
-#define MT_INJECT_TABLE_SYMBOL "mt_inject_table"	/* MT_INJECT_TABLE_SLOTS x 8 bytes */
-#define MT_INJECT_FILTER_SYMBOL "mt_inject_filter"	/* MT_INJECT_FILTER_SLOTS x 2 bytes */
-#define MT_INJECT_FILTER_SLOTS 8192	/* live sampled addresses per hash, for free()'s test */
+#define MT_INJECT_TABLE_SYMBOL "mt_inject_table"   /* MT_INJECT_TABLE_SLOTS x 8 bytes */
+#define MT_INJECT_FILTER_SYMBOL "mt_inject_filter" /* MT_INJECT_FILTER_SLOTS x 2 bytes */
+#define MT_INJECT_FILTER_SLOTS 8192 /* live sampled addresses per hash, for free()'s test */
 #define MT_INJECT_ENTRY_PREFIX "mt_inject_"
-#define MT_INJECT_MAGIC 0x6a6974706f746d6dULL	/* "mmtoptij" */
+#define MT_INJECT_MAGIC 0x6a6974706f746d6dULL /* "mmtoptij" */
 #define MT_INJECT_VERSION 5
-#define MT_INJECT_TABLE_SLOTS 65536	/* sampled addresses tracked at once */
+#define MT_INJECT_TABLE_SLOTS 65536 /* sampled addresses tracked at once */
 
 /* The poke stub runs a program of records in the scratch area, one after
  * the other, until MT_POKE_END (then int3, with %r15 at that record) or a
@@ -81,7 +81,7 @@ enum { MT_POKE_END, MT_POKE_STORE, MT_POKE_SYSCALL };
 struct mt_poke_record {
 	__u64 op, a, b, c, d;
 };
-#define MT_INJECT_SCRATCH_RECORDS 256	/* records per run of the poke stub */
+#define MT_INJECT_SCRATCH_RECORDS 256 /* records per run of the poke stub */
 
 /* The functions rerouted, in control-block order; the names are both the
  * symbols looked up in the process and, after MT_INJECT_ENTRY_PREFIX, the
@@ -112,11 +112,13 @@ enum mt_inject_fn {
 
 #define MT_IFN_FIRST_CXX MT_IFN_NEW
 
-#define MT_INJECT_FN_NAMES                                                          \
-	{ "malloc", "free", "calloc", "realloc", "memalign", "aligned_alloc",       \
-	  "posix_memalign", "valloc", "pvalloc", "_Znwm", "_Znam",                  \
-	  "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZdlPv", "_ZdaPv",         \
-	  "_ZdlPvm", "_ZdaPvm" }
+#define MT_INJECT_FN_NAMES                                                                \
+	{                                                                                 \
+		"malloc", "free", "calloc", "realloc", "memalign", "aligned_alloc",       \
+			"posix_memalign", "valloc", "pvalloc", "_Znwm", "_Znam",          \
+			"_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZdlPv", "_ZdaPv", \
+			"_ZdlPvm", "_ZdaPvm"                                              \
+	}
 
 /* CPython's object allocator (docs/python.md). In a CPython 3.11 process
  * the sampler wraps the PYMEM_DOMAIN_OBJ allocator, as tracemalloc does,
@@ -133,37 +135,39 @@ enum mt_py_api {
 	MT_PY_API_COUNT
 };
 
-#define MT_PY_API_NAMES \
-	{ "PyMem_GetAllocator", "PyMem_SetAllocator", "Py_AddPendingCall", "Py_IsInitialized" }
+#define MT_PY_API_NAMES                                                                             \
+	{                                                                                           \
+		"PyMem_GetAllocator", "PyMem_SetAllocator", "Py_AddPendingCall", "Py_IsInitialized" \
+	}
 
-#define MT_PY_SMALL_REQUEST 512	/* pymalloc's SMALL_REQUEST_THRESHOLD in 3.11 */
+#define MT_PY_SMALL_REQUEST 512 /* pymalloc's SMALL_REQUEST_THRESHOLD in 3.11 */
 
 /* Where the wrapping stands (mt_inject_ctl.py_state). */
 enum mt_py_hook_state {
-	MT_PY_HOOK_OFF,		/* not wrapped (or restored) */
-	MT_PY_HOOK_SCHEDULED,	/* a pending call will wrap or restore */
-	MT_PY_HOOK_ON,		/* objects go through the sampler */
-	MT_PY_HOOK_LEFT,	/* another hook (tracemalloc) wrapped the sampler's
+	MT_PY_HOOK_OFF,       /* not wrapped (or restored) */
+	MT_PY_HOOK_SCHEDULED, /* a pending call will wrap or restore */
+	MT_PY_HOOK_ON,        /* objects go through the sampler */
+	MT_PY_HOOK_LEFT,      /* another hook (tracemalloc) wrapped the sampler's
 				 * since: restoring would drop it, so the sampler
 				 * stays in the chain, forwarding only */
 };
 
 struct mt_inject_ctl {
-	__u64 magic;		/* MT_INJECT_MAGIC from the start: identifies a loaded copy */
-	__u64 version;		/* MT_INJECT_VERSION */
+	__u64 magic;              /* MT_INJECT_MAGIC from the start: identifies a loaded copy */
+	__u64 version;            /* MT_INJECT_VERSION */
 	__u64 orig[MT_IFN_COUNT]; /* where each entry point forwards (set before any GOT points here) */
-	__u64 rate;		/* mean bytes between samples; <= 1: every allocation */
-	__u64 seed;		/* for the per-thread-slot generators */
-	__u32 attached_pid;	/* the memtop that has the GOTs rerouted, 0 when none */
+	__u64 rate;               /* mean bytes between samples; <= 1: every allocation */
+	__u64 seed;               /* for the per-thread-slot generators */
+	__u32 attached_pid;       /* the memtop that has the GOTs rerouted, 0 when none */
 	__u32 pad;
 	/* Kept by the sampler: */
-	__u64 live;		/* sampled addresses in the table */
-	__u64 dropped;		/* samples not taken because the table was full */
+	__u64 live;    /* sampled addresses in the table */
+	__u64 dropped; /* samples not taken because the table was full */
 	/* CPython: set by memtop before any slot points here, all 0 in any
 	 * other process; py_want may change at any time */
 	__u64 py_api[MT_PY_API_COUNT]; /* run-time addresses, enum mt_py_api */
-	__u32 py_want;		/* 1: wrap CPython's object allocator; 0: restore it */
-	__u32 py_state;		/* kept by the sampler: enum mt_py_hook_state */
+	__u32 py_want;                 /* 1: wrap CPython's object allocator; 0: restore it */
+	__u32 py_state;                /* kept by the sampler: enum mt_py_hook_state */
 };
 
 #endif /* MEMTOP_SAMPLER_ABI_H */

@@ -193,7 +193,8 @@ enum sfield { S_INUSE, S_GROWTH, S_SCORE, S_ALLOC_BPS, S_NFIELDS };
 static const struct {
 	const char *name, *help;
 } sfields[S_NFIELDS] = {
-	[S_INUSE] = { "memtop_site_inuse_bytes", "Estimated bytes in use allocated at the call site." },
+	[S_INUSE] = { "memtop_site_inuse_bytes",
+		      "Estimated bytes in use allocated at the call site." },
 	[S_GROWTH] = { "memtop_site_growth_bytes_per_second",
 		       "Least-squares slope of the site's in-use bytes over its long window." },
 	[S_SCORE] = { "memtop_site_leak_score", "Leak-suspicion score of the site, 0 to 100." },
@@ -233,7 +234,8 @@ static void write_sites(FILE *f, struct mt_site **v, size_t n)
 			put_label(f, "site", num, true);
 			name = fr->function ? fr->function : fname;
 			if (!fr->function)
-				snprintf(fname, sizeof(fname), "%s+0x%llx", fr->module ? fr->module : "?",
+				snprintf(fname, sizeof(fname), "%s+0x%llx",
+					 fr->module ? fr->module : "?",
 					 (unsigned long long)fr->rel_addr);
 			put_label(f, "function", name, false);
 			put_label(f, "module", fr->module ? fr->module : "", false);
@@ -271,12 +273,13 @@ static void write_status(FILE *f, struct mt_model *m, const struct mt_status *st
 
 	plain(f, "memtop_snapshot_timestamp_seconds", "gauge",
 	      "When memtop closed the interval these figures describe (unix time).", wall_s);
-	plain(f, "memtop_interval_seconds", "gauge", "Length of that interval.",
-	      model_interval_s(m));
+	plain(f, "memtop_interval_seconds", "gauge", "Length of that interval.", model_interval_s(m));
 	plain(f, "memtop_sampling_rate_bytes", "gauge", "Mean bytes allocated between two samples.",
 	      (double)model_rate(m));
-	plain(f, "memtop_sites", "gauge", "Call sites memtop knows (the site_* families show at most "
-	      "the top 20 by leak score and the top 20 by in-use bytes).", (double)model_site_count(m));
+	plain(f, "memtop_sites", "gauge",
+	      "Call sites memtop knows (the site_* families show at most "
+	      "the top 20 by leak score and the top 20 by in-use bytes).",
+	      (double)model_site_count(m));
 	plain(f, "memtop_targets", "gauge", "Processes memtop has watched (at most 64 are labelled).",
 	      (double)model_target_count(m));
 	plain(f, "memtop_overhead_slowdown_percent", "gauge",
@@ -294,7 +297,8 @@ static void write_status(FILE *f, struct mt_model *m, const struct mt_status *st
 	plain(f, "memtop_dropped_events_total", "counter",
 	      "Samples or frees lost because the ring buffer was full.", (double)d->events_lost);
 	plain(f, "memtop_live_map_full_total", "counter",
-	      "Samples counted but not tracked for in-use (live map full).", (double)d->live_map_full);
+	      "Samples counted but not tracked for in-use (live map full).",
+	      (double)d->live_map_full);
 }
 
 int metrics_text(struct mt_model *m, const struct mt_status *st, double wall_s, char **out,

@@ -818,8 +818,8 @@ static void comm_of(const struct mt_target *t, char *buf, size_t len)
 
 /* First comment: who was profiled, by which memtop. Sets *start to the
  * earliest start_ns of the targets covered (0: unknown). */
-static int add_target_comment(struct pprof *p, struct mt_model *m,
-			      const struct pprof_model_opts *o, __u64 *start)
+static int add_target_comment(struct pprof *p, struct mt_model *m, const struct pprof_model_opts *o,
+			      __u64 *start)
 {
 	char text[512], comm[32];
 	size_t n = model_target_count(m), i, used, listed = 0;
@@ -871,16 +871,16 @@ static int add_meta(struct pprof *p, struct mt_model *m, const struct pprof_mode
 	else
 		snprintf(text, sizeof(text), "every allocation was recorded (rate 1)");
 	err |= pprof_add_comment(p, text);
-	err |= pprof_add_comment(p, o->delta ?
-				 "alloc_objects and alloc_space: allocations since the previous profile" :
-				 "alloc_objects and alloc_space: allocations since memtop attached");
+	err |= pprof_add_comment(
+		p, o->delta ? "alloc_objects and alloc_space: allocations since the previous profile"
+			    : "alloc_objects and alloc_space: allocations since memtop attached");
 	if (err)
 		return -ENOMEM;
 	if (!now)
 		now = clock_mono_ns();
 	pprof_set_time(p, o->time_ns ? o->time_ns : pprof_wall_ns(now),
-		       o->duration_ns ? o->duration_ns :
-		       (start && now > start ? (__s64)(now - start) : 0));
+		       o->duration_ns ? o->duration_ns
+				      : (start && now > start ? (__s64)(now - start) : 0));
 	return 0;
 }
 
@@ -899,8 +899,7 @@ static int add_stack_agg(struct pprof *p, struct mt_model *m, const struct mt_st
 	__s64 v[4];
 	__u32 n;
 
-	if (o->delta &&
-	    delta_advance(o->delta, a->stack->id, a->pid, &alloc_bytes, &alloc_objects))
+	if (o->delta && delta_advance(o->delta, a->stack->id, a->pid, &alloc_bytes, &alloc_objects))
 		return -ENOMEM;
 	v[0] = round_value(alloc_objects);
 	v[1] = round_value(alloc_bytes);
@@ -914,8 +913,7 @@ static int add_stack_agg(struct pprof *p, struct mt_model *m, const struct mt_st
 		lab[1] = (struct pprof_label){ .key = "comm", .str = comm };
 	}
 	frames = pprof_stack_frames(a->stack, &n);
-	return pprof_add_sample(p, a->pid, frames, n, a->stack->truncated, v, lab,
-				labels ? 2 : 0);
+	return pprof_add_sample(p, a->pid, frames, n, a->stack->truncated, v, lab, labels ? 2 : 0);
 }
 
 struct pprof *pprof_from_model(struct mt_model *m, const struct pprof_model_opts *o)

@@ -82,14 +82,14 @@ struct pprof_delta *pprof_delta_new(void); /* NULL with errno set */
 void pprof_delta_free(struct pprof_delta *d);
 
 struct pprof_model_opts {
-	pid_t pid;		   /* only this target; 0: every target */
+	pid_t pid;                 /* only this target; 0: every target */
 	struct pprof_delta *delta; /* NULL: alloc_* since attach; else growth
 				    * since the last profile built with this
 				    * baseline, which is then advanced */
-	__s64 time_ns;		   /* collection time, UTC ns; 0: model_now() */
-	__s64 duration_ns;	   /* span alloc_* covers; 0: since the
+	__s64 time_ns;             /* collection time, UTC ns; 0: model_now() */
+	__s64 duration_ns;         /* span alloc_* covers; 0: since the
 				    * earliest start of the targets covered */
-	const char *version;	   /* for the comment; NULL: MEMTOP_VERSION */
+	const char *version;       /* for the comment; NULL: MEMTOP_VERSION */
 };
 
 /* The heap profile of m, Go style: sample types alloc_objects/count,

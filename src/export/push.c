@@ -57,8 +57,8 @@ struct push {
 	long connect_ms, timeout_ms;
 	double backoff_max_s;
 	struct pprof_delta *delta;
-	__u64 last_due_mono;  /* model time of the last due interval; 0: none */
-	__s64 last_until_ns;  /* wall clock the last batch ran up to; 0: none */
+	__u64 last_due_mono; /* model time of the last due interval; 0: none */
+	__s64 last_until_ns; /* wall clock the last batch ran up to; 0: none */
 
 	/* shared, under lock */
 	pthread_mutex_t lock;
@@ -163,13 +163,13 @@ int push_ingest_url(const char *base, const char *app, const char *host, pid_t p
 	blen = strlen(base);
 	while (blen && base[blen - 1] == '/')
 		blen--;
-	if (blen >= sizeof(ingest) - 1 && !strncmp(base + blen - (sizeof(ingest) - 1), ingest,
-						  sizeof(ingest) - 1))
+	if (blen >= sizeof(ingest) - 1 &&
+	    !strncmp(base + blen - (sizeof(ingest) - 1), ingest, sizeof(ingest) - 1))
 		blen -= sizeof(ingest) - 1;
 	sanitize(h, sizeof(h), host);
 	sanitize(c, sizeof(c), comm);
-	snprintf(name, sizeof(name), "%s{host=%s,pid=%d,comm=%s}", app ? app : PUSH_DEFAULT_APP,
-		 h, (int)pid, c);
+	snprintf(name, sizeof(name), "%s{host=%s,pid=%d,comm=%s}", app ? app : PUSH_DEFAULT_APP, h,
+		 (int)pid, c);
 	w = snprintf(buf, len, "%.*s/ingest?name=", (int)blen, base);
 	if (w < 0 || (size_t)w >= len)
 		return -ENAMETOOLONG;
@@ -209,14 +209,14 @@ static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, c
 	struct push *p = arg;
 	bool closing = __atomic_load_n(&p->closing, __ATOMIC_ACQUIRE);
 
-	return closing && ((__s64)clock_mono_ns()) >= __atomic_load_n(&p->deadline_ns, __ATOMIC_ACQUIRE);
+	return closing &&
+	       ((__s64)clock_mono_ns()) >= __atomic_load_n(&p->deadline_ns, __ATOMIC_ACQUIRE);
 }
 
 enum outcome { SENT, RETRY, REJECTED };
 
 /* POST one item. On failure writes the cause into err. */
-static enum outcome post(struct push *p, CURL *c, const struct item *it, char *err,
-			 size_t errlen)
+static enum outcome post(struct push *p, CURL *c, const struct item *it, char *err, size_t errlen)
 {
 	char curl_err[CURL_ERROR_SIZE] = "";
 	struct curl_slist *hdr = NULL;
@@ -543,7 +543,8 @@ void push_free(struct push *p, double grace_s)
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->lock);
-	__atomic_store_n(&p->deadline_ns, ((__s64)clock_mono_ns()) + (__s64)(grace_s > 0 ? grace_s * NSEC : 0),
+	__atomic_store_n(&p->deadline_ns,
+			 ((__s64)clock_mono_ns()) + (__s64)(grace_s > 0 ? grace_s * NSEC : 0),
 			 __ATOMIC_RELEASE);
 	__atomic_store_n(&p->closing, true, __ATOMIC_RELEASE);
 	pthread_cond_signal(&p->cond);

@@ -33,13 +33,13 @@
 struct push;
 
 struct push_opts {
-	const char *url;	  /* http(s)://host:port[/prefix], or its /ingest URL */
-	const char *app;	  /* application name, [A-Za-z0-9._-]; NULL: PUSH_DEFAULT_APP */
-	const char *host;	  /* host label; NULL: gethostname() */
-	double every_s;		  /* push_tick() period; <= 0: 15 */
+	const char *url;          /* http(s)://host:port[/prefix], or its /ingest URL */
+	const char *app;          /* application name, [A-Za-z0-9._-]; NULL: PUSH_DEFAULT_APP */
+	const char *host;         /* host label; NULL: gethostname() */
+	double every_s;           /* push_tick() period; <= 0: 15 */
 	double connect_timeout_s; /* <= 0: 2 */
-	double timeout_s;	  /* whole request; <= 0: 10 */
-	double backoff_max_s;	  /* longest wait between retries; <= 0: 60 */
+	double timeout_s;         /* whole request; <= 0: 10 */
+	double backoff_max_s;     /* longest wait between retries; <= 0: 60 */
 };
 
 

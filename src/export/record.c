@@ -39,27 +39,27 @@ struct rec_string {
 
 struct rec_stackdef {
 	__u32 id, n;
-	struct mt_frame *frames;     /* to compare */
-	struct rec_frame_ids *ids;   /* as written */
+	struct mt_frame *frames;   /* to compare */
+	struct rec_frame_ids *ids; /* as written */
 };
 
 struct recorder {
 	char path[4096], old_path[4104];
-	int fd, old_fd;		/* current segment, the one before (-1) */
+	int fd, old_fd; /* current segment, the one before (-1) */
 	__u32 segment;
 	__u64 seg_size, old_size, seg_max, total;
 	struct recorder_opts o;
 	__u64 session;
 	char failed[512];
-	char warning[256];	/* the bound cannot hold: said once */
-	__u64 state_size;	/* bytes of the last segment's opening state */
+	char warning[256]; /* the bound cannot hold: said once */
+	__u64 state_size;  /* bytes of the last segment's opening state */
 	struct bytebuf buf;
 	struct mt_model *model;
 
-	struct hmap strings;	/* rec_string by pointer */
+	struct hmap strings; /* rec_string by pointer */
 	struct rec_string **string_v;
 	size_t nstrings, strings_cap;
-	struct hmap stacks;	/* rec_stackdef by frames */
+	struct hmap stacks; /* rec_stackdef by frames */
 	struct rec_stackdef **stack_v;
 	size_t nstacks, stacks_cap;
 };
@@ -183,11 +183,15 @@ static __u32 stack_id(struct recorder *r, const struct mt_frame *f, __u32 n)
 	memcpy(d->frames, k.f, k.n * sizeof(*k.f));
 	for (i = 0; i < k.n; i++)
 		d->ids[i] = (struct rec_frame_ids){
-			.addr = f[i].addr, .rel_addr = f[i].rel_addr,
-			.function = string_id(r, f[i].function), .module = string_id(r, f[i].module),
+			.addr = f[i].addr,
+			.rel_addr = f[i].rel_addr,
+			.function = string_id(r, f[i].function),
+			.module = string_id(r, f[i].module),
 			.module_path = string_id(r, f[i].module_path),
-			.build_id = string_id(r, f[i].build_id), .file = string_id(r, f[i].file),
-			.line = f[i].line, .flags = f[i].flags,
+			.build_id = string_id(r, f[i].build_id),
+			.file = string_id(r, f[i].file),
+			.line = f[i].line,
+			.flags = f[i].flags,
 		};
 	d->id = (__u32)r->nstacks + 1;
 	if (hmap_put(&r->stacks, h, d) ||
@@ -241,10 +245,15 @@ static void flush(struct recorder *r)
 static void put_header(struct recorder *r)
 {
 	struct rec_header h = {
-		.version = REC_VERSION, .session = r->session, .segment = r->segment,
-		.rate = r->o.rate, .group = r->model ? model_group(r->model) : r->o.group,
-		.skip_regex = r->o.skip_regex, .interval_s = r->o.interval_s,
-		.version_str = r->o.version, .targets = r->o.targets,
+		.version = REC_VERSION,
+		.session = r->session,
+		.segment = r->segment,
+		.rate = r->o.rate,
+		.group = r->model ? model_group(r->model) : r->o.group,
+		.skip_regex = r->o.skip_regex,
+		.interval_s = r->o.interval_s,
+		.version_str = r->o.version,
+		.targets = r->o.targets,
 	};
 
 	h.start_wall_s = clock_wall_s();
@@ -319,8 +328,13 @@ static void on_group(void *ctx, enum mt_group g)
 void recorder_watch(struct recorder *r, struct mt_model *m)
 {
 	const struct mt_model_observer o = {
-		.ctx = r, .alloc = on_alloc, .free = on_free, .drop_process = on_drop,
-		.target_new = on_target_new, .target_ended = on_ended, .group = on_group,
+		.ctx = r,
+		.alloc = on_alloc,
+		.free = on_free,
+		.drop_process = on_drop,
+		.target_new = on_target_new,
+		.target_ended = on_ended,
+		.group = on_group,
 	};
 
 	r->model = m;
@@ -333,9 +347,13 @@ static void put_carried(void *ctx, const struct mt_live_view *l)
 {
 	struct recorder *r = ctx;
 	struct mt_sample_in in = {
-		.pid = l->pid, .ts_ns = l->ts_ns, .addr = l->addr, .size = l->size,
+		.pid = l->pid,
+		.ts_ns = l->ts_ns,
+		.addr = l->addr,
+		.size = l->size,
 		.weight_bytes = l->size ? (__u64)llround(l->weight * (double)l->size) : 0,
-		.truncated = l->stack->truncated, .mmap = l->stack->mmap,
+		.truncated = l->stack->truncated,
+		.mmap = l->stack->mmap,
 	};
 	struct stack_key k = { l->stack->frames, l->stack->nframes };
 	struct rec_stackdef *d;
@@ -349,8 +367,7 @@ static void put_carried(void *ctx, const struct mt_live_view *l)
 
 /* What a reader starting at the new segment needs: the dictionary, the
  * targets, the live samples, the deaths, and the interval just shown. */
-static void put_opening_state(struct recorder *r, const struct mt_model *m,
-			      const struct mt_status *st)
+static void put_opening_state(struct recorder *r, const struct mt_model *m, const struct mt_status *st)
 {
 	size_t i, n = model_target_count(m);
 

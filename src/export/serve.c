@@ -80,9 +80,9 @@ struct slot {
 	enum slot_state state;
 	enum kind kind;
 	int seconds;
-	struct blob *result;	    /* SLOT_DONE; NULL: building failed */
+	struct blob *result; /* SLOT_DONE; NULL: building failed */
 	/* main loop only */
-	struct pprof_delta *delta;  /* the baseline taken at start_ns */
+	struct pprof_delta *delta; /* the baseline taken at start_ns */
 	__u64 start_ns;
 };
 
@@ -117,7 +117,7 @@ struct serve {
 
 	pthread_mutex_t lock;
 	struct blob *current[K_NKINDS];
-	bool want_profiles; /* a profile was asked for: build them every tick */
+	bool want_profiles;    /* a profile was asked for: build them every tick */
 	__s64 last_profile_ms; /* when, on the monotonic clock */
 	double interval_s;
 	struct slot slots[SERVE_MAX_CONNS];
@@ -170,8 +170,7 @@ static struct blob *build_profile(struct mt_model *m, enum kind k, struct pprof_
 
 	if (!p)
 		return NULL;
-	if (!pprof_set_default_sample_type(p, kind_default_type[k]) &&
-	    !pprof_encode_gz(p, &gz, &len))
+	if (!pprof_set_default_sample_type(p, kind_default_type[k]) && !pprof_encode_gz(p, &gz, &len))
 		b = blob_new(gz, len);
 	free(gz);
 	pprof_free(p);
@@ -261,8 +260,7 @@ static bool step_slot(struct serve *s, struct slot *sl, struct mt_model *m, __u6
 	return next == SLOT_DONE;
 }
 
-void serve_publish(struct serve *s, struct mt_model *m, const struct mt_status *st,
-		   __u64 now_ns)
+void serve_publish(struct serve *s, struct mt_model *m, const struct mt_status *st, __u64 now_ns)
 {
 	char *text = NULL;
 	size_t len = 0, i;
@@ -274,7 +272,8 @@ void serve_publish(struct serve *s, struct mt_model *m, const struct mt_status *
 		swap_current(s, K_METRICS, blob_new(text, len));
 	free(text);
 	pthread_mutex_lock(&s->lock);
-	if (s->want_profiles && ((__s64)(clock_mono_ns() / 1000000)) - s->last_profile_ms > PROFILE_IDLE_MS) {
+	if (s->want_profiles &&
+	    ((__s64)(clock_mono_ns() / 1000000)) - s->last_profile_ms > PROFILE_IDLE_MS) {
 		/* nobody scrapes them any more: a stale one is never served */
 		s->want_profiles = false;
 		blob_put(s->current[K_HEAP]);
@@ -299,22 +298,30 @@ void serve_publish(struct serve *s, struct mt_model *m, const struct mt_status *
 static const char *reason(int code)
 {
 	switch (code) {
-	case 200: return "OK";
-	case 400: return "Bad Request";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 408: return "Request Timeout";
-	case 431: return "Request Header Fields Too Large";
-	case 500: return "Internal Server Error";
-	case 503: return "Service Unavailable";
-	default: return "Error";
+	case 200:
+		return "OK";
+	case 400:
+		return "Bad Request";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 408:
+		return "Request Timeout";
+	case 431:
+		return "Request Header Fields Too Large";
+	case 500:
+		return "Internal Server Error";
+	case 503:
+		return "Service Unavailable";
+	default:
+		return "Error";
 	}
 }
 
 #define PPROF_TYPE "application/octet-stream"
 
-static void respond(struct conn *c, int code, const char *type, struct blob *body,
-		    const char *text)
+static void respond(struct conn *c, int code, const char *type, struct blob *body, const char *text)
 {
 	size_t blen = body ? body->len : strlen(text);
 	char disp[96] = "";
@@ -359,7 +366,8 @@ static int query_seconds(const char *q, int *seconds)
 			if (p == q + n)
 				return -EINVAL;
 			for (; p < q + n; p++) {
-				if (*p < '0' || *p > '9' || (v = v * 10 + (*p - '0')) > SERVE_MAX_SECONDS)
+				if (*p < '0' || *p > '9' ||
+				    (v = v * 10 + (*p - '0')) > SERVE_MAX_SECONDS)
 					return -EINVAL;
 			}
 			*seconds = (int)v;
@@ -525,8 +533,11 @@ static void on_accept(struct serve *s)
 		pthread_mutex_lock(&s->lock);
 		s->st.open++;
 		pthread_mutex_unlock(&s->lock);
-		s->conns[i] = (struct conn){ .fd = fd, .state = C_READ, .slot = -1,
-					     .deadline_ms = ((__s64)(clock_mono_ns() / 1000000)) + SERVE_READ_TIMEOUT_S * 1000 };
+		s->conns[i] = (struct conn){ .fd = fd,
+					     .state = C_READ,
+					     .slot = -1,
+					     .deadline_ms = ((__s64)(clock_mono_ns() / 1000000)) +
+							    SERVE_READ_TIMEOUT_S * 1000 };
 	}
 }
 
@@ -658,8 +669,9 @@ static void *serve_main(void *arg)
 			if (c->state == C_WAIT)
 				continue;
 			map[n - 2] = i;
-			pfd[n++] = (struct pollfd){ .fd = c->fd,
-						    .events = c->state == C_WRITE ? POLLOUT : POLLIN };
+			pfd[n++] =
+				(struct pollfd){ .fd = c->fd,
+						 .events = c->state == C_WRITE ? POLLOUT : POLLIN };
 		}
 		timeout = (int)(next > now ? next - now : 0);
 		if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR)

@@ -50,8 +50,7 @@ bool serve_is_loopback(const struct serve *s);
 /* After each model tick, on the main loop: new /metrics text, new
  * profiles when someone asked for one, and the ?seconds= requests that
  * start or are due now. Never waits on a client. */
-void serve_publish(struct serve *s, struct mt_model *m, const struct mt_status *st,
-		   __u64 now_ns);
+void serve_publish(struct serve *s, struct mt_model *m, const struct mt_status *st, __u64 now_ns);
 
 /* A consistent copy of its counts, for the JSON. */
 void serve_get_status(struct serve *s, struct serve_status *out);

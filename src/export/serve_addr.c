@@ -26,8 +26,8 @@ static int parse_port(const char *s, in_port_t *port)
 	return 0;
 }
 
-int serve_parse_addr(const char *spec, struct sockaddr_storage *ss, socklen_t *len,
-		     bool *loopback, char *err, size_t errlen)
+int serve_parse_addr(const char *spec, struct sockaddr_storage *ss, socklen_t *len, bool *loopback,
+		     char *err, size_t errlen)
 {
 	char host[64];
 	const char *port;
@@ -85,7 +85,7 @@ int serve_parse_addr(const char *spec, struct sockaddr_storage *ss, socklen_t *l
 			    (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
 		return 0;
 	}
-	snprintf(err, errlen, "'%s' is not an IP address (names other than localhost are not looked up)",
-		 host);
+	snprintf(err, errlen,
+		 "'%s' is not an IP address (names other than localhost are not looked up)", host);
 	return -EINVAL;
 }

@@ -17,7 +17,7 @@
  * "localhost" (no name lookups); PORT 0 picks a free one. A non-loopback
  * address is accepted only when spelled out as a literal (never implied):
  * *loopback says which it is. 0, or -EINVAL with one line in err. */
-int serve_parse_addr(const char *spec, struct sockaddr_storage *ss, socklen_t *len,
-		     bool *loopback, char *err, size_t errlen);
+int serve_parse_addr(const char *spec, struct sockaddr_storage *ss, socklen_t *len, bool *loopback,
+		     char *err, size_t errlen);
 
 #endif /* MEMTOP_SERVE_ADDR_H */

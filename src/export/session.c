@@ -30,9 +30,9 @@
 #define VIEWER_BUF (64u << 10)
 
 struct segment {
-	int fd;	     /* -1: none */
+	int fd; /* -1: none */
 	__u32 number;
-	__u64 size;  /* flushed bytes */
+	__u64 size; /* flushed bytes */
 };
 
 struct viewer {
@@ -50,7 +50,7 @@ struct session {
 	pthread_t thread;
 	bool running;
 
-	pthread_mutex_t lock;	/* guards the fields below */
+	pthread_mutex_t lock; /* guards the fields below */
 	bool stop;
 	struct segment next_cur, next_prev; /* handed over, not taken yet (fd -1: none) */
 	__u64 cur_size;
@@ -84,8 +84,9 @@ int session_check_dir(const char *dir, char *err, size_t errlen)
 	if (fd < 0) {
 		e = -errno;
 		snprintf(err, errlen, "%.300s: %s", dir,
-			 errno == ELOOP || errno == ENOTDIR ? "not a directory (a symbolic link?): refused"
-							    : strerror(errno));
+			 errno == ELOOP || errno == ENOTDIR
+				 ? "not a directory (a symbolic link?): refused"
+				 : strerror(errno));
 		return e;
 	}
 	if (fstat(fd, &st)) {
@@ -96,7 +97,8 @@ int session_check_dir(const char *dir, char *err, size_t errlen)
 		snprintf(err, errlen,
 			 "%.300s is owned by uid %u with mode %04o: a session directory must be "
 			 "memtop's user's (uid %u) and writable by no one else",
-			 dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), (unsigned)geteuid());
+			 dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+			 (unsigned)geteuid());
 	}
 	close(fd);
 	return e;
@@ -190,14 +192,16 @@ static bool viewer_fill(struct session *s, struct viewer *v)
 {
 	for (;;) {
 		const struct segment *seg = v->segment == s->cur.number ? &s->cur
-					    : v->segment == s->prev.number && s->prev.fd >= 0 ? &s->prev
-					    : NULL;
+					    : v->segment == s->prev.number && s->prev.fd >= 0
+						    ? &s->prev
+						    : NULL;
 		ssize_t n;
 
 		if (!seg || seg->fd < 0)
 			return false;
 		if (v->off < seg->size) {
-			size_t want = seg->size - v->off < VIEWER_BUF ? seg->size - v->off : VIEWER_BUF;
+			size_t want =
+				seg->size - v->off < VIEWER_BUF ? seg->size - v->off : VIEWER_BUF;
 
 			n = pread(seg->fd, v->buf, want, (off_t)v->off);
 			if (n <= 0)
@@ -208,7 +212,7 @@ static bool viewer_fill(struct session *s, struct viewer *v)
 			return true;
 		}
 		if (seg == &s->cur)
-			return true; /* caught up: nothing to send */
+			return true;        /* caught up: nothing to send */
 		v->segment = s->cur.number; /* the older segment is done */
 		v->off = 0;
 	}
@@ -286,8 +290,8 @@ static void *session_main(void *arg)
 			if (!s->viewers[k] || !pfd[i].revents)
 				continue;
 			if ((pfd[i].revents & (POLLHUP | POLLERR)) ||
-			    ((pfd[i].revents & POLLIN) && recv(s->viewers[k]->sock, junk, sizeof(junk),
-							      MSG_DONTWAIT) == 0)) {
+			    ((pfd[i].revents & POLLIN) &&
+			     recv(s->viewers[k]->sock, junk, sizeof(junk), MSG_DONTWAIT) == 0)) {
 				viewer_drop(s, k, false);
 				continue;
 			}
@@ -354,8 +358,7 @@ static void handover(struct session *s)
 	s->cur_size = size;
 }
 
-struct session *session_open(const char *dir, pid_t id, struct recorder *rec, char *err,
-			     size_t errlen)
+struct session *session_open(const char *dir, pid_t id, struct recorder *rec, char *err, size_t errlen)
 {
 	struct session *s = calloc(1, sizeof(*s));
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };

@@ -83,7 +83,7 @@ static int parse_line(struct mt_settings *s, char *key, char *v, const char **wh
 {
 	if (!strcmp(key, "sort"))
 		return set_text(s->sort, sizeof(s->sort), v) ? (*why = "sort name too long", -EINVAL)
-							       : 0;
+							     : 0;
 	if (!strcmp(key, "invert")) {
 		if (!strcmp(v, "yes") || !strcmp(v, "1"))
 			s->invert = 1;
@@ -104,18 +104,21 @@ static int parse_line(struct mt_settings *s, char *key, char *v, const char **wh
 	}
 	if (!strcmp(key, "theme"))
 		return set_text(s->theme, sizeof(s->theme), v) ? (*why = "theme too long", -EINVAL)
-								 : 0;
+							       : 0;
 	if (!strcmp(key, "interval"))
-		return parse_seconds(v, &s->interval_s) ?
-			       (*why = "interval is 0.05 to 3600 seconds", -EINVAL) : 0;
+		return parse_seconds(v, &s->interval_s)
+			       ? (*why = "interval is 0.05 to 3600 seconds", -EINVAL)
+			       : 0;
 	if (!strcmp(key, "hidden_columns")) {
 		s->have_hidden = true;
-		return set_text(s->hidden_columns, sizeof(s->hidden_columns), v) ?
-			       (*why = "hidden_columns too long", -EINVAL) : 0;
+		return set_text(s->hidden_columns, sizeof(s->hidden_columns), v)
+			       ? (*why = "hidden_columns too long", -EINVAL)
+			       : 0;
 	}
 	if (!strcmp(key, "export_dir"))
-		return set_text(s->export_dir, sizeof(s->export_dir), v) ?
-			       (*why = "export_dir too long", -EINVAL) : 0;
+		return set_text(s->export_dir, sizeof(s->export_dir), v)
+			       ? (*why = "export_dir too long", -EINVAL)
+			       : 0;
 	return *why = "unknown setting", -EINVAL;
 }
 
@@ -161,8 +164,8 @@ int settings_format(const struct mt_settings *s, char *buf, size_t len)
 {
 	size_t used = 0;
 
-#define OUT(...)                                                                        \
-	used += snprintf(buf ? buf + (used < len ? used : len) : NULL,                  \
+#define OUT(...)                                                       \
+	used += snprintf(buf ? buf + (used < len ? used : len) : NULL, \
 			 used < len ? len - used : 0, __VA_ARGS__)
 	OUT("# memtop settings, saved by the settings screen (F2) of the live view.\n"
 	    "# Options on the command line win; memtop --no-config ignores this file.\n");

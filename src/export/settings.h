@@ -28,14 +28,14 @@
 #include "config.h"
 
 struct mt_settings {
-	char sort[16];		     /* a column title, "leak"; "": unset */
-	int invert;		     /* 0, 1; -1: unset */
-	int group;		     /* enum mt_group; -1: unset */
-	char theme[64];		     /* "": unset */
-	double interval_s;	     /* 0: unset */
-	bool have_hidden;	     /* hidden_columns was given (maybe empty) */
-	char hidden_columns[128];    /* column titles separated by spaces */
-	char export_dir[PATH_MAX];   /* "": the current directory */
+	char sort[16];             /* a column title, "leak"; "": unset */
+	int invert;                /* 0, 1; -1: unset */
+	int group;                 /* enum mt_group; -1: unset */
+	char theme[64];            /* "": unset */
+	double interval_s;         /* 0: unset */
+	bool have_hidden;          /* hidden_columns was given (maybe empty) */
+	char hidden_columns[128];  /* column titles separated by spaces */
+	char export_dir[PATH_MAX]; /* "": the current directory */
 };
 
 /* Nothing set. */

@@ -37,9 +37,12 @@ int snapshots_init(struct snapshots *s, const struct mt_config *cfg, char *err, 
 	if (cfg->serve && !(s->serve = serve_start(cfg->serve, err, errlen)))
 		return -errno;
 	if (s->serve)
-		fprintf(stderr, "memtop: serving http://%s/ (/metrics, /debug/pprof/heap, /debug/pprof/allocs)%s\n",
+		fprintf(stderr,
+			"memtop: serving http://%s/ (/metrics, /debug/pprof/heap, /debug/pprof/allocs)%s\n",
 			serve_address(s->serve),
-			serve_is_loopback(s->serve) ? "" : ": not loopback, anyone who reaches it reads the profiles");
+			serve_is_loopback(s->serve)
+				? ""
+				: ": not loopback, anyone who reaches it reads the profiles");
 	if (cfg->push_url) {
 		po.url = cfg->push_url;
 		po.every_s = cfg->push_every;

@@ -25,7 +25,7 @@ struct snapshots {
 	struct serve *serve;   /* --serve, or NULL */
 	bool served_said;      /* its address went to the status line */
 	unsigned int numbered; /* --output-every files written */
-	__u64 next_ns;	       /* when the next numbered file is due; 0: none */
+	__u64 next_ns;         /* when the next numbered file is due; 0: none */
 };
 
 /* Check the output paths and start the push thread. 0, or -errno with one

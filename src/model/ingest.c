@@ -31,9 +31,16 @@
  * its threads' own stacks in runtime.mstart and the first in rt0_go). */
 static bool is_outermost(const char *fn)
 {
-	static const char *const roots[] = { "_start", "__libc_start_main", "__libc_start_call_main",
-					     "start_thread", "clone", "clone3", "__clone",
-					     "__clone3", "runtime.goexit", "runtime.mstart",
+	static const char *const roots[] = { "_start",
+					     "__libc_start_main",
+					     "__libc_start_call_main",
+					     "start_thread",
+					     "clone",
+					     "clone3",
+					     "__clone",
+					     "__clone3",
+					     "runtime.goexit",
+					     "runtime.mstart",
 					     "runtime.rt0_go" };
 	size_t i;
 
@@ -46,15 +53,15 @@ static bool is_outermost(const char *fn)
 }
 
 /* Program counters of a sample, innermost first. Returns the count. */
-static int sample_ips(struct ingest *in, const struct mt_event_alloc *ev, __u64 *ips,
-		      bool *truncated)
+static int sample_ips(struct ingest *in, const struct mt_event_alloc *ev, __u64 *ips, bool *truncated)
 {
 	int n = 0, nfp = ev->nr_frames < MT_MAX_FRAMES ? ev->nr_frames : MT_MAX_FRAMES;
 	bool cfi_trunc = true;
 
 	if (in->unw && ev->stack_len > ev->stack_skew) {
 		n = unwinder_unwind(in->unw, ev->pid, &ev->regs, ev->stack + ev->stack_skew,
-				    ev->stack_len - ev->stack_skew, ips, MT_STACK_MAX_IPS, &cfi_trunc);
+				    ev->stack_len - ev->stack_skew, ips, MT_STACK_MAX_IPS,
+				    &cfi_trunc);
 		if (n < 0)
 			n = 0;
 	}

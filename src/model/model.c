@@ -60,17 +60,17 @@ struct stack_agg {
  * at every tick. */
 struct stack_rec {
 	struct mt_history inuse, alloc_rate;
-	double first_s;		/* first tick that observed it; < 0 before */
+	double first_s;                              /* first tick that observed it; < 0 before */
 	double prev_alloc_bytes, prev_alloc_objects; /* at the last tick */
 	double alloc_bytes_per_s, alloc_objects_per_s;
 	double inuse_bytes, alloc_bytes, alloc_objects; /* summed at the tick */
-	__u64 ended_ns;		/* all its processes ended, the last at this time */
-	double frozen_s;	/* the tick that closed it */
-	bool alive;		/* scratch for the tick: a live process has data here */
-	struct mt_stack pub;	/* last: frames[] follows */
+	__u64 ended_ns;      /* all its processes ended, the last at this time */
+	double frozen_s;     /* the tick that closed it */
+	bool alive;          /* scratch for the tick: a live process has data here */
+	struct mt_stack pub; /* last: frames[] follows */
 };
 
-#define stack_rec_of(st) ((struct stack_rec *)((char *)(st) - offsetof(struct stack_rec, pub)))
+#define stack_rec_of(st) ((struct stack_rec *)((char *)(st)-offsetof(struct stack_rec, pub)))
 
 struct live_sample {
 	pid_t pid;
@@ -84,15 +84,15 @@ struct live_sample {
 struct mt_model {
 	__u64 rate;
 	enum mt_group group;
-	__u32 max_stacks;	   /* per target */
-	const char *s_overflow;	   /* MT_STACKS_OVERFLOW, interned */
+	__u32 max_stacks;          /* per target */
+	const char *s_overflow;    /* MT_STACKS_OVERFLOW, interned */
 	struct wrappers *wrappers; /* what is machinery, not a call site */
 
 	struct hmap stacks; /* mt_stack by frames */
 	struct stack_rec **stack_v;
 	size_t nstack, stack_cap;
 	struct mt_history clock; /* a zero pushed at every tick: new stacks' template */
-	struct hmap aggs;   /* stack_agg by (stack, pid) */
+	struct hmap aggs;        /* stack_agg by (stack, pid) */
 	struct stack_agg **agg_v;
 	size_t nagg, agg_cap;
 
@@ -670,8 +670,7 @@ int model_set_group(struct mt_model *m, enum mt_group group)
 	return 0;
 }
 
-int model_target_ended(struct mt_model *m, pid_t pid, const struct mt_target_end *how,
-		       __u64 at_ns)
+int model_target_ended(struct mt_model *m, pid_t pid, const struct mt_target_end *how, __u64 at_ns)
 {
 	struct mt_target *t = model_target(m, pid, false);
 
@@ -744,10 +743,9 @@ static int on_alloc(struct mt_model *m, const struct mt_sample_in *in)
 {
 	struct stack_agg *a = agg_of_sample(m, in);
 	struct live_sample *l = NULL, *old;
-	double w = in->weight_bytes && in->size ? (double)in->weight_bytes / in->size
-						: sampling_phase_weight(in->size,
-									in->rate ? in->rate : m->rate,
-									in->duty);
+	double w = in->weight_bytes && in->size
+			   ? (double)in->weight_bytes / in->size
+			   : sampling_phase_weight(in->size, in->rate ? in->rate : m->rate, in->duty);
 	struct live_key key = { in->pid, in->addr };
 	struct totals d = { 0 };
 
@@ -976,8 +974,7 @@ __u64 model_site_inline_capacity(const struct mt_model *m, const struct mt_site 
 
 double model_site_obj_rate(const struct mt_site *s)
 {
-	return s->alloc_bytes > 0 ? s->stats.rate_bytes_per_s * s->alloc_objects / s->alloc_bytes
-				  : 0;
+	return s->alloc_bytes > 0 ? s->stats.rate_bytes_per_s * s->alloc_objects / s->alloc_bytes : 0;
 }
 
 double model_inuse_bytes(const struct mt_model *m)
@@ -1055,8 +1052,7 @@ static double closing_dt(const struct mt_model *m, __u64 end_ns, double dt)
 /* Sum the aggregates into their stacks, mark which stacks and sites a
  * live process has data in, and push every stack's point. site_end[k] gets
  * the last death among site k's processes; site_alive[k] whether one lives. */
-static void tick_stacks(struct mt_model *m, double now_s, double dt, bool *site_alive,
-			__u64 *site_end)
+static void tick_stacks(struct mt_model *m, double now_s, double dt, bool *site_alive, __u64 *site_end)
 {
 	size_t i;
 
@@ -1237,8 +1233,8 @@ void model_set_observer(struct mt_model *m, const struct mt_model_observer *o)
 		memset(&m->obs, 0, sizeof(m->obs));
 }
 
-void model_live_each(const struct mt_model *m,
-		     void (*fn)(void *ctx, const struct mt_live_view *l), void *ctx)
+void model_live_each(const struct mt_model *m, void (*fn)(void *ctx, const struct mt_live_view *l),
+		     void *ctx)
 {
 	size_t i;
 
@@ -1248,8 +1244,11 @@ void model_live_each(const struct mt_model *m,
 
 		if (!l)
 			continue;
-		v = (struct mt_live_view){ .pid = l->pid, .addr = l->addr, .size = l->size,
-					   .weight = l->weight, .ts_ns = l->ts_ns,
+		v = (struct mt_live_view){ .pid = l->pid,
+					   .addr = l->addr,
+					   .size = l->size,
+					   .weight = l->weight,
+					   .ts_ns = l->ts_ns,
 					   .stack = l->agg->pub.stack };
 		fn(ctx, &v);
 	}
@@ -1300,8 +1299,7 @@ static int site_cmp(const void *pa, const void *pb)
 	return (int)a->id - (int)b->id;
 }
 
-size_t model_sites_sorted(const struct mt_model *m, enum mt_sort key, struct mt_site **out,
-			  size_t max)
+size_t model_sites_sorted(const struct mt_model *m, enum mt_sort key, struct mt_site **out, size_t max)
 {
 	size_t n = m->nsite;
 

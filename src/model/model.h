@@ -32,29 +32,29 @@ struct mt_stack {
 	__u32 id;
 	__u32 nframes;
 	__u32 site_frame; /* index of the call-site frame (first non-allocator) */
-	bool truncated;	  /* the unwinder could not reach the outermost frame */
-	bool mmap;	  /* anonymous mappings (the mmap source), not heap blocks:
+	bool truncated;   /* the unwinder could not reach the outermost frame */
+	bool mmap;        /* anonymous mappings (the mmap source), not heap blocks:
 			   * its sites are its own and stay out of the heap totals */
 	struct mt_frame frames[];
 };
 
 struct mt_site {
-	__u32 id;			/* stable while the grouping is unchanged */
-	const struct mt_stack *stack;	/* first stack seen for this site */
-	const struct mt_frame *frame;	/* the call-site frame within stack */
+	__u32 id;                     /* stable while the grouping is unchanged */
+	const struct mt_stack *stack; /* first stack seen for this site */
+	const struct mt_frame *frame; /* the call-site frame within stack */
 	/* Estimates since attach (unsampled, see the header comment). */
 	double alloc_bytes;
 	double alloc_objects;
 	double inuse_bytes;
 	double inuse_objects;
 	double freed_bytes; /* estimated bytes of this site later freed */
-	__u64 samples;	    /* sampled allocations seen */
+	__u64 samples;      /* sampled allocations seen */
 	__u64 live_samples; /* of those, not freed yet */
 	__u64 truncated_samples;
 	__u64 untracked_samples; /* samples no in-use tracking could take (the
 				  * kernel's or memtop's live map was full): this
 				  * site's in-use is low by about as many samples */
-	__u64 oldest_live_ns; /* CLOCK_MONOTONIC of the oldest live sample; 0: none */
+	__u64 oldest_live_ns;    /* CLOCK_MONOTONIC of the oldest live sample; 0: none */
 	/* Over the last model_tick() interval. */
 	double alloc_bytes_per_s;
 	double alloc_objects_per_s;
@@ -75,24 +75,24 @@ struct mt_site {
 /* How a target ended, as model_target_ended() was told. */
 enum mt_end_kind {
 	MT_END_NONE = 0, /* alive */
-	MT_END_EXIT,	 /* exited: code */
-	MT_END_SIGNAL,	 /* killed by signal */
-	MT_END_OOM,	 /* killed by the OOM killer (SIGKILL while its cgroup's
+	MT_END_EXIT,     /* exited: code */
+	MT_END_SIGNAL,   /* killed by signal */
+	MT_END_OOM,      /* killed by the OOM killer (SIGKILL while its cgroup's
 			  * oom_kill count rose) */
-	MT_END_UNKNOWN,	 /* gone, its status unknown to memtop */
+	MT_END_UNKNOWN,  /* gone, its status unknown to memtop */
 };
 
 struct mt_target_end {
 	enum mt_end_kind kind;
-	int code;	/* MT_END_EXIT: the exit status */
-	int signal;	/* MT_END_SIGNAL, MT_END_OOM: the signal number */
-	bool core;	/* it dumped core */
+	int code;         /* MT_END_EXIT: the exit status */
+	int signal;       /* MT_END_SIGNAL, MT_END_OOM: the signal number */
+	bool core;        /* it dumped core */
 	double at_wall_s; /* the death on the wall clock (unix seconds), for display */
 	/* The memory cgroup it lived in, as last read before the death. */
 	bool have_cgroup;
-	__u64 cg_current;	/* memory.current (bytes) */
-	__u64 cg_max;		/* memory.max; 0: none */
-	__s64 cg_oom_kill;	/* memory.events oom_kill after the death; -1: unknown */
+	__u64 cg_current;  /* memory.current (bytes) */
+	__u64 cg_max;      /* memory.max; 0: none */
+	__s64 cg_oom_kill; /* memory.events oom_kill after the death; -1: unknown */
 };
 
 /* What memtop declined to keep for one target, past its per-target
@@ -103,7 +103,7 @@ struct mt_target_limits {
 			      * in the target's MT_STACKS_OVERFLOW site */
 	__u64 files_refused; /* mappings whose file was not opened: the target
 			      * already had PROC_CACHE_MAX_FILE_MAPS open */
-	__u64 maps_cut;	     /* reads of its /proc/PID/maps cut short (over
+	__u64 maps_cut;      /* reads of its /proc/PID/maps cut short (over
 			      * PROC_MAPS_MAX_BYTES or PROC_MAPS_MAX_ENTRIES) */
 };
 
@@ -127,8 +127,8 @@ struct mt_target {
 	__s64 go_rate;
 	bool alive;
 	__u64 rss_bytes;
-	__u64 start_ns; /* CLOCK_MONOTONIC when memtop began watching */
-	__u64 exit_ns;	/* the moment of its death; 0 while alive */
+	__u64 start_ns;           /* CLOCK_MONOTONIC when memtop began watching */
+	__u64 exit_ns;            /* the moment of its death; 0 while alive */
 	struct mt_target_end end; /* how it ended; kind MT_END_NONE while alive */
 	/* Exact, every call counted in the kernel (summed over CPUs), unless
 	 * counters_exact is false: the process samples itself (USDT) or the
@@ -150,7 +150,7 @@ struct mt_target {
 	double inuse_objects;
 	/* History of rss and in-use for the target (stats.h). */
 	struct mt_target_stats stats;
-	__u32 nstacks;	/* distinct stacks it has samples in */
+	__u32 nstacks; /* distinct stacks it has samples in */
 	struct mt_target_limits limits;
 	/* private to model.c */
 	struct mt_proc_counters prev_counters;
@@ -172,24 +172,24 @@ struct mt_sample_in {
 	__u64 ts_ns;
 	__u64 addr;
 	__u64 size;
-	__u64 weight_bytes; /* bytes it stands for, when the process sampled it;
+	__u64 weight_bytes;            /* bytes it stands for, when the process sampled it;
 			     * 0: memtop sampled it at rate and duty */
-	__u64 rate;	    /* mean bytes between samples it was drawn at; 0: the
+	__u64 rate;                    /* mean bytes between samples it was drawn at; 0: the
 			     * model's rate */
-	double duty;	    /* share of time the allocation probes were on;
+	double duty;                   /* share of time the allocation probes were on;
 			     * 0: always (1) */
-	bool untracked;	 /* no free will ever be reported for it */
-	bool truncated;	 /* stack incomplete */
-	bool mmap;	 /* an anonymous mapping (MT_FN_MMAP), weight 1 */
+	bool untracked;                /* no free will ever be reported for it */
+	bool truncated;                /* stack incomplete */
+	bool mmap;                     /* an anonymous mapping (MT_FN_MMAP), weight 1 */
 	const struct mt_frame *frames; /* innermost first, copied by the model */
 	__u32 nframes;
 };
 
 struct mt_model_opts {
-	__u64 rate;	     /* mean sampling interval in bytes (1: every call) */
+	__u64 rate; /* mean sampling interval in bytes (1: every call) */
 	enum mt_group group;
 	const char *skip_regex; /* extra allocator frames to skip; NULL: none */
-	__u32 max_stacks;	/* distinct stacks kept per target; 0: MT_MAX_STACKS_DEFAULT.
+	__u32 max_stacks;       /* distinct stacks kept per target; 0: MT_MAX_STACKS_DEFAULT.
 				 * A sample of a target that has them all, in a stack it
 				 * has not used yet, goes to its MT_STACKS_OVERFLOW site
 				 * (limits.stacks_folded) */
@@ -226,8 +226,7 @@ void model_drop_process(struct mt_model *m, pid_t pid);
  * are what it held when it died (exports keep them). A later
  * model_target() with create for the same pid (a new process reusing it)
  * starts it afresh. 0, or -ENOENT for an unknown pid. */
-int model_target_ended(struct mt_model *m, pid_t pid, const struct mt_target_end *how,
-		       __u64 at_ns);
+int model_target_ended(struct mt_model *m, pid_t pid, const struct mt_target_end *how, __u64 at_ns);
 /* "exited with code 3", "killed by SIGSEGV (core dumped)", "OOM-killed
  * (cgroup 512.0 MiB of 512.0 MiB, oom_kill 1)", "exited" into buf. */
 void model_end_describe(const struct mt_target_end *e, char *buf, size_t len);
@@ -315,8 +314,8 @@ struct mt_live_view {
 	const struct mt_stack *stack;
 };
 /* Call fn for every live sample (in no particular order). */
-void model_live_each(const struct mt_model *m,
-		     void (*fn)(void *ctx, const struct mt_live_view *l), void *ctx);
+void model_live_each(const struct mt_model *m, void (*fn)(void *ctx, const struct mt_live_view *l),
+		     void *ctx);
 
 /* Sum of estimated in-use bytes over all sites. */
 double model_inuse_bytes(const struct mt_model *m);

@@ -94,8 +94,7 @@ bool rec_get_string(struct rec_cur *c, __u32 *id, const char **s)
 	return !c->bad;
 }
 
-void rec_put_stack(struct bytebuf *b, __u32 id, const struct rec_frame_ids *fr, __u32 n,
-		   __u16 flags)
+void rec_put_stack(struct bytebuf *b, __u32 id, const struct rec_frame_ids *fr, __u32 n, __u16 flags)
 {
 	size_t f = rec_frame_begin(b, REC_STACK, flags);
 	__u32 i;
@@ -155,8 +154,8 @@ void rec_put_alloc(struct bytebuf *b, __u32 stack, const struct mt_sample_in *in
 	rec_put_u64(b, in->weight_bytes);
 	rec_put_u64(b, in->rate);
 	rec_put_f64(b, in->duty);
-	rec_put_u8(b, (in->untracked ? ALLOC_UNTRACKED : 0) | (in->truncated ? ALLOC_TRUNCATED : 0) |
-			      (in->mmap ? ALLOC_MMAP : 0));
+	rec_put_u8(b, (in->untracked ? ALLOC_UNTRACKED : 0) |
+			      (in->truncated ? ALLOC_TRUNCATED : 0) | (in->mmap ? ALLOC_MMAP : 0));
 	rec_frame_end(b, f);
 }
 
@@ -446,8 +445,8 @@ void rec_put_interval(struct bytebuf *b, const struct mt_model *m, const struct 
 	rec_frame_end(b, f);
 }
 
-bool rec_get_interval(struct rec_cur *c, __u64 *now_ns, struct mt_drops *d,
-		      struct mt_status *st, __u32 *ntargets)
+bool rec_get_interval(struct rec_cur *c, __u64 *now_ns, struct mt_drops *d, struct mt_status *st,
+		      __u32 *ntargets)
 {
 	const struct mt_replay_pos *pos = st->replay;
 

@@ -21,9 +21,9 @@
 #include "model/status.h"
 
 struct rec_header {
-	__u16 version;	  /* REC_VERSION when written */
-	__u64 session;	  /* random, the same in every segment of a run */
-	__u32 segment;	  /* 0, 1, ...: rotation's count */
+	__u16 version; /* REC_VERSION when written */
+	__u64 session; /* random, the same in every segment of a run */
+	__u32 segment; /* 0, 1, ...: rotation's count */
 	__u64 rate;
 	enum mt_group group;
 	const char *skip_regex; /* NULL: none */
@@ -46,8 +46,7 @@ struct rec_frame_ids {
 	__u32 line, flags;
 };
 #define REC_STACK_FRAME_BYTES 44 /* one frame's bytes in a REC_STACK payload */
-void rec_put_stack(struct bytebuf *b, __u32 id, const struct rec_frame_ids *f, __u32 n,
-		   __u16 flags);
+void rec_put_stack(struct bytebuf *b, __u32 id, const struct rec_frame_ids *f, __u32 n, __u16 flags);
 /* Reads the id and the count; then rec_get_stack_frame() n times. */
 bool rec_get_stack(struct rec_cur *c, __u32 *id, __u32 *n);
 bool rec_get_stack_frame(struct rec_cur *c, struct rec_frame_ids *f);
@@ -92,8 +91,8 @@ struct rec_target {
 };
 /* The interval's head; then rec_get_target() *ntargets times. The
  * status's strings point into the string pool. */
-bool rec_get_interval(struct rec_cur *c, __u64 *now_ns, struct mt_drops *d,
-		      struct mt_status *st, __u32 *ntargets);
+bool rec_get_interval(struct rec_cur *c, __u64 *now_ns, struct mt_drops *d, struct mt_status *st,
+		      __u32 *ntargets);
 bool rec_get_target(struct rec_cur *c, struct rec_target *t);
 
 #endif /* MEMTOP_REC_CODEC_H */

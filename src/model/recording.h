@@ -27,22 +27,22 @@
 #define REC_MAGIC "\x89MTREC\r\n"
 #define REC_MAGIC_LEN 8
 #define REC_VERSION 1
-#define REC_FRAME_OVERHEAD 12		/* length, type, flags, CRC */
-#define REC_MAX_PAYLOAD (4u << 20)	/* no frame is larger */
-#define REC_MAX_STRING 65536		/* bytes of one string */
-#define REC_MAX_FRAMES 1024		/* frames of one stack */
-#define REC_MAX_TARGETS 65536		/* targets in one interval */
+#define REC_FRAME_OVERHEAD 12      /* length, type, flags, CRC */
+#define REC_MAX_PAYLOAD (4u << 20) /* no frame is larger */
+#define REC_MAX_STRING 65536       /* bytes of one string */
+#define REC_MAX_FRAMES 1024        /* frames of one stack */
+#define REC_MAX_TARGETS 65536      /* targets in one interval */
 
 enum rec_type {
-	REC_HEADER = 1,	  /* a segment's first frame: version, session, options */
-	REC_STRING = 2,	  /* u32 id, string: ids from 1, each defined once */
-	REC_STACK = 3,	  /* u32 id, flags, frames: ids from 1 */
-	REC_TARGET = 4,	  /* a target appears (or a new process reuses its pid) */
-	REC_ALLOC = 5,	  /* a sampled allocation, symbolized */
-	REC_FREE = 6,	  /* a free of a sampled address */
-	REC_DROP = 7,	  /* a process's live samples are forgotten (exec) */
-	REC_ENDED = 8,	  /* a target died, and how */
-	REC_GROUP = 9,	  /* the grouping changed */
+	REC_HEADER = 1,    /* a segment's first frame: version, session, options */
+	REC_STRING = 2,    /* u32 id, string: ids from 1, each defined once */
+	REC_STACK = 3,     /* u32 id, flags, frames: ids from 1 */
+	REC_TARGET = 4,    /* a target appears (or a new process reuses its pid) */
+	REC_ALLOC = 5,     /* a sampled allocation, symbolized */
+	REC_FREE = 6,      /* a free of a sampled address */
+	REC_DROP = 7,      /* a process's live samples are forgotten (exec) */
+	REC_ENDED = 8,     /* a target died, and how */
+	REC_GROUP = 9,     /* the grouping changed */
 	REC_INTERVAL = 10, /* an interval closed: targets' figures, drops, status */
 	REC_TYPE_MAX = REC_INTERVAL,
 };
@@ -80,8 +80,8 @@ void rec_frame_end(struct bytebuf *b, size_t start);
 enum rec_scan {
 	REC_SCAN_FRAME = 0, /* a complete, checked frame */
 	REC_SCAN_SEGMENT,   /* the magic of a (next) segment: skipped */
-	REC_SCAN_MORE,	    /* the bytes end inside a frame (or are empty) */
-	REC_SCAN_BAD,	    /* not a frame: bad length, type or CRC */
+	REC_SCAN_MORE,      /* the bytes end inside a frame (or are empty) */
+	REC_SCAN_BAD,       /* not a frame: bad length, type or CRC */
 };
 
 struct rec_frame {

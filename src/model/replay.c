@@ -34,22 +34,22 @@ struct replay {
 	size_t len, cap;
 
 	/* applying */
-	size_t pos;		/* next byte to apply */
-	long at;		/* interval the model stands at */
+	size_t pos; /* next byte to apply */
+	long at;    /* interval the model stands at */
 	bool quiet;
-	int segments;		/* seen so far */
+	int segments; /* seen so far */
 	__u64 session;
 	__u32 segment;
-	bool in_segment;	/* a magic was read: a header must follow */
+	bool in_segment; /* a magic was read: a header must follow */
 	bool skip_key;
-	int error;		/* once set, nothing more is applied */
+	int error; /* once set, nothing more is applied */
 	char error_msg[256];
 	struct mt_model *model;
 	struct mt_status status;
 	struct replay_info info;
 	__u64 last_now_ns;
 
-	const char **strings;	/* [id - 1] */
+	const char **strings; /* [id - 1] */
 	size_t nstrings, strings_cap;
 	struct rec_stack *stacks; /* [id - 1] */
 	size_t nstacks, stacks_cap;
@@ -57,7 +57,7 @@ struct replay {
 	/* counting (replay_count) */
 	size_t scan_pos;
 	long scanned;
-	size_t tail;		/* bytes after the last complete frame */
+	size_t tail; /* bytes after the last complete frame */
 };
 
 struct replay *replay_new(void)
@@ -211,7 +211,8 @@ static int apply_stack(struct replay *r, struct rec_cur *c)
 		    !string_of(r, f.module_path, &o->module_path) ||
 		    !string_of(r, f.build_id, &o->build_id) || !string_of(r, f.file, &o->file)) {
 			free(st.frames);
-			return failf(r, -EBADMSG, "stack %u: frame %u names an unknown string", id, i);
+			return failf(r, -EBADMSG, "stack %u: frame %u names an unknown string", id,
+				     i);
 		}
 		o->addr = f.addr;
 		o->rel_addr = f.rel_addr;
@@ -233,15 +234,16 @@ static int apply_header(struct replay *r, struct rec_cur *c)
 		return failf(r, -EBADMSG, "a malformed segment header");
 	if (h.version != REC_VERSION)
 		return failf(r, -EPROTONOSUPPORT,
-			     "recording format version %u; this memtop reads version %d",
-			     h.version, REC_VERSION);
+			     "recording format version %u; this memtop reads version %d", h.version,
+			     REC_VERSION);
 	r->in_segment = false;
 	if (r->segments++) {
 		if (h.session != r->session || h.segment != r->segment + 1)
-			return failf(r, -EBADMSG,
-				     "segment %u of session %016llx does not follow segment %u of %016llx",
-				     h.segment, (unsigned long long)h.session, r->segment,
-				     (unsigned long long)r->session);
+			return failf(
+				r, -EBADMSG,
+				"segment %u of session %016llx does not follow segment %u of %016llx",
+				h.segment, (unsigned long long)h.session, r->segment,
+				(unsigned long long)r->session);
 		r->segment = h.segment;
 		r->skip_key = true;
 		return 0;
@@ -255,9 +257,12 @@ static int apply_header(struct replay *r, struct rec_cur *c)
 		return failf(r, -errno, "cannot set up the model: %s",
 			     errno == EINVAL ? "the --skip pattern does not compile"
 					     : strerror(errno));
-	r->info = (struct replay_info){ .session = h.session, .segment = h.segment,
-					.rate = h.rate, .group = h.group,
-					.interval_s = h.interval_s, .start_wall_s = h.start_wall_s };
+	r->info = (struct replay_info){ .session = h.session,
+					.segment = h.segment,
+					.rate = h.rate,
+					.group = h.group,
+					.interval_s = h.interval_s,
+					.start_wall_s = h.start_wall_s };
 	snprintf(r->info.version, sizeof(r->info.version), "%s", h.version_str ? h.version_str : "");
 	snprintf(r->info.targets, sizeof(r->info.targets), "%s", h.targets ? h.targets : "");
 	return 0;
@@ -380,15 +385,16 @@ int replay_step(struct replay *r, char *err, size_t errlen)
 
 	while (!r->error) {
 		struct rec_frame f;
-		enum rec_scan s = r->data ? rec_scan(r->data + r->pos, r->len - r->pos, &f)
-					  : REC_SCAN_MORE;
+		enum rec_scan s =
+			r->data ? rec_scan(r->data + r->pos, r->len - r->pos, &f) : REC_SCAN_MORE;
 		struct rec_cur c;
 
 		if (s == REC_SCAN_MORE)
 			return 0;
 		if (s == REC_SCAN_BAD) {
-			failf(r, -EBADMSG, r->pos ? "not a frame (a bad length, type or checksum)"
-						  : "not a memtop recording");
+			failf(r, -EBADMSG,
+			      r->pos ? "not a frame (a bad length, type or checksum)"
+				     : "not a memtop recording");
 			break;
 		}
 		if (s == REC_SCAN_SEGMENT) {
@@ -399,8 +405,9 @@ int replay_step(struct replay *r, char *err, size_t errlen)
 		if (r->pos == 0)
 			return failf(r, -EBADMSG, "not a memtop recording");
 		if (r->in_segment != (f.type == REC_HEADER)) {
-			failf(r, -EBADMSG, r->in_segment ? "a segment without a header"
-							 : "a segment header without its magic");
+			failf(r, -EBADMSG,
+			      r->in_segment ? "a segment without a header"
+					    : "a segment header without its magic");
 			break;
 		}
 		if (f.type == REC_HEADER) {

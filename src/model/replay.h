@@ -23,8 +23,8 @@
 /* What the recording says about the run that wrote it (its first segment
  * header). */
 struct replay_info {
-	__u64 session;	   /* random id of the run */
-	__u32 segment;	   /* the first segment read (0 unless older ones were rotated away) */
+	__u64 session; /* random id of the run */
+	__u32 segment; /* the first segment read (0 unless older ones were rotated away) */
 	__u64 rate;
 	enum mt_group group;
 	double interval_s; /* -d of the run */

@@ -61,8 +61,7 @@ void history_push(struct mt_history *h, double t, double v)
 	}
 }
 
-static const struct mt_history_level *history_level_for(const struct mt_history *h,
-							  double since)
+static const struct mt_history_level *history_level_for(const struct mt_history *h, double since)
 {
 	const struct mt_history_level *best = NULL;
 	double best_oldest = INFINITY;
@@ -306,29 +305,29 @@ static void fmt_duration(char *buf, size_t len, double s)
  */
 static const double horizons_s[] = { 60, 600, 3600 };
 #define N_HORIZONS (int)(sizeof(horizons_s) / sizeof(horizons_s[0]))
-#define GROWTH_LO 4.0		/* net growth in samples: below, no evidence */
-#define GROWTH_HI 12.0		/* at and above, full evidence */
-#define FIT_LO 0.50		/* R^2 of the long window */
+#define GROWTH_LO 4.0  /* net growth in samples: below, no evidence */
+#define GROWTH_HI 12.0 /* at and above, full evidence */
+#define FIT_LO 0.50    /* R^2 of the long window */
 #define FIT_HI 0.85
-#define PERSIST_SAMPLES 32	/* short window: time to expect this many new samples */
-#define SHORT_MIN_S 10.0	/* ... but at least this long */
-#define PERSIST_LO 0.15		/* short slope / long slope */
+#define PERSIST_SAMPLES 32 /* short window: time to expect this many new samples */
+#define SHORT_MIN_S 10.0   /* ... but at least this long */
+#define PERSIST_LO 0.15    /* short slope / long slope */
 #define PERSIST_HI 0.45
-#define ZL_LO 3.0		/* long-window growth / its noise (z) */
+#define ZL_LO 3.0 /* long-window growth / its noise (z) */
 #define ZL_HI 5.0
-#define ZS_LO 0.75		/* short-window growth / its noise (z) */
+#define ZS_LO 0.75 /* short-window growth / its noise (z) */
 #define ZS_HI 2.0
-#define BASE_MIN_S 70.0		/* history wobble: measured once watched this long, */
-#define BASE_MAX_S 600.0	/* over at most this much history */
-#define WOBBLE_LO 2.0		/* growth / wobble */
+#define BASE_MIN_S 70.0  /* history wobble: measured once watched this long, */
+#define BASE_MAX_S 600.0 /* over at most this much history */
+#define WOBBLE_LO 2.0    /* growth / wobble */
 #define WOBBLE_HI 4.0
-#define PLATEAU_RATIO 0.30	/* below: plateau, when the long window grew */
-#define AGE_CUT_DIV 3.0		/* live bytes older than a third of the window */
+#define PLATEAU_RATIO 0.30 /* below: plateau, when the long window grew */
+#define AGE_CUT_DIV 3.0    /* live bytes older than a third of the window */
 #define AGE_LO 0.20
 #define AGE_HI 0.60
-#define CONF_SAMPLES 20.0	/* confidence: samples seen */
-#define CONF_SPAN_S 10.0	/* confidence: seconds watched */
-#define BASE_WEIGHT 0.60	/* growth alone caps the score at 60 */
+#define CONF_SAMPLES 20.0 /* confidence: samples seen */
+#define CONF_SPAN_S 10.0  /* confidence: seconds watched */
+#define BASE_WEIGHT 0.60  /* growth alone caps the score at 60 */
 #define MAX_WINDOW (MT_HIST_POINTS + 1)
 
 /* 0 at or below lo, 1 at or above hi, linear between. */
@@ -432,8 +431,8 @@ struct horizon_eval {
 	double horizon, short_len;
 	struct mt_fit lf, sf;
 	struct noise nz; /* of the long window */
-	double z_long;	/* the long window's growth in units of that noise */
-	double z_short; /* the short window's */
+	double z_long;   /* the long window's growth in units of that noise */
+	double z_short;  /* the short window's */
 	double growth, fit, persist;
 };
 
@@ -441,8 +440,7 @@ struct horizon_eval {
  * BASE_MAX_S, in samples, once the site has been watched BASE_MIN_S; 0
  * before. A cache's population wobbles, and a minute of the wobble going
  * up looks like a slow leak; a leak's history hugs its line. */
-static double history_wobble(const struct mt_site_stats *s, double now, double span,
-			     double quantum)
+static double history_wobble(const struct mt_site_stats *s, double now, double span, double quantum)
 {
 	struct mt_fit f;
 	struct noise nz;
@@ -453,9 +451,8 @@ static double history_wobble(const struct mt_site_stats *s, double now, double s
 	return nz.resid;
 }
 
-static void horizon_evaluate(const struct mt_site_stats *s, double now, double span,
-			     double quantum, double wobble, double horizon,
-			     struct horizon_eval *e)
+static void horizon_evaluate(const struct mt_site_stats *s, double now, double span, double quantum,
+			     double wobble, double horizon, struct horizon_eval *e)
 {
 	double len = span < horizon ? span : horizon, gained;
 	struct noise short_nz; /* unused: the short window is judged by the long one's noise */
@@ -601,8 +598,8 @@ static void site_stats_score(struct mt_site_stats *s, const struct mt_site_obs *
 	s->short_fit = best->sf;
 	s->long_window_s = best->horizon;
 	s->short_window_s = best->short_len;
-	s->plateau = best->growth * best->fit >= 0.5 &&
-		     best->sf.slope < PLATEAU_RATIO * best->lf.slope;
+	s->plateau =
+		best->growth * best->fit >= 0.5 && best->sf.slope < PLATEAU_RATIO * best->lf.slope;
 
 	s->freed_fraction = o->alloc_bytes > 0 ? clamp01(o->freed_bytes / o->alloc_bytes) : 0;
 	s->oldest_live_age_s = o->oldest_live_age_s;
@@ -625,8 +622,8 @@ static void site_stats_score(struct mt_site_stats *s, const struct mt_site_obs *
 	/* what sampling makes uncertain: a rate rests on the samples of its
 	 * window, in-use on the live ones (Poisson: 1/sqrt(n)) */
 	s->growth_shown = tm->growth > 0;
-	s->rate_bytes_per_s = history_mean(&s->alloc_rate, o->now_s, MT_RATE_WINDOW_S,
-					   &s->rate_window_s);
+	s->rate_bytes_per_s =
+		history_mean(&s->alloc_rate, o->now_s, MT_RATE_WINDOW_S, &s->rate_window_s);
 	if (s->rate_window_s <= 0) {
 		/* a first interval only: its own rate */
 		s->rate_bytes_per_s = o->alloc_bytes_per_s;
@@ -673,8 +670,7 @@ void target_stats_init(struct mt_target_stats *s)
 	s->first_s = -1;
 }
 
-void target_stats_update(struct mt_target_stats *s, double now_s, double rss_bytes,
-			 double inuse_bytes)
+void target_stats_update(struct mt_target_stats *s, double now_s, double rss_bytes, double inuse_bytes)
 {
 	struct noise nz;
 	double len;
@@ -698,8 +694,8 @@ void target_stats_update(struct mt_target_stats *s, double now_s, double rss_byt
 		   s->rss_fit.r2 < RSS_FIT_MIN) {
 		s->heap_explains = -1;
 		fmt_bytes(a, sizeof(a), s->rss_fit.slope * 60);
-		snprintf(s->summary, MT_REASON_LEN, "RSS not growing steadily: %s/min over %s, R^2 %.2f",
-			 a, d, s->rss_fit.r2);
+		snprintf(s->summary, MT_REASON_LEN,
+			 "RSS not growing steadily: %s/min over %s, R^2 %.2f", a, d, s->rss_fit.r2);
 	} else {
 		s->heap_explains = s->inuse_fit.slope / s->rss_fit.slope;
 		s->heap_explains = fmin(fmax(s->heap_explains, 0), EXPLAINS_MAX);

@@ -15,14 +15,15 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
-#define MT_AGE_BUCKETS 16   /* live-sample age: bucket 0 is [0, 2) s, bucket i [2^i, 2^(i+1)) s,
+#define MT_AGE_BUCKETS \
+	16                 /* live-sample age: bucket 0 is [0, 2) s, bucket i [2^i, 2^(i+1)) s,
 			     * the last one open-ended */
-#define MT_HIST_LEVELS 3    /* history resolutions */
-#define MT_HIST_POINTS 120  /* points kept per resolution */
-#define MT_REASONS 4	    /* growth, freed, age, confidence: always all four */
+#define MT_HIST_LEVELS 3   /* history resolutions */
+#define MT_HIST_POINTS 120 /* points kept per resolution */
+#define MT_REASONS 4       /* growth, freed, age, confidence: always all four */
 #define MT_REASON_LEN 120
-#define MT_RATE_WINDOW_S 10.0	/* smoothed allocation rates cover this much history */
-#define MT_APPROX_REL_ERR 0.25	/* relative sampling error above which a figure is shown as ~ */
+#define MT_RATE_WINDOW_S 10.0  /* smoothed allocation rates cover this much history */
+#define MT_APPROX_REL_ERR 0.25 /* relative sampling error above which a figure is shown as ~ */
 
 /* Multi-resolution history of one value: level 0 keeps every pushed point,
  * each next level one point per MT_HIST_FACTOR points of the level below
@@ -32,10 +33,10 @@
 struct mt_history_level {
 	double t[MT_HIST_POINTS]; /* seconds (monotonic) */
 	double v[MT_HIST_POINTS];
-	int head;	     /* next slot to write */
-	int count;	     /* valid points */
+	int head;            /* next slot to write */
+	int count;           /* valid points */
 	double acc_t, acc_v; /* sums accumulating this level's next point */
-	int acc_n;	     /* points summed so far (level 0: unused) */
+	int acc_n;           /* points summed so far (level 0: unused) */
 };
 struct mt_history {
 	struct mt_history_level level[MT_HIST_LEVELS];
@@ -71,11 +72,11 @@ void history_truncate(struct mt_history *h, double t);
 double history_mean(const struct mt_history *h, double now, double window, double *span);
 
 struct mt_fit {
-	double slope;	  /* units per second */
+	double slope;     /* units per second */
 	double intercept; /* value at t = 0 */
-	double r2;	  /* coefficient of determination, 0..1 (0 when flat) */
-	double span_s;	  /* t[n-1] - t[0] */
-	int n;		  /* points used; 0 when fewer than 3 (then all fields 0) */
+	double r2;        /* coefficient of determination, 0..1 (0 when flat) */
+	double span_s;    /* t[n-1] - t[0] */
+	int n;            /* points used; 0 when fewer than 3 (then all fields 0) */
 };
 /* Ordinary least squares v = slope*t + intercept. A flat series, or one
  * whose t are all equal, gives slope 0 and r2 0. */
@@ -84,14 +85,14 @@ void stats_fit(const double *t, const double *v, int n, struct mt_fit *out);
 /* What model.c observes about a site at each tick. All byte figures are
  * unsampled estimates: a sample of size s is worth w*s bytes, w = 1/p. */
 struct mt_site_obs {
-	double now_s;		  /* monotonic seconds, non-decreasing */
-	double inuse_bytes;	  /* sum of w*s over live samples */
-	double alloc_bytes;	  /* sum of w*s over all samples, cumulative */
-	double freed_bytes;	  /* sum of w*s over samples freed since, cumulative */
+	double now_s;             /* monotonic seconds, non-decreasing */
+	double inuse_bytes;       /* sum of w*s over live samples */
+	double alloc_bytes;       /* sum of w*s over all samples, cumulative */
+	double freed_bytes;       /* sum of w*s over samples freed since, cumulative */
 	double alloc_bytes_per_s; /* over the last interval */
-	double interval_s;	  /* that interval's length (0: unknown) */
-	__u64 samples;		  /* sampled allocations, cumulative */
-	__u64 live_samples;	  /* of those, not freed yet */
+	double interval_s;        /* that interval's length (0: unknown) */
+	__u64 samples;            /* sampled allocations, cumulative */
+	__u64 live_samples;       /* of those, not freed yet */
 	double oldest_live_age_s; /* now - time of the oldest live sample; 0: none live */
 	/* Sum of w*s of the live samples per age bucket (see MT_AGE_BUCKETS). */
 	double live_bytes_by_age[MT_AGE_BUCKETS];
@@ -100,11 +101,11 @@ struct mt_site_obs {
 /* The factors of the score, each 0..1 (docs/leak-score.md):
  * score = 100 * confidence * growth * fit * persist * (0.6 + 0.4 max(age, unfreed)) */
 struct mt_score_terms {
-	double growth;	   /* net growth over the long window: >= 12 samples, >= 4 sigma */
-	double fit;	   /* R^2 of the long window */
-	double persist;	   /* the short window still grows, at >= 45% of the long pace */
-	double age;	   /* live bytes old relative to the window: survivors accumulate */
-	double unfreed;	   /* 1 - freed_fraction */
+	double growth;     /* net growth over the long window: >= 12 samples, >= 4 sigma */
+	double fit;        /* R^2 of the long window */
+	double persist;    /* the short window still grows, at >= 45% of the long pace */
+	double age;        /* live bytes old relative to the window: survivors accumulate */
+	double unfreed;    /* 1 - freed_fraction */
 	double confidence; /* samples seen and time watched */
 };
 
@@ -112,26 +113,26 @@ struct mt_site_stats {
 	struct mt_history inuse;      /* estimated in-use bytes */
 	struct mt_history alloc_rate; /* bytes/s */
 	struct mt_fit short_fit;      /* in-use over the short (persistence) window */
-	struct mt_fit long_fit;	      /* in-use over the long window that scored highest */
-	double long_window_s;	      /* that window's horizon: 60, 600 or 3600 s */
+	struct mt_fit long_fit;       /* in-use over the long window that scored highest */
+	double long_window_s;         /* that window's horizon: 60, 600 or 3600 s */
 	double short_window_s;
-	bool plateau;		      /* grew over the long window, flat in the short one */
-	double freed_fraction;	      /* freed / allocated (sampled bytes), 0..1 */
+	bool plateau;          /* grew over the long window, flat in the short one */
+	double freed_fraction; /* freed / allocated (sampled bytes), 0..1 */
 	double oldest_live_age_s;
-	double old_fraction;	      /* live bytes older than long_fit.span_s / 3 */
-	double leak_score;	      /* 0..100 */
-	double confidence;	      /* 0..1: how much the score can be trusted */
+	double old_fraction; /* live bytes older than long_fit.span_s / 3 */
+	double leak_score;   /* 0..100 */
+	double confidence;   /* 0..1: how much the score can be trusted */
 	struct mt_score_terms terms;
 	int nreasons;
 	char reasons[MT_REASONS][MT_REASON_LEN]; /* plain ASCII, one per term */
 	/* How far sampling lets the figures be trusted. */
-	bool growth_shown;	      /* the long window's growth stands out of the noise:
+	bool growth_shown;       /* the long window's growth stands out of the noise:
 				       * the score's own test (terms.growth > 0) */
-	double rate_bytes_per_s;      /* allocation rate, time-weighted over rate_window_s */
-	double rate_window_s;	      /* history it covers: MT_RATE_WINDOW_S once watched that long */
-	double rate_rel_err;	      /* its relative sampling error, 1/sqrt(samples in the window);
+	double rate_bytes_per_s; /* allocation rate, time-weighted over rate_window_s */
+	double rate_window_s;    /* history it covers: MT_RATE_WINDOW_S once watched that long */
+	double rate_rel_err;     /* its relative sampling error, 1/sqrt(samples in the window);
 				       * 1 when the window holds none */
-	double inuse_rel_err;	      /* in-use's, 1/sqrt(live samples); 1 with none */
+	double inuse_rel_err;    /* in-use's, 1/sqrt(live samples); 1 with none */
 	/* private to stats.c */
 	double first_s; /* time of the first update; < 0 before it */
 	double last_s;
@@ -155,11 +156,11 @@ struct mt_target_stats {
 	struct mt_history inuse;
 	struct mt_fit rss_fit;
 	struct mt_fit inuse_fit;
-	double window_s;      /* length of the fit window (shorter while young) */
-	double heap_explains; /* inuse slope / rss slope, clamped to 0..10; -1 when
+	double window_s;             /* length of the fit window (shorter while young) */
+	double heap_explains;        /* inuse slope / rss slope, clamped to 0..10; -1 when
 			       * RSS did not grow measurably (>= 1 MiB, R^2 >= 0.5) */
 	char summary[MT_REASON_LEN]; /* "sampled heap explains 85% of RSS growth over 5m0s" */
-	double first_s;	      /* private */
+	double first_s;              /* private */
 };
 void target_stats_init(struct mt_target_stats *s);
 void target_stats_update(struct mt_target_stats *s, double now_s, double rss_bytes,

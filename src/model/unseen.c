@@ -24,7 +24,8 @@ bool unseen_describe(const struct mt_target *t, char *buf, size_t len)
 		return false;
 	buf[0] = '\0';
 	if (t->go_version[0] && !t->go_rate) {
-		snprintf(buf, len, "Go (%s): runtime.MemProfileRate is 0 in this process, so the Go "
+		snprintf(buf, len,
+			 "Go (%s): runtime.MemProfileRate is 0 in this process, so the Go "
 			 "runtime samples nothing and no samples will come (the linker sets it to 0 "
 			 "when nothing references runtime.MemProfile: importing runtime/pprof or "
 			 "net/http/pprof, or setting runtime.MemProfileRate, turns it on)",
@@ -56,12 +57,15 @@ bool unseen_describe(const struct mt_target *t, char *buf, size_t len)
 			snprintf(rate, sizeof(rate), "%lld bytes", (long long)t->go_rate);
 		else
 			snprintf(rate, sizeof(rate), "unknown, 512 KiB assumed");
-		snprintf(buf, len, "Go (%s): the Go heap as its runtime samples it (MemProfileRate %s); "
-			 "frees appear only once the GC has swept them", t->go_version, rate);
+		snprintf(buf, len,
+			 "Go (%s): the Go heap as its runtime samples it (MemProfileRate %s); "
+			 "frees appear only once the GC has swept them",
+			 t->go_version, rate);
 		return true;
 	}
 	if (t->runtime[0]) {
-		snprintf(buf, len, "%s: %s is not allocated through malloc, memtop sees only native "
+		snprintf(buf, len,
+			 "%s: %s is not allocated through malloc, memtop sees only native "
 			 "allocations; for it use %s",
 			 t->runtime, t->runtime_heap, t->runtime_tool);
 		return true;

@@ -34,8 +34,8 @@
 
 struct obj {
 	const struct mt_map *map; /* its first mapping */
-	struct elf_file *ef;	  /* NULL: unreadable */
-	const char *soname;	  /* owned by ef */
+	struct elf_file *ef;      /* NULL: unreadable */
+	const char *soname;       /* owned by ef */
 	const char *needed[MAX_NEEDED];
 	int nneeded;
 	bool queued;
@@ -279,8 +279,7 @@ static int search_order(pid_t pid, struct objs *os, struct obj *exe, struct obj 
 
 /* The first object of the search order but the serving one that holds a
  * prefixed allocator (alloc_choice.extra). */
-static void find_extra(struct obj **order, int n, const struct obj *serving,
-		       struct alloc_found *extra)
+static void find_extra(struct obj **order, int n, const struct obj *serving, struct alloc_found *extra)
 {
 	int i;
 
@@ -288,8 +287,7 @@ static void find_extra(struct obj **order, int n, const struct obj *serving,
 	for (i = 0; i < n; i++) {
 		struct obj *o = order[i];
 
-		if (o == serving || !o->ef ||
-		    !strcmp(base_name(o->map->path), MEMTOP_SAMPLER_SO))
+		if (o == serving || !o->ef || !strcmp(base_name(o->map->path), MEMTOP_SAMPLER_SO))
 			continue;
 		extra->alloc = allocators_identify_prefixed(o->ef, o->map->path, extra->prefix,
 							    sizeof(extra->prefix));
@@ -378,8 +376,8 @@ static int target_of(pid_t pid, const struct alloc_found *f, struct alloc_target
 	e = target_file_map_path(pid, f->map, t->path, sizeof(t->path));
 	if (e)
 		snprintf(err, errlen, "cannot open PID %d's %s: %s", pid, f->map->path,
-			 e == -ESRCH || (kill(pid, 0) && errno == ESRCH) ?
-			 "the process exited" : safe_open_strerror(e));
+			 e == -ESRCH || (kill(pid, 0) && errno == ESRCH) ? "the process exited"
+									 : safe_open_strerror(e));
 	return e;
 }
 

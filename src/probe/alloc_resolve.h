@@ -21,14 +21,14 @@
 #include "stacks/proc_maps.h"
 
 struct alloc_found {
-	const struct allocator *alloc;	 /* the table to probe with; NULL: none */
+	const struct allocator *alloc;    /* the table to probe with; NULL: none */
 	char prefix[MT_ALLOC_PREFIX_MAX]; /* its C-name prefix ("" or "je_") */
-	const struct mt_map *map;	 /* a mapping of the object (in maps) */
+	const struct mt_map *map;         /* a mapping of the object (in maps) */
 };
 
 struct alloc_choice {
 	struct alloc_found serving; /* the object malloc binds to */
-	int order;		    /* its place in the search order (0: the executable) */
+	int order;                  /* its place in the search order (0: the executable) */
 	/* A prefixed allocator in another object of the search order (a
 	 * program that calls je_malloc of a statically linked jemalloc built
 	 * with a prefix, next to glibc's malloc): its entry points have
@@ -38,9 +38,9 @@ struct alloc_choice {
 
 /* An allocator to probe in a running process. */
 struct alloc_target {
-	const struct allocator *alloc;	  /* NULL: none */
+	const struct allocator *alloc;    /* NULL: none */
 	char prefix[MT_ALLOC_PREFIX_MAX]; /* C-name prefix */
-	char path[PATH_MAX];		  /* a path of the object the kernel and libbpf
+	char path[PATH_MAX];              /* a path of the object the kernel and libbpf
 					   * can be given (see alloc_resolve_pid) */
 };
 

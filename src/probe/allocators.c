@@ -108,10 +108,9 @@ static const struct alloc_entry tcmalloc_entries[] = {
  * same prefix (jemalloc's --with-jemalloc-prefix, e.g. je_ or Rust's
  * _rjem_): enough names that a program's own my_mallocx and my_malloc
  * never look like an allocator. */
-static const char *const jemalloc_signature[] = { "malloc", "free", "calloc", "realloc",
+static const char *const jemalloc_signature[] = { "malloc",  "free",     "calloc",  "realloc",
 						  "rallocx", "sdallocx", "dallocx", NULL };
-static const char *const tcmalloc_signature[] = { "malloc", "free", "tc_free", "tc_realloc",
-						  NULL };
+static const char *const tcmalloc_signature[] = { "malloc", "free", "tc_free", "tc_realloc", NULL };
 
 static const struct allocator glibc = {
 	.name = "glibc",
@@ -224,8 +223,8 @@ static const char **candidate_names(struct elf_file *ef, size_t *n)
 		Elf_Data *data;
 		size_t i, count;
 
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-		    !sh.sh_entsize)
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
 			continue;
 		data = elf_getdata(scn, NULL);
 		count = data ? data->d_size / sh.sh_entsize : 0;

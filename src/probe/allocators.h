@@ -19,16 +19,16 @@
 struct elf_file;
 
 struct alloc_entry {
-	const char *symbol;  /* as exported (a prefix such as je_ is added to C names) */
-	__u32 fn;	     /* enum mt_alloc_fn: what the call counts as */
-	__u8 nargs;	     /* argument registers the entry program reads */
-	bool need_return;    /* returns the address of a sampled allocation */
-	bool required;	     /* attach fails without it */
-	__u32 flags;	     /* enum mt_probe_flags of this entry (MT_PF_FREE_FORWARDS) */
+	const char *symbol; /* as exported (a prefix such as je_ is added to C names) */
+	__u32 fn;           /* enum mt_alloc_fn: what the call counts as */
+	__u8 nargs;         /* argument registers the entry program reads */
+	bool need_return;   /* returns the address of a sampled allocation */
+	bool required;      /* attach fails without it */
+	__u32 flags;        /* enum mt_probe_flags of this entry (MT_PF_FREE_FORWARDS) */
 };
 
 struct allocator {
-	const char *name;	/* "glibc", "jemalloc", "tcmalloc" */
+	const char *name; /* "glibc", "jemalloc", "tcmalloc" */
 	/* A function only this allocator defines (with its C prefix), which
 	 * identifies it in any object: NULL for glibc, which is recognised by
 	 * its library name. */
@@ -36,7 +36,7 @@ struct allocator {
 	/* The other names a prefixed build defines, each with the marker's
 	 * prefix (NULL-terminated; with a marker only). */
 	const char *const *signature;
-	__u32 flags;		/* enum mt_probe_flags for every probe */
+	__u32 flags; /* enum mt_probe_flags for every probe */
 	const struct alloc_entry *entries;
 	size_t nentries;
 };

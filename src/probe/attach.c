@@ -44,8 +44,8 @@ struct probe_loc {
 	const struct alloc_entry *spec;
 	char symbol[64];      /* as resolved, with the allocator's prefix */
 	unsigned long offset; /* file offset of the probed instruction */
-	__u32 delta;	      /* bytes from the function entry */
-	bool slow;	      /* single-stepped by the kernel */
+	__u32 delta;          /* bytes from the function entry */
+	bool slow;            /* single-stepped by the kernel */
 	bool entry_state;     /* [rsp] is the return address there */
 };
 
@@ -135,8 +135,7 @@ static bool in_plt(struct elf_file *ef, __u64 off)
  * jump to the entry of another function of the table (offs, n) or into
  * the PLT only forwards the call: probing it would count the call twice.
  */
-static bool is_forwarder(struct elf_file *ef, __u64 sym_off, __u64 size,
-			 const __u64 *offs, int n)
+static bool is_forwarder(struct elf_file *ef, __u64 sym_off, __u64 size, const __u64 *offs, int n)
 {
 	static const __u8 endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
 	__u8 code[4 + PROBE_INSN_MAX];
@@ -174,8 +173,7 @@ static bool forwards(struct elf_file *ef, size_t i, const __u64 *entry, const __
 }
 
 /* The symbol of an entry: C names get the allocator's prefix (je_). */
-static void entry_symbol(const struct alloc_entry *spec, const char *prefix, char *buf,
-			 size_t len)
+static void entry_symbol(const struct alloc_entry *spec, const char *prefix, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s%s", strncmp(spec->symbol, "_Z", 2) ? prefix : "", spec->symbol);
 }
@@ -239,8 +237,8 @@ static int resolve_probes(const char *lib_path, const struct allocator *alloc, c
  * include/uapi/linux/bpf.h: path at 16, offsets 24, ref_ctr_offsets 32,
  * cookies 40, cnt 48, flags 52, pid 56).
  */
-static int create_session_link(int prog_fd, pid_t pid, const char *path, const unsigned long *offsets,
-			       const __u64 *cookies, __u32 cnt)
+static int create_session_link(int prog_fd, pid_t pid, const char *path,
+			       const unsigned long *offsets, const __u64 *cookies, __u32 cnt)
 {
 	union bpf_attr attr;
 	char *lc = (char *)&attr.link_create;
@@ -336,9 +334,9 @@ static int group_attach_usdt(struct mt_probe_set *ps, struct link_group *g, int 
 {
 	struct bpf_program *prog = group == GROUP_FREE ? bpf_loader_prog_usdt_free(ps->b)
 						       : bpf_loader_prog_usdt_alloc(ps->b);
-	struct bpf_link *link = bpf_program__attach_usdt(prog, ps->pid, ps->path, "otel_memory",
-							 group == GROUP_FREE ? "free" : "alloc",
-							 NULL);
+	struct bpf_link *link =
+		bpf_program__attach_usdt(prog, ps->pid, ps->path, "otel_memory",
+					 group == GROUP_FREE ? "free" : "alloc", NULL);
 
 	if (!link)
 		return -errno;
@@ -414,8 +412,7 @@ void attach_chain(struct mt_probe_set *ps, struct mt_probe_set *next)
 	ps->next = next;
 }
 
-void attach_info_merge(struct attach_info *info, const struct attach_info *more,
-		       const char *prefix)
+void attach_info_merge(struct attach_info *info, const struct attach_info *more, const char *prefix)
 {
 	size_t len = strlen(info->allocator);
 

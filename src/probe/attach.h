@@ -18,18 +18,18 @@ struct mt_probe_set;
 struct allocator;
 
 enum mt_attach_mode {
-	MT_ATTACH_SESSION = 0,	/* uprobe_multi session: return trap only when sampled */
-	MT_ATTACH_URETPROBE,	/* entry uprobe + uretprobe on every call */
-	MT_ATTACH_USDT,		/* the process samples itself: otel_memory USDT probes */
-	MT_ATTACH_GO,		/* the Go runtime samples itself: probes on its
+	MT_ATTACH_SESSION = 0, /* uprobe_multi session: return trap only when sampled */
+	MT_ATTACH_URETPROBE,   /* entry uprobe + uretprobe on every call */
+	MT_ATTACH_USDT,        /* the process samples itself: otel_memory USDT probes */
+	MT_ATTACH_GO,          /* the Go runtime samples itself: probes on its
 				 * sampled path (probe/go_attach.h) */
 };
 
 struct attach_info {
 	enum mt_attach_mode mode;
-	int nprobes;	  /* functions probed */
-	int nslow;	  /* of those, probes the kernel single-steps */
-	char detail[512]; /* "malloc@entry free@+3 ..." */
+	int nprobes;        /* functions probed */
+	int nslow;          /* of those, probes the kernel single-steps */
+	char detail[512];   /* "malloc@entry free@+3 ..." */
 	char allocator[16]; /* "glibc", "jemalloc", "tcmalloc", "usdt", "go"; "glibc+jemalloc"
 			     * with a prefixed allocator beside (attach_info_merge) */
 };
@@ -63,8 +63,7 @@ void attach_chain(struct mt_probe_set *ps, struct mt_probe_set *next);
 /* Add what more says (another allocator of the process, with its C-name
  * prefix) to info: probe counts summed, "glibc+jemalloc", details
  * appended. */
-void attach_info_merge(struct attach_info *info, const struct attach_info *more,
-		       const char *prefix);
+void attach_info_merge(struct attach_info *info, const struct attach_info *more, const char *prefix);
 
 const char *attach_mode_name(enum mt_attach_mode mode);
 

@@ -42,7 +42,8 @@ static struct memtop_bpf *open_and_load(const struct mt_bpf_opts *o, bool sessio
 	}
 	skel->rodata->sample_rate = o->rate;
 	skel->rodata->stack_copy = o->stack_copy;
-	skel->rodata->stack_chunks = o->stack_copy ? (o->stack_copy + MT_STACK_CHUNK - 1) / MT_STACK_CHUNK + 1 : 0;
+	skel->rodata->stack_chunks =
+		o->stack_copy ? (o->stack_copy + MT_STACK_CHUNK - 1) / MT_STACK_CHUNK + 1 : 0;
 	if (skel->rodata->stack_chunks > MT_STACK_COPY_MAX / MT_STACK_CHUNK)
 		skel->rodata->stack_chunks = MT_STACK_COPY_MAX / MT_STACK_CHUNK;
 	sampling_exp_table((__u32 *)skel->rodata->exp_table);
@@ -88,7 +89,8 @@ struct mt_bpf *bpf_loader_open(const struct mt_bpf_opts *opts, char *err, size_t
 			snprintf(err, errlen,
 				 "the kernel's verifier rejected memtop's BPF programs (run with -vv for its log)");
 		else
-			snprintf(err, errlen, "cannot load BPF programs: %s (run with -vv for details)",
+			snprintf(err, errlen,
+				 "cannot load BPF programs: %s (run with -vv for details)",
 				 strerror(-e));
 		bpf_loader_close(b);
 		errno = e ? -e : EINVAL;
@@ -209,8 +211,8 @@ int bpf_loader_set_brk(struct mt_bpf *b, pid_t pid, __u64 brk)
 	struct mt_brk_state state = { .top = brk };
 	__u32 key = pid;
 
-	if (bpf_map__update_elem(b->skel->maps.brk_state, &key, sizeof(key), &state,
-				 sizeof(state), BPF_ANY))
+	if (bpf_map__update_elem(b->skel->maps.brk_state, &key, sizeof(key), &state, sizeof(state),
+				 BPF_ANY))
 		return -errno;
 	return 0;
 }
@@ -219,8 +221,7 @@ int bpf_loader_add_python(struct mt_bpf *b, pid_t pid, const struct mt_py_proc *
 {
 	__u32 key = pid;
 
-	if (bpf_map__update_elem(b->skel->maps.pyprocs, &key, sizeof(key), py, sizeof(*py),
-				 BPF_ANY))
+	if (bpf_map__update_elem(b->skel->maps.pyprocs, &key, sizeof(key), py, sizeof(*py), BPF_ANY))
 		return -errno;
 	return 0;
 }
@@ -229,8 +230,7 @@ int bpf_loader_set_go(struct mt_bpf *b, pid_t pid, const struct mt_go_proc *go)
 {
 	__u32 key = pid;
 
-	if (bpf_map__update_elem(b->skel->maps.goprocs, &key, sizeof(key), go, sizeof(*go),
-				 BPF_ANY))
+	if (bpf_map__update_elem(b->skel->maps.goprocs, &key, sizeof(key), go, sizeof(*go), BPF_ANY))
 		return -errno;
 	return 0;
 }

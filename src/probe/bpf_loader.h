@@ -19,10 +19,10 @@ struct bpf_program;
 struct ring_buffer;
 
 struct mt_bpf_opts {
-	__u64 rate;	  /* mean sampling interval, bytes */
+	__u64 rate;       /* mean sampling interval, bytes */
 	__u32 stack_copy; /* bytes of user stack copied per sample */
-	__u32 live_max;	  /* entries of the live map */
-	bool session;	  /* load the session program (kernel >= 6.13) */
+	__u32 live_max;   /* entries of the live map */
+	bool session;     /* load the session program (kernel >= 6.13) */
 };
 
 /* Open and load. NULL with errno set and one line in err. */

@@ -96,11 +96,13 @@ bool budget_phase(struct budget *b, __u64 now_ns, __u64 *next_ns)
 		/* The on-phase is over (or a smaller duty ended it). The off
 		 * phase is scaled to how long it really lasted, so the share of
 		 * time on stays d when switches come late. */
-		double ran = fmin((double)(now_ns - b->phase_start_ns), (double)(on_ns + SWITCH_LATE_NS));
+		double ran =
+			fmin((double)(now_ns - b->phase_start_ns), (double)(on_ns + SWITCH_LATE_NS));
 
 		b->on = false;
 		b->phase_start_ns = now_ns;
-		b->off_until_ns = now_ns + (__u64)(2.0 * uniform(b) * ran * (1.0 - b->duty) / b->duty);
+		b->off_until_ns =
+			now_ns + (__u64)(2.0 * uniform(b) * ran * (1.0 - b->duty) / b->duty);
 	}
 	if (!b->on && now_ns >= b->off_until_ns) {
 		b->on = true;

@@ -28,18 +28,18 @@
 #include <linux/types.h>
 
 #define BUDGET_PERIOD_NS 1000000000ULL /* mean on/off cycle */
-#define BUDGET_MIN_DUTY 0.1 /* below this, big allocations are seen too rarely */
-#define BUDGET_AIM 0.9	    /* aim at this share of the limit */
+#define BUDGET_MIN_DUTY 0.1            /* below this, big allocations are seen too rarely */
+#define BUDGET_AIM 0.9                 /* aim at this share of the limit */
 
 struct budget {
 	double limit_pct;    /* allowed slowdown, % */
-	double duty;	     /* fraction of time with allocation probes on */
+	double duty;         /* fraction of time with allocation probes on */
 	double slowdown_pct; /* last measured */
 	double floor_pct;    /* the part of it the probes that stay on cost */
 	bool ever_paused;
-	bool unreachable;    /* the probes that stay on cost more than the limit */
-	__u64 changed_ns;    /* when the duty last changed */
-	bool on;	     /* the schedule's state */
+	bool unreachable; /* the probes that stay on cost more than the limit */
+	__u64 changed_ns; /* when the duty last changed */
+	bool on;          /* the schedule's state */
 	__u64 phase_start_ns;
 	__u64 off_until_ns;
 	__u64 rng;

@@ -50,7 +50,8 @@ int cgroup_v2_root(char *root, size_t len, char *err, size_t errlen)
 			return 0;
 		}
 	}
-	snprintf(err, errlen, "no cgroup v2 hierarchy is mounted (looked at /sys/fs/cgroup and /sys/fs/cgroup/unified)");
+	snprintf(err, errlen,
+		 "no cgroup v2 hierarchy is mounted (looked at /sys/fs/cgroup and /sys/fs/cgroup/unified)");
 	return -ENOENT;
 }
 
@@ -193,8 +194,8 @@ static int resolve_path(const char *root, const char *spec, char *out, size_t le
 	magic = spec[0] == '/' ? fs_magic(spec) : 0;
 	if (magic == CGROUP_SUPER_MAGIC) {
 		snprintf(err, errlen,
-			 "%s is a cgroup v1 directory: memtop needs the cgroup v2 hierarchy (%s)", spec,
-			 root);
+			 "%s is a cgroup v1 directory: memtop needs the cgroup v2 hierarchy (%s)",
+			 spec, root);
 		return -ENOTSUP;
 	}
 	if (spec[0] == '/' && is_dir(spec) && !contains(root, spec)) {
@@ -206,8 +207,7 @@ static int resolve_path(const char *root, const char *spec, char *out, size_t le
 	return -ENOENT;
 }
 
-int cgroup_resolve(const char *root, const char *spec, char *out, size_t len, char *err,
-		   size_t errlen)
+int cgroup_resolve(const char *root, const char *spec, char *out, size_t len, char *err, size_t errlen)
 {
 	struct matches m = { 0 };
 	char dash[256], under[256];
@@ -273,8 +273,7 @@ static int proc_cgroup_path(pid_t pid, const char *controller, char *out, size_t
 
 /* The directory of pid's cgroup for controller under the hierarchy
  * mounted at root. 0 or -errno. */
-static int pid_cgroup_dir(pid_t pid, const char *controller, const char *root, char *out,
-			  size_t len)
+static int pid_cgroup_dir(pid_t pid, const char *controller, const char *root, char *out, size_t len)
 {
 	char rel[PATH_MAX];
 	int e = proc_cgroup_path(pid, controller, rel, sizeof(rel));
@@ -479,8 +478,7 @@ static int read_v1(const char *dir, struct cgroup_mem *out)
 		return -ENOENT;
 	out->v1 = true;
 	out->max = effective_limit(dir, V1_MEMORY_ROOT, "memory.limit_in_bytes", V1_UNLIMITED);
-	out->high = effective_limit(dir, V1_MEMORY_ROOT, "memory.soft_limit_in_bytes",
-				    V1_UNLIMITED);
+	out->high = effective_limit(dir, V1_MEMORY_ROOT, "memory.soft_limit_in_bytes", V1_UNLIMITED);
 	out->oom = -1;
 	out->oom_kill = !read_key(dir, "memory.oom_control", "oom_kill", &v) ? (__s64)v : -1;
 	if (read_key(dir, "memory.stat", "total_rss", &out->anon))

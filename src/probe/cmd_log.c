@@ -41,8 +41,8 @@ static int name_in(const char *dir, pid_t pid, char *out, size_t len)
 	return 0;
 }
 
-int cmd_log_open(const char *file, const char *beside, char *path, size_t pathlen,
-		 bool *created, char *err, size_t errlen)
+int cmd_log_open(const char *file, const char *beside, char *path, size_t pathlen, bool *created,
+		 char *err, size_t errlen)
 {
 	char dir[PATH_MAX];
 	struct stat st;
@@ -69,13 +69,14 @@ int cmd_log_open(const char *file, const char *beside, char *path, size_t pathle
 	if (fd < 0) {
 		e = -errno;
 		snprintf(err, errlen, "--cmd-log: cannot write %s: %s", path,
-			 e == -ENXIO ? "a FIFO with no reader" :
-			 e == -ELOOP ? "a symbolic link" : strerror(-e));
+			 e == -ENXIO   ? "a FIFO with no reader"
+			 : e == -ELOOP ? "a symbolic link"
+				       : strerror(-e));
 		return e;
 	}
 	if (fstat(fd, &st) || S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode)) {
-		snprintf(err, errlen, "--cmd-log: cannot write %s: not a file, FIFO or character device",
-			 path);
+		snprintf(err, errlen,
+			 "--cmd-log: cannot write %s: not a file, FIFO or character device", path);
 		close(fd);
 		return -EINVAL;
 	}

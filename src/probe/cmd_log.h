@@ -21,8 +21,8 @@
  * has a reader. *created says whether memtop made the file (so a failed
  * launch removes it). The descriptor (close-on-exec), or -errno with one
  * line in err. */
-int cmd_log_open(const char *file, const char *beside, char *path, size_t pathlen,
-		 bool *created, char *err, size_t errlen);
+int cmd_log_open(const char *file, const char *beside, char *path, size_t pathlen, bool *created,
+		 char *err, size_t errlen);
 
 /* The default log, named after memtop's PID, takes the command's PID
  * (never replacing a file of that name; on failure it keeps its name). A

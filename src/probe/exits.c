@@ -84,8 +84,7 @@ static void take_event(const struct cn_msg *cn, size_t len, exits_fn *fn, void *
 		return;
 	if (ev.event_data.exit.process_pid != ev.event_data.exit.process_tgid)
 		return;
-	fn(ctx, ev.event_data.exit.process_tgid, (int)ev.event_data.exit.exit_code,
-	   ev.timestamp_ns);
+	fn(ctx, ev.event_data.exit.process_tgid, (int)ev.event_data.exit.exit_code, ev.timestamp_ns);
 }
 
 int exits_read(int fd, exits_fn *fn, void *ctx)

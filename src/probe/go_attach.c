@@ -58,15 +58,15 @@ struct go_probes *go_attach(struct mt_bpf *b, pid_t pid, const char *exe_path,
 		LIBBPF_OPTS(bpf_uprobe_opts, opts,
 			    .bpf_cookie = fn == GO_FN_MALLOC ? gt->malloc_args : gt->kind_profile);
 
-		gp->links[fn] = bpf_program__attach_uprobe_opts(bpf_loader_prog_go(b, progs[fn]), pid,
-								exe_path, gt->off[fn], &opts);
+		gp->links[fn] = bpf_program__attach_uprobe_opts(bpf_loader_prog_go(b, progs[fn]),
+								pid, exe_path, gt->off[fn], &opts);
 		if (!gp->links[fn]) {
 			e = -errno;
 			if (e == -ESRCH)
 				snprintf(err, errlen, "process %d exited while attaching", pid);
 			else
-				snprintf(err, errlen, "cannot probe %s in %s: %s", go_runtime_fn_name(fn),
-					 exe_path, strerror(-e));
+				snprintf(err, errlen, "cannot probe %s in %s: %s",
+					 go_runtime_fn_name(fn), exe_path, strerror(-e));
 		}
 	}
 	if (e) {

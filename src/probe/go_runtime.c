@@ -54,8 +54,7 @@ const char *go_runtime_fn_name(enum go_fn fn)
 	return fn < GO_NFN ? fn_names[fn] : "?";
 }
 
-int go_runtime_signature(int major, int minor, __u32 *args, const char **sig,
-			 __u32 *kind_profile)
+int go_runtime_signature(int major, int minor, __u32 *args, const char **sig, __u32 *kind_profile)
 {
 	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
 		if (major == 1 && minor >= versions[i].minor_from && minor <= versions[i].minor_to) {
@@ -112,8 +111,7 @@ bool go_runtime_is_go(const char *path)
 }
 
 /* Resolve one function and its probe point. */
-static int place(struct elf_file *ef, const struct go_binary *gb, enum go_fn fn,
-		 struct go_target *gt)
+static int place(struct elf_file *ef, const struct go_binary *gb, enum go_fn fn, struct go_target *gt)
 {
 	__u8 code[64];
 	__u64 off, size;
@@ -159,13 +157,17 @@ int go_runtime_inspect(const char *path, struct go_target *gt, char *err, size_t
 	gt->cgo = elf_file_is_dynamic(ef);
 	gt->stripped = !elf_file_has_symtab(ef);
 	if (!gb.version[0]) {
-		snprintf(err, errlen, "%s is a Go binary without build information: "
-			 "its Go version, and so its runtime's signatures, are unknown", path);
+		snprintf(err, errlen,
+			 "%s is a Go binary without build information: "
+			 "its Go version, and so its runtime's signatures, are unknown",
+			 path);
 		e = -ENOTSUP;
 	} else if (go_runtime_signature(gb.major, gb.minor, &gt->malloc_args, &gt->malloc_sig,
 					&gt->kind_profile)) {
-		snprintf(err, errlen, "%s is built with %s: memtop knows the Go runtime's "
-			 "profiling functions of go1.19 to go1.23 only", path, gb.version);
+		snprintf(err, errlen,
+			 "%s is built with %s: memtop knows the Go runtime's "
+			 "profiling functions of go1.19 to go1.23 only",
+			 path, gb.version);
 		e = -ENOTSUP;
 	}
 	for (fn = 0; !e && fn < GO_NFN; fn++) {

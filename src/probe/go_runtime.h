@@ -21,18 +21,18 @@
 enum go_fn { GO_FN_MALLOC = 0, GO_FN_FREE, GO_NFN }; /* mProf_Malloc, freeSpecial */
 
 struct go_target {
-	char version[32];	/* "go1.19.8" */
-	__u32 malloc_args;	/* enum mt_go_malloc_args */
+	char version[32];       /* "go1.19.8" */
+	__u32 malloc_args;      /* enum mt_go_malloc_args */
 	const char *malloc_sig; /* "mProf_Malloc(p, size)" */
-	__u32 kind_profile;	/* special.kind of a profiled object (_KindSpecialProfile) */
-	__u64 off[GO_NFN];	/* file offset of each probe */
-	__u32 delta[GO_NFN];	/* bytes past the function's entry */
-	bool slow[GO_NFN];	/* the probed instruction is single-stepped */
-	__u64 rate_vaddr;	/* link-time address of runtime.MemProfileRate; 0:
+	__u32 kind_profile;     /* special.kind of a profiled object (_KindSpecialProfile) */
+	__u64 off[GO_NFN];      /* file offset of each probe */
+	__u32 delta[GO_NFN];    /* bytes past the function's entry */
+	bool slow[GO_NFN];      /* the probed instruction is single-stepped */
+	__u64 rate_vaddr;       /* link-time address of runtime.MemProfileRate; 0:
 				 * unknown (stripped) */
-	bool pie;		/* position independent: addresses move by the load bias */
-	bool cgo;		/* dynamically linked (cgo) */
-	bool stripped;		/* no ELF symbol table: names from .gopclntab */
+	bool pie;               /* position independent: addresses move by the load bias */
+	bool cgo;               /* dynamically linked (cgo) */
+	bool stripped;          /* no ELF symbol table: names from .gopclntab */
 };
 
 /* The names of the probed functions ("runtime.mProf_Malloc", ...). */
@@ -49,8 +49,7 @@ int go_runtime_inspect(const char *path, struct go_target *out, char *err, size_
 /* The mProf_Malloc argument layout of Go major.minor (enum
  * mt_go_malloc_args), its signature text and the special kind of a
  * profiled object. 0 or -ENOTSUP. */
-int go_runtime_signature(int major, int minor, __u32 *args, const char **sig,
-			 __u32 *kind_profile);
+int go_runtime_signature(int major, int minor, __u32 *args, const char **sig, __u32 *kind_profile);
 
 /* Where to probe a Go function, in bytes from its entry. Its prologue
  * checks the stack (an optional lea, a cmp against the goroutine's stack

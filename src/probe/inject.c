@@ -103,8 +103,8 @@ static int prog_add(struct poke_prog *p, __u64 op, __u64 a, __u64 b, __u64 c, __
 
 /* mprotect records for the read-only pages of the slots: to writable
  * (write = true) or back to their protection in the process's maps. */
-static int prog_protect(struct poke_prog *p, const struct mt_maps *maps,
-			const struct got_slot *v, size_t n, bool write)
+static int prog_protect(struct poke_prog *p, const struct mt_maps *maps, const struct got_slot *v,
+			size_t n, bool write)
 {
 	size_t i, k;
 	int e = 0;
@@ -135,7 +135,8 @@ static int prog_run(struct inject_state *st, struct inject_session *s, const str
 	size_t i = 0;
 
 	while (i < p->n) {
-		size_t k = p->n - i < MT_INJECT_SCRATCH_RECORDS ? p->n - i : MT_INJECT_SCRATCH_RECORDS;
+		size_t k =
+			p->n - i < MT_INJECT_SCRATCH_RECORDS ? p->n - i : MT_INJECT_SCRATCH_RECORDS;
 		struct user_regs_struct r;
 		int e = inject_mem_write(s->mem_fd, scratch, &p->v[i], k * sizeof(p->v[0]));
 
@@ -144,7 +145,7 @@ static int prog_run(struct inject_state *st, struct inject_session *s, const str
 		if (!e)
 			e = inject_session_run(s, st->base + st->im.poke, scratch, &r);
 		if (!e && r.r15 != scratch + k * sizeof(end))
-			e = (long)r.rax < 0 ? (int)r.rax : -EFAULT;	/* a failed mprotect */
+			e = (long)r.rax < 0 ? (int)r.rax : -EFAULT; /* a failed mprotect */
 		if (e)
 			return e;
 		i += k;
@@ -176,7 +177,7 @@ static int slots_store(struct inject_state *st, struct inject_session *s,
 	if (!e)
 		e = prog_run(st, s, &p);
 	if (e && back.n)
-		prog_run(st, s, &back);	/* whatever happened, the pages get their protection back */
+		prog_run(st, s, &back); /* whatever happened, the pages get their protection back */
 	free(p.v);
 	free(back.v);
 	return e;
@@ -201,8 +202,7 @@ static int reuse_check(struct inject_state *st, int fd, char *err, size_t errlen
 			 "PID %d maps a memtop sampler of another version: not injecting", st->pid);
 		return -EEXIST;
 	}
-	if (c.attached_pid && (pid_t)c.attached_pid != getpid() &&
-	    !kill((pid_t)c.attached_pid, 0)) {
+	if (c.attached_pid && (pid_t)c.attached_pid != getpid() && !kill((pid_t)c.attached_pid, 0)) {
 		snprintf(err, errlen, "PID %d is already watched by memtop PID %u with --inject",
 			 st->pid, c.attached_pid);
 		return -EBUSY;
@@ -244,8 +244,7 @@ static int ctl_fill(struct inject_state *st, int fd, __u64 rate)
 
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
 		seed = (__u64)getpid() << 32 ^ (__u64)st->pid ^ (__u64)(uintptr_t)&c;
-	e = ctl_write_field(st, fd, offsetof(struct mt_inject_ctl, orig), st->target,
-			    sizeof(c.orig));
+	e = ctl_write_field(st, fd, offsetof(struct mt_inject_ctl, orig), st->target, sizeof(c.orig));
 	if (!e)
 		e = ctl_write_field(st, fd, offsetof(struct mt_inject_ctl, rate), &rate, 8);
 	if (!e)
@@ -284,26 +283,29 @@ static void python_restore(struct inject_state *st, int fd)
 	__u32 none = 0;
 	int state;
 
-	if (!st->python ||
-	    ctl_write_field(st, fd, offsetof(struct mt_inject_ctl, py_want), &none, 4))
+	if (!st->python || ctl_write_field(st, fd, offsetof(struct mt_inject_ctl, py_want), &none, 4))
 		return;
 	for (;;) {
 		state = inject_python_state(st);
 		if (state < 0 || state == MT_PY_HOOK_OFF)
 			return;
 		if (state == MT_PY_HOOK_LEFT) {
-			snprintf(st->py_note, sizeof(st->py_note), "PID %d: another hook (tracemalloc?) wrapped CPython's "
+			snprintf(st->py_note, sizeof(st->py_note),
+				 "PID %d: another hook (tracemalloc?) wrapped CPython's "
 				 "object allocator after memtop: the sampler stays in its chain, "
-				 "forwarding only", st->pid);
+				 "forwarding only",
+				 st->pid);
 			return;
 		}
 		if (clock_mono_ns() >= deadline)
 			break;
 		usleep(10000);
 	}
-	snprintf(st->py_note, sizeof(st->py_note), "PID %d: CPython's main thread ran no Python code for %d ms (a C "
+	snprintf(st->py_note, sizeof(st->py_note),
+		 "PID %d: CPython's main thread ran no Python code for %d ms (a C "
 		 "call holding the GIL?): its object allocator still goes through the sampler, "
-		 "which only forwards now", st->pid, INJECT_PY_RESTORE_MS);
+		 "which only forwards now",
+		 st->pid, INJECT_PY_RESTORE_MS);
 }
 
 static void entries_set(struct inject_state *st)
@@ -355,7 +357,7 @@ int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __
 		entries_set(st);
 		e = reuse_check(st, s.mem_fd, err, errlen);
 		if (e) {
-			st->base = 0;	/* not ours to touch */
+			st->base = 0; /* not ours to touch */
 			goto fail_session;
 		}
 		e = table_clear(st, s.mem_fd);
@@ -510,8 +512,10 @@ int inject_detach(struct inject_state *st, char *err, size_t errlen)
 	if (!st->attached)
 		return 0;
 	if (!same_image(st)) {
-		snprintf(err, errlen, "PID %d runs another program since it was injected (exec): "
-			 "nothing to restore", st->pid);
+		snprintf(err, errlen,
+			 "PID %d runs another program since it was injected (exec): "
+			 "nothing to restore",
+			 st->pid);
 		return -ESTALE;
 	}
 	e = inject_session_prepare(&s, st->pid, st->libc, err, errlen);
@@ -532,7 +536,8 @@ int inject_detach(struct inject_state *st, char *err, size_t errlen)
 	e = proc_maps_read(st->pid, &maps);
 	if (e) {
 		inject_session_close(&s);
-		snprintf(err, errlen, "PID %d: cannot read its memory map: %s", st->pid, strerror(-e));
+		snprintf(err, errlen, "PID %d: cannot read its memory map: %s", st->pid,
+			 strerror(-e));
 		return e;
 	}
 	e = inject_session_begin(&s, pick_thread(st->pid), err, errlen);
@@ -560,7 +565,8 @@ bool inject_orphaned(pid_t pid, const char *sampler_so)
 	bool yes = false;
 	int fd;
 
-	if (inject_image_find(pid, &st.base) || inject_image_open(&st.im, sampler_so, err, sizeof(err)))
+	if (inject_image_find(pid, &st.base) ||
+	    inject_image_open(&st.im, sampler_so, err, sizeof(err)))
 		return false;
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);

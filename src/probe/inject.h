@@ -23,26 +23,26 @@
 struct inject_state {
 	pid_t pid;
 	struct inject_image im;
-	__u64 base;			/* the sampler's load address */
-	__u64 first;			/* the link map's head */
-	__u64 entry[MT_IFN_COUNT];	/* the sampler's entry points */
-	__u64 target[MT_IFN_COUNT];	/* where the functions went before */
-	char libc[PATH_MAX];		/* glibc's path in the process's maps */
-	char path[PATH_MAX];		/* the mapped sampler, for the USDT attach */
-	struct got_slot *slots;		/* rerouted, with their old values */
+	__u64 base;                 /* the sampler's load address */
+	__u64 first;                /* the link map's head */
+	__u64 entry[MT_IFN_COUNT];  /* the sampler's entry points */
+	__u64 target[MT_IFN_COUNT]; /* where the functions went before */
+	char libc[PATH_MAX];        /* glibc's path in the process's maps */
+	char path[PATH_MAX];        /* the mapped sampler, for the USDT attach */
+	struct got_slot *slots;     /* rerouted, with their old values */
 	size_t nslots;
-	struct got_seen seen;		/* objects scanned */
-	bool reused;			/* the sampler was already mapped */
-	bool attached;			/* slots rerouted, not yet restored */
-	__u64 pause_ns;			/* how long the last stop held the thread */
-	__u64 pause_max_ns;		/* the longest */
-	__u64 reach_ns;			/* the last stop's wait for the thread to stop */
-	unsigned int stops;		/* stops so far */
-	__u64 py_api[MT_PY_API_COUNT];	/* CPython's C API to wrap its object allocator with; 0s: not CPython */
-	bool python;			/* py_api is set: the sampler wraps pymalloc */
-	__u64 py_since_ns;		/* attach time, for the wrapping's deadline */
-	int py_said;			/* the wrapping's state last said (-1: nothing yet) */
-	char py_note[256];		/* after a detach: why CPython's allocator was not given back, or "" */
+	struct got_seen seen; /* objects scanned */
+	bool reused;          /* the sampler was already mapped */
+	bool attached;        /* slots rerouted, not yet restored */
+	__u64 pause_ns;       /* how long the last stop held the thread */
+	__u64 pause_max_ns;   /* the longest */
+	__u64 reach_ns;       /* the last stop's wait for the thread to stop */
+	unsigned int stops;   /* stops so far */
+	__u64 py_api[MT_PY_API_COUNT]; /* CPython's C API to wrap its object allocator with; 0s: not CPython */
+	bool python;                   /* py_api is set: the sampler wraps pymalloc */
+	__u64 py_since_ns;             /* attach time, for the wrapping's deadline */
+	int py_said;                   /* the wrapping's state last said (-1: nothing yet) */
+	char py_note[256]; /* after a detach: why CPython's allocator was not given back, or "" */
 };
 
 /* Check pid may be injected (inject_check.h), map the sampler from

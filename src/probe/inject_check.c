@@ -79,8 +79,9 @@ static int check_status(pid_t pid, char *err, size_t errlen)
 	}
 	v = status_field(status, "State");
 	if (v && (*v == 'T' || *v == 't')) {
-		snprintf(err, errlen, "PID %d is stopped (State %c): not injecting into a stopped process",
-			 pid, *v);
+		snprintf(err, errlen,
+			 "PID %d is stopped (State %c): not injecting into a stopped process", pid,
+			 *v);
 		return -EBUSY;
 	}
 	v = status_field(status, "TracerPid");
@@ -104,7 +105,7 @@ static int check_yama(pid_t pid, char *err, size_t errlen)
 	char buf[16];
 
 	if (read_file("/proc/sys/kernel/yama/ptrace_scope", buf, sizeof(buf)))
-		return 0;	/* no Yama */
+		return 0; /* no Yama */
 	if (atoi(buf) >= 3) {
 		snprintf(err, errlen,
 			 "PID %d: Yama ptrace_scope is 3 (no process may be traced): cannot inject",
@@ -130,8 +131,8 @@ static int check_exe(pid_t pid, char *err, size_t errlen)
 	dynamic = elf_file_is_dynamic(ef);
 	if (elf_file_read(ef, 0, &eh, sizeof(eh)) || eh.e_machine != EM_X86_64) {
 		elf_file_close(ef);
-		snprintf(err, errlen, "PID %d is not an x86-64 program: --inject supports x86-64 only",
-			 pid);
+		snprintf(err, errlen,
+			 "PID %d is not an x86-64 program: --inject supports x86-64 only", pid);
 		return -ENOTSUP;
 	}
 	elf_file_close(ef);
@@ -193,8 +194,8 @@ static int check_libc(pid_t pid, char *libc, size_t libclen, char *err, size_t e
 		ef = elf_file_open(full);
 		if (!ef || elf_file_func_offset(ef, "gnu_get_libc_version", &off, &size) ||
 		    elf_file_func_offset(ef, "__libc_malloc", &off, &size)) {
-			snprintf(err, errlen, "PID %d: %s is not a glibc memtop knows: cannot inject",
-				 pid, c);
+			snprintf(err, errlen,
+				 "PID %d: %s is not a glibc memtop knows: cannot inject", pid, c);
 			e = -ENOTSUP;
 		} else {
 			snprintf(libc, libclen, "%s", c);

@@ -47,7 +47,7 @@ struct object {
 	__u64 base, dyn;
 	__u64 symtab, strtab, strsz, gnu_hash, sysv_hash, versym;
 	__u64 jmprel, pltrelsz, rela, relasz;
-	__u64 lo, hi;	/* span of the object's own addresses seen so far */
+	__u64 lo, hi; /* span of the object's own addresses seen so far */
 };
 
 static int lm_read(int fd, __u64 at, struct lm *l)
@@ -225,8 +225,7 @@ static __u64 sym_def(int fd, const struct object *o, __u32 idx, const char *name
 	char buf[64];
 
 	if (inject_mem_read(fd, o->symtab + (__u64)idx * sizeof(s), &s, sizeof(s)) ||
-	    s.st_shndx == SHN_UNDEF || !s.st_value ||
-	    ELF64_ST_TYPE(s.st_info) != STT_FUNC ||
+	    s.st_shndx == SHN_UNDEF || !s.st_value || ELF64_ST_TYPE(s.st_info) != STT_FUNC ||
 	    (ELF64_ST_BIND(s.st_info) != STB_GLOBAL && ELF64_ST_BIND(s.st_info) != STB_WEAK) ||
 	    str_read(fd, o, s.st_name, buf, sizeof(buf)) || strcmp(buf, name))
 		return 0;
@@ -264,15 +263,17 @@ static __u64 object_lookup(int fd, const struct object *o, const char *name, __u
 {
 	struct lookup_ctx c = { fd, o };
 	const struct elf_dynhash t = {
-		.gnu_hash = o->gnu_hash, .sysv_hash = o->sysv_hash,
-		.read = lookup_read, .match = lookup_match, .ctx = &c,
+		.gnu_hash = o->gnu_hash,
+		.sysv_hash = o->sysv_hash,
+		.read = lookup_read,
+		.match = lookup_match,
+		.ctx = &c,
 	};
 
 	return elf_dynhash_lookup(&t, name, MAX_CHAIN, MAX_CHAIN_STEPS, steps);
 }
 
-int inject_got_targets(int mem_fd, __u64 first, __u64 target[MT_IFN_COUNT],
-		       __u64 owner[MT_IFN_COUNT])
+int inject_got_targets(int mem_fd, __u64 first, __u64 target[MT_IFN_COUNT], __u64 owner[MT_IFN_COUNT])
 {
 	__u64 at = first;
 	int n, i, left = MT_IFN_COUNT;
@@ -374,8 +375,7 @@ static int scan_table(int fd, const struct object *o, __u64 rel, __u64 size,
 
 			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || !sym)
 				continue;
-			if (inject_mem_read(fd, o->symtab + (__u64)sym * sizeof(es), &es,
-					    sizeof(es)) ||
+			if (inject_mem_read(fd, o->symtab + (__u64)sym * sizeof(es), &es, sizeof(es)) ||
 			    str_read(fd, o, es.st_name, name, sizeof(name)))
 				continue;
 			fn = name_index(name);
@@ -428,7 +428,7 @@ int inject_got_scan(int mem_fd, __u64 first, struct got_seen *seen, __u64 skip_d
 			e = scan_table(mem_fd, &o, o.rela, o.relasz, entry, target, out, nout, &cap,
 				       &unrelocated);
 		if (!e && unrelocated)
-			*nout = before;	/* all of it next time */
+			*nout = before; /* all of it next time */
 		else if (!e)
 			e = seen_add(seen, l.l_ld);
 		if (e)

@@ -19,10 +19,10 @@
 #include "memtop/sampler_abi.h"
 
 struct got_slot {
-	__u64 dyn;	/* the object's dynamic section: identifies it */
-	__u64 addr;	/* where the slot is */
-	__u64 orig;	/* its value before memtop rerouted it */
-	int fn;		/* enum mt_inject_fn */
+	__u64 dyn;  /* the object's dynamic section: identifies it */
+	__u64 addr; /* where the slot is */
+	__u64 orig; /* its value before memtop rerouted it */
+	int fn;     /* enum mt_inject_fn */
 };
 
 /* The loaded objects already scanned (by the run-time address of their

@@ -51,7 +51,8 @@ static int image_symbols(struct inject_image *im, char *err, size_t errlen)
 
 		if (sh[i].sh_type == SHT_RELA || sh[i].sh_type == SHT_REL) {
 			if (sh[i].sh_size) {
-				snprintf(err, errlen, "the injected sampler has relocations: rebuild it");
+				snprintf(err, errlen,
+					 "the injected sampler has relocations: rebuild it");
 				return -ENOEXEC;
 			}
 		}
@@ -77,9 +78,11 @@ static int image_symbols(struct inject_image *im, char *err, size_t errlen)
 				im->table = sym[j].st_value;
 			else if (!strcmp(name, MT_INJECT_FILTER_SYMBOL))
 				im->filter = sym[j].st_value;
-			else if (!strncmp(name, MT_INJECT_ENTRY_PREFIX, strlen(MT_INJECT_ENTRY_PREFIX)))
+			else if (!strncmp(name, MT_INJECT_ENTRY_PREFIX,
+					  strlen(MT_INJECT_ENTRY_PREFIX)))
 				for (k = 0; k < MT_IFN_COUNT; k++)
-					if (!strcmp(name + strlen(MT_INJECT_ENTRY_PREFIX), fn_names[k]))
+					if (!strcmp(name + strlen(MT_INJECT_ENTRY_PREFIX),
+						    fn_names[k]))
 						im->entry[k] = sym[j].st_value;
 		}
 	}
@@ -244,8 +247,7 @@ static int fill_memfd(const struct inject_image *im, pid_t pid, long fd)
 }
 
 /* The segments over the reserved span at base. */
-static int map_segments(const struct inject_image *im, struct inject_session *s, long fd,
-			__u64 base)
+static int map_segments(const struct inject_image *im, struct inject_session *s, long fd, __u64 base)
 {
 	static const unsigned char zeros[PAGE];
 	int i;
@@ -257,9 +259,8 @@ static int map_segments(const struct inject_image *im, struct inject_session *s,
 		int prot = im->load[i].prot;
 		long r;
 
-		r = rcall(s, SYS_mmap, base + start, PAGE_UP(file_end) - start,
-			  prot, MAP_PRIVATE | MAP_FIXED, (__u64)fd,
-			  PAGE_DOWN(im->load[i].offset));
+		r = rcall(s, SYS_mmap, base + start, PAGE_UP(file_end) - start, prot,
+			  MAP_PRIVATE | MAP_FIXED, (__u64)fd, PAGE_DOWN(im->load[i].offset));
 		if (rfailed(r) || (__u64)r != base + start)
 			return rfailed(r) ? (int)r : -EFAULT;
 		if (im->load[i].memsz > im->load[i].filesz) {
@@ -303,8 +304,9 @@ int inject_image_map(const struct inject_image *im, struct inject_session *s, __
 		return (int)fd;
 	}
 	e = fill_memfd(im, s->pid, fd);
-	at = e ? e : rcall(s, SYS_mmap, 0, im->span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
-			   (__u64)-1, 0);
+	at = e ? e
+	       : rcall(s, SYS_mmap, 0, im->span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, (__u64)-1,
+		       0);
 	if (!e && rfailed(at))
 		e = (int)at;
 	if (!e) {

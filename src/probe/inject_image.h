@@ -20,14 +20,14 @@ struct inject_session;
 #define INJECT_MAX_LOADS 8
 
 struct inject_image {
-	unsigned char *data;	/* the whole file */
+	unsigned char *data; /* the whole file */
 	size_t size;
 	struct {
 		__u64 vaddr, memsz, offset, filesz;
 		int prot;
 	} load[INJECT_MAX_LOADS];
 	int nload;
-	__u64 span;		/* address space the segments need */
+	__u64 span; /* address space the segments need */
 	/* link-time addresses */
 	__u64 ctl, poke, scratch, table, filter;
 	__u64 entry[MT_IFN_COUNT];

@@ -52,8 +52,7 @@ int inject_mem_write(int mem_fd, __u64 addr, const void *buf, size_t len)
 }
 
 /* The first `syscall` (0f 05) in the executable mapping of path. */
-static int find_syscall_insn(struct inject_session *s, const char *path, char *err,
-			     size_t errlen)
+static int find_syscall_insn(struct inject_session *s, const char *path, char *err, size_t errlen)
 {
 	struct mt_maps maps;
 	unsigned char *buf;
@@ -95,8 +94,8 @@ static int find_syscall_insn(struct inject_session *s, const char *path, char *e
 	return e;
 }
 
-int inject_session_prepare(struct inject_session *s, pid_t pid, const char *libc_path,
-			   char *err, size_t errlen)
+int inject_session_prepare(struct inject_session *s, pid_t pid, const char *libc_path, char *err,
+			   size_t errlen)
 {
 	char path[64];
 	int e;
@@ -134,12 +133,12 @@ static int resume_until_trap(struct inject_session *s, enum __ptrace_request req
 			return -ESRCH;
 		sig = WSTOPSIG(st);
 		if (st >> 16)
-			continue;	/* the interrupt or a group stop: not a signal */
+			continue; /* the interrupt or a group stop: not a signal */
 		if (sig == SIGTRAP)
 			return 0;
 		if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE)
-			return -EFAULT;	/* our code faulted: never delivered */
-		s->pending_sig = sig;	/* delivered at detach */
+			return -EFAULT; /* our code faulted: never delivered */
+		s->pending_sig = sig;   /* delivered at detach */
 	}
 }
 
@@ -165,7 +164,8 @@ int inject_session_begin(struct inject_session *s, pid_t tid, char *err, size_t 
 		if (errno == EPERM)
 			snprintf(err, errlen,
 				 "PID %d: ptrace refused (Yama ptrace_scope, a tracer already "
-				 "attached, or another user namespace): not injecting", s->pid);
+				 "attached, or another user namespace): not injecting",
+				 s->pid);
 		else
 			snprintf(err, errlen, "PID %d: cannot ptrace thread %d: %s", s->pid, tid,
 				 strerror(errno));
@@ -232,8 +232,7 @@ int inject_session_syscall(struct inject_session *s, long nr, const __u64 args[6
 	return 0;
 }
 
-int inject_session_run(struct inject_session *s, __u64 rip, __u64 arg,
-		       struct user_regs_struct *after)
+int inject_session_run(struct inject_session *s, __u64 rip, __u64 arg, struct user_regs_struct *after)
 {
 	struct user_regs_struct r = s->saved;
 	int e;

@@ -23,28 +23,28 @@
 #include <linux/types.h>
 
 struct inject_session {
-	pid_t pid;		/* the process */
-	pid_t tid;		/* the thread held */
-	int mem_fd;		/* /proc/PID/mem, read-write */
-	__u64 syscall_insn;	/* address of a syscall instruction in the process */
+	pid_t pid;          /* the process */
+	pid_t tid;          /* the thread held */
+	int mem_fd;         /* /proc/PID/mem, read-write */
+	__u64 syscall_insn; /* address of a syscall instruction in the process */
 	struct user_regs_struct saved;
-	int pending_sig;	/* a signal to deliver on the way out, or 0 */
-	__u64 stop_ns;		/* when PTRACE_INTERRUPT was sent */
-	__u64 held_ns;		/* when the thread was seen stopped */
-	__u64 reach_ns;		/* how long it took to reach the stop (a thread
+	int pending_sig; /* a signal to deliver on the way out, or 0 */
+	__u64 stop_ns;   /* when PTRACE_INTERRUPT was sent */
+	__u64 held_ns;   /* when the thread was seen stopped */
+	__u64 reach_ns;  /* how long it took to reach the stop (a thread
 				 * waiting for a CPU or asleep was not running
 				 * anyway: this is not part of the pause) */
-	__u64 paused_ns;	/* how long memtop held it, from the stop to the
+	__u64 paused_ns; /* how long memtop held it, from the stop to the
 				 * detach: set by inject_session_end() */
-	int nice;		/* memtop's own, raised during the stop */
+	int nice;        /* memtop's own, raised during the stop */
 	bool nice_set;
 };
 
 /* Open /proc/PID/mem and find a syscall instruction in the text mapping of
  * libc_path (as it appears in /proc/PID/maps). No ptrace yet. 0 or -errno
  * with one line in err. */
-int inject_session_prepare(struct inject_session *s, pid_t pid, const char *libc_path,
-			   char *err, size_t errlen);
+int inject_session_prepare(struct inject_session *s, pid_t pid, const char *libc_path, char *err,
+			   size_t errlen);
 
 /* Seize and stop thread tid of the prepared process and save its
  * registers. -EPERM when ptrace is refused (Yama, another tracer, a user

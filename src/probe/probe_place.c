@@ -30,15 +30,15 @@
 enum {
 	A_MODRM = 1 << 0,
 	A_IMM8 = 1 << 1,
-	A_IMMZ = 1 << 2,	/* 16 or 32 bits by operand size */
+	A_IMMZ = 1 << 2, /* 16 or 32 bits by operand size */
 	A_IMM16 = 1 << 3,
-	A_IMMV = 1 << 4,	/* b8+r: 16, 32 or 64 bits */
+	A_IMMV = 1 << 4, /* b8+r: 16, 32 or 64 bits */
 	A_REL8 = 1 << 5,
 	A_REL32 = 1 << 6,
-	A_MOFFS = 1 << 7,	/* a0-a3: 64-bit (32 with 67) address */
-	A_ENTER = 1 << 8,	/* c8: imm16 + imm8 */
-	A_GRP3 = 1 << 9,	/* f6/f7: immediate only for /0 and /1 */
-	A_BAD = 1 << 10,	/* invalid in 64-bit mode or not decoded here */
+	A_MOFFS = 1 << 7, /* a0-a3: 64-bit (32 with 67) address */
+	A_ENTER = 1 << 8, /* c8: imm16 + imm8 */
+	A_GRP3 = 1 << 9,  /* f6/f7: immediate only for /0 and /1 */
+	A_BAD = 1 << 10,  /* invalid in 64-bit mode or not decoded here */
 };
 
 /* clang-format off */
@@ -118,8 +118,17 @@ static unsigned int map1_attr(__u8 op)
 static bool is_legacy_prefix(__u8 b)
 {
 	switch (b) {
-	case 0xf0: case 0xf2: case 0xf3: case 0x2e: case 0x36: case 0x3e:
-	case 0x26: case 0x64: case 0x65: case 0x66: case 0x67:
+	case 0xf0:
+	case 0xf2:
+	case 0xf3:
+	case 0x2e:
+	case 0x36:
+	case 0x3e:
+	case 0x26:
+	case 0x64:
+	case 0x65:
+	case 0x66:
+	case 0x67:
 		return true;
 	default:
 		return false;
@@ -129,12 +138,16 @@ static bool is_legacy_prefix(__u8 b)
 static __s64 read_le(const __u8 *p, unsigned int n)
 {
 	switch (n) {
-	case 1: return (__s8)p[0];
-	case 2: return (__s16)(p[0] | p[1] << 8);
-	case 4: return (__s32)((__u32)p[0] | (__u32)p[1] << 8 | (__u32)p[2] << 16 |
-			       (__u32)p[3] << 24);
-	case 8: return (__s64)((__u64)(__u32)read_le(p, 4) | (__u64)(__u32)read_le(p + 4, 4) << 32);
-	default: return 0;
+	case 1:
+		return (__s8)p[0];
+	case 2:
+		return (__s16)(p[0] | p[1] << 8);
+	case 4:
+		return (__s32)((__u32)p[0] | (__u32)p[1] << 8 | (__u32)p[2] << 16 | (__u32)p[3] << 24);
+	case 8:
+		return (__s64)((__u64)(__u32)read_le(p, 4) | (__u64)(__u32)read_le(p + 4, 4) << 32);
+	default:
+		return 0;
 	}
 }
 
@@ -185,12 +198,25 @@ int probe_insn_decode(const __u8 *code, size_t len, struct probe_insn *in)
 
 	for (; i < len && is_legacy_prefix(code[i]); i++) {
 		switch (code[i]) {
-		case 0x66: in->p66 = true; break;
-		case 0x67: in->p67 = true; break;
-		case 0xf3: in->rep = true; break;
-		case 0xf2: in->repne = true; break;
-		case 0x64: case 0x65: in->seg = code[i]; break;
-		default: in->bad_prefix = true; break; /* es cs ss ds lock */
+		case 0x66:
+			in->p66 = true;
+			break;
+		case 0x67:
+			in->p67 = true;
+			break;
+		case 0xf3:
+			in->rep = true;
+			break;
+		case 0xf2:
+			in->repne = true;
+			break;
+		case 0x64:
+		case 0x65:
+			in->seg = code[i];
+			break;
+		default:
+			in->bad_prefix = true;
+			break; /* es cs ss ds lock */
 		}
 	}
 	in->npfx = (__u8)i;
@@ -297,8 +323,22 @@ int probe_insn_decode(const __u8 *code, size_t len, struct probe_insn *in)
 /* ---- what an instruction does ---------------------------------------- */
 
 enum reg {
-	R_AX, R_CX, R_DX, R_BX, R_SP, R_BP, R_SI, R_DI,
-	R_8, R_9, R_10, R_11, R_12, R_13, R_14, R_15,
+	R_AX,
+	R_CX,
+	R_DX,
+	R_BX,
+	R_SP,
+	R_BP,
+	R_SI,
+	R_DI,
+	R_8,
+	R_9,
+	R_10,
+	R_11,
+	R_12,
+	R_13,
+	R_14,
+	R_15,
 };
 
 #define BIT(r) (1u << (r))
@@ -309,14 +349,14 @@ static const __u16 arg_regs[PROBE_MAX_ARGS] = {
 };
 
 enum kind {
-	K_PLAIN,	/* straight-line */
+	K_PLAIN, /* straight-line */
 	K_NOP,
 	K_ENDBR,
 	K_PUSH,
 	K_JCC,
 	K_JMP,
 	K_CALL,
-	K_BRANCH,	/* any other control transfer or trap: ret, indirect, int3 */
+	K_BRANCH, /* any other control transfer or trap: ret, indirect, int3 */
 };
 
 /* Larger rsp moves in a prologue are not modelled: rsp is then unknown. */
@@ -324,13 +364,13 @@ enum kind {
 
 struct fx {
 	enum kind kind;
-	bool unknown;	 /* effects not modelled: assume all registers and stack */
+	bool unknown;     /* effects not modelled: assume all registers and stack */
 	bool stack_store; /* stores through an rsp-based address */
-	bool sp_unknown; /* rsp changes by an amount not known here */
-	__u16 wr;	 /* general registers written (rsp excluded) */
-	__s64 sp_down;	 /* bytes rsp moves down (push 8, pop -8, sub $n n) */
+	bool sp_unknown;  /* rsp changes by an amount not known here */
+	__u16 wr;         /* general registers written (rsp excluded) */
+	__s64 sp_down;    /* bytes rsp moves down (push 8, pop -8, sub $n n) */
 	bool has_target;
-	__s64 target;	 /* branch target, relative to the insn's start */
+	__s64 target; /* branch target, relative to the insn's start */
 };
 
 static unsigned int modrm_reg(const struct probe_insn *in)
@@ -517,8 +557,14 @@ static void fx_map0(const struct probe_insn *in, struct fx *f)
 static bool sse_store(__u8 op)
 {
 	switch (op) {
-	case 0x11: case 0x13: case 0x17: case 0x29: case 0x2b: case 0x7f:
-	case 0xd6: case 0xe7:
+	case 0x11:
+	case 0x13:
+	case 0x17:
+	case 0x29:
+	case 0x2b:
+	case 0x7f:
+	case 0xd6:
+	case 0xe7:
 		return true;
 	default:
 		return false;
@@ -653,7 +699,9 @@ static bool kernel_emulates(const struct probe_insn *in, const __u8 *code, enum 
 	if (in->map == 0 && in->op == 0x90)
 		return !(in->rex & 1); /* 41 90 is xchg %r8,%rax, not a nop */
 	switch (kind) {
-	case K_JCC: case K_JMP: case K_CALL:
+	case K_JCC:
+	case K_JMP:
+	case K_CALL:
 		return !in->p66;
 	case K_PUSH:
 		return in->len == 1 || (in->len == 2 && in->rex == 0x41 && in->npfx == 0);
@@ -687,9 +735,8 @@ static __u32 lowest_jump_target(const __u8 *code, size_t limit, __u32 func_size)
 	return lowest;
 }
 
-int probe_place_choose_nargs(const __u8 *code, size_t len, __u32 func_size,
-			     bool need_return, unsigned int nargs,
-			     struct probe_place *out)
+int probe_place_choose_nargs(const __u8 *code, size_t len, __u32 func_size, bool need_return,
+			     unsigned int nargs, struct probe_place *out)
 {
 	size_t limit = len < func_size ? len : func_size;
 	bool sp_unknown = false, stack_store = false;
@@ -728,8 +775,9 @@ int probe_place_choose_nargs(const __u8 *code, size_t len, __u32 func_size,
 		}
 		r = probe_insn_decode(code + off, limit - off, &in);
 		if (r) {
-			out->reason = r != -ENODATA ? PLACE_UNDECODED :
-				      limit == func_size ? PLACE_PAST_FUNC_END : PLACE_PAST_BYTES;
+			out->reason = r != -ENODATA        ? PLACE_UNDECODED
+				      : limit == func_size ? PLACE_PAST_FUNC_END
+							   : PLACE_PAST_BYTES;
 			break;
 		}
 		insn_fx(&in, &f);

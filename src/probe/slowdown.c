@@ -16,7 +16,7 @@
 #define PAIR_MIN_FREES 200.0
 #define PAIR_MIN_CPU_NS 5e6
 #define PAIR_MIN 3
-#define ID_MIN_DH 0.3	/* hits per free must differ this much */
+#define ID_MIN_DH 0.3       /* hits per free must differ this much */
 #define COST_MIN_NS 100.0   /* below an emulated trap: a bad fit */
 #define COST_MAX_NS 50000.0 /* above a single-stepped trap: a bad fit */
 #define SLOWDOWN_MAX_PCT 100000.0
@@ -102,9 +102,8 @@ static void identify(struct slowdown *s)
 
 	if (prev && prev->state == SLOWDOWN_SWITCHING)
 		prev = step_back(s, 2);
-	if (s->usdt || !prev || st->state == SLOWDOWN_SWITCHING ||
-	    prev->state == SLOWDOWN_SWITCHING || prev->state == st->state ||
-	    !pair_cost(prev, st, &c, &k))
+	if (s->usdt || !prev || st->state == SLOWDOWN_SWITCHING || prev->state == SLOWDOWN_SWITCHING ||
+	    prev->state == st->state || !pair_cost(prev, st, &c, &k))
 		return;
 	s->pair[s->pair_head] = c;
 	s->pair_own[s->pair_head] = k;
@@ -165,8 +164,7 @@ double slowdown_cost_ns(const struct slowdown *s, bool *identified)
 	return s->cost_ns;
 }
 
-int slowdown_window(const struct slowdown *s, __u64 since_ns, __u64 max_ns,
-		    struct slowdown_est *out)
+int slowdown_window(const struct slowdown *s, __u64 since_ns, __u64 max_ns, struct slowdown_est *out)
 {
 	double cpu = 0, hits = 0, frees = 0, on_ns = 0, h_off, own;
 	__u64 span = 0, end = 0;

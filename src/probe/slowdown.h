@@ -32,9 +32,9 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
-#define SLOWDOWN_STEPS 64	       /* readings kept for the windows */
-#define SLOWDOWN_TAU_S 30.0	       /* memory of the hits per free while off */
-#define SLOWDOWN_PAIRS 31	       /* on/off pairs the cost is the median of */
+#define SLOWDOWN_STEPS 64                /* readings kept for the windows */
+#define SLOWDOWN_TAU_S 30.0              /* memory of the hits per free while off */
+#define SLOWDOWN_PAIRS 31                /* on/off pairs the cost is the median of */
 #define SLOWDOWN_REPORT_NS 3000000000ULL /* the window of the reported slowdown */
 
 /* The allocation probes during a step: off, on, or coming or going (an
@@ -51,30 +51,30 @@ struct slowdown_step {
 };
 
 struct slowdown {
-	double floor_ns;      /* calibrated cost of a hit: c is never below */
-	double cost_ns;	      /* c, identified or floor_ns */
-	double own_ns;	      /* k, once identified */
+	double floor_ns; /* calibrated cost of a hit: c is never below */
+	double cost_ns;  /* c, identified or floor_ns */
+	double own_ns;   /* k, once identified */
 	bool identified;
-	bool usdt;	      /* the process samples itself: hits are sampled
+	bool usdt;                       /* the process samples itself: hits are sampled
 			       * events only, cost_ns stays the floor */
-	double acc[2][3];     /* [off, on][cpu_ns, hits, frees], decayed */
-	double pair[SLOWDOWN_PAIRS]; /* recent pair estimates of c */
+	double acc[2][3];                /* [off, on][cpu_ns, hits, frees], decayed */
+	double pair[SLOWDOWN_PAIRS];     /* recent pair estimates of c */
 	double pair_own[SLOWDOWN_PAIRS]; /* and of k, from the same pairs */
 	int npair, pair_head;
 	struct slowdown_step step[SLOWDOWN_STEPS];
-	int nstep, head;      /* ring of steps, head: next slot */
+	int nstep, head; /* ring of steps, head: next slot */
 	__u64 last_t, last_cpu, last_hits, last_frees;
 	bool have_last;
 };
 
 /* What a window says. */
 struct slowdown_est {
-	__u64 span_ns;	       /* wall time covered */
-	double cpu_ns;	       /* the target's CPU time in it */
-	double slowdown_pct;   /* cpu / (k * frees) - 1, %: see above */
-	double floor_pct;      /* the part of it free() and realloc() cost
+	__u64 span_ns;       /* wall time covered */
+	double cpu_ns;       /* the target's CPU time in it */
+	double slowdown_pct; /* cpu / (k * frees) - 1, %: see above */
+	double floor_pct;    /* the part of it free() and realloc() cost
 				* (the probes that stay on) */
-	double on_share;       /* share of the span with allocation probes on */
+	double on_share;     /* share of the span with allocation probes on */
 };
 
 void slowdown_init(struct slowdown *s, double floor_ns, bool usdt);
@@ -87,8 +87,7 @@ void slowdown_feed(struct slowdown *s, __u64 t_ns, __u64 cpu_ns, __u64 hits, __u
 
 /* The estimate over the steps that ended after since_ns, at most the
  * last max_ns of them. 0, or -EAGAIN: no CPU time in the window. */
-int slowdown_window(const struct slowdown *s, __u64 since_ns, __u64 max_ns,
-		    struct slowdown_est *out);
+int slowdown_window(const struct slowdown *s, __u64 since_ns, __u64 max_ns, struct slowdown_est *out);
 
 /* The cost of one hit used now (ns), and whether it was measured on the
  * target (true) or is the calibration on memtop (false). */

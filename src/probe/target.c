@@ -94,8 +94,8 @@ int target_check(pid_t pid, char comm[16], char *err, size_t errlen)
 	else if (comm[n - 1] == '\n')
 		comm[n - 1] = '\0';
 	if (flags & PF_KTHREAD) {
-		snprintf(err, errlen, "PID %d (%s) is a kernel thread: it has no user-space allocator",
-			 pid, comm);
+		snprintf(err, errlen,
+			 "PID %d (%s) is a kernel thread: it has no user-space allocator", pid, comm);
 		return -EINVAL;
 	}
 	if (state == 'Z' || state == 'X') {
@@ -187,9 +187,9 @@ static void redirect_io(int out_fd, bool null_stdin)
 		close(fd);
 }
 
-int target_launch(char **argv, const char *preload, __u64 sample_rate, int out_fd,
-		  bool null_stdin, bool static_ok, struct launched *l, char *alloc_path,
-		  size_t pathlen, char *err, size_t errlen)
+int target_launch(char **argv, const char *preload, __u64 sample_rate, int out_fd, bool null_stdin,
+		  bool static_ok, struct launched *l, char *alloc_path, size_t pathlen, char *err,
+		  size_t errlen)
 {
 	char exe[PATH_MAX];
 	int go[2], ex[2], e;
@@ -207,7 +207,8 @@ int target_launch(char **argv, const char *preload, __u64 sample_rate, int out_f
 		elf_file_close(ef);
 		if (!dynamic && !static_ok) {
 			snprintf(err, errlen,
-				 "%s is a static executable: no shared glibc allocator to probe", exe);
+				 "%s is a static executable: no shared glibc allocator to probe",
+				 exe);
 			return -ENOTSUP;
 		}
 	}
@@ -324,11 +325,14 @@ int target_brk(pid_t pid, __u64 *brk)
 		return -ESRCH;
 	p = strrchr(buf, ')');
 	/* field 47, start_brk (proc(5)): the 45th after the state (3) */
-	if (!p || sscanf(p + 2, "%*c" "%*d %*d %*d %*d %*d %*u %*u %*u %*u %*u"
+	if (!p || sscanf(p + 2,
+			 "%*c"
+			 "%*d %*d %*d %*d %*d %*u %*u %*u %*u %*u"
 			 "%*u %*u %*d %*d %*d %*d %*d %*d %*u %*u"
 			 "%*d %*u %*u %*u %*u %*u %*u %*u %*u %*u"
 			 "%*u %*u %*u %*u %*u %*d %*d %*u %*u %*u"
-			 "%*u %*d %*u %*u %llu", &start_brk) != 1)
+			 "%*u %*d %*u %*u %llu",
+			 &start_brk) != 1)
 		return -EINVAL;
 	*brk = start_brk;
 	return 0;
@@ -366,8 +370,10 @@ int target_identity(pid_t pid, struct target_id *id)
 		return n == -ENOENT ? -ESRCH : (int)n;
 	p = strrchr(buf, ')');
 	/* after the comm: state is field 3, starttime 22, startstack 28 */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
-			 "%*d %*d %*d %*d %llu %*u %*d %*u %*u %*u %llu", &start, &stack) != 2)
+	if (!p || sscanf(p + 2,
+			 "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+			 "%*d %*d %*d %*d %llu %*u %*d %*u %*u %*u %llu",
+			 &start, &stack) != 2)
 		return -EINVAL;
 	memset(id, 0, sizeof(*id));
 	id->start_ticks = start;
@@ -388,8 +394,8 @@ enum target_change target_compare(pid_t pid, struct target_id *was)
 
 	if (target_identity(pid, &now) || !target_alive(pid) || now.start_ticks != was->start_ticks)
 		return TARGET_GONE;
-	if ((was->exe_ino && now.exe_ino && (now.exe_ino != was->exe_ino ||
-					      now.exe_dev != was->exe_dev)) ||
+	if ((was->exe_ino && now.exe_ino &&
+	     (now.exe_ino != was->exe_ino || now.exe_dev != was->exe_dev)) ||
 	    (was->start_stack && now.start_stack && now.start_stack != was->start_stack)) {
 		*was = now;
 		return TARGET_EXECED;

@@ -24,8 +24,8 @@ int target_find_exe(const char *argv0, char *out, size_t len);
 /* A command started by memtop, stopped before exec until target_release. */
 struct launched {
 	pid_t pid;
-	int go_fd;   /* write a byte to let it exec */
-	int err_fd;  /* exec failure: errno arrives here; EOF means exec worked */
+	int go_fd;               /* write a byte to let it exec */
+	int err_fd;              /* exec failure: errno arrives here; EOF means exec worked */
 	char log_path[PATH_MAX]; /* where its stdout and stderr go (cmd_log.h) */
 };
 
@@ -37,9 +37,9 @@ struct launched {
  * terminal). A static executable is refused unless static_ok (a Go
  * program, watched through its runtime). 0, or -errno with one line in
  * err (not found, not executable, static). */
-int target_launch(char **argv, const char *preload, __u64 sample_rate, int out_fd,
-		  bool null_stdin, bool static_ok, struct launched *l, char *alloc_path,
-		  size_t pathlen, char *err, size_t errlen);
+int target_launch(char **argv, const char *preload, __u64 sample_rate, int out_fd, bool null_stdin,
+		  bool static_ok, struct launched *l, char *alloc_path, size_t pathlen, char *err,
+		  size_t errlen);
 /* Let the command exec. 0, or -errno with one line in err if exec failed
  * (the child is reaped then). */
 int target_release(struct launched *l, char *err, size_t errlen);
@@ -62,9 +62,9 @@ bool target_alive(pid_t pid);
 /* Which process, and which program in it: a PID alone is reused once its
  * process is gone, and stays the same across an exec. */
 struct target_id {
-	__u64 start_ticks;	/* /proc/PID/stat starttime: boot-relative, never reused */
-	__u64 start_stack;	/* startstack: new (ASLR) at every exec */
-	__u64 exe_dev, exe_ino;	/* the executable */
+	__u64 start_ticks;      /* /proc/PID/stat starttime: boot-relative, never reused */
+	__u64 start_stack;      /* startstack: new (ASLR) at every exec */
+	__u64 exe_dev, exe_ino; /* the executable */
 };
 
 enum target_change { TARGET_SAME, TARGET_GONE, TARGET_EXECED };

@@ -133,15 +133,18 @@ static void inject_python_report(struct watch_set *ws, struct watched *w)
 		return;
 	state = inject_python_state(w->inj);
 	if (state == MT_PY_HOOK_ON) {
-		warn(ws, "PID %d: CPython's object allocator wrapped: the objects pymalloc serves "
-		     "are sampled too", w->pid);
+		warn(ws,
+		     "PID %d: CPython's object allocator wrapped: the objects pymalloc serves "
+		     "are sampled too",
+		     w->pid);
 		w->inj->py_said = state;
 	} else if (w->inj->py_said < 0 &&
 		   clock_mono_ns() - w->inj->py_since_ns > PY_WRAP_DEADLINE_NS) {
-		warn(ws, "PID %d: CPython's object allocator is not wrapped after %llu s: its main "
+		warn(ws,
+		     "PID %d: CPython's object allocator is not wrapped after %llu s: its main "
 		     "thread has run no Python code since (a C call holding the GIL, or a wait in "
-		     "C); objects pymalloc serves are not seen until it does", w->pid,
-		     PY_WRAP_DEADLINE_NS / 1000000000ULL);
+		     "C); objects pymalloc serves are not seen until it does",
+		     w->pid, PY_WRAP_DEADLINE_NS / 1000000000ULL);
 		w->inj->py_said = state;
 	}
 }
@@ -174,9 +177,11 @@ static int prepare_injected(struct watch_set *ws, struct watched *w, char *err, 
 	w->inj->py_said = -1;
 	w->usdt = true;
 	snprintf(w->lib, sizeof(w->lib), "%s", w->inj->path);
-	warn(ws, "PID %d: sampler %s, %zu GOT slots rerouted; one thread held %.2f ms "
-	     "(it took %.2f ms to stop)", w->pid, w->inj->reused ? "reused" : "injected",
-	     w->inj->nslots, w->inj->pause_ns / 1e6, w->inj->reach_ns / 1e6);
+	warn(ws,
+	     "PID %d: sampler %s, %zu GOT slots rerouted; one thread held %.2f ms "
+	     "(it took %.2f ms to stop)",
+	     w->pid, w->inj->reused ? "reused" : "injected", w->inj->nslots, w->inj->pause_ns / 1e6,
+	     w->inj->reach_ns / 1e6);
 	return 0;
 }
 
@@ -193,9 +198,10 @@ static void inject_end(struct watch_set *ws, struct watched *w)
 	} else {
 		if (w->inj->py_note[0])
 			warn(ws, "%s", w->inj->py_note);
-		warn(ws, "PID %d: GOT restored (%zu slots); one thread held %.2f ms "
-		     "(longest hold %.2f ms)", w->pid, w->inj->nslots, w->inj->pause_ns / 1e6,
-		     w->inj->pause_max_ns / 1e6);
+		warn(ws,
+		     "PID %d: GOT restored (%zu slots); one thread held %.2f ms "
+		     "(longest hold %.2f ms)",
+		     w->pid, w->inj->nslots, w->inj->pause_ns / 1e6, w->inj->pause_max_ns / 1e6);
 	}
 	inject_free(w->inj);
 	free(w->inj);
@@ -218,8 +224,10 @@ static int prepare_go_exe(struct watch_set *ws, struct watched *w, const char *p
 	w->go = true;
 	snprintf(w->lib, sizeof(w->lib), "%s", path);
 	if (ws->env.cfg->inject)
-		warn(ws, "PID %d is a Go program (%s): its runtime samples itself, --inject is not "
-		     "needed and not done", w->pid, w->gt.version);
+		warn(ws,
+		     "PID %d is a Go program (%s): its runtime samples itself, --inject is not "
+		     "needed and not done",
+		     w->pid, w->gt.version);
 	return 0;
 }
 
@@ -342,22 +350,26 @@ static void command_allocator(struct watch_set *ws, char *foreign, size_t len,
 	ef = elf_file_open(exe);
 	dynamic = ef && elf_file_is_dynamic(ef);
 	if (dynamic)
-		extra->alloc = allocators_identify_prefixed(ef, exe, extra->prefix,
-							    sizeof(extra->prefix));
+		extra->alloc =
+			allocators_identify_prefixed(ef, exe, extra->prefix, sizeof(extra->prefix));
 	if (ef)
 		elf_file_close(ef);
 	if (extra->alloc) {
 		snprintf(extra->path, sizeof(extra->path), "%s", exe);
-		warn(ws, "%s calls %s under the prefix %s besides its malloc: the in-process "
+		warn(ws,
+		     "%s calls %s under the prefix %s besides its malloc: the in-process "
 		     "sampler would not see those calls, probing both allocators with uprobes "
-		     "instead", basename(exe), extra->alloc->name, extra->prefix);
+		     "instead",
+		     basename(exe), extra->alloc->name, extra->prefix);
 	}
 	if (!dynamic || launch_alloc_find(exe, foreign, len, &glibc) || glibc) {
 		foreign[0] = '\0';
 		return;
 	}
-	warn(ws, "%s calls the allocator of %s, not glibc's: the in-process sampler would "
-	     "step aside, probing that allocator with uprobes instead", basename(exe), foreign);
+	warn(ws,
+	     "%s calls the allocator of %s, not glibc's: the in-process sampler would "
+	     "step aside, probing that allocator with uprobes instead",
+	     basename(exe), foreign);
 }
 
 /* Probe the allocator at path, if memtop has a table for it. */
@@ -370,8 +382,10 @@ static void command_probe_foreign(struct watch_set *ws, struct watched *w, const
 	if (ef)
 		elf_file_close(ef);
 	if (!a) {
-		warn(ws, "memtop has no probe table for the allocator in %s: "
-		     "its allocations will not be seen", path);
+		warn(ws,
+		     "memtop has no probe table for the allocator in %s: "
+		     "its allocations will not be seen",
+		     path);
 		return;
 	}
 	w->alloc = a;
@@ -613,8 +627,7 @@ static int attach_watched(struct watch_set *ws, struct watched *w, char *err, si
 			bpf_loader_set_brk(ws->env.bpf, w->pid, brk);
 	}
 	if (w->go) {
-		w->go_probes = go_attach(ws->env.bpf, w->pid, w->lib, &w->gt, &ws->info, err,
-					 errlen);
+		w->go_probes = go_attach(ws->env.bpf, w->pid, w->lib, &w->gt, &ws->info, err, errlen);
 		if (!w->go_probes) {
 			e = errno ? -errno : -EINVAL;
 			bpf_loader_remove_target(ws->env.bpf, w->pid);
@@ -625,8 +638,7 @@ static int attach_watched(struct watch_set *ws, struct watched *w, char *err, si
 		/* a running process that exec'd since it was prepared (its
 		 * allocator's mapping is gone): prepared again for its new
 		 * program, once */
-		if (!w->probes && !w->launched &&
-		    target_compare(w->pid, &w->id) == TARGET_EXECED &&
+		if (!w->probes && !w->launched && target_compare(w->pid, &w->id) == TARGET_EXECED &&
 		    !prepare_running(ws, w, err, errlen) && !w->go)
 			w->probes = attach_prepared(ws, w, err, errlen);
 	}
@@ -695,8 +707,7 @@ int watch_attach(struct watch_set *ws, char *err, size_t errlen)
 	/* the mmap source: anonymous mappings of every watched process */
 	e = bpf_loader_follow_mmap(ws->env.bpf);
 	if (e)
-		warn(ws, "anonymous mappings are not followed (mmap source: %s)",
-		     strerror(-e));
+		warn(ws, "anonymous mappings are not followed (mmap source: %s)", strerror(-e));
 	if (ws->cgroup_fd >= 0 || ws->launch.pid > 0) {
 		/* --cgroup: its new processes; -- CMD: the command's descendants */
 		e = ws->cgroup_fd >= 0 ? bpf_loader_follow_cgroup(ws->env.bpf, ws->cgroup_fd)
@@ -788,8 +799,7 @@ bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 /* ---- refreshing ------------------------------------------------------------- */
 
 /* One reading of a target for its cost (slowdown.h). */
-static void measure(struct watch_set *ws, struct watched *w, __u64 now,
-		    enum slowdown_state state)
+static void measure(struct watch_set *ws, struct watched *w, __u64 now, enum slowdown_state state)
 {
 	struct mt_proc_counters c;
 	__u64 cpu = target_cpu_ns(w->pid);

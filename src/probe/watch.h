@@ -36,9 +36,9 @@ struct watch_env {
 	struct mt_bpf *bpf;
 	struct mt_model *model;
 	struct proc_cache *pc;
-	struct unwinder *unw; /* may be NULL */
+	struct unwinder *unw;    /* may be NULL */
 	struct python_names *py; /* names CPython frames (stacks/python.h); may be NULL */
-	double trap_ns;	      /* calibrated cost of a probe hit */
+	double trap_ns;          /* calibrated cost of a probe hit */
 	/* A process could not be watched (cgroup mode); may be NULL. */
 	void (*warn)(void *ctx, const char *msg);
 	void *warn_ctx;
@@ -54,39 +54,39 @@ struct watched {
 	pid_t pid;
 	char comm[16];
 	char lib[PATH_MAX]; /* glibc, or the file with otel_memory probes */
-	bool usdt;	    /* the process samples itself (otel_memory USDT) */
-	bool go;	    /* a Go executable: its runtime's sampled path is probed
+	bool usdt;          /* the process samples itself (otel_memory USDT) */
+	bool go;            /* a Go executable: its runtime's sampled path is probed
 			     * (gt says where; lib is the executable) */
 	struct go_target gt;
 	struct go_probes *go_probes;
-	__u64 go_rate_addr; /* as last given to the BPF side ... */
-	bool go_rate_set;   /* ... if it was */
-	bool launched;	    /* started by memtop: reaped and stopped by it */
+	__u64 go_rate_addr;  /* as last given to the BPF side ... */
+	bool go_rate_set;    /* ... if it was */
+	bool launched;       /* started by memtop: reaped and stopped by it */
 	bool python_checked; /* looked for a CPython interpreter in it */
 	bool gone;
-	bool exited;	    /* the exit was reported (watch_note_exit) */
-	int wstatus;	    /* ... with this wait status */
-	__u64 exit_ns;	    /* ... at this time */
-	bool pending;	    /* to be (re)attached: new in the cgroup, or exec'd */
+	bool exited;   /* the exit was reported (watch_note_exit) */
+	int wstatus;   /* ... with this wait status */
+	__u64 exit_ns; /* ... at this time */
+	bool pending;  /* to be (re)attached: new in the cgroup, or exec'd */
 	__u64 pending_since_ns;
 	struct mt_probe_set *probes;
-	struct inject_state *inj; /* --inject: the sampler memtop put in it, or NULL */
+	struct inject_state *inj;      /* --inject: the sampler memtop put in it, or NULL */
 	const struct allocator *alloc; /* the allocator malloc binds to (allocators.h) */
 	char alloc_prefix[MT_ALLOC_PREFIX_MAX]; /* its C-name prefix ("" or "je_") */
 	/* a prefixed allocator the program calls besides it (je_malloc of a
 	 * statically linked jemalloc), probed too; alloc NULL: none */
 	struct alloc_target extra;
-	struct slowdown cost;	/* what the probes cost it (slowdown.h) */
-	struct target_id id;	/* which process and program (0: not known) */
+	struct slowdown cost; /* what the probes cost it (slowdown.h) */
+	struct target_id id;  /* which process and program (0: not known) */
 };
 
 /* The probes' cost over a window, for the worst target. */
 struct watch_cost {
 	double slowdown_pct; /* what the target suffers */
 	double floor_pct;    /* the part the probes that stay on cost */
-	double cost_ns;	     /* of one probe hit in that target */
+	double cost_ns;      /* of one probe hit in that target */
 	bool cost_measured;  /* cost_ns measured on it, not the calibration */
-	__u64 span_ns;	     /* the window the worst measure covers */
+	__u64 span_ns;       /* the window the worst measure covers */
 };
 
 struct watch_set {
@@ -94,9 +94,9 @@ struct watch_set {
 	struct watched *v;
 	int n, cap;
 	struct attach_info info; /* of the last attach */
-	struct launched launch;	 /* -- CMD held before exec */
+	struct launched launch;  /* -- CMD held before exec */
 	char cgroup_dir[PATH_MAX];
-	int cgroup_fd;		 /* --cgroup: the v2 directory, or -1 */
+	int cgroup_fd; /* --cgroup: the v2 directory, or -1 */
 };
 
 void watch_init(struct watch_set *ws, const struct watch_env *env);

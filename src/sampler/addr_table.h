@@ -27,12 +27,12 @@
 /* One multiply: a free of any pointer computes it while blocks are live. */
 static inline __u64 addr_table_home(__u64 key)
 {
-	return ((key >> 4) * 0x9E3779B97F4A7C15ULL) >> (64 - 16);	/* 65536 slots */
+	return ((key >> 4) * 0x9E3779B97F4A7C15ULL) >> (64 - 16); /* 65536 slots */
 }
 
 static inline unsigned short *addr_filter_of(unsigned short *filter, __u64 key)
 {
-	return &filter[((key >> 4) * 0xC2B2AE3D27D4EB4FULL) >> (64 - 13)];	/* 8192 */
+	return &filter[((key >> 4) * 0xC2B2AE3D27D4EB4FULL) >> (64 - 13)]; /* 8192 */
 }
 
 /* May key be in the table? false: certainly not. */
@@ -62,8 +62,7 @@ static inline bool addr_table_insert(__u64 *slot, unsigned short *filter, __u64 
 	return false;
 }
 
-static inline bool addr_table_remove(__u64 *slot, unsigned short *filter, __u64 *live,
-				     __u64 key)
+static inline bool addr_table_remove(__u64 *slot, unsigned short *filter, __u64 *live, __u64 key)
 {
 	__u64 i = addr_table_home(key);
 	int n;

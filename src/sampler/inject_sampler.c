@@ -71,8 +71,8 @@ SHARED unsigned short mt_inject_filter[MT_INJECT_FILTER_SLOTS];
 SHARED struct mt_poke_record mt_inject_scratch[MT_INJECT_SCRATCH_RECORDS + 1];
 
 struct countdown {
-	__s64 left;	/* bytes to the next sample; 0: not drawn yet */
-	__u64 rng;	/* 0: not seeded yet */
+	__s64 left; /* bytes to the next sample; 0: not drawn yet */
+	__u64 rng;  /* 0: not seeded yet */
 } __attribute__((aligned(64)));
 
 static struct countdown countdowns[COUNTDOWNS];
@@ -84,18 +84,17 @@ static struct countdown countdowns[COUNTDOWNS];
 __asm__(".text\n"
 	".globl " MT_INJECT_POKE_SYMBOL "\n"
 	".hidden " MT_INJECT_POKE_SYMBOL "\n"
-	".type " MT_INJECT_POKE_SYMBOL ", @function\n"
-	MT_INJECT_POKE_SYMBOL ":\n"
+	".type " MT_INJECT_POKE_SYMBOL ", @function\n" MT_INJECT_POKE_SYMBOL ":\n"
 	"	movq %rdi, %r15\n"
 	"1:	movq (%r15), %rax\n"
-	"	cmpq $1, %rax\n"		/* MT_POKE_STORE */
+	"	cmpq $1, %rax\n" /* MT_POKE_STORE */
 	"	jne 2f\n"
 	"	movq 8(%r15), %rax\n"
 	"	movq 16(%r15), %rdx\n"
 	"	movq %rdx, (%rax)\n"
 	"	addq $40, %r15\n"
 	"	jmp 1b\n"
-	"2:	cmpq $2, %rax\n"		/* MT_POKE_SYSCALL */
+	"2:	cmpq $2, %rax\n" /* MT_POKE_SYSCALL */
 	"	jne 3f\n"
 	"	movq 8(%r15), %rax\n"
 	"	movq 16(%r15), %rdi\n"
@@ -103,7 +102,7 @@ __asm__(".text\n"
 	"	movq 32(%r15), %rdx\n"
 	"	syscall\n"
 	"	cmpq $-4095, %rax\n"
-	"	jae 3f\n"			/* failed: stop at this record */
+	"	jae 3f\n" /* failed: stop at this record */
 	"	addq $40, %r15\n"
 	"	jmp 1b\n"
 	"3:	int3\n"
@@ -124,7 +123,7 @@ static __u64 thread_id(void)
 
 static struct countdown *countdown_mine(void)
 {
-	return &countdowns[(thread_id() * 0x9E3779B97F4A7C15ULL) >> 58];	/* 64 slots */
+	return &countdowns[(thread_id() * 0x9E3779B97F4A7C15ULL) >> 58]; /* 64 slots */
 }
 
 static __s64 countdown_draw(struct countdown *c)
@@ -158,7 +157,7 @@ static bool sample_take(size_t size)
 		return false;
 	}
 	__atomic_store_n(&c->left, countdown_draw(c), __ATOMIC_RELAXED);
-	return left > 0;	/* 0: not drawn yet */
+	return left > 0; /* 0: not drawn yet */
 }
 
 /* ==== The table of sampled addresses (addr_table.h) ==== */
@@ -208,9 +207,8 @@ static __attribute__((noinline)) void sample_gone(void *ptr)
 #define ALLOC_ON() unlikely(otel_memory_alloc_semaphore)
 /* ptr may be sampled: a tool is attached and ptr's filter counter is not
  * zero (one load more than the no-tool path). */
-#define FREE_ON(ptr)                                                         \
-	unlikely(otel_memory_free_semaphore &&                               \
-		 addr_table_maybe(mt_inject_filter, (__u64)(ptr)))
+#define FREE_ON(ptr) \
+	unlikely(otel_memory_free_semaphore &&addr_table_maybe(mt_inject_filter, (__u64)(ptr)))
 
 /* ==== CPython's object allocator (py_hook.h) ==== */
 
@@ -249,15 +247,15 @@ typedef int posix_memalign_fn(void **memptr, size_t align, size_t size);
 
 /* Forward the call (a tail call while no tool is attached); sample what it
  * returned, of size bytes, while one is. */
-#define FORWARD_SAMPLED(fn, type, size, ...)                                 \
-	do {                                                                 \
-		void *p_;                                                    \
-                                                                             \
-		if (!ALLOC_ON())                                             \
-			return ORIG(fn, type *)(__VA_ARGS__);                \
-		p_ = ORIG(fn, type *)(__VA_ARGS__);                          \
-		sample_new(p_, size);                                        \
-		return p_;                                                   \
+#define FORWARD_SAMPLED(fn, type, size, ...)                  \
+	do {                                                  \
+		void *p_;                                     \
+                                                              \
+		if (!ALLOC_ON())                              \
+			return ORIG(fn, type *)(__VA_ARGS__); \
+		p_ = ORIG(fn, type *)(__VA_ARGS__);           \
+		sample_new(p_, size);                         \
+		return p_;                                    \
 	} while (0)
 
 EXPORT void *mt_inject_malloc(size_t size)

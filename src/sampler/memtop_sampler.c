@@ -95,13 +95,13 @@ static struct {
 	/* Sampled blocks not freed yet: the only load of free()'s fast path. */
 	long live;
 	__u64 magic;
-	double rate;		/* mean bytes between samples */
-	bool all;		/* rate <= 1: sample every allocation */
-	bool ready;		/* constructor done: sampling allowed */
+	double rate; /* mean bytes between samples */
+	bool all;    /* rate <= 1: sample every allocation */
+	bool ready;  /* constructor done: sampling allowed */
 	__u64 seed;
-	__u64 threads;		/* seeds handed out */
-	bool resolved;		/* next holds the next definitions */
-	struct next_alloc next;	/* where every call goes; first_* until resolved */
+	__u64 threads;          /* seeds handed out */
+	bool resolved;          /* next holds the next definitions */
+	struct next_alloc next; /* where every call goes; first_* until resolved */
 } g __attribute__((aligned(64))) = {
 	.next = {
 		.malloc = first_malloc, .free = first_free, .calloc = first_calloc,
@@ -325,7 +325,7 @@ static __u64 sampler_weight(size_t size)
 struct ptr_shard {
 	pthread_mutex_t lock;
 	uintptr_t *slot;
-	size_t mask;		/* slots - 1, or 0 before the first insert */
+	size_t mask; /* slots - 1, or 0 before the first insert */
 	size_t count;
 } __attribute__((aligned(64)));
 
@@ -374,8 +374,8 @@ static int ptrset_grow(struct ptr_shard *s)
 	void *mem;
 	size_t i;
 
-	mem = mmap(NULL, slots * sizeof(*old), PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	mem = mmap(NULL, slots * sizeof(*old), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		   -1, 0);
 	if (mem == MAP_FAILED)
 		return -ENOMEM;
 	s->slot = mem;
@@ -488,7 +488,7 @@ extern int Py_IsInitialized(void) __attribute__((weak));
 
 static struct {
 	__u64 api[MT_PY_API_COUNT]; /* enum mt_py_api; 0s: not CPython */
-	__u32 state;		    /* enum mt_py_hook_state */
+	__u32 state;                /* enum mt_py_hook_state */
 	__u64 live, dropped;
 	__u64 table[MT_INJECT_TABLE_SLOTS];
 	unsigned short filter[MT_INJECT_FILTER_SLOTS];
@@ -868,13 +868,16 @@ static int rate_parse(const char *s, __u64 *rate)
 	if (errno)
 		return -EINVAL;
 	switch (*end) {
-	case 'k': case 'K':
+	case 'k':
+	case 'K':
 		shift = 10;
 		break;
-	case 'm': case 'M':
+	case 'm':
+	case 'M':
 		shift = 20;
 		break;
-	case 'g': case 'G':
+	case 'g':
+	case 'G':
 		shift = 30;
 		break;
 	}
@@ -890,8 +893,7 @@ static void say(const char *a, const char *b)
 {
 	static const char tag[] = "libmemtop-sampler: ";
 
-	if (write(STDERR_FILENO, tag, sizeof(tag) - 1) < 0 ||
-	    write(STDERR_FILENO, a, strlen(a)) < 0 ||
+	if (write(STDERR_FILENO, tag, sizeof(tag) - 1) < 0 || write(STDERR_FILENO, a, strlen(a)) < 0 ||
 	    write(STDERR_FILENO, b, strlen(b)) < 0 || write(STDERR_FILENO, "\n", 1) < 0)
 		return;
 }

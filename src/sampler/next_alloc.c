@@ -41,32 +41,32 @@ enum {
 };
 
 static const char *const fn_names[FN_COUNT] = {
-	"malloc", "free", "calloc", "realloc", "memalign", "aligned_alloc",
-	"posix_memalign", "valloc", "pvalloc", "malloc_usable_size",
+	"malloc",        "free",           "calloc", "realloc", "memalign",
+	"aligned_alloc", "posix_memalign", "valloc", "pvalloc", "malloc_usable_size",
 };
 
 /* glibc's own names for the functions it defines as aliases of them. */
 static const char *const glibc_names[] = {
-	[FN_MALLOC] = "__libc_malloc", [FN_FREE] = "__libc_free",
-	[FN_CALLOC] = "__libc_calloc", [FN_REALLOC] = "__libc_realloc",
+	[FN_MALLOC] = "__libc_malloc",     [FN_FREE] = "__libc_free",
+	[FN_CALLOC] = "__libc_calloc",     [FN_REALLOC] = "__libc_realloc",
 	[FN_MEMALIGN] = "__libc_memalign",
 };
 
 struct dynsyms {
 	uintptr_t base;
-	const ElfW(Sym) *sym;
+	const ElfW(Sym) * sym;
 	const char *str;
 	const uint32_t *gnu_hash;
 	const uint32_t *sysv_hash;
-	const ElfW(Half) *versym;
+	const ElfW(Half) * versym;
 };
 
 struct walk {
 	const void *self;
 	bool past_self;
 	void *fn[FN_COUNT];
-	uintptr_t owner[FN_COUNT];	/* load address of the defining object */
-	bool glibc_owner;		/* malloc's owner is glibc */
+	uintptr_t owner[FN_COUNT]; /* load address of the defining object */
+	bool glibc_owner;          /* malloc's owner is glibc */
 };
 
 static bool same_str(const char *a, const char *b)
@@ -153,13 +153,15 @@ static uint64_t local_match(void *ctx, uint32_t idx, const char *name)
 static void *dynsyms_lookup(const struct dynsyms *d, const char *name)
 {
 	const struct elf_dynhash t = {
-		.gnu_hash = (uintptr_t)d->gnu_hash, .sysv_hash = (uintptr_t)d->sysv_hash,
-		.read = local_read, .match = local_match, .ctx = (void *)d,
+		.gnu_hash = (uintptr_t)d->gnu_hash,
+		.sysv_hash = (uintptr_t)d->sysv_hash,
+		.read = local_read,
+		.match = local_match,
+		.ctx = (void *)d,
 	};
 	uint32_t steps = 0;
 
-	return (void *)(uintptr_t)elf_dynhash_lookup(&t, name, DYNHASH_MAX_CHAIN, UINT32_MAX,
-						     &steps);
+	return (void *)(uintptr_t)elf_dynhash_lookup(&t, name, DYNHASH_MAX_CHAIN, UINT32_MAX, &steps);
 }
 
 static bool contains(const struct dl_phdr_info *info, const void *p)

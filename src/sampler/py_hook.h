@@ -60,8 +60,8 @@ typedef int py_initialized_fn(void);
 
 static struct {
 	struct py_allocator orig; /* what the wrapper forwards to */
-	__u64 inside;		  /* the thread inside a wrapped realloc, or 0 */
-	bool fell;		  /* that realloc reached the C library */
+	__u64 inside;             /* the thread inside a wrapped realloc, or 0 */
+	bool fell;                /* that realloc reached the C library */
 } py_hook;
 
 #define PY_HOOK_FN(k, type) ((type *)(PY_HOOK_API)[k])
@@ -76,8 +76,8 @@ static void py_hook_poll(void);
 /* The sampler's test on its sampled path: is the wrapping not where it
  * should be? One load of each field. */
 #define PY_HOOK_PENDING() \
-	__builtin_expect(PY_HOOK_WANT ? PY_HOOK_STATE == MT_PY_HOOK_OFF \
-				      : PY_HOOK_STATE == MT_PY_HOOK_ON, 0)
+	__builtin_expect( \
+		PY_HOOK_WANT ? PY_HOOK_STATE == MT_PY_HOOK_OFF : PY_HOOK_STATE == MT_PY_HOOK_ON, 0)
 
 static void *py_hook_malloc(void *ctx, size_t n)
 {

@@ -39,11 +39,14 @@ static inline __u64 sm_next(__u64 *state)
  * s^15 is exact to about 1e-13. */
 static inline double sm_log(double u)
 {
-	union { double d; __u64 b; } v = { .d = u };
+	union {
+		double d;
+		__u64 b;
+	} v = { .d = u };
 	int e = (int)((v.b >> 52) & 0x7ff) - 1023;
 	double m, s, s2, t;
 
-	v.b = (v.b & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;	/* [1, 2) */
+	v.b = (v.b & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL; /* [1, 2) */
 	m = v.d;
 	if (m > 1.4142135623730951) {
 		m *= 0.5;
@@ -93,7 +96,7 @@ static inline double sm_one_minus_exp_neg(double x)
  * u uniform in (0, 1]. */
 static inline __s64 sm_gap(__u64 bits, double rate)
 {
-	double u = (double)((bits >> 11) + 1) * 0x1p-53;	/* (0, 1] */
+	double u = (double)((bits >> 11) + 1) * 0x1p-53; /* (0, 1] */
 	double x = -sm_log(u) * rate + 1;
 
 	return x < 0x1p62 ? (__s64)x : (__s64)1 << 62;

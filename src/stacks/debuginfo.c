@@ -87,9 +87,9 @@ static int roots_get(pid_t pid, bool roots[2])
 }
 
 struct want {
-	pid_t pid;		/* whose names these are: their root, their rights */
+	pid_t pid; /* whose names these are: their root, their rights */
 	bool in_target_root;
-	struct elf_file *orig;	/* NULL when looking up by build ID alone */
+	struct elf_file *orig; /* NULL when looking up by build ID alone */
 	const char *build_id;
 	bool by_crc;
 	__u32 crc;
@@ -127,8 +127,8 @@ static struct elf_file *candidate_try(const char *path, const struct want *w)
 }
 
 /* candidate_try() on a formatted path; paths too long are skipped. */
-__attribute__((format(printf, 2, 3)))
-static struct elf_file *candidate_at(const struct want *w, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static struct elf_file *candidate_at(const struct want *w,
+									   const char *fmt, ...)
 {
 	char path[PATH_MAX];
 	va_list ap;

@@ -27,7 +27,7 @@
 #define FETCH_TIMEOUT_S 30
 #define FETCH_MAX_BYTES (2LL << 30) /* elf_file.c's bound on an ELF file */
 #define FETCH_MAX_IDS 1024
-#define FETCH_ID_MAX 128	    /* hex digits; GNU build IDs are 40 */
+#define FETCH_ID_MAX 128 /* hex digits; GNU build IDs are 40 */
 #define STOP_WAIT_S 3
 
 enum fetch_state { FETCH_QUEUED, FETCH_RUNNING, FETCH_DONE, FETCH_NONE };
@@ -35,18 +35,18 @@ enum fetch_state { FETCH_QUEUED, FETCH_RUNNING, FETCH_DONE, FETCH_NONE };
 struct fetch {
 	char *build_id;
 	enum fetch_state state;
-	int fd;			/* FETCH_DONE: the file in libdebuginfod's cache */
+	int fd; /* FETCH_DONE: the file in libdebuginfod's cache */
 	char *path;
-	struct fetch *next;	/* FETCH_QUEUED: the FIFO */
+	struct fetch *next; /* FETCH_QUEUED: the FIFO */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
-static struct hmap fetches;	/* struct fetch, by build ID */
+static struct hmap fetches; /* struct fetch, by build ID */
 static struct fetch *queue_head, *queue_tail;
 static bool started, stopping;
 static pthread_t worker;
-static int enabled = -1;	/* unknown until first asked */
+static int enabled = -1; /* unknown until first asked */
 
 /* The fetch in flight, for progress() (the worker thread's own). */
 static __u64 deadline_ns;

@@ -41,9 +41,9 @@
 /* Address ranges of DIEs, sorted by start, for binary search. */
 struct pc_range {
 	__u64 lo;
-	__u64 hi;	/* exclusive */
+	__u64 hi; /* exclusive */
 	Dwarf_Die die;
-	size_t cu;	/* in dwarf_lines.cus (CU table only) */
+	size_t cu; /* in dwarf_lines.cus (CU table only) */
 };
 
 struct range_table {
@@ -54,7 +54,7 @@ struct range_table {
 
 struct cu_info {
 	Dwarf_Die cudie;
-	struct range_table fns;	/* its DW_TAG_subprogram DIEs with code */
+	struct range_table fns; /* its DW_TAG_subprogram DIEs with code */
 	bool fns_done;
 };
 

@@ -15,9 +15,9 @@ struct dwarf_lines;
 
 /* One source-level frame. Strings are interned. */
 struct dwarf_frame {
-	const char *function;	/* demangled; NULL when DWARF names none */
-	const char *file;	/* as DWARF gives it (usually absolute) */
-	__u32 line;		/* 0 when unknown */
+	const char *function; /* demangled; NULL when DWARF names none */
+	const char *file;     /* as DWARF gives it (usually absolute) */
+	__u32 line;           /* 0 when unknown */
 };
 
 /* Read the DWARF of ef (which takes a reference on ef). pid locates a

@@ -35,9 +35,9 @@
 
 struct elf_sym {
 	__u64 start;
-	__u64 end;	/* exclusive; for an unsized symbol, its section's end */
+	__u64 end; /* exclusive; for an unsized symbol, its section's end */
 	const char *name;
-	int rank;	/* higher wins when two symbols share a start */
+	int rank; /* higher wins when two symbols share a start */
 	bool sized;
 };
 
@@ -47,21 +47,21 @@ struct elf_file {
 	Elf *elf;
 	char *path;
 	struct file_id id;
-	const char *image;	/* whole file, from elf_rawfile() */
+	const char *image; /* whole file, from elf_rawfile() */
 	size_t image_size;
 	GElf_Ehdr ehdr;
 	GElf_Phdr *phdrs;
 	size_t phnum;
 	Elf_Scn *symtab;
 	Elf_Scn *dynsym;
-	Elf_Scn *versym;	/* parallel to dynsym */
+	Elf_Scn *versym; /* parallel to dynsym */
 	bool has_dwarf;
 	bool build_id_done;
 	char *build_id;
 	bool syms_done;
 	struct elf_sym *syms;
 	size_t nsyms;
-	bool syms_cut;		/* more than ELF_MAX_SYMS: the rest not kept */
+	bool syms_cut; /* more than ELF_MAX_SYMS: the rest not kept */
 };
 
 /* Bounds on what one file may cost, whoever made it: the largest file
@@ -83,7 +83,7 @@ static void limit_hit(void)
 
 static int elf_lib_init(void)
 {
-	static int ready;	/* 1 ok, -1 failed */
+	static int ready; /* 1 ok, -1 failed */
 
 	if (!ready)
 		ready = elf_version(EV_CURRENT) == EV_NONE ? -1 : 1;
@@ -102,8 +102,8 @@ static int elf_scan_sections(struct elf_file *ef)
 	 * so compare with what the header claims. */
 	if (!ef->ehdr.e_shoff)
 		return 0;
-	if (ef->ehdr.e_shentsize != (ef->ehdr.e_ident[EI_CLASS] == ELFCLASS64 ?
-				     sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr)) ||
+	if (ef->ehdr.e_shentsize != (ef->ehdr.e_ident[EI_CLASS] == ELFCLASS64 ? sizeof(Elf64_Shdr)
+									      : sizeof(Elf32_Shdr)) ||
 	    ef->ehdr.e_shoff > ef->image_size ||
 	    ef->image_size - ef->ehdr.e_shoff < ef->ehdr.e_shentsize)
 		return -ENOEXEC;
@@ -324,7 +324,8 @@ static const GElf_Phdr *segment_of_vaddr(const struct elf_file *ef, __u64 vaddr)
 	for (size_t i = 0; i < ef->phnum; i++) {
 		const GElf_Phdr *ph = &ef->phdrs[i];
 
-		if (ph->p_type == PT_LOAD && vaddr >= ph->p_vaddr && vaddr - ph->p_vaddr < ph->p_filesz)
+		if (ph->p_type == PT_LOAD && vaddr >= ph->p_vaddr &&
+		    vaddr - ph->p_vaddr < ph->p_filesz)
 			return ph;
 	}
 	return NULL;
@@ -344,7 +345,8 @@ int elf_file_off_to_vaddr(struct elf_file *ef, __u64 off, __u64 *vaddr)
 	for (size_t i = 0; i < ef->phnum; i++) {
 		const GElf_Phdr *ph = &ef->phdrs[i];
 
-		if (ph->p_type == PT_LOAD && off >= ph->p_offset && off - ph->p_offset < ph->p_filesz) {
+		if (ph->p_type == PT_LOAD && off >= ph->p_offset &&
+		    off - ph->p_offset < ph->p_filesz) {
 			*vaddr = ph->p_vaddr + (off - ph->p_offset);
 			return 0;
 		}
@@ -603,7 +605,7 @@ static int sym_cmp(const void *a, const void *b)
 		return x->start < y->start ? -1 : 1;
 	if (x->rank != y->rank)
 		return y->rank - x->rank; /* best first */
-	return strcmp(x->name, y->name); /* stable choice among equals */
+	return strcmp(x->name, y->name);  /* stable choice among equals */
 }
 
 /* Append the function symbols of one table. */
@@ -652,9 +654,8 @@ static int syms_collect(struct elf_file *ef, Elf_Scn *scn, size_t *cap)
 			 * default version (not "cfree@GLIBC_2.2.5"), public
 			 * ("calloc" over "__libc_calloc"), global over weak. */
 			.rank = (scn == ef->symtab ? 32 : 0) + (sym.st_size ? 16 : 0) +
-				(bind != STB_LOCAL ? 8 : 0) +
-				(!at || at[1] == '@' ? 4 : 0) + (s[0] != '_' ? 2 : 0) +
-				(bind == STB_GLOBAL),
+				(bind != STB_LOCAL ? 8 : 0) + (!at || at[1] == '@' ? 4 : 0) +
+				(s[0] != '_' ? 2 : 0) + (bind == STB_GLOBAL),
 		};
 	}
 	return 0;

@@ -12,24 +12,24 @@
 #include <linux/types.h>
 
 enum mt_frame_flags {
-	MT_FRAME_INLINED = 1 << 0, /* an inlined call inside the next frame */
-	MT_FRAME_ANON = 1 << 1,	   /* anonymous or JIT memory, no file */
-	MT_FRAME_NOSYM = 1 << 2,   /* file known, symbol not: module+offset */
+	MT_FRAME_INLINED = 1 << 0,  /* an inlined call inside the next frame */
+	MT_FRAME_ANON = 1 << 1,     /* anonymous or JIT memory, no file */
+	MT_FRAME_NOSYM = 1 << 2,    /* file known, symbol not: module+offset */
 	MT_FRAME_UNMAPPED = 1 << 3, /* address in no mapping of the process */
 	MT_FRAME_PYTHON = 1 << 4    /* an interpreter frame (CPython): function, file
 				     * and line of the Python code, addr its bytecode */
 };
 
 struct mt_frame {
-	__u64 addr;	       /* runtime program counter */
-	__u64 rel_addr;	       /* file offset within module_path (pprof, stripped) */
-	const char *function;  /* demangled name; NULL when unknown */
-	const char *module;    /* basename of the mapped file, or "[anon]" etc. */
+	__u64 addr;              /* runtime program counter */
+	__u64 rel_addr;          /* file offset within module_path (pprof, stripped) */
+	const char *function;    /* demangled name; NULL when unknown */
+	const char *module;      /* basename of the mapped file, or "[anon]" etc. */
 	const char *module_path; /* path as the target maps it; NULL if none */
-	const char *build_id;  /* lowercase hex; NULL if the file has none */
-	const char *file;      /* source file; NULL when unknown */
-	__u32 line;	       /* source line; 0 when unknown */
-	__u32 flags;	       /* enum mt_frame_flags */
+	const char *build_id;    /* lowercase hex; NULL if the file has none */
+	const char *file;        /* source file; NULL when unknown */
+	__u32 line;              /* source line; 0 when unknown */
+	__u32 flags;             /* enum mt_frame_flags */
 };
 
 #endif /* MEMTOP_FRAME_H */

@@ -21,7 +21,7 @@
 #define BUILDINFO_MAGIC_LEN 14
 #define BUILDINFO_INLINE 0x2
 #define BUILDINFO_HDR 32
-#define BUILDINFO_READ 4096	       /* the version is near the start */
+#define BUILDINFO_READ 4096            /* the version is near the start */
 #define TABLE_MAX (512u * 1024 * 1024) /* larger than any real Go binary's */
 
 /* The header of section name: its file offset, size and address. */

@@ -20,11 +20,11 @@
 struct elf_file;
 
 struct go_binary {
-	char version[32];    /* "go1.19.8"; "" when the build info is missing */
-	int major, minor;    /* 1, 19; 0, 0 when unknown */
-	bool has_table;	     /* tab is usable */
+	char version[32]; /* "go1.19.8"; "" when the build info is missing */
+	int major, minor; /* 1, 19; 0, 0 when unknown */
+	bool has_table;   /* tab is usable */
 	struct go_pclntab tab;
-	__u8 *table_bytes;   /* owned */
+	__u8 *table_bytes; /* owned */
 };
 
 /* Whether ef is a Go executable: it has a .go.buildinfo or a .gopclntab

@@ -23,7 +23,7 @@
 #define MAGIC_118 0xfffffff0u /* Go 1.18, 1.19 */
 #define MAGIC_120 0xfffffff1u /* Go 1.20 and later */
 #define HDR_SIZE (8 + 8 * 8)  /* 8 bytes, then 8 pointer-sized fields */
-#define FUNC_MIN 40	      /* the _func fields read here, and a bit */
+#define FUNC_MIN 40           /* the _func fields read here, and a bit */
 
 /* _func field offsets (the same in 1.18 to 1.23 for these) */
 #define F_NAMEOFF 4

@@ -20,8 +20,8 @@ struct go_pclntab {
 	const __u8 *data; /* the section; borrowed, must outlive the table */
 	size_t len;
 	__u32 nfunc;
-	__u8 quantum;	  /* instruction size quantum (1 on amd64) */
-	__u8 ptrsize;	  /* 8 */
+	__u8 quantum;     /* instruction size quantum (1 on amd64) */
+	__u8 ptrsize;     /* 8 */
 	__u64 text_start; /* link-time address function entries are relative to */
 	/* offsets of the sub-tables from the start of the section */
 	__u64 funcname_off, cu_off, filetab_off, pctab_off, functab_off;
@@ -31,9 +31,9 @@ struct go_pclntab {
 struct go_pc_info {
 	const char *function; /* "main.leak", "net/http.(*conn).serve" */
 	const char *file;     /* source path; NULL when the table has none */
-	__u32 line;	      /* 0 when unknown */
-	__u64 entry;	      /* link-time address of the function's entry */
-	__u64 end;	      /* ... and of the next function's */
+	__u32 line;           /* 0 when unknown */
+	__u64 entry;          /* link-time address of the function's entry */
+	__u64 end;            /* ... and of the next function's */
 };
 
 /* Parse the header of data[0, len). text_start_hint is used when the

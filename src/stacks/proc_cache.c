@@ -45,7 +45,7 @@
 struct pc_file {
 	struct file_id id;
 	struct elf_file *ef;
-	unsigned long refs;	/* mapping slots pointing here */
+	unsigned long refs; /* mapping slots pointing here */
 };
 
 /* Sentinel for a mapping whose file could not be opened. */
@@ -56,7 +56,7 @@ static struct pc_file file_refused;
 
 struct pc_gen {
 	struct mt_maps maps;
-	struct pc_file **files;	/* parallel to maps.v; NULL = not tried yet */
+	struct pc_file **files; /* parallel to maps.v; NULL = not tried yet */
 };
 
 struct pc_proc {
@@ -64,14 +64,14 @@ struct pc_proc {
 	struct pc_gen gens[GENERATIONS]; /* ring; gens[cur] is current */
 	unsigned int cur;
 	__u64 last_read_ns;
-	size_t open_maps;	/* slots of gens[cur] holding an open file */
+	size_t open_maps;              /* slots of gens[cur] holding an open file */
 	__u64 files_refused, maps_cut; /* since proc_cache_take_limits() */
 };
 
 struct proc_cache {
-	struct hmap procs;	/* struct pc_proc, by pid */
-	struct hmap files;	/* struct pc_file, by file_id */
-	struct pc_proc *last;	/* most recently used process */
+	struct hmap procs;    /* struct pc_proc, by pid */
+	struct hmap files;    /* struct pc_file, by file_id */
+	struct pc_proc *last; /* most recently used process */
 };
 
 struct proc_cache *proc_cache_new(void)
@@ -269,7 +269,8 @@ const struct mt_map *proc_cache_find_map(struct proc_cache *pc, pid_t pid, __u64
 		return proc_maps_find(&p->gens[p->cur].maps, addr);
 	}
 	m = proc_maps_find(&p->gens[p->cur].maps, addr);
-	if (m ? clock_mono_coarse_ns() - p->last_read_ns < MAX_AGE_NS : clock_mono_coarse_ns() - p->last_read_ns < REREAD_NS)
+	if (m ? clock_mono_coarse_ns() - p->last_read_ns < MAX_AGE_NS
+	      : clock_mono_coarse_ns() - p->last_read_ns < REREAD_NS)
 		return m;
 	/* A process that exited keeps its last known mappings, so samples
 	 * taken before the exit can still be named. */
@@ -312,8 +313,7 @@ struct elf_file *proc_cache_elf(struct proc_cache *pc, pid_t pid, const struct m
 	return *slot == &file_failed || *slot == &file_refused ? NULL : (*slot)->ef;
 }
 
-void proc_cache_take_limits(struct proc_cache *pc, pid_t pid, __u64 *files_refused,
-			    __u64 *maps_cut)
+void proc_cache_take_limits(struct proc_cache *pc, pid_t pid, __u64 *files_refused, __u64 *maps_cut)
 {
 	struct pc_proc *p = proc_lookup(pc, pid);
 

@@ -40,8 +40,7 @@ struct elf_file *proc_cache_elf(struct proc_cache *pc, pid_t pid, const struct m
 
 /* Runtime load bias of the ELF object containing map: runtime address =
  * link-time vaddr + bias. 0 or -ENOENT. */
-int proc_cache_load_bias(struct proc_cache *pc, pid_t pid, const struct mt_map *map,
-			 __u64 *bias);
+int proc_cache_load_bias(struct proc_cache *pc, pid_t pid, const struct mt_map *map, __u64 *bias);
 
 /* The most mappings of one process whose files the cache holds open at
  * once (a library has four or five); a mapping past it is not opened (its
@@ -52,8 +51,7 @@ int proc_cache_load_bias(struct proc_cache *pc, pid_t pid, const struct mt_map *
 /* What the cache declined for pid since the last call: mappings whose file
  * was not opened (PROC_CACHE_MAX_FILE_MAPS), reads of its maps cut short
  * (proc_maps.h). Added to *files_refused and *maps_cut, then reset. */
-void proc_cache_take_limits(struct proc_cache *pc, pid_t pid, __u64 *files_refused,
-			    __u64 *maps_cut);
+void proc_cache_take_limits(struct proc_cache *pc, pid_t pid, __u64 *files_refused, __u64 *maps_cut);
 
 /* Some watched process maps the file of this identity now (its file is
  * open in the cache). */

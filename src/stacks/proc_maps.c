@@ -109,9 +109,8 @@ static int parse_line(const char *s, const char *end, struct mt_map *m)
 	m->perms[4] = '\0';
 	s += 5;
 	if (parse_hex(&s, end, &m->offset) || expect_char(&s, end, ' ') ||
-	    parse_hex(&s, end, &major) || expect_char(&s, end, ':') ||
-	    parse_hex(&s, end, &minor) || expect_char(&s, end, ' ') ||
-	    parse_dec(&s, end, &m->inode))
+	    parse_hex(&s, end, &major) || expect_char(&s, end, ':') || parse_hex(&s, end, &minor) ||
+	    expect_char(&s, end, ' ') || parse_dec(&s, end, &m->inode))
 		return -EINVAL;
 	if (major > 0xffffffffu || minor > 0xffffffffu)
 		return -EINVAL;

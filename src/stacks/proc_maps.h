@@ -14,21 +14,21 @@
 #include <linux/types.h>
 
 struct mt_map {
-	__u64 start;	 /* [start, end) runtime addresses */
+	__u64 start; /* [start, end) runtime addresses */
 	__u64 end;
-	__u64 offset;	 /* file offset mapped at start */
+	__u64 offset; /* file offset mapped at start */
 	__u64 inode;
 	__u32 dev_major;
 	__u32 dev_minor;
-	char perms[5];	 /* "r-xp" */
-	bool deleted;	 /* the path ended in " (deleted)" (suffix stripped) */
+	char perms[5];    /* "r-xp" */
+	bool deleted;     /* the path ended in " (deleted)" (suffix stripped) */
 	const char *path; /* interned; NULL for anonymous mappings; "[heap]" etc. kept */
 };
 
 struct mt_maps {
 	struct mt_map *v; /* sorted by start */
 	size_t n;
-	bool cut;	  /* the text had more than the bounds below: the
+	bool cut; /* the text had more than the bounds below: the
 			   * mappings past them (the highest addresses) are
 			   * not in v */
 };

@@ -18,18 +18,18 @@
 
 /* Bit position of a one-bit field of PyASCIIObject.state, found by setting
  * it in an otherwise zero object. */
-#define STATE_BIT(field)                                                                   \
-	({                                                                                 \
-		PyASCIIObject o;                                                           \
-		unsigned int w, b = 0;                                                     \
-		memset(&o, 0, sizeof(o));                                                  \
-		o.state.field = 1;                                                         \
-		memcpy(&w, (char *)&o + offsetof(PyASCIIObject, state), sizeof(w));       \
-		while (w > 1) {                                                            \
-			w >>= 1;                                                           \
-			b++;                                                               \
-		}                                                                          \
-		b;                                                                         \
+#define STATE_BIT(field)                                                            \
+	({                                                                          \
+		PyASCIIObject o;                                                    \
+		unsigned int w, b = 0;                                              \
+		memset(&o, 0, sizeof(o));                                           \
+		o.state.field = 1;                                                  \
+		memcpy(&w, (char *)&o + offsetof(PyASCIIObject, state), sizeof(w)); \
+		while (w > 1) {                                                     \
+			w >>= 1;                                                    \
+			b++;                                                        \
+		}                                                                   \
+		b;                                                                  \
 	})
 
 int main(void)

@@ -28,9 +28,9 @@
 #include "util/hmap.h"
 #include "util/strpool.h"
 
-#define PY_STR_MAX 512		/* longest name or path read from a target */
-#define PY_LINETABLE_MAX 65536	/* longest location table read */
-#define PY_CACHE_MAX 65536	/* code objects cached; then the cache restarts */
+#define PY_STR_MAX 512         /* longest name or path read from a target */
+#define PY_LINETABLE_MAX 65536 /* longest location table read */
+#define PY_CACHE_MAX 65536     /* code objects cached; then the cache restarts */
 
 const char *python_supported_version(void)
 {
@@ -62,14 +62,14 @@ static void api_find(struct elf_file *ef, __u64 bias, __u64 api[MT_PY_API_COUNT]
 
 	for (k = 0; k < MT_PY_API_COUNT; k++)
 		api[k] = !elf_file_func_offset(ef, names[k], &off, NULL) &&
-				 !elf_file_off_to_vaddr(ef, off, &vaddr)
-			 ? vaddr + bias
-			 : 0;
+					 !elf_file_off_to_vaddr(ef, off, &vaddr)
+				 ? vaddr + bias
+				 : 0;
 }
 
 /* The interpreter in one mapping's file, if it defines _PyRuntime. */
-static int detect_in(pid_t pid, const struct mt_map *map, struct mt_py_proc *out,
-		     __u64 *api, char *msg, size_t msglen)
+static int detect_in(pid_t pid, const struct mt_map *map, struct mt_py_proc *out, __u64 *api,
+		     char *msg, size_t msglen)
 {
 	int fd = target_file_open_map(pid, map), e = -ENOENT;
 	struct elf_file *ef;
@@ -87,15 +87,19 @@ static int detect_in(pid_t pid, const struct mt_map *map, struct mt_py_proc *out
 		goto out;
 	if (elf_file_object_symbol(ef, "Py_Version", &version_at, NULL) ||
 	    elf_file_read_vaddr(ef, version_at, &version, sizeof(version))) {
-		snprintf(msg, msglen, "%s is a CPython older than 3.11 (no Py_Version): memtop "
-			 "reads the frames of CPython %s only", map->path, python_supported_version());
+		snprintf(msg, msglen,
+			 "%s is a CPython older than 3.11 (no Py_Version): memtop "
+			 "reads the frames of CPython %s only",
+			 map->path, python_supported_version());
 		e = -ENOTSUP;
 		goto out;
 	}
 	if ((version >> 16) != (MT_PY_VERSION_HEX >> 16)) {
-		snprintf(msg, msglen, "%s is CPython %lu.%lu: memtop reads the frames of CPython %s "
-			 "only (built with its headers)", map->path, version >> 24,
-			 (version >> 16) & 0xff, python_supported_version());
+		snprintf(msg, msglen,
+			 "%s is CPython %lu.%lu: memtop reads the frames of CPython %s "
+			 "only (built with its headers)",
+			 map->path, version >> 24, (version >> 16) & 0xff,
+			 python_supported_version());
 		e = -ENOTSUP;
 		goto out;
 	}
@@ -398,8 +402,8 @@ static struct code_info *code_load(pid_t pid, __u64 code, const struct code_chec
 	if (!read_mem(pid, chk->linetable + MT_PY_BYTES_SIZE, &size, sizeof(size)) && size &&
 	    size <= PY_LINETABLE_MAX) {
 		c->linetable = malloc(size);
-		if (c->linetable && !read_mem(pid, chk->linetable + MT_PY_BYTES_DATA, c->linetable,
-					      size))
+		if (c->linetable &&
+		    !read_mem(pid, chk->linetable + MT_PY_BYTES_DATA, c->linetable, size))
 			c->linetable_len = size;
 	}
 	return c;

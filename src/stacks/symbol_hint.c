@@ -21,7 +21,7 @@
 
 struct cached {
 	const char *path; /* interned module path */
-	char pkg[96];	  /* "" when no package ships it */
+	char pkg[96];     /* "" when no package ships it */
 };
 
 static struct cached cache[CACHE_MAX];

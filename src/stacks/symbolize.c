@@ -51,12 +51,12 @@
 
 struct sym_obj {
 	struct file_id id;
-	struct elf_file *ef;		/* the mapped file (reference) */
-	struct elf_file *debug;		/* separate debug file, or NULL */
-	struct dwarf_lines *dl;		/* from debug or ef, or NULL */
-	struct go_binary *go;		/* a Go executable's table, or NULL */
-	const char *build_id;		/* interned */
-	bool debug_pending;		/* a debuginfod fetch of debug is in flight */
+	struct elf_file *ef;    /* the mapped file (reference) */
+	struct elf_file *debug; /* separate debug file, or NULL */
+	struct dwarf_lines *dl; /* from debug or ef, or NULL */
+	struct go_binary *go;   /* a Go executable's table, or NULL */
+	const char *build_id;   /* interned */
+	bool debug_pending;     /* a debuginfod fetch of debug is in flight */
 };
 
 /* What does not depend on the process or the mapping. */
@@ -76,10 +76,10 @@ struct result {
 
 struct symbolizer {
 	struct proc_cache *pc;
-	struct hmap objs;		/* struct sym_obj, by file_id */
-	size_t sweep_at;		/* sweep when objs.len reaches it */
-	struct hmap res;		/* struct result, by (obj, vaddr) */
-	struct {			/* interned path -> interned basename */
+	struct hmap objs; /* struct sym_obj, by file_id */
+	size_t sweep_at;  /* sweep when objs.len reaches it */
+	struct hmap res;  /* struct result, by (obj, vaddr) */
+	struct {          /* interned path -> interned basename */
 		const char *path;
 		const char *base;
 	} modules[MODULE_SLOTS];
@@ -375,8 +375,7 @@ int symbolizer_resolve(struct symbolizer *s, pid_t pid, __u64 addr, bool is_retu
 
 	if (max < 1)
 		return 0;
-	base = (struct mt_frame){ .addr = addr, .module = s->s_unknown,
-				  .flags = MT_FRAME_UNMAPPED };
+	base = (struct mt_frame){ .addr = addr, .module = s->s_unknown, .flags = MT_FRAME_UNMAPPED };
 	map = proc_cache_find_map(s->pc, pid, look);
 	if (!map) {
 		out[0] = base;
@@ -396,8 +395,7 @@ int symbolizer_resolve(struct symbolizer *s, pid_t pid, __u64 addr, bool is_retu
 	base.module_path = map->path;
 	ef = proc_cache_elf(s->pc, pid, map);
 	off = map->offset + (look - map->start);
-	if (!ef || elf_file_off_to_vaddr(ef, off, &vaddr) ||
-	    !(o = obj_get(s, ef, pid, map->path))) {
+	if (!ef || elf_file_off_to_vaddr(ef, off, &vaddr) || !(o = obj_get(s, ef, pid, map->path))) {
 		base.flags = MT_FRAME_NOSYM;
 		if (ef)
 			base.build_id = strpool_intern(elf_file_build_id(ef));

@@ -36,15 +36,14 @@
 
 /* libunwind exports this internal helper (as _Ux86_64_dwarf_search_unwind_table)
  * but declares it in no public header; perf declares it the same way. */
-extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
-					      unw_dyn_info_t *di, unw_proc_info_t *pi,
-					      int need_unwind_info, void *arg);
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
+					      unw_proc_info_t *pi, int need_unwind_info, void *arg);
 #define dwarf_search_unwind_table UNW_OBJ(dwarf_search_unwind_table)
 
-#define MAX_SPACES 32		/* per-process address spaces kept (LRU) */
-#define RS_CACHE_SIZE 1024	/* libunwind frame-state cache entries per space */
-#define HDR_CACHE_SIZE 256	/* parsed .eh_frame_hdr headers, direct-mapped */
-#define RECENT_REGIONS 4	/* mappings remembered during one walk */
+#define MAX_SPACES 32      /* per-process address spaces kept (LRU) */
+#define RS_CACHE_SIZE 1024 /* libunwind frame-state cache entries per space */
+#define HDR_CACHE_SIZE 256 /* parsed .eh_frame_hdr headers, direct-mapped */
+#define RECENT_REGIONS 4   /* mappings remembered during one walk */
 
 /* DWARF exception-header pointer encodings (LSB 5.0, .eh_frame_hdr). */
 #define DW_EH_PE_absptr 0x00
@@ -59,16 +58,16 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 #define DW_EH_PE_omit 0xff
 
 struct unw_space {
-	pid_t pid;		/* 0: free slot */
+	pid_t pid; /* 0: free slot */
 	unw_addr_space_t as;
-	__u64 last_use;		/* u->clock at the last walk */
+	__u64 last_use; /* u->clock at the last walk */
 };
 
 /* A parsed .eh_frame_hdr: where its search table is, link-time. */
 struct hdr_entry {
 	bool used;
-	bool usable;		/* false: no table libunwind can search */
-	struct file_id id;	/* key, with hdr_vaddr */
+	bool usable;       /* false: no table libunwind can search */
+	struct file_id id; /* key, with hdr_vaddr */
 	__u64 hdr_vaddr;
 	__u64 table_vaddr;
 	__u64 fde_count;
@@ -79,8 +78,8 @@ struct hdr_entry {
 struct region {
 	__u64 start;
 	__u64 end;
-	__u64 bias;		/* runtime = link-time vaddr + bias */
-	struct elf_file *ef;	/* NULL: nothing readable behind it */
+	__u64 bias;          /* runtime = link-time vaddr + bias */
+	struct elf_file *ef; /* NULL: nothing readable behind it */
 };
 
 /* The accessor argument: everything one walk reads from. */
@@ -89,7 +88,7 @@ struct walk {
 	pid_t pid;
 	const struct mt_regs *regs;
 	const __u8 *stack;
-	__u64 stack_lo;		/* [stack_lo, stack_hi) is the copy */
+	__u64 stack_lo; /* [stack_lo, stack_hi) is the copy */
 	__u64 stack_hi;
 	struct region recent[RECENT_REGIONS];
 	unsigned int nrecent;
@@ -98,8 +97,8 @@ struct walk {
 	__u64 word_addr;
 	__u64 word;
 	bool word_valid;
-	bool noinfo;		/* find_proc_info() found nothing this step */
-	bool above_copy;	/* a read above the copy failed this step */
+	bool noinfo;     /* find_proc_info() found nothing this step */
+	bool above_copy; /* a read above the copy failed this step */
 };
 
 struct unwinder {
@@ -235,8 +234,7 @@ static int eh_read_encoded(const __u8 *buf, size_t len, __u64 base, __u64 *pos, 
 
 /* Parse the header of the .eh_frame_hdr at link-time hdr_vaddr of ef into
  * e. Sets e->usable only for a binary-search table libunwind can use. */
-static void eh_hdr_parse(struct elf_file *ef, __u64 hdr_vaddr, __u64 hdr_size,
-			 struct hdr_entry *e)
+static void eh_hdr_parse(struct elf_file *ef, __u64 hdr_vaddr, __u64 hdr_size, struct hdr_entry *e)
 {
 	__u8 buf[4 + 8 + 8];
 	size_t len = hdr_size < sizeof(buf) ? hdr_size : sizeof(buf);
@@ -253,8 +251,7 @@ static void eh_hdr_parse(struct elf_file *ef, __u64 hdr_vaddr, __u64 hdr_size,
 	    eh_read_encoded(buf, len, hdr_vaddr, &pos, buf[2], hdr_vaddr, &count))
 		return;
 	/* The table must lie inside the section. */
-	if (count == 0 || pos - hdr_vaddr > hdr_size ||
-	    count > (hdr_size - (pos - hdr_vaddr)) / 8)
+	if (count == 0 || pos - hdr_vaddr > hdr_size || count > (hdr_size - (pos - hdr_vaddr)) / 8)
 		return;
 	e->table_vaddr = pos;
 	e->fde_count = count;
@@ -326,8 +323,7 @@ static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *
 	return -UNW_ENOINFO;
 }
 
-static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write,
-		      void *arg)
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write, void *arg)
 {
 	struct walk *w = arg;
 
@@ -356,39 +352,71 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 	return -UNW_EINVAL;
 }
 
-static int access_reg(unw_addr_space_t as, unw_regnum_t regnum, unw_word_t *valp, int write,
-		      void *arg)
+static int access_reg(unw_addr_space_t as, unw_regnum_t regnum, unw_word_t *valp, int write, void *arg)
 {
 	const struct mt_regs *r = ((struct walk *)arg)->regs;
 
 	if (write)
 		return -UNW_EREADONLYREG;
 	switch (regnum) {
-	case UNW_X86_64_RAX: *valp = r->ax; break;
-	case UNW_X86_64_RDX: *valp = r->dx; break;
-	case UNW_X86_64_RCX: *valp = r->cx; break;
-	case UNW_X86_64_RBX: *valp = r->bx; break;
-	case UNW_X86_64_RSI: *valp = r->si; break;
-	case UNW_X86_64_RDI: *valp = r->di; break;
-	case UNW_X86_64_RBP: *valp = r->bp; break;
-	case UNW_X86_64_RSP: *valp = r->sp; break;
-	case UNW_X86_64_R8: *valp = r->r8; break;
-	case UNW_X86_64_R9: *valp = r->r9; break;
-	case UNW_X86_64_R10: *valp = r->r10; break;
-	case UNW_X86_64_R11: *valp = r->r11; break;
-	case UNW_X86_64_R12: *valp = r->r12; break;
-	case UNW_X86_64_R13: *valp = r->r13; break;
-	case UNW_X86_64_R14: *valp = r->r14; break;
-	case UNW_X86_64_R15: *valp = r->r15; break;
-	case UNW_X86_64_RIP: *valp = r->ip; break;
+	case UNW_X86_64_RAX:
+		*valp = r->ax;
+		break;
+	case UNW_X86_64_RDX:
+		*valp = r->dx;
+		break;
+	case UNW_X86_64_RCX:
+		*valp = r->cx;
+		break;
+	case UNW_X86_64_RBX:
+		*valp = r->bx;
+		break;
+	case UNW_X86_64_RSI:
+		*valp = r->si;
+		break;
+	case UNW_X86_64_RDI:
+		*valp = r->di;
+		break;
+	case UNW_X86_64_RBP:
+		*valp = r->bp;
+		break;
+	case UNW_X86_64_RSP:
+		*valp = r->sp;
+		break;
+	case UNW_X86_64_R8:
+		*valp = r->r8;
+		break;
+	case UNW_X86_64_R9:
+		*valp = r->r9;
+		break;
+	case UNW_X86_64_R10:
+		*valp = r->r10;
+		break;
+	case UNW_X86_64_R11:
+		*valp = r->r11;
+		break;
+	case UNW_X86_64_R12:
+		*valp = r->r12;
+		break;
+	case UNW_X86_64_R13:
+		*valp = r->r13;
+		break;
+	case UNW_X86_64_R14:
+		*valp = r->r14;
+		break;
+	case UNW_X86_64_R15:
+		*valp = r->r15;
+		break;
+	case UNW_X86_64_RIP:
+		*valp = r->ip;
+		break;
 	default:
 		return -UNW_EBADREG;
 	}
 	return 0;
 }
 
-static int access_fpreg(unw_addr_space_t as, unw_regnum_t num, unw_fpreg_t *val, int write,
-			void *arg)
+static int access_fpreg(unw_addr_space_t as, unw_regnum_t num, unw_fpreg_t *val, int write, void *arg)
 {
 	return -UNW_EBADREG;
 }
@@ -497,8 +525,7 @@ void unwinder_stats(const struct unwinder *u, struct unwind_stats *out)
 
 /* Walk up from w's registers, appending return addresses to ips[*n..max).
  * Returns why it stopped. */
-static enum unwind_stop walk_frames(struct walk *w, unw_addr_space_t as, __u64 *ips, int *n,
-				    int max)
+static enum unwind_stop walk_frames(struct walk *w, unw_addr_space_t as, __u64 *ips, int *n, int max)
 {
 	unw_word_t ip, sp, prev_sp = w->regs->sp;
 	unw_cursor_t cursor;
@@ -535,8 +562,8 @@ static enum unwind_stop walk_frames(struct walk *w, unw_addr_space_t as, __u64 *
 	}
 }
 
-int unwinder_unwind(struct unwinder *u, pid_t pid, const struct mt_regs *regs,
-		    const __u8 *stack, __u32 stack_len, __u64 *ips, int max, bool *truncated)
+int unwinder_unwind(struct unwinder *u, pid_t pid, const struct mt_regs *regs, const __u8 *stack,
+		    __u32 stack_len, __u64 *ips, int max, bool *truncated)
 {
 	struct walk w = {
 		.u = u,

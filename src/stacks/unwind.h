@@ -28,8 +28,8 @@ void unwinder_free(struct unwinder *u);
  * regs->ip. Returns the count (>= 1), or -errno. *truncated is set when
  * the walk stopped before the outermost frame (ran out of stack copy,
  * missing unwind info, unreadable memory, or max reached). */
-int unwinder_unwind(struct unwinder *u, pid_t pid, const struct mt_regs *regs,
-		    const __u8 *stack, __u32 stack_len, __u64 *ips, int max, bool *truncated);
+int unwinder_unwind(struct unwinder *u, pid_t pid, const struct mt_regs *regs, const __u8 *stack,
+		    __u32 stack_len, __u64 *ips, int max, bool *truncated);
 
 /* ---- additions ------------------------------------------------------ */
 
@@ -40,19 +40,19 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, const struct mt_regs *regs,
 
 /* Why a walk ended; UNWIND_STOP_END is the only untruncated reason. */
 enum unwind_stop {
-	UNWIND_STOP_END = 0, /* outermost frame: undefined return address (_start, clone) */
-	UNWIND_STOP_MAX,     /* ips[] was full */
-	UNWIND_STOP_STACK,   /* needed stack above the end of the copy */
-	UNWIND_STOP_NOINFO,  /* a frame's ip has no unwind info: unmapped, JIT, no .eh_frame */
+	UNWIND_STOP_END = 0,  /* outermost frame: undefined return address (_start, clone) */
+	UNWIND_STOP_MAX,      /* ips[] was full */
+	UNWIND_STOP_STACK,    /* needed stack above the end of the copy */
+	UNWIND_STOP_NOINFO,   /* a frame's ip has no unwind info: unmapped, JIT, no .eh_frame */
 	UNWIND_STOP_BADFRAME, /* unreadable memory, or a frame that does not move up the stack */
 	UNWIND_STOP_COUNT,
 };
 
 /* Cumulative counters since unwinder_new(). */
 struct unwind_stats {
-	__u64 walks;	/* unwinder_unwind() calls that returned >= 1 */
-	__u64 frames;	/* ips written by them */
-	__u64 table_lookups; /* .eh_frame_hdr searches (libunwind cache misses) */
+	__u64 walks;                    /* unwinder_unwind() calls that returned >= 1 */
+	__u64 frames;                   /* ips written by them */
+	__u64 table_lookups;            /* .eh_frame_hdr searches (libunwind cache misses) */
 	__u64 stops[UNWIND_STOP_COUNT]; /* walks by the reason they ended */
 };
 

@@ -24,8 +24,9 @@
 
 static const struct wrapper_rule table[] = {
 	/* the allocators themselves, and memtop's in-process sampler */
-	{ "libc", "malloc|calloc|realloc|reallocarray|free|posix_memalign|aligned_alloc|"
-		  "memalign|valloc|pvalloc|__libc_(malloc|calloc|realloc|free|memalign|valloc|pvalloc)",
+	{ "libc",
+	  "malloc|calloc|realloc|reallocarray|free|posix_memalign|aligned_alloc|"
+	  "memalign|valloc|pvalloc|__libc_(malloc|calloc|realloc|free|memalign|valloc|pvalloc)",
 	  NULL, false, true },
 	{ "libc", "strdup|strndup|__strdup|__strndup|__libc_[a-z_]+" },
 	/* the system calls' wrappers, where every mapping of the mmap source

@@ -25,7 +25,7 @@ struct wrapper_rule {
 	const char *module;   /* ERE matched against the module's file name
 			       * (from its start); NULL: any module */
 	bool unnamed_only;    /* with module: only frames without a symbol */
-	bool allocator;	      /* the allocator itself, not a wrapper of it */
+	bool allocator;       /* the allocator itself, not a wrapper of it */
 };
 
 struct wrappers;

@@ -236,8 +236,7 @@ int flame_tree_depth(const struct flame_tree *t)
 	return t->depth;
 }
 
-const struct flame_node *flame_tree_match(const struct flame_tree *t,
-					  const struct flame_node *other)
+const struct flame_node *flame_tree_match(const struct flame_tree *t, const struct flame_node *other)
 {
 	const struct flame_node *path[1024];
 	int n = 0;
@@ -248,8 +247,8 @@ const struct flame_node *flame_tree_match(const struct flame_tree *t,
 	for (const struct flame_node *o = other; o->parent; o = o->parent)
 		path[n++] = o;
 	while (n-- > 0) {
-		struct flame_node *c = child_find(t, cur, path[n]->label,
-						  child_hash(cur, path[n]->label));
+		struct flame_node *c =
+			child_find(t, cur, path[n]->label, child_hash(cur, path[n]->label));
 
 		if (!c)
 			break;

@@ -21,16 +21,16 @@
 #include "stacks/frame.h"
 
 struct flame_node {
-	const char *label;	      /* owned by the tree */
+	const char *label;            /* owned by the tree */
 	const struct mt_frame *frame; /* first frame seen with this label; NULL for
 				       * the root and prefix nodes. Borrowed. */
-	double total;		      /* weight of this node and everything below it */
-	double self;		      /* weight of the stacks that end here */
-	int depth;		      /* 0 for the root */
+	double total;                 /* weight of this node and everything below it */
+	double self;                  /* weight of the stacks that end here */
+	int depth;                    /* 0 for the root */
 	unsigned nchildren;
-	struct flame_node *parent;    /* NULL for the root */
-	struct flame_node *children;  /* first child; after flame_tree_sort() the largest */
-	struct flame_node *next;      /* next sibling */
+	struct flame_node *parent;   /* NULL for the root */
+	struct flame_node *children; /* first child; after flame_tree_sort() the largest */
+	struct flame_node *next;     /* next sibling */
 };
 
 struct flame_tree;
@@ -60,8 +60,7 @@ int flame_tree_depth(const struct flame_tree *t);
 /* The node of t whose label path from the root equals that of other (a node
  * of another tree, e.g. the previous refresh's), or, when t lacks it, the
  * deepest node of t on that path. Never NULL: at worst t's root. */
-const struct flame_node *flame_tree_match(const struct flame_tree *t,
-					  const struct flame_node *other);
+const struct flame_node *flame_tree_match(const struct flame_tree *t, const struct flame_node *other);
 
 /* Case-insensitive substring match of pattern in the node's label. An
  * empty or NULL pattern matches nothing. */
@@ -72,10 +71,10 @@ bool flame_node_matches(const struct flame_node *n, const char *pattern);
 double flame_match_total(const struct flame_node *node, const char *pattern);
 
 struct flame_box {
-	int depth;	/* row; the tree root is row 0 */
-	int x;		/* first column */
-	int width;	/* columns, >= min_width */
-	bool ancestor;	/* a node above the zoom root, drawn full width */
+	int depth;     /* row; the tree root is row 0 */
+	int x;         /* first column */
+	int width;     /* columns, >= min_width */
+	bool ancestor; /* a node above the zoom root, drawn full width */
 	const char *label;
 	const struct flame_node *node;
 };

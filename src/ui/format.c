@@ -23,7 +23,11 @@ static char *fmt_scaled(char *buf, size_t len, double v, double base, const char
 	if (u == 0)
 		snprintf(buf, len, "%.0f", v);
 	else
-		snprintf(buf, len, a < 9.995 ? "%.2f%c" : a < 99.95 ? "%.1f%c" : "%.0f%c", v, units[u]);
+		snprintf(buf, len,
+			 a < 9.995   ? "%.2f%c"
+			 : a < 99.95 ? "%.1f%c"
+				     : "%.0f%c",
+			 v, units[u]);
 	return buf;
 }
 

@@ -24,8 +24,8 @@ enum mt_fe_action {
 	MT_FE_NONE = 0,
 	MT_FE_QUIT = 1 << 0,
 	MT_FE_INTERVAL = 1 << 1, /* ctx->interval_s changed */
-	MT_FE_DETACH = 1 << 2,	 /* with QUIT: a -- CMD keeps running, unprobed */
-	MT_FE_SEEK = 1 << 3,	 /* a replay: show interval ctx->seek */
+	MT_FE_DETACH = 1 << 2,   /* with QUIT: a -- CMD keeps running, unprobed */
+	MT_FE_SEEK = 1 << 3,     /* a replay: show interval ctx->seek */
 };
 
 struct mt_fe_ctx {
@@ -33,11 +33,11 @@ struct mt_fe_ctx {
 	const struct mt_config *cfg;
 	struct mt_status *status;
 	double interval_s; /* current refresh interval, front end may change it */
-	void *priv;	   /* front end's own state */
+	void *priv;        /* front end's own state */
 	/* A replay (status->replay is set): */
-	long seek;	   /* the interval MT_FE_SEEK asks for */
-	bool paused;	   /* the front end paused: the replay does not move on */
-	bool refresh;	   /* this tick moved the replay: refresh even if paused */
+	long seek;    /* the interval MT_FE_SEEK asks for */
+	bool paused;  /* the front end paused: the replay does not move on */
+	bool refresh; /* this tick moved the replay: refresh even if paused */
 };
 
 struct mt_frontend {

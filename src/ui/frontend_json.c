@@ -167,8 +167,8 @@ static void write_site(struct json_writer *w, const struct mt_model *m, const st
 }
 
 static const char *const end_kinds[] = {
-	[MT_END_NONE] = "alive", [MT_END_EXIT] = "exit", [MT_END_SIGNAL] = "signal",
-	[MT_END_OOM] = "oom", [MT_END_UNKNOWN] = "unknown",
+	[MT_END_NONE] = "alive", [MT_END_EXIT] = "exit",       [MT_END_SIGNAL] = "signal",
+	[MT_END_OOM] = "oom",    [MT_END_UNKNOWN] = "unknown",
 };
 
 /* How a dead target ended (docs/json.md END). */
@@ -183,7 +183,8 @@ static void write_end(struct json_writer *w, const struct mt_target_end *e)
 	model_end_describe(e, buf, sizeof(buf));
 	kv_string(w, "description", buf);
 	kv_int_or_null(w, "exit_code", e->code, e->kind == MT_END_EXIT);
-	snprintf(buf, sizeof(buf), "SIG%s", sig && sigabbrev_np(e->signal) ? sigabbrev_np(e->signal) : "");
+	snprintf(buf, sizeof(buf), "SIG%s",
+		 sig && sigabbrev_np(e->signal) ? sigabbrev_np(e->signal) : "");
 	kv_string(w, "signal", sig ? buf : NULL);
 	kv_int_or_null(w, "signal_number", e->signal, sig);
 	kv_bool(w, "core_dumped", e->core);

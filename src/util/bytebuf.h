@@ -17,10 +17,10 @@
 #include <linux/types.h>
 
 struct bytebuf {
-	__u8 *data;	/* malloc'ed, or NULL before the first append */
+	__u8 *data; /* malloc'ed, or NULL before the first append */
 	size_t len;
 	size_t cap;
-	int err;	/* 0 or the first -errno */
+	int err; /* 0 or the first -errno */
 };
 
 /* An empty buffer (no allocation until the first append). */

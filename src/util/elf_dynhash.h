@@ -24,8 +24,8 @@ typedef int (*elf_dynhash_read_fn)(void *ctx, uint64_t addr, void *buf, size_t l
 typedef uint64_t (*elf_dynhash_match_fn)(void *ctx, uint32_t idx, const char *name);
 
 struct elf_dynhash {
-	uint64_t gnu_hash;	/* DT_GNU_HASH run-time address, or 0 */
-	uint64_t sysv_hash;	/* DT_HASH run-time address, or 0 */
+	uint64_t gnu_hash;  /* DT_GNU_HASH run-time address, or 0 */
+	uint64_t sysv_hash; /* DT_HASH run-time address, or 0 */
 	elf_dynhash_read_fn read;
 	elf_dynhash_match_fn match;
 	void *ctx;
@@ -57,8 +57,7 @@ static inline uint32_t elf_dynhash_sysv(const char *s)
 /* The address of name's definition in the object, or 0. The GNU table
  * wins when both exist, as in the loader. */
 static inline uint64_t elf_dynhash_lookup(const struct elf_dynhash *t, const char *name,
-					  uint32_t max_chain, uint32_t max_steps,
-					  uint32_t *steps)
+					  uint32_t max_chain, uint32_t max_steps, uint32_t *steps)
 {
 	uint32_t h[4], idx, h2, n = 0;
 	uint64_t at;

@@ -40,12 +40,12 @@
 
 /* Embed or put on the stack; the fields are private to json_writer.c. */
 struct json_writer {
-	FILE *f;	/* sink, or NULL for the memory buffer below */
+	FILE *f;            /* sink, or NULL for the memory buffer below */
 	struct bytebuf buf; /* memory sink (NUL-terminated) */
-	int err;	/* 0 or -errno, sticky */
-	int depth;	/* open containers */
-	bool key_pending; /* a key was written, its value is due */
-	bool done;	/* a complete top-level value has been written */
+	int err;            /* 0 or -errno, sticky */
+	int depth;          /* open containers */
+	bool key_pending;   /* a key was written, its value is due */
+	bool done;          /* a complete top-level value has been written */
 	bool is_object[JW_MAX_DEPTH];
 	bool nonempty[JW_MAX_DEPTH];
 };

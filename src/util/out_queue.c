@@ -33,13 +33,13 @@ struct out_queue {
 	unsigned int max_chunks, nchunks;
 	pthread_t thread;
 	pthread_mutex_t lock;
-	pthread_cond_t more;	/* to the writer: a chunk, or stop */
-	pthread_cond_t idle;	/* from the writer: queue empty */
+	pthread_cond_t more; /* to the writer: a chunk, or stop */
+	pthread_cond_t idle; /* from the writer: queue empty */
 	struct chunk *head, **tail;
-	size_t queued;		/* bytes in the queue and being written */
+	size_t queued; /* bytes in the queue and being written */
 	bool stop, closed, dropping, writing;
 	unsigned long dropped;
-	char *cur;		/* the open memory stream's buffer */
+	char *cur; /* the open memory stream's buffer */
 	size_t cur_len;
 };
 
@@ -135,8 +135,7 @@ void out_queue_end(struct out_queue *q, FILE *f)
 	fclose(f);
 	c = q->cur && q->cur_len ? malloc(sizeof(*c)) : NULL;
 	pthread_mutex_lock(&q->lock);
-	if (!c || q->closed || q->queued + q->cur_len > q->max_bytes ||
-	    q->nchunks >= q->max_chunks) {
+	if (!c || q->closed || q->queued + q->cur_len > q->max_bytes || q->nchunks >= q->max_chunks) {
 		if (q->cur_len && !q->closed) {
 			q->dropped++;
 			q->dropping = true;

@@ -145,8 +145,8 @@ int pbuf_gzip(const void *in, size_t len, __u8 **out, size_t *outlen)
 
 	memset(&zs, 0, sizeof(zs));
 	/* windowBits 15 + 16: a gzip header and trailer instead of zlib's */
-	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
 		return -ENOMEM;
 	cap = deflateBound(&zs, len);
 	buf = malloc(cap ? cap : 1);

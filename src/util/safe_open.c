@@ -112,8 +112,8 @@ int safe_open_read(const char *path, const struct safe_open_rules *rules)
 	return fd;
 }
 
-int safe_read_file(const char *path, const struct safe_open_rules *rules, size_t max,
-		   char **text, size_t *len)
+int safe_read_file(const char *path, const struct safe_open_rules *rules, size_t max, char **text,
+		   size_t *len)
 {
 	int fd = safe_open_read(path, rules), e = 0;
 	size_t n = 0;

@@ -22,19 +22,19 @@
  * a file readable only through an ACL is refused, which costs at most
  * some debug information). */
 struct safe_reader {
-	bool any;		/* no restriction (a root target, or the user) */
-	uid_t uid;		/* file-system uid and gids of the reader */
+	bool any;  /* no restriction (a root target, or the user) */
+	uid_t uid; /* file-system uid and gids of the reader */
 	gid_t gid;
 	int ngroups;
 	gid_t groups[32];
 };
 
 struct safe_open_rules {
-	int root_fd;		/* resolve inside this directory (RESOLVE_IN_ROOT,
+	int root_fd;                      /* resolve inside this directory (RESOLVE_IN_ROOT,
 				 * no magic links), or -1: an ordinary lookup */
-	__u64 want_ino;		/* nonzero: the file must be this inode (-ESTALE) */
+	__u64 want_ino;                   /* nonzero: the file must be this inode (-ESTALE) */
 	const struct safe_reader *reader; /* NULL: no restriction */
-	bool no_symlink;	/* the last component may not be a symlink
+	bool no_symlink;                  /* the last component may not be a symlink
 				 * (-ELOOP), as O_NOFOLLOW */
 };
 
@@ -52,8 +52,8 @@ int safe_open_read(const char *path, const struct safe_open_rules *rules);
 /* The whole of the regular file path (safe_open_read() and rules) into a
  * malloc'ed, NUL-terminated *text of *len bytes: at most max, else -EFBIG.
  * 0 or -errno; *text is NULL on failure. */
-int safe_read_file(const char *path, const struct safe_open_rules *rules, size_t max,
-		   char **text, size_t *len);
+int safe_read_file(const char *path, const struct safe_open_rules *rules, size_t max, char **text,
+		   size_t *len);
 
 /* strerror() that names SAFE_OPEN_ENOTREG "not a regular file". */
 const char *safe_open_strerror(int err);

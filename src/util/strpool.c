@@ -30,12 +30,12 @@ struct pool_key {
 };
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct hmap pool;   /* the interned strings, by their text */
-static char *chunk;	   /* current text chunk */
+static struct hmap pool; /* the interned strings, by their text */
+static char *chunk;      /* current text chunk */
 static size_t chunk_left;
-static size_t pool_bytes;  /* text stored */
+static size_t pool_bytes; /* text stored */
 static size_t pool_limit = STRPOOL_MAX_BYTES;
-static size_t pool_refused; /* strings interned as STRPOOL_OVERFLOW */
+static size_t pool_refused;  /* strings interned as STRPOOL_OVERFLOW */
 static const char *overflow; /* the interned STRPOOL_OVERFLOW */
 
 static __u64 hash_bytes(const char *s, size_t len)

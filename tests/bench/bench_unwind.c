@@ -50,13 +50,12 @@ static __attribute__((noinline)) void snap_copy(void)
 	memcpy(stack, (const void *)regs.sp, stack_len);
 }
 
-#define LEVEL(name, next)                                                            \
-	static __attribute__((noinline, noclone, optimize("omit-frame-pointer"))) int \
-	name(int x)                                                                   \
-	{                                                                             \
-		volatile char pad[32 + 16 * (x & 7)];                                 \
-		pad[0] = (char)x;                                                     \
-		return next(x + 1) + pad[0];                                          \
+#define LEVEL(name, next)                                                                         \
+	static __attribute__((noinline, noclone, optimize("omit-frame-pointer"))) int name(int x) \
+	{                                                                                         \
+		volatile char pad[32 + 16 * (x & 7)];                                             \
+		pad[0] = (char)x;                                                                 \
+		return next(x + 1) + pad[0];                                                      \
 	}
 
 static __attribute__((noinline, noclone, optimize("omit-frame-pointer"))) int bottom(int x)
@@ -133,7 +132,7 @@ int main(int argc, char **argv)
 		perror("unwinder_new");
 		return 1;
 	}
-	run(u, 100, MAX_IPS, false, &frames, &trunc);	/* warm up */
+	run(u, 100, MAX_IPS, false, &frames, &trunc); /* warm up */
 
 	ns = run(u, iters, 8, false, &frames, &trunc);
 	printf("warm, %d frames (max 8):     %8.0f ns/unwind  %6.0f ns/frame\n", frames, ns,

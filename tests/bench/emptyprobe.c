@@ -86,7 +86,7 @@ static int probe_open(int type, pid_t pid, const char *path, __u64 offset, int p
 	attr.size = sizeof(attr);
 	attr.type = (__u32)type;
 	attr.config1 = (__u64)(unsigned long)path; /* uprobe_path */
-	attr.config2 = offset;			   /* probe_offset: file offset */
+	attr.config2 = offset;                     /* probe_offset: file offset */
 	fd = (int)syscall(__NR_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -158,9 +158,8 @@ int main(int argc, char **argv)
 				pp.offset, pid, strerror(-fd));
 			return 1;
 		}
-		used += (size_t)snprintf(detail + used, sizeof(detail) - used, " %s+%u (%s)",
-					 argv[i], pp.offset,
-					 pp.emulated ? "emulated" : "single-stepped");
+		used += (size_t)snprintf(detail + used, sizeof(detail) - used, " %s+%u (%s)", argv[i],
+					 pp.offset, pp.emulated ? "emulated" : "single-stepped");
 		if (used >= sizeof(detail))
 			used = sizeof(detail) - 1;
 	}

@@ -14,11 +14,11 @@
 static void *volatile sink;
 static size_t size;
 
-#define LEVEL(n, next)                                  \
+#define LEVEL(n, next)                                    \
 	__attribute__((noipa)) static int level##n(int d) \
-	{                                               \
-		int r = next(d + 1);                    \
-		return r + d;                           \
+	{                                                 \
+		int r = next(d + 1);                      \
+		return r + d;                             \
 	}
 
 __attribute__((noipa)) static int level12(int d)

@@ -112,7 +112,8 @@ int main(int argc, char **argv)
 		{
 			unsigned long long c = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 
-			snprintf(line, sizeof(line), "win %lu %llu %llu %llu\n", n, w - w0, c - c0, w);
+			snprintf(line, sizeof(line), "win %lu %llu %llu %llu\n", n, w - w0, c - c0,
+				 w);
 			say(line);
 			if (stdin_closed())
 				break;

@@ -26,8 +26,8 @@ static volatile size_t sink;
 
 /* Allocator entry points, and the functions of the tiny seeds (make-seeds):
  * their addresses lead the queries into the symbol table and the DWARF. */
-static const char *const funcs[] = { "malloc", "free", "calloc", "realloc", "main", "_start",
-				     "leaf", "mid", "entry", "uses_inline" };
+static const char *const funcs[] = { "malloc", "free", "calloc", "realloc", "main",
+				     "_start", "leaf", "mid",    "entry",   "uses_inline" };
 
 static void query(struct elf_file *ef, struct dwarf_lines *dl, __u64 vaddr)
 {

@@ -74,8 +74,8 @@ static void choose_pid(struct mt_event_alloc *ev, size_t size)
 	}
 	ev->pid = (__u32)self;
 	ev->regs.ip = rebase(ev->regs.ip);
-	for (size_t i = 0; i < MT_MAX_FRAMES &&
-			   offsetof(struct mt_event_alloc, frames) + (i + 1) * 8 <= size; i++)
+	for (size_t i = 0;
+	     i < MT_MAX_FRAMES && offsetof(struct mt_event_alloc, frames) + (i + 1) * 8 <= size; i++)
 		ev->frames[i] = rebase(ev->frames[i]);
 }
 

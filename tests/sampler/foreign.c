@@ -99,8 +99,8 @@ static void make(struct slot *s, size_t size)
 int main(void)
 {
 	static struct slot slots[SLOTS];
-	static const size_t sizes[] = { 1, 8, 17, 24, 25, 40, 100, 200, 1000, 4000, 5000,
-					 20000, 70000, 300000 };
+	static const size_t sizes[] = { 1,   8,    17,   24,   25,    40,    100,
+					200, 1000, 4000, 5000, 20000, 70000, 300000 };
 	size_t i;
 	int r;
 

@@ -23,12 +23,12 @@
 
 #include "memtop/sampler_abi.h"
 
-#define CHECK(cond)                                                              \
-	do {                                                                     \
-		if (!(cond)) {                                                   \
+#define CHECK(cond)                                                                     \
+	do {                                                                            \
+		if (!(cond)) {                                                          \
 			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-			exit(1);                                                 \
-		}                                                                \
+			exit(1);                                                        \
+		}                                                                       \
 	} while (0)
 
 enum sampler_mode { MODE_PLAIN, MODE_ALL, MODE_ANY };
@@ -64,8 +64,8 @@ static inline bool block_looks_sampled(const void *p, size_t off)
 	if (h->offset != off || !h->magic)
 		return false;
 	if (!magic) {
-		__atomic_compare_exchange_n(&seen_magic, &magic, h->magic, false,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		__atomic_compare_exchange_n(&seen_magic, &magic, h->magic, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
 		magic = __atomic_load_n(&seen_magic, __ATOMIC_RELAXED);
 	}
 	return h->magic == magic;

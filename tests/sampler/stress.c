@@ -149,8 +149,8 @@ static void *worker(void *arg)
 			blk_check(b, b->size);
 			if (rnd(&s) % 3 == 0) {
 				size_t size = pick_size(&s), old = b->size;
-				struct blk *q = rnd(&s) & 1 ? realloc(b, size)
-							    : reallocarray(b, 1, size);
+				struct blk *q =
+					rnd(&s) & 1 ? realloc(b, size) : reallocarray(b, 1, size);
 
 				/* q->size is still the old size. */
 				CHECK(q != NULL);

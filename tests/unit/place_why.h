@@ -18,8 +18,7 @@
 /* Capstone's AT&T text of the instruction at code[off] (of limit bytes),
  * with addresses as offsets from the function's start; ".byte 0x.." if it
  * does not decode. */
-static inline void place_insn_text(const __u8 *code, size_t limit, __u32 off, char *buf,
-				   size_t n)
+static inline void place_insn_text(const __u8 *code, size_t limit, __u32 off, char *buf, size_t n)
 {
 	static csh cs;
 	static int opened;
@@ -71,8 +70,8 @@ static inline void place_why(const struct probe_place *pp, const __u8 *code, siz
 			snprintf(buf, n, "+%u: %s (emulated) after %s; %s", pp->offset, text, first,
 				 last);
 		else
-			snprintf(buf, n, "+%u: %s (emulated) after %s ... %s (%u insns)", pp->offset,
-				 text, first, last, pp->walked);
+			snprintf(buf, n, "+%u: %s (emulated) after %s ... %s (%u insns)",
+				 pp->offset, text, first, last, pp->walked);
 		return;
 	}
 	place_insn_text(code, limit, pp->at, text, sizeof(text));

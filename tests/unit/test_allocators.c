@@ -33,21 +33,22 @@ static const char *prefix_of(const char *const *names, size_t n, const char *all
 {
 	static char prefix[MT_ALLOC_PREFIX_MAX];
 
-	return allocators_find_prefix(names, n, named(alloc), true, prefix, sizeof(prefix)) ?
-		       prefix : NULL;
+	return allocators_find_prefix(names, n, named(alloc), true, prefix, sizeof(prefix)) ? prefix
+											    : NULL;
 }
 
 /* jemalloc's prefixed C API, as --with-jemalloc-prefix=P names it. */
-#define JE_API(P)                                                                          \
+#define JE_API(P)                                                                              \
 	P "malloc", P "calloc", P "realloc", P "free", P "mallocx", P "rallocx", P "sdallocx", \
 		P "dallocx", P "nallocx", P "mallctl", P "malloc_usable_size"
 
 static void test_prefixed_jemalloc(void **state)
 {
 	/* a static je_ build in a program: its internals are je_ too */
-	static const char *const je[] = { "main",	       "je_malloc_default",
-					  "je_arena_malloc_hard", JE_API("je_"),
-					  "api_mallocx",       "_Znwm" };
+	static const char *const je[] = {
+		"main",        "je_malloc_default", "je_arena_malloc_hard",
+		JE_API("je_"), "api_mallocx",       "_Znwm"
+	};
 	static const char *const rjem[] = { "main", JE_API("_rjem_"), "rust_begin_unwind" };
 
 	(void)state;
@@ -56,8 +57,8 @@ static void test_prefixed_jemalloc(void **state)
 	/* the order of the table does not matter */
 	{
 		static const char *const rev[] = { "je_dallocx", "je_sdallocx", "je_rallocx",
-						   "je_realloc", "je_calloc",	"je_free",
-						   "je_malloc",	 "je_mallocx" };
+						   "je_realloc", "je_calloc",   "je_free",
+						   "je_malloc",  "je_mallocx" };
 
 		assert_string_equal(prefix_of(rev, N(rev), "jemalloc"), "je_");
 	}
@@ -90,9 +91,8 @@ static void test_look_alikes(void **state)
 	 * of the rest of jemalloc's API */
 	static const char *const mine[] = { "my_mallocx", "my_malloc", "my_free", "my_calloc" };
 	/* one name of the signature missing (no je_dallocx) */
-	static const char *const partial[] = { "je_malloc",  "je_calloc",   "je_realloc",
-					       "je_free",    "je_mallocx",  "je_rallocx",
-					       "je_sdallocx" };
+	static const char *const partial[] = { "je_malloc",  "je_calloc",  "je_realloc", "je_free",
+					       "je_mallocx", "je_rallocx", "je_sdallocx" };
 	/* prefixes no build system makes, or longer than memtop keeps */
 	static const char *const odd[] = { JE_API("je.") };
 	static const char *const longp[] = { JE_API("a_very_long_prefix_") };
@@ -115,8 +115,8 @@ static void test_small_buffer(void **state)
 
 	(void)state;
 	/* "je_" and its NUL do not fit in 3 bytes: not found, never cut */
-	assert_false(allocators_find_prefix(je, N(je), named("jemalloc"), true, prefix,
-					    sizeof(prefix)));
+	assert_false(
+		allocators_find_prefix(je, N(je), named("jemalloc"), true, prefix, sizeof(prefix)));
 }
 
 int main(void)

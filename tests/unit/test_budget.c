@@ -79,8 +79,8 @@ static void check_identifies(double work_ns, double hit_ns)
 	int i;
 
 	slowdown_init(&sd, 700, false); /* a calibration well off the truth */
-	sim_step(&s, &sd, true, 1); /* the first reading */
-	for (i = 0; i < 5; i++) {   /* the start-up phases */
+	sim_step(&s, &sd, true, 1);     /* the first reading */
+	for (i = 0; i < 5; i++) {       /* the start-up phases */
 		sim_step(&s, &sd, false, 60000000ULL);
 		sim_step(&s, &sd, true, 60000000ULL);
 	}
@@ -93,7 +93,8 @@ static void check_identifies(double work_ns, double hit_ns)
 		      work_ns, hit_ns, est.slowdown_pct, truth, est.floor_pct);
 	assert_true(fabs(est.slowdown_pct - truth) < 0.03 * truth);
 	assert_true(fabs(est.floor_pct - truth / 2) < 0.03 * truth);
-	assert_true(est.span_ns <= SLOWDOWN_REPORT_NS && est.span_ns >= SLOWDOWN_REPORT_NS - 250000000ULL);
+	assert_true(est.span_ns <= SLOWDOWN_REPORT_NS &&
+		    est.span_ns >= SLOWDOWN_REPORT_NS - 250000000ULL);
 }
 
 static void test_identifies_cost(void **state)

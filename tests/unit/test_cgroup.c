@@ -20,7 +20,8 @@
 
 static char root[256]; /* a mkdtemp path: short, so every path below fits */
 
-#define SYSTEMD_POD "kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234abcd_5678_90ef_1234_567890abcdef.slice"
+#define SYSTEMD_POD \
+	"kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234abcd_5678_90ef_1234_567890abcdef.slice"
 #define CONTAINERD SYSTEMD_POD "/cri-containerd-0123456789abcdef0123456789abcdef.scope"
 #define CGROUPFS_POD "kubepods/besteffort/pod1111aaaa-2222-3333-4444-555566667777"
 #define CGROUPFS_CTR CGROUPFS_POD "/fedcba9876543210fedcba9876543210"

@@ -112,11 +112,12 @@ static void test_defaults(void **state)
 }
 
 static const char *const all_long_options[] = {
-	"--pid",   "--cgroup",	   "--batch",	   "--json",	   "--delay",	 "--iterations",
-	"--top",   "--rate",	   "--group",	   "--skip",	   "--probe-mode", "--stack-copy",
-	"--live-max", "--theme",   "--ascii",	   "--no-color",   "--output",	 "--output-every",
-	"--folded", "--push",	   "--push-every", "--max-overhead", "--no-preload", "--verbose",
-	"--help",  "--version",
+	"--pid",        "--cgroup",       "--batch",        "--json",    "--delay",
+	"--iterations", "--top",          "--rate",         "--group",   "--skip",
+	"--probe-mode", "--stack-copy",   "--live-max",     "--theme",   "--ascii",
+	"--no-color",   "--output",       "--output-every", "--folded",  "--push",
+	"--push-every", "--max-overhead", "--no-preload",   "--verbose", "--help",
+	"--version",
 };
 
 /* Help text with every run of blanks and newlines as one space, so a
@@ -141,15 +142,17 @@ static void flatten(char *dst, const char *src)
 static void test_help(void **state)
 {
 	static const char *const in_order[] = {
-		"Usage: memtop", "Targets", "Output:", "Sampling:", "Display:", "Export:",
-		"Overhead:", "Examples:",
+		"Usage: memtop", "Targets", "Output:",   "Sampling:",
+		"Display:",      "Export:", "Overhead:", "Examples:",
 	};
 	/* The defaults the help states, matching test_defaults. */
 	static const char *const defaults[] = {
-		"(default 1)",	 "(default 20)",   "(default 512K)", "(default function)",
-		"(default 8K)",	 "(default 64K)",  "(default 15)",   "(default 10)",
-		"(default auto)", "(default: run until stopped)", "(default: built-in)",
-		"(default: only at exit)",
+		"(default 1)",         "(default 20)",
+		"(default 512K)",      "(default function)",
+		"(default 8K)",        "(default 64K)",
+		"(default 15)",        "(default 10)",
+		"(default auto)",      "(default: run until stopped)",
+		"(default: built-in)", "(default: only at exit)",
 	};
 	static const char *const examples[] = {
 		"sudo memtop -p 4242",
@@ -315,10 +318,8 @@ static void test_command(void **state)
 
 	ERR("memtop: -- needs a command to run (e.g. -- ./server)", "--");
 	ERR("memtop: -- needs a command to run (e.g. -- ./server)", "-b", "--");
-	ERR("memtop: unexpected argument './server' (a command to run goes after --)",
-	    "./server");
-	ERR("memtop: unexpected argument 'x' (a command to run goes after --)", "-p", "1", "x",
-	    "-b");
+	ERR("memtop: unexpected argument './server' (a command to run goes after --)", "./server");
+	ERR("memtop: unexpected argument 'x' (a command to run goes after --)", "-p", "1", "x", "-b");
 	ERR("memtop: unexpected argument '-' (a command to run goes after --)", "-p", "1", "-");
 }
 
@@ -326,8 +327,8 @@ static void test_command(void **state)
  * (GNU getopt would otherwise move "x" behind "-b -p 1"). */
 static void test_argv_untouched(void **state)
 {
-	char *argv[] = { (char *)"memtop", (char *)"x", (char *)"-b", (char *)"-p", (char *)"1",
-			 NULL };
+	char *argv[] = { (char *)"memtop", (char *)"x", (char *)"-b",
+			 (char *)"-p",     (char *)"1", NULL };
 	char *copy[ARRAY_SIZE(argv)];
 	size_t i;
 
@@ -349,16 +350,15 @@ static void test_target_rules(void **state)
 {
 	ERR("memtop: no target: use -p PID, --cgroup PATH or -- CMD", "-b");
 	ERR("memtop: no target: use -p PID, --cgroup PATH or -- CMD", "--json", "-n", "3");
-	ERR("memtop: -p and --cgroup cannot be combined: choose one target", "-p", "1",
-	    "--cgroup", "x");
-	ERR("memtop: -p and --cgroup cannot be combined: choose one target", "--cgroup", "x",
-	    "-p", "1");
-	ERR("memtop: -p and -- CMD cannot be combined: choose one target", "-p", "1", "--",
-	    "./x");
+	ERR("memtop: -p and --cgroup cannot be combined: choose one target", "-p", "1", "--cgroup",
+	    "x");
+	ERR("memtop: -p and --cgroup cannot be combined: choose one target", "--cgroup", "x", "-p",
+	    "1");
+	ERR("memtop: -p and -- CMD cannot be combined: choose one target", "-p", "1", "--", "./x");
 	ERR("memtop: --cgroup and -- CMD cannot be combined: choose one target", "--cgroup", "x",
 	    "--", "./x");
-	ERR("memtop: -p and --cgroup cannot be combined: choose one target", "-p", "1",
-	    "--cgroup", "x", "--", "./x");
+	ERR("memtop: -p and --cgroup cannot be combined: choose one target", "-p", "1", "--cgroup",
+	    "x", "--", "./x");
 
 	/* No arguments at all. */
 	memset(out, 'X', sizeof(out));
@@ -376,14 +376,14 @@ static void test_record_replay_daemon_attach(void **state)
 	assert_int_equal(cfg.record_max, 0);
 	OK("-p", "1", "--record", "r.mtr", "--record-max", "1M");
 	assert_int_equal(cfg.record_max, 1 << 20);
-	ERR("memtop: --record-max: '1K' is out of range (64K to 1024G)", "-p", "1", "--record",
-	    "r", "--record-max", "1K");
+	ERR("memtop: --record-max: '1K' is out of range (64K to 1024G)", "-p", "1", "--record", "r",
+	    "--record-max", "1K");
 	ERR("memtop: --record-max needs --record FILE (or --daemon)", "-p", "1", "--record-max",
 	    "1M");
 	OK("-p", "1", "--daemon", "--record-max", "1M");
 	assert_true(cfg.daemon);
-	ERR("memtop: --daemon runs without a display: -b and --json cannot be given with it",
-	    "-p", "1", "--daemon", "--json");
+	ERR("memtop: --daemon runs without a display: -b and --json cannot be given with it", "-p",
+	    "1", "--daemon", "--json");
 
 	/* a replay has no target and none of a live run's outputs */
 	OK("--replay", "r.mtr", "--json", "--output", "o.pb.gz");
@@ -402,12 +402,11 @@ static void test_record_replay_daemon_attach(void **state)
 	OK("attach", "--ascii", "5150");
 	assert_true(cfg.ascii);
 	assert_string_equal(cfg.attach_to, "5150");
-	ERR("memtop: memtop attach takes one session (ID or SOCKET), not 'b'", "attach", "a",
-	    "b");
+	ERR("memtop: memtop attach takes one session (ID or SOCKET), not 'b'", "attach", "a", "b");
 	ERR("memtop: memtop attach opens the TUI: -b/--json cannot be given with it", "attach",
 	    "--json");
-	ERR("memtop: memtop attach shows recorded data: -p cannot be given with it", "attach",
-	    "-p", "1");
+	ERR("memtop: memtop attach shows recorded data: -p cannot be given with it", "attach", "-p",
+	    "1");
 	/* "attach" anywhere else is not the subcommand */
 	ERR("memtop: unexpected argument 'attach' (a command to run goes after --)", "-p", "1",
 	    "attach");
@@ -435,8 +434,8 @@ static void test_delay(void **state)
 		const char *arg;
 		double want;
 	} good[] = {
-		{ "2", 2 }, { "0.5", 0.5 }, { "0.05", 0.05 }, { "3600", 3600 },
-		{ "3600.0", 3600 }, { "007", 7 }, { "1.25", 1.25 },
+		{ "2", 2 },         { "0.5", 0.5 }, { "0.05", 0.05 }, { "3600", 3600 },
+		{ "3600.0", 3600 }, { "007", 7 },   { "1.25", 1.25 },
 	};
 	size_t i;
 
@@ -456,8 +455,7 @@ static void test_delay(void **state)
 	/* a busy loop, not an interval */
 	ERR("memtop: -d: '0.0000001' is out of range (0.05 to 3600)", "-p", "1", "-d", "0.0000001");
 	ERR("memtop: -d: '0.049' is out of range (0.05 to 3600)", "-p", "1", "-d", "0.049");
-	ERR("memtop: -d: '3600.001' is out of range (0.05 to 3600)", "-p", "1", "-d",
-	    "3600.001");
+	ERR("memtop: -d: '3600.001' is out of range (0.05 to 3600)", "-p", "1", "-d", "3600.001");
 	ERR("memtop: --delay: '99999999999999999' is out of range (0.05 to 3600)", "-p", "1",
 	    "--delay", "99999999999999999");
 	ERR("memtop: -d: 'abc' is not a number of seconds (e.g. 2, 0.5)", "-p", "1", "-d", "abc");
@@ -466,8 +464,7 @@ static void test_delay(void **state)
 	ERR("memtop: -d: '5.' is not a number of seconds (e.g. 2, 0.5)", "-p", "1", "-d", "5.");
 	ERR("memtop: -d: '1,5' is not a number of seconds (e.g. 2, 0.5)", "-p", "1", "-d", "1,5");
 	ERR("memtop: -d: 'inf' is not a number of seconds (e.g. 2, 0.5)", "-p", "1", "-d", "inf");
-	ERR("memtop: --delay: '' is not a number of seconds (e.g. 2, 0.5)", "-p", "1",
-	    "--delay=");
+	ERR("memtop: --delay: '' is not a number of seconds (e.g. 2, 0.5)", "-p", "1", "--delay=");
 	ERR("memtop: -d: missing SECS", "-p", "1", "-bd");
 	/* The option is named as typed, also when abbreviated. */
 	ERR("memtop: --delay: '0' is out of range (0.05 to 3600)", "-p", "1", "--del", "0");
@@ -493,8 +490,7 @@ static void test_iterations_top_verbose(void **state)
 	OK("-p", "1", "--top=100");
 	assert_int_equal(cfg.top, 100);
 	ERR("memtop: --top: '-1' is out of range (N >= 0)", "-p", "1", "--top", "-1");
-	ERR("memtop: --top: '2147483648' is out of range (N >= 0)", "-p", "1", "--top",
-	    "2147483648");
+	ERR("memtop: --top: '2147483648' is out of range (N >= 0)", "-p", "1", "--top", "2147483648");
 	ERR("memtop: --top: 'all' is not a whole number", "-p", "1", "--top", "all");
 
 	OK("-p", "1", "-v", "-vv", "--verbose");
@@ -524,8 +520,8 @@ static void test_rate(void **state)
 	ERR("memtop: --rate: '1025M' is out of range (1 to 1G)", "-p", "1", "--rate", "1025M");
 	ERR("memtop: --rate: '1073741825' is out of range (1 to 1G)", "-p", "1", "--rate",
 	    "1073741825");
-	ERR("memtop: --rate: '99999999999999999999' is out of range (1 to 1G)", "-p", "1",
-	    "--rate", "99999999999999999999");
+	ERR("memtop: --rate: '99999999999999999999' is out of range (1 to 1G)", "-p", "1", "--rate",
+	    "99999999999999999999");
 	ERR("memtop: --rate: '-4K' is out of range (1 to 1G)", "-p", "1", "--rate", "-4K");
 	ERR("memtop: --rate: '1.5' is not a size (use e.g. 512K, 4M)", "-p", "1", "--rate", "1.5");
 	ERR("memtop: --rate: missing BYTES", "-p", "1", "--rate");
@@ -659,8 +655,7 @@ static void test_stack_copy_live_max(void **state)
 	assert_int_equal(cfg.stack_copy, 520);
 	OK("-p", "1", "--stack-copy", "16K");
 	assert_int_equal(cfg.stack_copy, MT_STACK_COPY_MAX);
-	ERR("memtop: --stack-copy: '516' is not a multiple of 8", "-p", "1", "--stack-copy",
-	    "516");
+	ERR("memtop: --stack-copy: '516' is not a multiple of 8", "-p", "1", "--stack-copy", "516");
 	ERR("memtop: --stack-copy: '511' is out of range (0, or 512 to 16K)", "-p", "1",
 	    "--stack-copy", "511");
 	ERR("memtop: --stack-copy: '16392' is out of range (0, or 512 to 16K)", "-p", "1",
@@ -708,8 +703,8 @@ static void test_export(void **state)
 	ERR("memtop: --output-every needs --output FILE", "-p", "1", "--output-every", "30");
 	ERR("memtop: --output-every: '0.5' is out of range (1 to 86400)", "-p", "1", "--output",
 	    "h", "--output-every", "0.5");
-	ERR("memtop: --output-every: '86401' is out of range (1 to 86400)", "-p", "1",
-	    "--output", "h", "--output-every", "86401");
+	ERR("memtop: --output-every: '86401' is out of range (1 to 86400)", "-p", "1", "--output",
+	    "h", "--output-every", "86401");
 	ERR("memtop: --output: empty file name", "-p", "1", "--output=");
 	ERR("memtop: --folded: empty file name", "-p", "1", "--folded=");
 
@@ -750,8 +745,8 @@ static void test_overhead(void **state)
 	    "--max-overhead", "0");
 	ERR("memtop: --max-overhead: '1000.5' is out of range (0 < PCT <= 1000)", "-p", "1",
 	    "--max-overhead", "1000.5");
-	ERR("memtop: --max-overhead: '5%' is not a percentage (e.g. 10, 2.5) or none", "-p",
-	    "1", "--max-overhead", "5%");
+	ERR("memtop: --max-overhead: '5%' is not a percentage (e.g. 10, 2.5) or none", "-p", "1",
+	    "--max-overhead", "5%");
 
 	OK("--no-preload", "--", "./server");
 	assert_true(cfg.no_preload);
@@ -766,9 +761,10 @@ static void test_unknown_and_ambiguous(void **state)
 	ERR("memtop: unknown option '--bogus' (see memtop --help)", "-p", "1", "--bogus");
 	ERR("memtop: unknown option '--bogus' (see memtop --help)", "-p", "1", "--bogus=3");
 	ERR("memtop: option '--pus' is ambiguous (--push, --push-every)", "-p", "1", "--pus", "x");
-	ERR("memtop: option '--no' is ambiguous (--no-color, --no-config, --no-preload)", "-p", "1", "--no");
-	ERR("memtop: option '--p' is ambiguous (--pid, --push, --push-every, --probe-mode)",
-	    "--p", "1");
+	ERR("memtop: option '--no' is ambiguous (--no-color, --no-config, --no-preload)", "-p", "1",
+	    "--no");
+	ERR("memtop: option '--p' is ambiguous (--pid, --push, --push-every, --probe-mode)", "--p",
+	    "1");
 	ERR("memtop: unknown option '--' (see memtop --help)", "-p", "1", "--=x");
 	ERR("memtop: --rate: missing BYTES", "-p", "1", "--rate");
 	ERR("memtop: --stack-copy: missing BYTES", "-p", "1", "--stack-copy");

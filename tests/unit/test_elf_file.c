@@ -127,8 +127,8 @@ static void test_libc_malloc(void **state)
 	assert_memory_equal(got, sym, sizeof(got));
 	/* free too: the attach code needs both. */
 	assert_int_equal(elf_file_func_offset(ef, "free", &off, &size), 0);
-	assert_int_equal(off, self_file_offset((__u64)(unsigned long)dlsym(RTLD_DEFAULT, "free"),
-					       NULL));
+	assert_int_equal(off,
+			 self_file_offset((__u64)(unsigned long)dlsym(RTLD_DEFAULT, "free"), NULL));
 	assert_non_null(elf_file_build_id(ef));
 	elf_file_close(ef);
 }
@@ -276,7 +276,7 @@ static void test_fuzzed_headers(void **state)
 		memcpy(copy, b.p, b.n);
 		for (int k = 0; k < 8; k++) {
 			size_t at = rand_r(&seed) % 3 ? (size_t)rand_r(&seed) % 1024
-						       : shoff + (size_t)rand_r(&seed) % shsize;
+						      : shoff + (size_t)rand_r(&seed) % shsize;
 
 			copy[at] = (unsigned char)rand_r(&seed);
 		}
@@ -305,12 +305,9 @@ static void test_fuzzed_headers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_self_exe),
-		cmocka_unit_test(test_libc_malloc),
-		cmocka_unit_test(test_refcount),
-		cmocka_unit_test(test_not_elf),
-		cmocka_unit_test(test_truncated),
-		cmocka_unit_test(test_bogus_section_headers),
+		cmocka_unit_test(test_self_exe),       cmocka_unit_test(test_libc_malloc),
+		cmocka_unit_test(test_refcount),       cmocka_unit_test(test_not_elf),
+		cmocka_unit_test(test_truncated),      cmocka_unit_test(test_bogus_section_headers),
 		cmocka_unit_test(test_fuzzed_headers),
 	};
 

@@ -126,7 +126,7 @@ static void test_write_file(void **state)
 	free(back);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600 & ~current_umask()); /* util/out_file.h */
-	assert_int_equal(count_entries(dir), 1); /* no temporary left */
+	assert_int_equal(count_entries(dir), 1);                      /* no temporary left */
 	unlink(path);
 }
 
@@ -221,11 +221,16 @@ static struct mt_frame frame(const char *fn, const char *module, __u64 addr, __u
 	return f;
 }
 
-static void alloc(struct mt_model *m, pid_t pid, __u64 addr, __u64 size,
-		  const struct mt_frame *f, __u32 n, bool truncated)
+static void alloc(struct mt_model *m, pid_t pid, __u64 addr, __u64 size, const struct mt_frame *f,
+		  __u32 n, bool truncated)
 {
 	struct mt_sample_in in = {
-		.pid = pid, .ts_ns = 1, .addr = addr, .size = size, .frames = f, .nframes = n,
+		.pid = pid,
+		.ts_ns = 1,
+		.addr = addr,
+		.size = size,
+		.frames = f,
+		.nframes = n,
 		.truncated = truncated,
 	};
 
@@ -353,7 +358,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_numbered_path), cmocka_unit_test(test_write_file),
 		cmocka_unit_test(test_write_errors),  cmocka_unit_test(test_write_fails_midway),
-		cmocka_unit_test(test_folded),	      cmocka_unit_test(test_folded_empty),
+		cmocka_unit_test(test_folded),        cmocka_unit_test(test_folded_empty),
 		cmocka_unit_test(test_pprof_file),    cmocka_unit_test(test_check_path),
 	};
 

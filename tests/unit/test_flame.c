@@ -277,8 +277,8 @@ static void test_tree_match_across_refresh(void **state)
 	assert_string_equal(m->label, "leak_site");
 	assert_true(m->total == 3);
 	/* Gone from b: the deepest ancestor that exists. */
-	m = flame_tree_match(b, child(child(child(flame_tree_root(a), "main"), "serve"),
-				      "cache_put"));
+	m = flame_tree_match(b,
+			     child(child(child(flame_tree_root(a), "main"), "serve"), "cache_put"));
 	assert_string_equal(m->label, "serve");
 	assert_ptr_equal(flame_tree_match(b, flame_tree_root(a)), flame_tree_root(b));
 	assert_ptr_equal(flame_tree_match(b, NULL), flame_tree_root(b));
@@ -303,8 +303,7 @@ static void test_layout_invariants_random(void **state)
 
 			for (int i = 0; i < n; i++)
 				f[i] = fr(names[rand_r(&seed) % 8]);
-			assert_int_equal(flame_tree_add(t, NULL, 0, f, n,
-							1 + rand_r(&seed) % 1000),
+			assert_int_equal(flame_tree_add(t, NULL, 0, f, n, 1 + rand_r(&seed) % 1000),
 					 0);
 		}
 		flame_tree_sort(t);

@@ -107,7 +107,8 @@ static void test_table_matches_symtab(void **state)
 				size_t n = strlen(pi.function);
 
 				if (memcmp(pi.function, name, n))
-					fail_msg("%s in the Go table, %s in .symtab", pi.function, name);
+					fail_msg("%s in the Go table, %s in .symtab", pi.function,
+						 name);
 				assert_string_equal(name + n, ".abi0");
 				continue;
 			}
@@ -144,7 +145,8 @@ static void check_leak_inner(const char *fixture)
 	assert_string_equal(pi.function, "main.leakInner");
 	assert_true(pi.line >= line && pi.line <= line + 3);
 	assert_int_equal(go_pclntab_lookup(&gb.tab, end, &pi) == 0 &&
-				 !strcmp(pi.function, "main.leakInner"), 0);
+				 !strcmp(pi.function, "main.leakInner"),
+			 0);
 	assert_string_equal(gb.version, gb.version[0] ? gb.version : "x");
 	assert_int_equal(gb.major, 1);
 	assert_true(gb.minor >= 19);
@@ -175,8 +177,8 @@ static void test_stripped(void **state)
 	assert_true(size > 0);
 	go_binary_close(&gb);
 	elf_file_close(ef);
-	assert_int_equal(go_runtime_inspect(MT_GO_FIXTURE_DIR "/mt_go_stripped", &gt, err,
-					    sizeof(err)), 0);
+	assert_int_equal(
+		go_runtime_inspect(MT_GO_FIXTURE_DIR "/mt_go_stripped", &gt, err, sizeof(err)), 0);
 	assert_true(gt.stripped);
 	assert_int_equal(gt.rate_vaddr, 0); /* a data symbol: gone with .symtab */
 	assert_int_equal(go_runtime_inspect(MT_GO_FIXTURE_DIR "/mt_go", &gt, err, sizeof(err)), 0);
@@ -326,8 +328,8 @@ static void test_probe_point(void **state)
 				      0x3b, 0x66, 0x10, 0x0f, 0x86, 0xaa, 0x01, 0x00, 0x00,
 				      0x48, 0x81, 0xec, 0x70, 0x01, 0x00, 0x00 };
 	/* Go 1.23 runtime.mProf_Free: cmp 0x10(%r14),%rsp; jbe; push %rbp */
-	static const __u8 go123[] = { 0x49, 0x3b, 0x66, 0x10, 0x0f, 0x86, 0xa4, 0x00,
-				      0x00, 0x00, 0x55, 0x48, 0x89, 0xe5 };
+	static const __u8 go123[] = { 0x49, 0x3b, 0x66, 0x10, 0x0f, 0x86, 0xa4,
+				      0x00, 0x00, 0x00, 0x55, 0x48, 0x89, 0xe5 };
 	/* a nosplit function: no check */
 	static const __u8 nosplit[] = { 0x48, 0x83, 0xec, 0x18, 0x48, 0x89, 0x6c, 0x24, 0x10 };
 	bool emulated, once;

@@ -55,23 +55,27 @@ static void test_escaping_table(void **state)
 		C("caf\xc3\xa9", "\"caf\xc3\xa9\""),
 		C("\xe2\x82\xac", "\"\xe2\x82\xac\""),
 		C("\xf0\x9f\x98\x80", "\"\xf0\x9f\x98\x80\""),
-		C("\xef\xbf\xbf", "\"\xef\xbf\xbf\""),		/* U+FFFF */
+		C("\xef\xbf\xbf", "\"\xef\xbf\xbf\""),         /* U+FFFF */
 		C("\xf4\x8f\xbf\xbf", "\"\xf4\x8f\xbf\xbf\""), /* U+10FFFF */
-		C("\xed\x9f\xbf", "\"\xed\x9f\xbf\""),		/* U+D7FF */
+		C("\xed\x9f\xbf", "\"\xed\x9f\xbf\""),         /* U+D7FF */
 		/* Every byte of an invalid sequence becomes one U+FFFD. */
 		C("\x80", "\"\\ufffd\""),
 		C("\xbf", "\"\\ufffd\""),
-		C("\xc0\xaf", "\"\\ufffd\\ufffd\""),		  /* overlong '/' */
-		C("\xc1\xbf", "\"\\ufffd\\ufffd\""),		  /* overlong */
-		C("\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\""),	  /* overlong */
-		C("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""),	  /* surrogate */
+		C("\xc0\xaf", "\"\\ufffd\\ufffd\""),            /* overlong '/' */
+		C("\xc1\xbf", "\"\\ufffd\\ufffd\""),            /* overlong */
+		C("\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\""), /* overlong */
+		C("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""), /* surrogate */
 		C("\xf0\x80\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""),
 		C("\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""), /* > U+10FFFF */
 		C("\xf5", "\"\\ufffd\""),
 		C("\xff", "\"\\ufffd\""),
-		C("\xe2\x82", "\"\\ufffd\\ufffd\""),		  /* truncated at end */
-		C("\xe2\x82" "A", "\"\\ufffd\\ufffdA\""),	  /* truncated */
-		C("\xc3" "\"", "\"\\ufffd\\\"\""),
+		C("\xe2\x82", "\"\\ufffd\\ufffd\""), /* truncated at end */
+		C("\xe2\x82"
+		  "A",
+		  "\"\\ufffd\\ufffdA\""), /* truncated */
+		C("\xc3"
+		  "\"",
+		  "\"\\ufffd\\\"\""),
 		C("a\xc3\xa9\xff\xc3\xa9z", "\"a\xc3\xa9\\ufffd\xc3\xa9z\""),
 #undef C
 	};
@@ -118,9 +122,8 @@ static void test_nesting_and_commas(void **state)
 	jw_object_end(&w);
 	jw_object_end(&w);
 	assert_int_equal(jw_finish(&w), 0);
-	assert_string_equal(jw_buf(&w, NULL),
-			    "{\"a\":1,\"b\":[true,false,null,\"x\",[],{},[[2]]],"
-			    "\"c\":{\"d\\\"e\":null}}");
+	assert_string_equal(jw_buf(&w, NULL), "{\"a\":1,\"b\":[true,false,null,\"x\",[],{},[[2]]],"
+					      "\"c\":{\"d\\\"e\":null}}");
 	jw_fini(&w);
 }
 
@@ -395,7 +398,7 @@ static void test_incomplete(void **state)
 	jw_object_begin(&w);
 	jw_key(&w, "a");
 	jw_array_begin(&w);
-	assert_int_equal(jw_error(&w), 0); /* fine so far... */
+	assert_int_equal(jw_error(&w), 0);        /* fine so far... */
 	assert_int_equal(jw_finish(&w), -EINVAL); /* ...but not finished */
 	jw_array_end(&w);
 	jw_object_end(&w);
@@ -432,7 +435,8 @@ static void test_file_sink_and_reset(void **state)
 	assert_int_equal(jw_finish(&w), 0);
 	fputc('\n', f);
 	assert_int_equal(fclose(f), 0);
-	assert_string_equal(text, "{\"n\":1,\"s\":\"t\xc3\xa9\\n\"}\n{\"n\":2,\"s\":\"t\xc3\xa9\\n\"}\n");
+	assert_string_equal(text,
+			    "{\"n\":1,\"s\":\"t\xc3\xa9\\n\"}\n{\"n\":2,\"s\":\"t\xc3\xa9\\n\"}\n");
 
 	/* The memory sink writes the same bytes; reset empties it. */
 	jw_init_buf(&b);

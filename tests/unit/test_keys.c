@@ -133,7 +133,7 @@ static void test_bar_order(void **state)
 {
 	const struct key_binding *bar[32];
 	size_t n = keys_bar(KV_TOP, bar, 32);
-	static const enum key_action want[] = { KA_QUIT, KA_HELP, KA_ENTER, KA_FILTER,
+	static const enum key_action want[] = { KA_QUIT,   KA_HELP,      KA_ENTER, KA_FILTER,
 						KA_SEARCH, KA_SORT_NEXT, KA_GROUP };
 
 	assert_true(n >= sizeof(want) / sizeof(want[0]));

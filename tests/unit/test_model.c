@@ -36,8 +36,9 @@ static struct mt_frame frame(const char *fn, __u64 off)
 static void alloc(struct mt_model *m, pid_t pid, __u64 addr, __u64 size, const struct mt_frame *fr,
 		  int n)
 {
-	struct mt_sample_in in = { .pid = pid, .ts_ns = 1, .addr = addr, .size = size,
-				   .frames = fr, .nframes = n };
+	struct mt_sample_in in = {
+		.pid = pid, .ts_ns = 1, .addr = addr, .size = size, .frames = fr, .nframes = n
+	};
 
 	assert_int_equal(model_on_alloc(m, &in), 0);
 }
@@ -97,8 +98,9 @@ static void test_untracked_counts_but_never_in_use(void **state)
 {
 	struct mt_model *m = new_model(MT_GROUP_FUNCTION, NULL);
 	struct mt_frame st[1] = { frame("f", 1) };
-	struct mt_sample_in in = { .pid = 1, .addr = 0x10, .size = 64, .untracked = true,
-				   .frames = st, .nframes = 1 };
+	struct mt_sample_in in = {
+		.pid = 1, .addr = 0x10, .size = 64, .untracked = true, .frames = st, .nframes = 1
+	};
 	struct mt_site *s;
 
 	assert_int_equal(model_on_alloc(m, &in), 0);
@@ -113,7 +115,8 @@ static void test_site_skips_allocator_frames(void **state)
 {
 	struct mt_model *m = new_model(MT_GROUP_FUNCTION, "^my_xalloc$");
 	struct mt_frame cpp[4] = { frame("operator new(unsigned long)", 1),
-				   frame("std::vector<int, std::allocator<int> >::_M_realloc_insert", 2),
+				   frame("std::vector<int, std::allocator<int> >::_M_realloc_insert",
+					 2),
 				   frame("build_index", 3), frame("main", 4) };
 	struct mt_frame wrapped[3] = { frame("my_xalloc", 5), frame("parse_config", 6),
 				       frame("main", 7) };

@@ -60,8 +60,13 @@ static void sample(struct mt_model *m, pid_t pid, __u64 addr, const char *fn, __
 		   __u64 weight, __u64 ts)
 {
 	struct mt_frame st[2] = { frame(fn, line), frame("main", 900) };
-	struct mt_sample_in in = { .pid = pid, .ts_ns = ts, .addr = addr, .size = SIZE,
-				   .weight_bytes = weight * SIZE, .frames = st, .nframes = 2 };
+	struct mt_sample_in in = { .pid = pid,
+				   .ts_ns = ts,
+				   .addr = addr,
+				   .size = SIZE,
+				   .weight_bytes = weight * SIZE,
+				   .frames = st,
+				   .nframes = 2 };
 
 	assert_int_equal(model_on_alloc(m, &in), 0);
 }
@@ -292,8 +297,11 @@ static void test_end_described(void **state)
 	e = (struct mt_target_end){ .kind = MT_END_SIGNAL, .signal = SIGSEGV, .core = true };
 	model_end_describe(&e, buf, sizeof(buf));
 	assert_string_equal(buf, "killed by SIGSEGV (core dumped)");
-	e = (struct mt_target_end){ .kind = MT_END_OOM, .signal = SIGKILL, .have_cgroup = true,
-				    .cg_current = 64 << 20, .cg_max = 64 << 20,
+	e = (struct mt_target_end){ .kind = MT_END_OOM,
+				    .signal = SIGKILL,
+				    .have_cgroup = true,
+				    .cg_current = 64 << 20,
+				    .cg_max = 64 << 20,
 				    .cg_oom_kill = 1 };
 	model_end_describe(&e, buf, sizeof(buf));
 	assert_string_equal(buf, "OOM-killed (cgroup at 64.0 MiB of 64.0 MiB, oom_kill 1)");
@@ -315,8 +323,8 @@ static void check_regroup(enum mt_group from, enum mt_group to, int seconds)
 	for (int round = 0; round < 2; round++) {
 		for (size_t i = 0; i < model_site_count(twin); i++) {
 			const struct mt_site *b = model_site_at(twin, i);
-			const struct mt_site *a = site_named(m, b->frame->function,
-							     to == MT_GROUP_FUNCTION ? 0 : b->frame->line);
+			const struct mt_site *a = site_named(
+				m, b->frame->function, to == MT_GROUP_FUNCTION ? 0 : b->frame->line);
 
 			assert_non_null(a);
 			assert_same_site(a, b, 1e-6);

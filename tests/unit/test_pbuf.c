@@ -62,8 +62,9 @@ static void test_varint_sizes(void **state)
 		__u64 v;
 		size_t size;
 	} cases[] = {
-		{ 0, 1 }, { 127, 1 }, { 128, 2 }, { 16383, 2 }, { 16384, 3 },
-		{ (1ULL << 35) - 1, 5 }, { 1ULL << 35, 6 }, { 1ULL << 63, 10 }, { UINT64_MAX, 10 },
+		{ 0, 1 },          { 127, 1 },         { 128, 2 },
+		{ 16383, 2 },      { 16384, 3 },       { (1ULL << 35) - 1, 5 },
+		{ 1ULL << 35, 6 }, { 1ULL << 63, 10 }, { UINT64_MAX, 10 },
 	};
 	size_t i;
 
@@ -113,7 +114,7 @@ static void test_round_trip(void **state)
 	pbuf_msg_end(&b, m2);
 	pbuf_uint(&b, 3, 536870911); /* field after a nested message */
 	pbuf_msg_end(&b, m1);
-	pbuf_uint(&b, 536870911, 7); /* the largest field number */
+	pbuf_uint(&b, 536870911, 7);      /* the largest field number */
 	pbuf_packed_uint(&b, 8, NULL, 0); /* writes nothing */
 	assert_int_equal(bytebuf_take(&b, &out, &outlen), 0);
 	assert_null(b.data);

@@ -119,13 +119,30 @@ static void decode_mapping(const struct pbfield *f, struct dmapping *m)
 	memset(m, 0, sizeof(*m));
 	while (pbdec_next(&d, &g) == 1) {
 		switch (g.num) {
-		case 1: m->id = g.v; break;
-		case 2: m->start = g.v; break;
-		case 3: m->limit = g.v; break;
-		case 4: m->offset = g.v; break;
-		case 5: m->file = g.v; break;
-		case 6: m->build = g.v; break;
-		case 7: case 8: case 9: case 10: m->has[g.num - 7] = g.v; break;
+		case 1:
+			m->id = g.v;
+			break;
+		case 2:
+			m->start = g.v;
+			break;
+		case 3:
+			m->limit = g.v;
+			break;
+		case 4:
+			m->offset = g.v;
+			break;
+		case 5:
+			m->file = g.v;
+			break;
+		case 6:
+			m->build = g.v;
+			break;
+		case 7:
+		case 8:
+		case 9:
+		case 10:
+			m->has[g.num - 7] = g.v;
+			break;
 		}
 	}
 }
@@ -215,10 +232,18 @@ static struct dprof *decode_gz(const __u8 *gz, size_t len)
 			p->str[p->nstr] = strndup((const char *)f.data, f.len);
 			p->nstr++;
 			break;
-		case 9: p->time = (int64_t)f.v; break;
-		case 10: p->duration = (int64_t)f.v; break;
-		case 11: decode_value_type(&f, &p->ptype, &p->punit); break;
-		case 12: p->period = (int64_t)f.v; break;
+		case 9:
+			p->time = (int64_t)f.v;
+			break;
+		case 10:
+			p->duration = (int64_t)f.v;
+			break;
+		case 11:
+			decode_value_type(&f, &p->ptype, &p->punit);
+			break;
+		case 12:
+			p->period = (int64_t)f.v;
+			break;
 		case 13:
 			assert_int_equal(pbdec_ints(&f, p->comments, &p->ncomments, 8), 0);
 			break;
@@ -323,24 +348,48 @@ static struct dprof *encode_decode(const struct pprof *pp)
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 
 static const struct mt_frame f_libc = {
-	.addr = 0x7f0000029100, .rel_addr = 0x29100, .module = "libc.so.6",
-	.module_path = LIBC, .build_id = "c0ffee", .flags = MT_FRAME_NOSYM,
+	.addr = 0x7f0000029100,
+	.rel_addr = 0x29100,
+	.module = "libc.so.6",
+	.module_path = LIBC,
+	.build_id = "c0ffee",
+	.flags = MT_FRAME_NOSYM,
 };
 static const struct mt_frame f_inl = {
-	.addr = 0x555500001100, .rel_addr = 0x1100, .function = "helper_inl", .module = "leaky",
-	.module_path = EXE, .build_id = "abcd", .file = "leaky.c", .line = 10,
+	.addr = 0x555500001100,
+	.rel_addr = 0x1100,
+	.function = "helper_inl",
+	.module = "leaky",
+	.module_path = EXE,
+	.build_id = "abcd",
+	.file = "leaky.c",
+	.line = 10,
 	.flags = MT_FRAME_INLINED,
 };
 static const struct mt_frame f_site = {
-	.addr = 0x555500001100, .rel_addr = 0x1100, .function = "leak_site", .module = "leaky",
-	.module_path = EXE, .build_id = "abcd", .file = "leaky.c", .line = 20,
+	.addr = 0x555500001100,
+	.rel_addr = 0x1100,
+	.function = "leak_site",
+	.module = "leaky",
+	.module_path = EXE,
+	.build_id = "abcd",
+	.file = "leaky.c",
+	.line = 20,
 };
 static const struct mt_frame f_main = {
-	.addr = 0x555500001200, .rel_addr = 0x1200, .function = "main", .module = "leaky",
-	.module_path = EXE, .build_id = "abcd", .file = "leaky.c", .line = 30,
+	.addr = 0x555500001200,
+	.rel_addr = 0x1200,
+	.function = "main",
+	.module = "leaky",
+	.module_path = EXE,
+	.build_id = "abcd",
+	.file = "leaky.c",
+	.line = 30,
 };
 static const struct mt_frame f_anon = {
-	.addr = 0x10000, .module = "[anon]", .flags = MT_FRAME_ANON,
+	.addr = 0x10000,
+	.module = "[anon]",
+	.flags = MT_FRAME_ANON,
 };
 
 static struct pprof *heap_builder(void)
@@ -539,8 +588,8 @@ static double weight(double size)
 }
 
 /* Interned frames: the model compares frame strings by pointer. */
-static struct mt_frame frame(const char *fn, const char *module, const char *path,
-			     __u64 addr, __u32 line)
+static struct mt_frame frame(const char *fn, const char *module, const char *path, __u64 addr,
+			     __u32 line)
 {
 	struct mt_frame f = {
 		.addr = addr,
@@ -556,8 +605,7 @@ static struct mt_frame frame(const char *fn, const char *module, const char *pat
 	return f;
 }
 
-static void alloc(struct mt_model *m, pid_t pid, __u64 addr, __u64 size, const char *site,
-		  __u64 ts)
+static void alloc(struct mt_model *m, pid_t pid, __u64 addr, __u64 size, const char *site, __u64 ts)
 {
 	struct mt_frame f[3] = {
 		frame("malloc", "libc.so.6", LIBC, 0x7f0000029100, 0),
@@ -565,7 +613,12 @@ static void alloc(struct mt_model *m, pid_t pid, __u64 addr, __u64 size, const c
 		frame("main", "leaky", EXE, 0x555500001200, 30),
 	};
 	struct mt_sample_in in = {
-		.pid = pid, .ts_ns = ts, .addr = addr, .size = size, .frames = f, .nframes = 3,
+		.pid = pid,
+		.ts_ns = ts,
+		.addr = addr,
+		.size = size,
+		.frames = f,
+		.nframes = 3,
 	};
 
 	assert_int_equal(model_on_alloc(m, &in), 0);
@@ -753,9 +806,9 @@ static void test_model_delta(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_builder_profile), cmocka_unit_test(test_builder_errors),
+		cmocka_unit_test(test_builder_profile),   cmocka_unit_test(test_builder_errors),
 		cmocka_unit_test(test_builder_processes), cmocka_unit_test(test_frame_helpers),
-		cmocka_unit_test(test_wall_clock),	cmocka_unit_test(test_model_profile),
+		cmocka_unit_test(test_wall_clock),        cmocka_unit_test(test_model_profile),
 		cmocka_unit_test(test_model_delta),
 	};
 

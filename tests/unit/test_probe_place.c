@@ -278,8 +278,8 @@ static void assert_placed(struct placed pp, __u32 off, bool emulated, bool entry
 	if (pp.offset != off || pp.emulated != emulated || pp.entry_state != entry_state ||
 	    strcmp(pp.why, why))
 		fail_msg("got +%u emulated=%d entry_state=%d \"%s\"; want +%u %d %d \"%s\"",
-			 pp.offset, pp.emulated, pp.entry_state, pp.why, off, emulated,
-			 entry_state, why);
+			 pp.offset, pp.emulated, pp.entry_state, pp.why, off, emulated, entry_state,
+			 why);
 }
 
 static __u8 *hex(const char *s, size_t *len)
@@ -310,40 +310,40 @@ static void test_decode_lengths(void **state)
 		const char *bytes;
 		unsigned int len;
 	} cases[] = {
-		{ "41 54", 2 },				  /* push %r12 */
-		{ "48 85 ff", 3 },			  /* test %rdi,%rdi */
-		{ "0f 84 bf 00 00 00", 6 },		  /* je rel32 */
-		{ "48 b8 ef cd ab 89 67 45 23 01", 10 },  /* movabs $imm64,%rax */
-		{ "a0 88 77 66 55 44 33 22 11", 9 },	  /* movabs moffs64,%al */
-		{ "67 a0 44 33 22 11", 6 },		  /* addr32 mov moffs32,%al */
-		{ "66 b8 34 12", 4 },			  /* mov $imm16,%ax */
-		{ "66 81 c7 34 12", 5 },		  /* add $imm16,%di */
-		{ "66 0f 1f 84 00 00 00 00 00", 9 },	  /* nopw 0x0(%rax,%rax,1) */
-		{ "80 3d 01 02 14 00 00", 7 },		  /* cmpb $0,disp(%rip) */
-		{ "4c 8b 0d 11 22 33 44", 7 },		  /* mov disp(%rip),%r9 */
-		{ "48 8d 74 24 10", 5 },		  /* lea 0x10(%rsp),%rsi */
-		{ "48 8b 84 24 00 01 00 00", 8 },	  /* mov 0x100(%rsp),%rax */
-		{ "48 c7 44 24 08 01 00 00 00", 9 },	  /* movq $1,0x8(%rsp) */
-		{ "0f b6 44 24 ff", 5 },		  /* movzbl -0x1(%rsp),%eax */
-		{ "c5 f9 ef c0", 4 },			  /* vpxor (VEX2) */
-		{ "c4 e2 79 18 05 00 00 00 00", 9 },	  /* vbroadcastss (VEX3, rip) */
-		{ "62 f1 7e 48 6f 06", 6 },		  /* vmovdqu32 (EVEX) */
-		{ "62 f3 75 48 25 c2 96", 7 },		  /* vpternlogd $imm (EVEX map 3) */
-		{ "f6 c1 01", 3 },			  /* test $1,%cl */
-		{ "f7 c1 78 56 34 12", 6 },		  /* test $imm32,%ecx */
-		{ "f7 d0", 2 },				  /* not %eax */
-		{ "c8 10 00 00", 4 },			  /* enter */
-		{ "66 0f 3a 0f c1 08", 6 },		  /* palignr (0f 3a, imm8) */
-		{ "0f 23 87", 3 },			  /* mov %rdi,%db0: mod ignored */
-		{ "66 66 48 e8 00 00 00 00", 8 },	  /* TLS GD call, REX.W */
-		{ "f3 0f 1e fa", 4 },			  /* endbr64 */
-		{ "41 ff 24 c4", 4 },			  /* jmp *(%r12,%rax,8) */
-		{ "ff 25 00 10 00 00", 6 },		  /* jmp *disp(%rip) */
-		{ "66 74 05", 3 },			  /* data16 je rel8 */
-		{ "48 0f c7 0e", 4 },			  /* cmpxchg16b (%rsi) */
-		{ "d9 05 00 00 00 00", 6 },		  /* flds disp(%rip) */
-		{ "c7 f8 00 00 00 00", 6 },		  /* xbegin rel32 */
-		{ "64 48 8b 04 25 28 00 00 00", 9 },	  /* mov %fs:0x28,%rax */
+		{ "41 54", 2 },                          /* push %r12 */
+		{ "48 85 ff", 3 },                       /* test %rdi,%rdi */
+		{ "0f 84 bf 00 00 00", 6 },              /* je rel32 */
+		{ "48 b8 ef cd ab 89 67 45 23 01", 10 }, /* movabs $imm64,%rax */
+		{ "a0 88 77 66 55 44 33 22 11", 9 },     /* movabs moffs64,%al */
+		{ "67 a0 44 33 22 11", 6 },              /* addr32 mov moffs32,%al */
+		{ "66 b8 34 12", 4 },                    /* mov $imm16,%ax */
+		{ "66 81 c7 34 12", 5 },                 /* add $imm16,%di */
+		{ "66 0f 1f 84 00 00 00 00 00", 9 },     /* nopw 0x0(%rax,%rax,1) */
+		{ "80 3d 01 02 14 00 00", 7 },           /* cmpb $0,disp(%rip) */
+		{ "4c 8b 0d 11 22 33 44", 7 },           /* mov disp(%rip),%r9 */
+		{ "48 8d 74 24 10", 5 },                 /* lea 0x10(%rsp),%rsi */
+		{ "48 8b 84 24 00 01 00 00", 8 },        /* mov 0x100(%rsp),%rax */
+		{ "48 c7 44 24 08 01 00 00 00", 9 },     /* movq $1,0x8(%rsp) */
+		{ "0f b6 44 24 ff", 5 },                 /* movzbl -0x1(%rsp),%eax */
+		{ "c5 f9 ef c0", 4 },                    /* vpxor (VEX2) */
+		{ "c4 e2 79 18 05 00 00 00 00", 9 },     /* vbroadcastss (VEX3, rip) */
+		{ "62 f1 7e 48 6f 06", 6 },              /* vmovdqu32 (EVEX) */
+		{ "62 f3 75 48 25 c2 96", 7 },           /* vpternlogd $imm (EVEX map 3) */
+		{ "f6 c1 01", 3 },                       /* test $1,%cl */
+		{ "f7 c1 78 56 34 12", 6 },              /* test $imm32,%ecx */
+		{ "f7 d0", 2 },                          /* not %eax */
+		{ "c8 10 00 00", 4 },                    /* enter */
+		{ "66 0f 3a 0f c1 08", 6 },              /* palignr (0f 3a, imm8) */
+		{ "0f 23 87", 3 },                       /* mov %rdi,%db0: mod ignored */
+		{ "66 66 48 e8 00 00 00 00", 8 },        /* TLS GD call, REX.W */
+		{ "f3 0f 1e fa", 4 },                    /* endbr64 */
+		{ "41 ff 24 c4", 4 },                    /* jmp *(%r12,%rax,8) */
+		{ "ff 25 00 10 00 00", 6 },              /* jmp *disp(%rip) */
+		{ "66 74 05", 3 },                       /* data16 je rel8 */
+		{ "48 0f c7 0e", 4 },                    /* cmpxchg16b (%rsi) */
+		{ "d9 05 00 00 00 00", 6 },              /* flds disp(%rip) */
+		{ "c7 f8 00 00 00 00", 6 },              /* xbegin rel32 */
+		{ "64 48 8b 04 25 28 00 00 00", 9 },     /* mov %fs:0x28,%rax */
 	};
 	struct probe_insn in;
 	size_t i, n;
@@ -393,12 +393,12 @@ static void test_decode_fields(void **state)
 static void test_decode_errors(void **state)
 {
 	static const char *const unsupported[] = {
-		"06",			/* push %es: invalid in 64-bit mode */
-		"0f 0f c1 b4",		/* 3DNow! */
-		"66 e8 00 00 00 00",	/* call rel16 (AMD) or rel32 (Intel) */
+		"06",                   /* push %es: invalid in 64-bit mode */
+		"0f 0f c1 b4",          /* 3DNow! */
+		"66 e8 00 00 00 00",    /* call rel16 (AMD) or rel32 (Intel) */
 		"66 0f 84 00 00 00 00", /* likewise for jcc */
-		"8f e8 78 c2 c1 00",	/* XOP */
-		"48 66 90",		/* REX before a legacy prefix */
+		"8f e8 78 c2 c1 00",    /* XOP */
+		"48 66 90",             /* REX before a legacy prefix */
 		"66 66 66 66 66 66 66 66 66 66 66 66 66 66 66 90", /* > 15 bytes */
 	};
 	struct probe_insn in;
@@ -429,7 +429,8 @@ static void test_glibc_malloc_family(void **state)
 {
 	assert_placed(PLACE(glibc_malloc, true, 1), 0, true, true, "entry: pushq %r12 (emulated)");
 	assert_placed(PLACE(glibc_calloc, true, 2), 0, true, true, "entry: pushq %r13 (emulated)");
-	assert_placed(PLACE(glibc_realloc, true, 2), 0, true, true, "entry: pushq %r15 "
+	assert_placed(PLACE(glibc_realloc, true, 2), 0, true, true,
+		      "entry: pushq %r15 "
 		      "(emulated)");
 	/* With all six argument registers required the answer is the same. */
 	assert_placed(PLACE(glibc_malloc, true, 6), 0, true, true, "entry: pushq %r12 (emulated)");
@@ -448,7 +449,8 @@ static void test_glibc_free(void **state)
 		      "+3: je 0xc8 (emulated) after testq %rdi, %rdi");
 	/* The lead's call shape: probe_place_choose(..., need_args = true). */
 	assert_int_equal(probe_place_choose(glibc_free_code, sizeof(glibc_free_code),
-					    glibc_free_size, false, true, &raw), 0);
+					    glibc_free_size, false, true, &raw),
+			 0);
 	assert_int_equal(raw.offset, 3);
 	assert_true(raw.emulated);
 }
@@ -510,7 +512,8 @@ static void test_sqlite_python(void **state)
 		      "+4: pushq %r12 (emulated) after leaq -1(%rdi), %rax");
 	assert_placed(PLACE(sqlite_free, false, 1), 3, true, true,
 		      "+3: je 0x78 (emulated) after testq %rdi, %rdi");
-	assert_placed(PLACE(py_mem_malloc, true, 1), 0, true, true, "entry: pushq %rbx "
+	assert_placed(PLACE(py_mem_malloc, true, 1), 0, true, true,
+		      "entry: pushq %rbx "
 		      "(emulated)");
 	assert_placed(PLACE(py_mem_raw_malloc, true, 1), 3, true, true,
 		      "+3: js 0xfffffffffff2a23b (emulated) after testq %rdi, %rdi");
@@ -526,8 +529,7 @@ static void test_sqlite_python(void **state)
 
 /* ---- hand-made bytes ----------------------------------------------------- */
 
-static struct placed place_hex(const char *bytes, __u32 size, bool need_return,
-			       unsigned int nargs)
+static struct placed place_hex(const char *bytes, __u32 size, bool need_return, unsigned int nargs)
 {
 	size_t n;
 	const __u8 *b = hex(bytes, &n);
@@ -552,8 +554,8 @@ static void test_loop_heads(void **state)
 	assert_placed(place_hex("48 85 ff 74 05 48 ff cf eb fb c3", 0, false, 1), 3, true, true,
 		      "+3: je 0xa (emulated) after testq %rdi, %rdi");
 	/* A jump into the middle of the prefix disqualifies what follows. */
-	assert_placed(place_hex("48 89 f8 48 85 c0 74 04 eb f9 c3 c3", 0, false, 1), 0, false,
-		      true, "entry: movq %rdi, %rax single-stepped (+3 is a jump target (loop "
+	assert_placed(place_hex("48 89 f8 48 85 c0 74 04 eb f9 c3 c3", 0, false, 1), 0, false, true,
+		      "entry: movq %rdi, %rax single-stepped (+3 is a jump target (loop "
 		      "head))");
 }
 
@@ -561,8 +563,7 @@ static void test_branch_prefixes(void **state)
 {
 	/* 66-prefixed jcc: the kernel refuses to emulate it (-ENOTSUPP), and
 	 * it is the first branch. */
-	assert_placed(place_hex("48 85 ff 66 74 05 90 90 90 90 90 c3", 0, false, 1), 0, false,
-		      true,
+	assert_placed(place_hex("48 85 ff 66 74 05 90 90 90 90 90 c3", 0, false, 1), 0, false, true,
 		      "entry: testq %rdi, %rdi single-stepped (no emulated insn before the "
 		      "first branch)");
 	/* 3e (notrack/ds) and 2e prefixes: is_prefix_bad(), not a candidate. */
@@ -626,26 +627,26 @@ static void test_nop_and_push_forms(void **state)
 		const char *bytes;
 		bool emulated;
 	} cases[] = {
-		{ "90 c3", true },				/* x86_nops[1] */
-		{ "66 90 c3", true },				/* x86_nops[2] */
-		{ "0f 1f 00 c3", true },			/* x86_nops[3] */
-		{ "0f 1f 40 00 c3", true },			/* x86_nops[4] */
-		{ "0f 1f 44 00 00 c3", true },			/* x86_nops[5] */
-		{ "66 0f 1f 44 00 00 c3", true },		/* x86_nops[6] */
-		{ "0f 1f 80 00 00 00 00 c3", true },		/* x86_nops[7] */
-		{ "0f 1f 84 00 00 00 00 00 c3", true },	/* x86_nops[8] */
-		{ "66 0f 1f 84 00 00 00 00 00 c3", false },	/* 9 bytes: not in the table */
-		{ "0f 1f 04 00 c3", false },			/* nopl (%rax,%rax): not the table's */
-		{ "2e 0f 1f 84 00 00 00 00 00 c3", false },	/* cs prefix: refused */
-		{ "f3 90 c3", true },				/* pause: 0x90 with a prefix */
-		{ "48 90 c3", true },				/* xchg %rax,%rax */
-		{ "41 90 c3", false },				/* xchg %eax,%r8d: not a nop */
-		{ "53 c3", true },				/* push %rbx */
-		{ "41 57 c3", true },				/* push %r15 */
-		{ "48 53 c3", false },				/* REX.W push: length 2, rex != 41 */
-		{ "40 53 c3", false },				/* REX push */
-		{ "66 53 c3", false },				/* push %bx */
-		{ "6a 00 c3", false },				/* push $0 */
+		{ "90 c3", true },                          /* x86_nops[1] */
+		{ "66 90 c3", true },                       /* x86_nops[2] */
+		{ "0f 1f 00 c3", true },                    /* x86_nops[3] */
+		{ "0f 1f 40 00 c3", true },                 /* x86_nops[4] */
+		{ "0f 1f 44 00 00 c3", true },              /* x86_nops[5] */
+		{ "66 0f 1f 44 00 00 c3", true },           /* x86_nops[6] */
+		{ "0f 1f 80 00 00 00 00 c3", true },        /* x86_nops[7] */
+		{ "0f 1f 84 00 00 00 00 00 c3", true },     /* x86_nops[8] */
+		{ "66 0f 1f 84 00 00 00 00 00 c3", false }, /* 9 bytes: not in the table */
+		{ "0f 1f 04 00 c3", false },                /* nopl (%rax,%rax): not the table's */
+		{ "2e 0f 1f 84 00 00 00 00 00 c3", false }, /* cs prefix: refused */
+		{ "f3 90 c3", true },                       /* pause: 0x90 with a prefix */
+		{ "48 90 c3", true },                       /* xchg %rax,%rax */
+		{ "41 90 c3", false },                      /* xchg %eax,%r8d: not a nop */
+		{ "53 c3", true },                          /* push %rbx */
+		{ "41 57 c3", true },                       /* push %r15 */
+		{ "48 53 c3", false },                      /* REX.W push: length 2, rex != 41 */
+		{ "40 53 c3", false },                      /* REX push */
+		{ "66 53 c3", false },                      /* push %bx */
+		{ "6a 00 c3", false },                      /* push $0 */
 	};
 	size_t i;
 
@@ -675,12 +676,10 @@ static void test_limits(void **state)
 	assert_placed(place_hex("06 74 00", 0, false, 1), 0, false, true,
 		      "entry: .byte 0x06 single-stepped (+0: bytes not decoded)");
 	/* Function shorter than the bytes given: the je at +3 is outside. */
-	assert_placed(place(glibc_free_code, sizeof(glibc_free_code), 3, false, 1), 0, false,
-		      true,
+	assert_placed(place(glibc_free_code, sizeof(glibc_free_code), 3, false, 1), 0, false, true,
 		      "entry: testq %rdi, %rdi single-stepped (no emulated insn before the "
 		      "function's end)");
-	assert_placed(place(glibc_free_code, sizeof(glibc_free_code), 5, false, 1), 0, false,
-		      true,
+	assert_placed(place(glibc_free_code, sizeof(glibc_free_code), 5, false, 1), 0, false, true,
 		      "entry: testq %rdi, %rdi single-stepped (+3: insn runs past the "
 		      "function's end)");
 	assert_int_equal(place(glibc_free_code, sizeof(glibc_free_code), 9, false, 1).offset, 3);
@@ -694,8 +693,8 @@ static void test_limits(void **state)
 	/* Nothing at all. */
 	assert_placed(place(glibc_free_code, 0, glibc_free_size, false, 1), 0, false, true,
 		      "entry: no code bytes to decode (single-stepped unless emulated)");
-	assert_placed(place(glibc_free_code, sizeof(glibc_free_code), 0, false, 1), 0, false,
-		      true, "entry: no code bytes to decode (single-stepped unless emulated)");
+	assert_placed(place(glibc_free_code, sizeof(glibc_free_code), 0, false, 1), 0, false, true,
+		      "entry: no code bytes to decode (single-stepped unless emulated)");
 	assert_int_equal(probe_place_choose(NULL, 0, 10, false, false, &pp), 0);
 	assert_false(pp.emulated);
 	/* Bad arguments. */
@@ -746,8 +745,8 @@ static void test_fuzz(void **state)
 
 #define DEBIAN_LIBC_2_36_BUILD_ID "93ac61ec5a8eb1396f9fbd350e3169a558528a40"
 
-static struct placed place_file_func(struct elf_file *ef, const char *name,
-				     bool need_return, unsigned int nargs)
+static struct placed place_file_func(struct elf_file *ef, const char *name, bool need_return,
+				     unsigned int nargs)
 {
 	__u64 off, size;
 	__u8 code[64];

@@ -114,8 +114,8 @@ static void test_dlopen_after_read(void **state)
 static void test_pointer_survives_reread(void **state)
 {
 	struct proc_cache *pc = proc_cache_new();
-	const struct mt_map *m = proc_cache_find_map(pc, getpid(),
-						       (__u64)(unsigned long)&cache_test_target);
+	const struct mt_map *m =
+		proc_cache_find_map(pc, getpid(), (__u64)(unsigned long)&cache_test_target);
 	struct mt_map copy;
 	void *p;
 

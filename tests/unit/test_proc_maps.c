@@ -116,7 +116,7 @@ static void test_deleted_and_odd_paths(void **state)
 	assert_string_equal(m.v[0].path, "/opt/app/bin/server");
 	assert_ptr_equal(m.v[0].path, m.v[1].path);
 	assert_int_equal(m.v[1].offset, 0x1000);
-	assert_null(m.v[2].path);		/* anonymous executable (JIT) */
+	assert_null(m.v[2].path); /* anonymous executable (JIT) */
 	assert_string_equal(m.v[2].perms, "r-xp");
 	assert_string_equal(m.v[3].perms, "rwxp");
 	assert_true(m.v[4].deleted);
@@ -144,15 +144,15 @@ static void test_malformed(void **state)
 {
 	static const char *const inline_bad[] = {
 		"1000-2000 r--p 0 fe:00 1 /a\n\n1000-2000 r--p 0 fe:00 1 /b\n", /* blank line */
-		"1000 r--p 0 fe:00 1 /a\n",		/* no end */
-		"1000-2000 r--p 0 fe00 1 /a\n",		/* no colon */
-		"1000-2000 r--p 0 fe:00 x /a\n",	/* inode not decimal */
+		"1000 r--p 0 fe:00 1 /a\n",                                     /* no end */
+		"1000-2000 r--p 0 fe00 1 /a\n",                                 /* no colon */
+		"1000-2000 r--p 0 fe:00 x /a\n",                       /* inode not decimal */
 		"1000-2000 r--p 0 fe:00 99999999999999999999999 /a\n", /* inode overflow */
-		"1000-2000 r--p0 fe:00 1 /a\n",		/* no space after perms */
-		"1000-2000 r--p 0 fe:00 1/a\n",		/* no space before path */
-		"g000-2000 r--p 0 fe:00 1 /a\n",	/* bad hex */
+		"1000-2000 r--p0 fe:00 1 /a\n",                        /* no space after perms */
+		"1000-2000 r--p 0 fe:00 1/a\n",                        /* no space before path */
+		"g000-2000 r--p 0 fe:00 1 /a\n",                       /* bad hex */
 		"-\n",
-		"1000-1000 r--p 0 fe:00 1 /a\n",	/* empty range */
+		"1000-1000 r--p 0 fe:00 1 /a\n", /* empty range */
 	};
 	const char nul_in_path[] = "1000-2000 r--p 0 fe:00 1 /a\0b\n";
 	struct mt_maps m;
@@ -245,12 +245,9 @@ static void test_entries_bounded(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_normal),
-		cmocka_unit_test(test_deleted_and_odd_paths),
-		cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_every_prefix),
-		cmocka_unit_test(test_self),
-		cmocka_unit_test(test_entries_bounded),
+		cmocka_unit_test(test_normal),    cmocka_unit_test(test_deleted_and_odd_paths),
+		cmocka_unit_test(test_malformed), cmocka_unit_test(test_every_prefix),
+		cmocka_unit_test(test_self),      cmocka_unit_test(test_entries_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -93,8 +93,7 @@ static void *server_main(void *arg)
 		pthread_mutex_lock(&s->lock);
 		i = s->nreq < MAXREQ ? s->nreq : MAXREQ - 1;
 		pthread_mutex_unlock(&s->lock);
-		if (read_request(c, s->targets[i], sizeof(s->targets[i]), &s->bodies[i],
-				 &s->lens[i])) {
+		if (read_request(c, s->targets[i], sizeof(s->targets[i]), &s->bodies[i], &s->lens[i])) {
 			close(c);
 			continue;
 		}
@@ -170,8 +169,11 @@ static struct mt_model *model_two(void)
 	struct mt_model_opts o = { .rate = 1 };
 	struct mt_model *m = model_new(&o);
 	struct mt_frame f = {
-		.addr = 0x401000, .rel_addr = 0x1000, .function = strpool_intern("leak_site"),
-		.module = strpool_intern("app"), .module_path = strpool_intern("/usr/bin/app"),
+		.addr = 0x401000,
+		.rel_addr = 0x1000,
+		.function = strpool_intern("leak_site"),
+		.module = strpool_intern("app"),
+		.module_path = strpool_intern("/usr/bin/app"),
 	};
 	struct mt_sample_in in = { .ts_ns = 1, .size = 100, .frames = &f, .nframes = 1 };
 	struct mt_target *t;
@@ -220,7 +222,9 @@ static void test_push_request(void **state)
 	wait_idle(p, 5);
 	/* pid 22 had nothing to report: one request */
 	assert_int_equal(server_requests(&s), 1);
-	assert_non_null(strstr(s.targets[0], "/ingest?name=memtop.alloc%7Bhost%3Dnode-1%2Cpid%3D11%2Ccomm%3Dmy_app%7D&from="));
+	assert_non_null(strstr(
+		s.targets[0],
+		"/ingest?name=memtop.alloc%7Bhost%3Dnode-1%2Cpid%3D11%2Ccomm%3Dmy_app%7D&from="));
 	assert_non_null(strstr(s.targets[0], "&format=pprof"));
 	assert_true(s.lens[0] > 20 && s.bodies[0][0] == 0x1f && s.bodies[0][1] == 0x8b);
 	assert_int_equal(pbdec_gunzip(s.bodies[0], s.lens[0], &raw, &rawlen), 0);
@@ -331,8 +335,7 @@ static void test_ingest_url(void **state)
 			 -EINVAL);
 	assert_int_equal(push_ingest_url("http://x/?a=b", "a", "h", 1, "c", 1, 2, buf, sizeof(buf)),
 			 -EINVAL);
-	assert_int_equal(push_ingest_url("http://x", "a", "h", 1, "c", 1, 2, buf, 40),
-			 -ENAMETOOLONG);
+	assert_int_equal(push_ingest_url("http://x", "a", "h", 1, "c", 1, 2, buf, 40), -ENAMETOOLONG);
 }
 
 /* A failing endpoint is said once per change: when it starts failing,
@@ -381,8 +384,10 @@ static void test_push_new_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_push_request),	 cmocka_unit_test(test_push_retry_and_reject),
-		cmocka_unit_test(test_push_unreachable), cmocka_unit_test(test_ingest_url),
+		cmocka_unit_test(test_push_request),
+		cmocka_unit_test(test_push_retry_and_reject),
+		cmocka_unit_test(test_push_unreachable),
+		cmocka_unit_test(test_ingest_url),
 		cmocka_unit_test(test_push_new_errors),
 		cmocka_unit_test(test_push_state_change),
 	};

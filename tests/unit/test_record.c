@@ -59,8 +59,12 @@ static struct mt_model *new_model(void)
 
 static struct recorder *open_rec(const char *name, __u64 max, char *path)
 {
-	struct recorder_opts o = { .path = path, .max_bytes = max, .targets = "-p 7",
-				   .interval_s = 1, .rate = RATE, .version = "test" };
+	struct recorder_opts o = { .path = path,
+				   .max_bytes = max,
+				   .targets = "-p 7",
+				   .interval_s = 1,
+				   .rate = RATE,
+				   .version = "test" };
 	char err[512];
 	struct recorder *r;
 
@@ -76,8 +80,9 @@ static void feed_at(struct mt_model *m, struct mt_status *st, int k, int tick)
 {
 	struct mt_frame leak[2] = { frame("malloc", 1), frame("leak_here", 100) };
 	struct mt_frame churn[2] = { frame("malloc", 1), frame("churn", 200 + k % 3) };
-	struct mt_sample_in in = { .ts_ns = tick * NS + 1, .size = 1000 + k, .frames = leak,
-				   .nframes = 2 };
+	struct mt_sample_in in = {
+		.ts_ns = tick * NS + 1, .size = 1000 + k, .frames = leak, .nframes = 2
+	};
 	struct mt_target *t;
 	int i;
 
@@ -429,12 +434,9 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_replay_equals_live),
-		cmocka_unit_test(test_cut_anywhere),
-		cmocka_unit_test(test_flipped_byte),
-		cmocka_unit_test(test_bad_references),
-		cmocka_unit_test(test_rotation),
-		cmocka_unit_test(test_refuses_symlink),
+		cmocka_unit_test(test_replay_equals_live), cmocka_unit_test(test_cut_anywhere),
+		cmocka_unit_test(test_flipped_byte),       cmocka_unit_test(test_bad_references),
+		cmocka_unit_test(test_rotation),           cmocka_unit_test(test_refuses_symlink),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

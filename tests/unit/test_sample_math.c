@@ -50,8 +50,8 @@ static void test_gap_mean_and_bounds(void **state)
 	/* mean rate + 0.5 (the floor of an exponential plus one); the sample
 	 * mean's standard deviation is rate / sqrt(n) */
 	assert_true(fabs(sum / n - rate - 0.5) < 5 * rate / sqrt((double)n));
-	assert_true(sm_gap(0, rate) >= 1);		  /* u = 2^-53: large, finite */
-	assert_true(sm_gap(~0ULL, rate) == 1);	  /* u = 1: the smallest gap */
+	assert_true(sm_gap(0, rate) >= 1);     /* u = 2^-53: large, finite */
+	assert_true(sm_gap(~0ULL, rate) == 1); /* u = 1: the smallest gap */
 }
 
 static void test_weight(void **state)

@@ -74,9 +74,10 @@ static void check_unbiased(__u64 rate, __u64 s, long n, __u64 seed)
 	long k;
 
 	run_stream(rate, s, n, seed, &bytes, &objs, &k);
-	print_message("rate %llu size %llu n %ld: sampled %ld (expect %.0f), estimate %.4g vs %.4g (%.2f sigma)\n",
-		      (unsigned long long)rate, (unsigned long long)s, n, k, n * p, bytes, truth,
-		      sigma > 0 ? (bytes - truth) / sigma : 0);
+	print_message(
+		"rate %llu size %llu n %ld: sampled %ld (expect %.0f), estimate %.4g vs %.4g (%.2f sigma)\n",
+		(unsigned long long)rate, (unsigned long long)s, n, k, n * p, bytes, truth,
+		sigma > 0 ? (bytes - truth) / sigma : 0);
 	assert_true(fabs(bytes - truth) <= 5 * sigma + 1e-6 * truth);
 	assert_true(fabs(objs - n) <= 5 * sigma / s + 1e-6 * n);
 	/* the count of samples is binomial(n, p) */
@@ -166,9 +167,10 @@ static void check_duty(double d, __u64 rate, __u64 size, double per_s, double se
 	/* cycles of mean BUDGET_PERIOD_NS, off-phase uniform over 2(1-d) of it */
 	var_s = truth * truth * (4 * (1 - d) * (1 - d) / 12.0) / (secs * 1e9 / BUDGET_PERIOD_NS);
 	sigma = sqrt(var_b + var_s);
-	print_message("duty %.2f rate %llu size %llu: %ld samples (full duty: %.0f), estimate %.5g vs %.5g (%.2f sigma)\n",
-		      d, (unsigned long long)r, (unsigned long long)size, k,
-		      n * sampling_probability(size, rate), est, truth, (est - truth) / sigma);
+	print_message(
+		"duty %.2f rate %llu size %llu: %ld samples (full duty: %.0f), estimate %.5g vs %.5g (%.2f sigma)\n",
+		d, (unsigned long long)r, (unsigned long long)size, k,
+		n * sampling_probability(size, rate), est, truth, (est - truth) / sigma);
 	assert_true(fabs(est - truth) <= 5 * sigma);
 	/* samples survive the back-off: as many as at full duty for sizes
 	 * well below the interval (fewer for larger ones, which full duty
@@ -229,8 +231,8 @@ static void test_realloc_every_phase(void **state)
 	}
 	p = sampling_probability(rsize, rate);
 	sigma = rsize * sqrt(r_truth / rsize * (1 - p) / p);
-	print_message("realloc: estimate %.5g vs %.5g (%.2f sigma); malloc %.5g vs %.5g\n",
-		      r_est, r_truth, (r_est - r_truth) / sigma, m_est, m_truth);
+	print_message("realloc: estimate %.5g vs %.5g (%.2f sigma); malloc %.5g vs %.5g\n", r_est,
+		      r_truth, (r_est - r_truth) / sigma, m_est, m_truth);
 	assert_true(fabs(r_est - r_truth) <= 5 * sigma);
 	/* the mallocs: within the schedule's share noise (docs/probes.md 6.5) */
 	assert_true(fabs(m_est - m_truth) <= 0.1 * m_truth);

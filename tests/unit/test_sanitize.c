@@ -32,21 +32,26 @@ static void test_controls(void **state)
 	expect("\x1b[2J\x1b[31mred", "?[2J?[31mred");
 	expect("two\nlines\r", "two?lines?");
 	expect("tab\there\x7f", "tab?here?");
-	expect("c1 \xc2\x9b" "31m", "c1 ?31m");	/* U+009B CSI, encoded */
-	expect("raw \x9b" "31m", "raw ?31m");	/* a lone C1 byte: invalid */
+	expect("c1 \xc2\x9b"
+	       "31m",
+	       "c1 ?31m"); /* U+009B CSI, encoded */
+	expect("raw \x9b"
+	       "31m",
+	       "raw ?31m"); /* a lone C1 byte: invalid */
 	expect("?", "?");
 }
 
 static void test_utf8(void **state)
 {
 	(void)state;
-	expect("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
-	expect("\xc0\xaf", "??");			/* overlong '/' */
-	expect("\xe0\x80\xaf", "???");		/* overlong, 3 bytes */
-	expect("\xed\xa0\x80", "???");		/* surrogate U+D800 */
-	expect("\xf4\x90\x80\x80", "????");		/* above U+10FFFF */
-	expect("\xf8\x88\x80\x80\x80", "?????");	/* 5-byte form */
-	expect("cut \xe2\x82", "cut ??");		/* truncated at the end */
+	expect("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+	       "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+	expect("\xc0\xaf", "??");                /* overlong '/' */
+	expect("\xe0\x80\xaf", "???");           /* overlong, 3 bytes */
+	expect("\xed\xa0\x80", "???");           /* surrogate U+D800 */
+	expect("\xf4\x90\x80\x80", "????");      /* above U+10FFFF */
+	expect("\xf8\x88\x80\x80\x80", "?????"); /* 5-byte form */
+	expect("cut \xe2\x82", "cut ??");        /* truncated at the end */
 	expect("\xe2\x82x", "??x");
 }
 
@@ -61,17 +66,17 @@ static void test_utf8_sequence(void **state)
 	} cases[] = {
 		{ "A", 1, 'A' },
 		{ "\x1b", 1, 0x1b },
-		{ "\xc2\x85", 2, 0x85 },		/* C1 NEL: well-formed */
+		{ "\xc2\x85", 2, 0x85 }, /* C1 NEL: well-formed */
 		{ "\xc3\xa9", 2, 0xe9 },
 		{ "\xe2\x82\xac", 3, 0x20ac },
 		{ "\xf0\x9f\x98\x80", 4, 0x1f600 },
 		{ "\xf4\x8f\xbf\xbf", 4, 0x10ffff },
-		{ "\xc0\xaf", 0, 0 },		/* overlong '/' */
-		{ "\xe0\x80\xaf", 0, 0 },		/* overlong */
-		{ "\xed\xa0\x80", 0, 0 },		/* surrogate */
-		{ "\xf4\x90\x80\x80", 0, 0 },	/* above U+10FFFF */
-		{ "\x80", 0, 0 },			/* lone continuation */
-		{ "\xe2\x82", 0, 0 },		/* truncated */
+		{ "\xc0\xaf", 0, 0 },         /* overlong '/' */
+		{ "\xe0\x80\xaf", 0, 0 },     /* overlong */
+		{ "\xed\xa0\x80", 0, 0 },     /* surrogate */
+		{ "\xf4\x90\x80\x80", 0, 0 }, /* above U+10FFFF */
+		{ "\x80", 0, 0 },             /* lone continuation */
+		{ "\xe2\x82", 0, 0 },         /* truncated */
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -104,8 +104,10 @@ static void test_escape(void **state)
 	expect_escape("tab\there\x7f", "tab?here?");
 	expect_escape("std::vector<int>::push_back", "std::vector<int>::push_back");
 	expect_escape("caf\xc3\xa9 \xe2\x82\xac", "caf\xc3\xa9 \xe2\x82\xac"); /* valid UTF-8 stays */
-	expect_escape("bad\xff\xc3(\xc0\xaf", "bad?" "?(?" "?");		     /* invalid bytes */
-	expect_escape("\xed\xa0\x80", "???");				     /* a surrogate */
+	expect_escape("bad\xff\xc3(\xc0\xaf", "bad?"
+					      "?(?"
+					      "?"); /* invalid bytes */
+	expect_escape("\xed\xa0\x80", "???");       /* a surrogate */
 	expect_escape("", "");
 	expect_escape(NULL, "");
 	/* truncated like snprintf: the needed length is returned */
@@ -142,8 +144,12 @@ static void test_metrics_bounded(void **state)
 	t->rss_bytes = 4096;
 	for (i = 0; i <= 60; i++) {
 		struct mt_frame f[3];
-		struct mt_sample_in in = { .pid = 10, .ts_ns = 1, .addr = 0x1000 + 0x100 * (__u64)i,
-					   .size = 100 * (__u64)(i + 1), .frames = f, .nframes = 3 };
+		struct mt_sample_in in = { .pid = 10,
+					   .ts_ns = 1,
+					   .addr = 0x1000 + 0x100 * (__u64)i,
+					   .size = 100 * (__u64)(i + 1),
+					   .frames = f,
+					   .nframes = 3 };
 
 		/* fn_0 .. fn_59, and the biggest with every character to escape */
 		snprintf(name, sizeof(name), i == 60 ? "we\"ird\\na\nme" : "fn_%d", i);
@@ -160,7 +166,9 @@ static void test_metrics_bounded(void **state)
 	assert_non_null(strstr(text, "memtop_sites 61\n"));
 	/* the biggest site, with its name escaped */
 	assert_non_null(strstr(text, "memtop_site_inuse_bytes{site=\""));
-	assert_non_null(strstr(text, ",function=\"we\\\"ird\\\\na\\nme\",module=\"app\",file=\"\",line=\"0\"} 6100\n"));
+	assert_non_null(strstr(
+		text,
+		",function=\"we\\\"ird\\\\na\\nme\",module=\"app\",file=\"\",line=\"0\"} 6100\n"));
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (!strncmp(line, "# HELP ", 7) || !strncmp(line, "# TYPE ", 7))
 			continue;

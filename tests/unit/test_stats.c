@@ -250,8 +250,7 @@ static void test_fit_degenerate(void **state)
 /* Observe a site that has allocated alloc bytes and holds inuse of them,
  * in small blocks each worth one 512 KiB sample, the live ones aged evenly
  * from 0 to oldest seconds. */
-static void observe(struct mt_site_stats *s, double t, double inuse, double alloc,
-		    double oldest)
+static void observe(struct mt_site_stats *s, double t, double inuse, double alloc, double oldest)
 {
 	struct mt_site_obs o;
 
@@ -357,10 +356,9 @@ static void test_reasons_and_terms(void **state)
 	assert_non_null(strstr(s.reasons[3], "confidence 1.00"));
 	/* terms multiply to the score */
 	assert_near(s.leak_score,
-			   100 * s.terms.confidence * s.terms.growth * s.terms.fit *
-				   s.terms.persist *
-				   (0.6 + 0.4 * fmax(s.terms.age, s.terms.unfreed)),
-			   1e-9);
+		    100 * s.terms.confidence * s.terms.growth * s.terms.fit * s.terms.persist *
+			    (0.6 + 0.4 * fmax(s.terms.age, s.terms.unfreed)),
+		    1e-9);
 	/* time going backwards and NaN are ignored, nothing changes */
 	memset(&o, 0, sizeof(o));
 	o.now_s = 10;
@@ -545,8 +543,7 @@ static int sim_due(struct sim_site *s, double per_s, double dt)
 }
 
 /* rate bytes/s in blocks of size, evenly over [t0, t0 + dt). */
-static void sim_emit(struct sim_site *s, double t0, double dt, double rate, double size,
-		     double life)
+static void sim_emit(struct sim_site *s, double t0, double dt, double rate, double size, double life)
 {
 	int n = sim_due(s, rate / size, dt);
 
@@ -612,8 +609,8 @@ struct scenario {
 	double leak_start[SIM_MAX_SITES]; /* < 0: the site does not leak */
 	double leak_stop[SIM_MAX_SITES];  /* 0: never stops */
 	void (*gen)(struct sim *sim, double t0, double dt);
-	int quiet_after;  /* > 0: sites that do not leak are checked from then on, */
-	double quiet_max; /* ... to stay at or below this (else 30, at the end) */
+	int quiet_after;   /* > 0: sites that do not leak are checked from then on, */
+	double quiet_max;  /* ... to stay at or below this (else 30, at the end) */
 	double quiet_frac; /* ... and at most this fraction of ticks above 30 */
 };
 
@@ -730,22 +727,28 @@ static void gen_slow_fifo_cache(struct sim *m, double t0, double dt)
 }
 
 static const struct scenario scenarios[] = {
-	{ "steady_leak", 35, { "leak_steady", "parse_request", "render_reply" },
-	  { 0, -1, -1 }, { 0 }, gen_steady_leak },
-	{ "cache", 50, { "cache_insert", "session_leak", "churn" }, { -1, 0, -1 }, { 0 },
-	  gen_cache },
-	{ "slow_leak", 35, { "handle_request", "log_format" }, { 0, -1 }, { 0 },
-	  gen_slow_leak },
+	{ "steady_leak",
+	  35,
+	  { "leak_steady", "parse_request", "render_reply" },
+	  { 0, -1, -1 },
+	  { 0 },
+	  gen_steady_leak },
+	{ "cache", 50, { "cache_insert", "session_leak", "churn" }, { -1, 0, -1 }, { 0 }, gen_cache },
+	{ "slow_leak", 35, { "handle_request", "log_format" }, { 0, -1 }, { 0 }, gen_slow_leak },
 	{ "bursts", 40, { "load_batch", "churn" }, { -1, -1 }, { 0 }, gen_bursts },
-	{ "leak_stops", 100, { "leak_until_stop", "churn" }, { 0, -1 }, { STOP_AT, 0 },
-	  gen_leak_stops },
+	{ "leak_stops", 100, { "leak_until_stop", "churn" }, { 0, -1 }, { STOP_AT, 0 }, gen_leak_stops },
 	{ "sawtooth", 45, { "batch_build", "churn" }, { -1, -1 }, { 0 }, gen_sawtooth },
-	{ "thread_leak", 35, { "worker_leak", "worker_churn" }, { 0, -1 }, { 0 },
-	  gen_thread_leak },
-	{ "random_cache", 600, { "cache_lookup", "churn" }, { -1, -1 }, { 0 }, gen_random_cache,
-	  45, 70, 0.05 },
-	{ "slow_fifo_cache", 600, { "cache_fill", "churn" }, { -1, -1 }, { 0 },
-	  gen_slow_fifo_cache, 45, 70, 0.05 },
+	{ "thread_leak", 35, { "worker_leak", "worker_churn" }, { 0, -1 }, { 0 }, gen_thread_leak },
+	{ "random_cache", 600, { "cache_lookup", "churn" }, { -1, -1 }, { 0 }, gen_random_cache, 45, 70, 0.05 },
+	{ "slow_fifo_cache",
+	  600,
+	  { "cache_fill", "churn" },
+	  { -1, -1 },
+	  { 0 },
+	  gen_slow_fifo_cache,
+	  45,
+	  70,
+	  0.05 },
 };
 
 static void sim_trace(const struct sim *m, int duration)
@@ -755,7 +758,8 @@ static void sim_trace(const struct sim *m, int duration)
 		int len = snprintf(line, sizeof(line), "  %-16s", m->site[i].name);
 
 		for (int t = 5; t <= duration && len < 480; t += 5)
-			len += snprintf(line + len, sizeof(line) - len, " %3.0f", m->site[i].score[t]);
+			len += snprintf(line + len, sizeof(line) - len, " %3.0f",
+					m->site[i].score[t]);
 		print_message("%s\n", line);
 	}
 }
@@ -770,10 +774,10 @@ static bool ranks_first(const struct sim *m, int i, int tick)
 
 /* Worst values over the seeds of one scenario, reported with many seeds. */
 static struct {
-	double nonleak_end;   /* highest final score of a site that does not leak */
-	double leak_min;      /* lowest score of a leak from 30 s on while it leaks */
-	double stop_fall_s;   /* longest time from a stop to staying below 50 */
-	double above_frac;    /* largest fraction of checked ticks a non-leak spent above 30 */
+	double nonleak_end; /* highest final score of a site that does not leak */
+	double leak_min;    /* lowest score of a leak from 30 s on while it leaks */
+	double stop_fall_s; /* longest time from a stop to staying below 50 */
+	double above_frac;  /* largest fraction of checked ticks a non-leak spent above 30 */
 } worst;
 
 /* The pass criteria of issue 4. Returns the number of failures. */
@@ -794,17 +798,18 @@ static int sim_check(const struct scenario *sc, const struct sim *m, __u64 seed)
 				above += s->score[t] > 30;
 				if (s->score[t] > max) {
 					print_message("%s seed %llu: %s at %ds: %.0f > %.0f\n",
-						      sc->name, (unsigned long long)seed, s->name, t,
-						      s->score[t], max);
+						      sc->name, (unsigned long long)seed, s->name,
+						      t, s->score[t], max);
 					fails++;
 					break;
 				}
 			}
-			worst.above_frac = fmax(worst.above_frac,
-						(double)above / (sc->duration - from + 1));
-			if (sc->quiet_after > 0 && above > sc->quiet_frac * (sc->duration - from + 1)) {
-				print_message("%s seed %llu: %s above 30 at %d of %d ticks\n", sc->name,
-					      (unsigned long long)seed, s->name, above,
+			worst.above_frac =
+				fmax(worst.above_frac, (double)above / (sc->duration - from + 1));
+			if (sc->quiet_after > 0 &&
+			    above > sc->quiet_frac * (sc->duration - from + 1)) {
+				print_message("%s seed %llu: %s above 30 at %d of %d ticks\n",
+					      sc->name, (unsigned long long)seed, s->name, above,
 					      sc->duration - from + 1);
 				fails++;
 			}
@@ -828,8 +833,8 @@ static int sim_check(const struct scenario *sc, const struct sim *m, __u64 seed)
 		if (sc->leak_stop[i] > 0) {
 			for (int t = (int)sc->leak_stop[i]; t <= sc->duration; t++)
 				if (s->score[t] >= 50)
-					worst.stop_fall_s = fmax(worst.stop_fall_s,
-								 t + 1 - sc->leak_stop[i]);
+					worst.stop_fall_s =
+						fmax(worst.stop_fall_s, t + 1 - sc->leak_stop[i]);
 			for (int t = (int)sc->leak_stop[i] + 60; t <= sc->duration; t++)
 				if (s->score[t] >= 50) {
 					print_message("%s seed %llu: %s at %ds after stop: %.0f\n",
@@ -888,8 +893,7 @@ static void test_scenario(void **state)
 	assert_int_equal(failed, 0);
 }
 
-#define SCENARIO_TEST(i) \
-	cmocka_unit_test_prestate(test_scenario, (void *)&scenarios[i])
+#define SCENARIO_TEST(i) cmocka_unit_test_prestate(test_scenario, (void *)&scenarios[i])
 
 int main(void)
 {

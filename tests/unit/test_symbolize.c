@@ -168,12 +168,14 @@ static void test_anon_and_unmapped(void **state)
 
 	assert_true(x != MAP_FAILED && d != MAP_FAILED);
 	usleep(120000); /* past the maps re-read interval */
-	assert_int_equal(symbolizer_resolve(sym, getpid(), (__u64)(unsigned long)x + 100, false, f, 2), 1);
+	assert_int_equal(
+		symbolizer_resolve(sym, getpid(), (__u64)(unsigned long)x + 100, false, f, 2), 1);
 	assert_string_equal(f[0].module, "[jit]");
 	assert_int_equal(f[0].flags, MT_FRAME_ANON);
 	assert_null(f[0].function);
 	assert_int_equal(f[0].rel_addr, 100);
-	assert_int_equal(symbolizer_resolve(sym, getpid(), (__u64)(unsigned long)d + 8, false, f, 2), 1);
+	assert_int_equal(symbolizer_resolve(sym, getpid(), (__u64)(unsigned long)d + 8, false, f, 2),
+			 1);
 	assert_string_equal(f[0].module, "[anon]");
 	assert_int_equal(f[0].flags, MT_FRAME_ANON);
 	assert_int_equal(symbolizer_resolve(sym, getpid(), 16, false, f, 2), 1);
@@ -356,14 +358,10 @@ static void test_build_id_dir(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_function_address),
-		cmocka_unit_test(test_return_address),
-		cmocka_unit_test(test_inlined),
-		cmocka_unit_test(test_libc),
-		cmocka_unit_test(test_anon_and_unmapped),
-		cmocka_unit_test(test_no_symbol),
-		cmocka_unit_test(test_demangle),
-		cmocka_unit_test(test_debuglink),
+		cmocka_unit_test(test_function_address),  cmocka_unit_test(test_return_address),
+		cmocka_unit_test(test_inlined),           cmocka_unit_test(test_libc),
+		cmocka_unit_test(test_anon_and_unmapped), cmocka_unit_test(test_no_symbol),
+		cmocka_unit_test(test_demangle),          cmocka_unit_test(test_debuglink),
 		cmocka_unit_test(test_build_id_dir),
 	};
 

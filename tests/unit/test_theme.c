@@ -232,8 +232,7 @@ static void expect_error(const char *text, const char *msg)
 
 	theme_builtin_default(&t);
 	before = t;
-	assert_int_equal(theme_parse(&t, text, strlen(text), "bad.theme", err, sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(theme_parse(&t, text, strlen(text), "bad.theme", err, sizeof(err)), -EINVAL);
 	if (!strstr(err, msg))
 		fail_msg("for %s: got '%s', want '%s'", text, err, msg);
 	/* All or nothing: the good lines before the bad one are not applied. */
@@ -250,8 +249,7 @@ static void test_malformed(void **state)
 	expect_error("normal = red, -3\n", "bad.theme:1: unknown colour '-3'");
 	expect_error("normal = #12345\n", "bad.theme:1: unknown colour '#12345'");
 	expect_error("normal = #12345g\n", "bad.theme:1: unknown colour '#12345g'");
-	expect_error("normal = red, blue, bold, shiny\n",
-		     "bad.theme:1: unknown attribute 'shiny'");
+	expect_error("normal = red, blue, bold, shiny\n", "bad.theme:1: unknown attribute 'shiny'");
 	expect_error("normal =\n", "bad.theme:1: 'normal' has no value");
 	expect_error("= red\n", "bad.theme:1: missing element name");
 	expect_error("normal = red,,bold\n", "bad.theme:1: empty field 2");
@@ -268,8 +266,7 @@ static void test_malformed(void **state)
 		char err[128];
 
 		theme_builtin_default(&t);
-		assert_int_equal(theme_parse(&t, "a\0b", 3, "nul.theme", err, sizeof(err)),
-				 -EINVAL);
+		assert_int_equal(theme_parse(&t, "a\0b", 3, "nul.theme", err, sizeof(err)), -EINVAL);
 		assert_non_null(strstr(err, "nul.theme: not a text file"));
 		/* A tiny error buffer truncates, never overflows. */
 		assert_int_equal(theme_parse(&t, "x\n", 2, "long-name.theme", err, 5), -EINVAL);
@@ -291,11 +288,11 @@ static void test_color_reduce(void **state)
 	assert_int_equal(theme_color_reduce(12, 8, &bright), 4);
 	assert_true(bright);
 	assert_int_equal(theme_color_reduce(12, 16, &bright), 12);
-	assert_int_equal(theme_color_reduce(232, 16, NULL), 0);	 /* near black */
+	assert_int_equal(theme_color_reduce(232, 16, NULL), 0);  /* near black */
 	assert_int_equal(theme_color_reduce(231, 16, NULL), 15); /* white */
-	assert_int_equal(theme_color_reduce(255, 16, NULL), 7);	 /* light grey */
-	assert_int_equal(theme_color_reduce(244, 16, NULL), 8);	 /* mid grey */
-	assert_int_equal(theme_color_reduce(208, 8, NULL), 3);	 /* orange: yellow */
+	assert_int_equal(theme_color_reduce(255, 16, NULL), 7);  /* light grey */
+	assert_int_equal(theme_color_reduce(244, 16, NULL), 8);  /* mid grey */
+	assert_int_equal(theme_color_reduce(208, 8, NULL), 3);   /* orange: yellow */
 	assert_int_equal(theme_color_reduce(7, 88, NULL), 7);
 	assert_int_equal(theme_color_reduce(-1, 256, NULL), -1);
 	assert_int_equal(theme_color_reduce(3, 2, NULL), -1);
@@ -362,8 +359,7 @@ static void test_resolve(void **state)
 	assert_int_equal(theme_resolve("my.theme", NULL, path, sizeof(path), err, sizeof(err)), 0);
 	assert_string_equal(path, "my.theme");
 	/* Not found: the message says where it looked. */
-	assert_int_equal(theme_resolve("nosuch", exe, path, sizeof(path), err, sizeof(err)),
-			 -ENOENT);
+	assert_int_equal(theme_resolve("nosuch", exe, path, sizeof(path), err, sizeof(err)), -ENOENT);
 	assert_non_null(strstr(err, "theme 'nosuch' not found in"));
 	assert_non_null(strstr(err, "/usr/share/memtop/themes"));
 	assert_int_equal(theme_resolve("a b", exe, path, sizeof(path), err, sizeof(err)), -EINVAL);
@@ -431,8 +427,8 @@ static void test_fuzz(void **state)
 		size_t n = rand_r(&seed) % sizeof(text);
 
 		for (size_t i = 0; i < n; i++)
-			text[i] = round % 2 ? (char)rand_r(&seed) :
-					      alphabet[rand_r(&seed) % (sizeof(alphabet) - 1)];
+			text[i] = round % 2 ? (char)rand_r(&seed)
+					    : alphabet[rand_r(&seed) % (sizeof(alphabet) - 1)];
 		theme_builtin_default(&t);
 		int r = theme_parse(&t, text, n, "fuzz", err, sizeof(err));
 

@@ -46,15 +46,14 @@ CAPTURE_REGS_CHECK_LAYOUT(struct mt_regs);
 asm(CAPTURE_REGS_ASM("capture_regs"));
 void capture_regs(struct mt_regs *r);
 
-static __u64 stack_top;	/* end of the main thread's stack */
+static __u64 stack_top;                 /* end of the main thread's stack */
 static __thread __u64 thread_stack_top; /* end of another thread's stack */
 
 /* Copy up to `want` bytes of the stack at s->regs.sp, as bpf_probe_read_user
  * would, never past the top of the stack. Called by chain_f4 after capture,
  * so its own frame lies below s->regs.sp and the copied frames are intact.
  * Byte by byte and uninstrumented: under ASan the stack holds redzones. */
-static __attribute__((noinline, no_sanitize_address)) void snap_copy(struct snap *s,
-								      __u32 want)
+static __attribute__((noinline, no_sanitize_address)) void snap_copy(struct snap *s, __u32 want)
 {
 	__u64 avail = (thread_stack_top ? thread_stack_top : stack_top) - s->regs.sp;
 	const volatile __u8 *src = (const volatile __u8 *)s->regs.sp;
@@ -124,8 +123,8 @@ static bool ip_in(__u64 ip, const char *start, const char *stop)
 struct state {
 	struct proc_cache *pc;
 	struct unwinder *u;
-	struct snap *snap;	/* COPY_SIZE bytes */
-	struct snap *full;	/* the stack up to its top */
+	struct snap *snap; /* COPY_SIZE bytes */
+	struct snap *full; /* the stack up to its top */
 };
 
 static int setup(void **state)
@@ -200,7 +199,7 @@ static void test_full_stack_ends_cleanly(void **state)
 	Dl_info info;
 	int n;
 
-	assert_true(s->stack_len < FULL_SIZE);	/* reached the top */
+	assert_true(s->stack_len < FULL_SIZE); /* reached the top */
 	n = unwinder_unwind(st->u, getpid(), &s->regs, s->stack, s->stack_len, ips, MAX_IPS,
 			    &truncated);
 	assert_true(n > 6 && n < MAX_IPS);
@@ -214,12 +213,14 @@ static void test_full_stack_ends_cleanly(void **state)
 	assert_true(in_libc);
 
 	/* Exactly enough room is not a truncation; one slot less is. */
-	assert_int_equal(unwinder_unwind(st->u, getpid(), &s->regs, s->stack, s->stack_len,
-					 again, n, &truncated), n);
+	assert_int_equal(unwinder_unwind(st->u, getpid(), &s->regs, s->stack, s->stack_len, again,
+					 n, &truncated),
+			 n);
 	assert_false(truncated);
 	assert_memory_equal(ips, again, n * sizeof(ips[0]));
-	assert_int_equal(unwinder_unwind(st->u, getpid(), &s->regs, s->stack, s->stack_len,
-					 again, n - 1, &truncated), n - 1);
+	assert_int_equal(unwinder_unwind(st->u, getpid(), &s->regs, s->stack, s->stack_len, again,
+					 n - 1, &truncated),
+			 n - 1);
 	assert_true(truncated);
 	assert_int_equal(unwinder_last_stop(st->u), UNWIND_STOP_MAX);
 }
@@ -231,8 +232,7 @@ static void *thread_main(void *arg)
 	size_t size;
 	void *addr;
 
-	if (pthread_getattr_np(pthread_self(), &attr) ||
-	    pthread_attr_getstack(&attr, &addr, &size))
+	if (pthread_getattr_np(pthread_self(), &attr) || pthread_attr_getstack(&attr, &addr, &size))
 		return NULL;
 	pthread_attr_destroy(&attr);
 	thread_stack_top = (__u64)addr + size;
@@ -324,14 +324,16 @@ static void test_max_truncates(void **state)
 	__u64 ips[3];
 	bool truncated = false;
 
-	assert_int_equal(unwinder_unwind(st->u, getpid(), &s->regs, s->stack, s->stack_len,
-					 ips, 3, &truncated), 3);
+	assert_int_equal(unwinder_unwind(st->u, getpid(), &s->regs, s->stack, s->stack_len, ips, 3,
+					 &truncated),
+			 3);
 	assert_true(truncated);
 	assert_int_equal(unwinder_last_stop(st->u), UNWIND_STOP_MAX);
 	assert_true(ip_in(ips[2], __start_mt_unw_f2, __stop_mt_unw_f2));
 
-	assert_int_equal(unwinder_unwind(st->u, getpid(), &s->regs, s->stack, s->stack_len,
-					 ips, 1, &truncated), 1);
+	assert_int_equal(unwinder_unwind(st->u, getpid(), &s->regs, s->stack, s->stack_len, ips, 1,
+					 &truncated),
+			 1);
 	assert_true(truncated);
 }
 
@@ -342,14 +344,14 @@ static void test_bad_arguments(void **state)
 	__u64 ips[4];
 	bool truncated;
 
-	assert_int_equal(unwinder_unwind(NULL, getpid(), &s->regs, s->stack, 8, ips, 4,
-					 &truncated), -EINVAL);
-	assert_int_equal(unwinder_unwind(st->u, getpid(), NULL, s->stack, 8, ips, 4,
-					 &truncated), -EINVAL);
-	assert_int_equal(unwinder_unwind(st->u, getpid(), &s->regs, s->stack, 8, ips, 0,
-					 &truncated), -EINVAL);
-	assert_int_equal(unwinder_unwind(st->u, getpid(), &s->regs, NULL, 8, ips, 4,
-					 &truncated), -EINVAL);
+	assert_int_equal(unwinder_unwind(NULL, getpid(), &s->regs, s->stack, 8, ips, 4, &truncated),
+			 -EINVAL);
+	assert_int_equal(unwinder_unwind(st->u, getpid(), NULL, s->stack, 8, ips, 4, &truncated),
+			 -EINVAL);
+	assert_int_equal(unwinder_unwind(st->u, getpid(), &s->regs, s->stack, 8, ips, 0, &truncated),
+			 -EINVAL);
+	assert_int_equal(unwinder_unwind(st->u, getpid(), &s->regs, NULL, 8, ips, 4, &truncated),
+			 -EINVAL);
 	errno = 0;
 	assert_null(unwinder_new(NULL));
 	assert_int_equal(errno, EINVAL);
@@ -370,15 +372,17 @@ static void test_no_info(void **state)
 	void *jit;
 
 	r.ip = 0x10;
-	assert_int_equal(unwinder_unwind(st->u, getpid(), &r, s->stack, s->stack_len, ips,
-					 MAX_IPS, &truncated), 1);
+	assert_int_equal(unwinder_unwind(st->u, getpid(), &r, s->stack, s->stack_len, ips, MAX_IPS,
+					 &truncated),
+			 1);
 	assert_true(truncated);
 	assert_int_equal(unwinder_last_stop(st->u), UNWIND_STOP_NOINFO);
 
-	r.ip = (__u64)anon_code + 8;	/* .bss: a writable mapping */
+	r.ip = (__u64)anon_code + 8; /* .bss: a writable mapping */
 	truncated = false;
-	assert_int_equal(unwinder_unwind(st->u, getpid(), &r, s->stack, s->stack_len, ips,
-					 MAX_IPS, &truncated), 1);
+	assert_int_equal(unwinder_unwind(st->u, getpid(), &r, s->stack, s->stack_len, ips, MAX_IPS,
+					 &truncated),
+			 1);
 	assert_true(truncated);
 
 	/* Anonymous executable memory, as a JIT makes. */
@@ -386,15 +390,17 @@ static void test_no_info(void **state)
 	assert_true(jit != MAP_FAILED);
 	r.ip = (__u64)jit + 16;
 	truncated = false;
-	assert_int_equal(unwinder_unwind(st->u, getpid(), &r, s->stack, s->stack_len, ips,
-					 MAX_IPS, &truncated), 1);
+	assert_int_equal(unwinder_unwind(st->u, getpid(), &r, s->stack, s->stack_len, ips, MAX_IPS,
+					 &truncated),
+			 1);
 	assert_true(truncated);
 	assert_int_equal(unwinder_last_stop(st->u), UNWIND_STOP_NOINFO);
 	munmap(jit, 4096);
 
 	truncated = false;
-	assert_int_equal(unwinder_unwind(st->u, INT_MAX, &s->regs, s->stack, s->stack_len,
-					 ips, MAX_IPS, &truncated), 1);
+	assert_int_equal(unwinder_unwind(st->u, INT_MAX, &s->regs, s->stack, s->stack_len, ips,
+					 MAX_IPS, &truncated),
+			 1);
 	assert_true(truncated);
 	unwinder_forget(st->u, INT_MAX);
 }
@@ -450,7 +456,7 @@ struct recorded {
 	__u64 start[8], end[8];
 	__u32 stack_len;
 	__u8 stack[COPY_SIZE];
-	char exe_maps[4][128];	/* the recorder's own mappings: "start-end perms offset" */
+	char exe_maps[4][128]; /* the recorder's own mappings: "start-end perms offset" */
 	int nexe;
 };
 
@@ -476,7 +482,7 @@ static int load_recorded(const char *path, struct recorded *rec)
 {
 	char line[512], name[32];
 	FILE *f = fopen(path, "r");
-	int section = 0;	/* 1 stack, 2 maps */
+	int section = 0; /* 1 stack, 2 maps */
 	__u32 have = 0;
 	__u64 a, b;
 
@@ -488,9 +494,10 @@ static int load_recorded(const char *path, struct recorded *rec)
 
 		if (line[0] == '#')
 			continue;
-		if (sscanf(line, "regs ip=%llx sp=%llx bp=%llx bx=%llx r12=%llx r13=%llx "
-			   "r14=%llx r15=%llx", &r->ip, &r->sp, &r->bp, &r->bx, &r->r12, &r->r13,
-			   &r->r14, &r->r15) == 8)
+		if (sscanf(line,
+			   "regs ip=%llx sp=%llx bp=%llx bx=%llx r12=%llx r13=%llx "
+			   "r14=%llx r15=%llx",
+			   &r->ip, &r->sp, &r->bp, &r->bx, &r->r12, &r->r13, &r->r14, &r->r15) == 8)
 			continue;
 		if (sscanf(line, "frame %31s %llx %llx", name, &a, &b) == 3 && rec->nframes < 8) {
 			strcpy(rec->names[rec->nframes], name);
@@ -620,8 +627,8 @@ static void test_recorded_fixture(void **state)
 		if (v > rec->start[1] && v <= rec->end[1])
 			break;
 	}
-	half_n = unwinder_unwind(st->u, pid, &rec->regs, rec->stack, ra_off + 4, short_ips,
-				 MAX_IPS, &half_truncated);
+	half_n = unwinder_unwind(st->u, pid, &rec->regs, rec->stack, ra_off + 4, short_ips, MAX_IPS,
+				 &half_truncated);
 	half_stop = unwinder_last_stop(st->u);
 	whole_n = unwinder_unwind(st->u, pid, &rec->regs, rec->stack, ra_off + 8, short_ips,
 				  MAX_IPS, &half_truncated);

@@ -37,7 +37,8 @@ static void test_families(void **state)
 		{ "strdup", "libc.so.6" },
 		{ "operator new(unsigned long)", "libstdc++.so.6" },
 		{ "std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>(__gnu_cxx::"
-		  "__normal_iterator<int*, std::vector<int, std::allocator<int> > >, int const&)", "app" },
+		  "__normal_iterator<int*, std::vector<int, std::allocator<int> > >, int const&)",
+		  "app" },
 		{ "__gnu_cxx::new_allocator<char>::allocate(unsigned long, void const*)", "app" },
 		{ "alloc::alloc::alloc", "app" },
 		{ "alloc::alloc::exchange_malloc", "app" },
@@ -72,13 +73,13 @@ static void test_families(void **state)
 	static const char *const no[][2] = {
 		{ "main", "app" },
 		{ "leak_site", "app" },
-		{ "my_malloc_stats", "app" },	   /* not anchored-equal to malloc */
-		{ "allocate_buffer", "app" },	   /* not alloc:: */
+		{ "my_malloc_stats", "app" },       /* not anchored-equal to malloc */
+		{ "allocate_buffer", "app" },       /* not alloc:: */
 		{ "zone_malloc_free_list", "app" }, /* not z(malloc|calloc|realloc) */
 		{ "createStringObject", "redis-server" },
 		{ "run_query", "app" },
-		{ NULL, "app" },		   /* an unnamed frame of the program */
-		{ NULL, "libc.so.6" },		   /* unnamed, not in a module rule */
+		{ NULL, "app" },       /* an unnamed frame of the program */
+		{ NULL, "libc.so.6" }, /* unnamed, not in a module rule */
 		{ "PyList_Append", "python3.11" },
 		{ "tc_connect", "app" },
 	};
@@ -88,12 +89,12 @@ static void test_families(void **state)
 	assert_non_null(w);
 	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
 		if (!machinery(w, yes[i][0], yes[i][1]))
-			fail_msg("%s in %s should be machinery", yes[i][0] ? yes[i][0] : "(unnamed)",
-				 yes[i][1]);
+			fail_msg("%s in %s should be machinery",
+				 yes[i][0] ? yes[i][0] : "(unnamed)", yes[i][1]);
 	for (i = 0; i < sizeof(no) / sizeof(no[0]); i++)
 		if (machinery(w, no[i][0], no[i][1]))
-			fail_msg("%s in %s should be a call site", no[i][0] ? no[i][0] : "(unnamed)",
-				 no[i][1]);
+			fail_msg("%s in %s should be a call site",
+				 no[i][0] ? no[i][0] : "(unnamed)", no[i][1]);
 	wrappers_free(w);
 }
 
@@ -164,10 +165,12 @@ static void test_symbol_hint(void **state)
 	char buf[512];
 	struct mt_frame named = fr("main", "app");
 
-	symbol_hint_format("libsqlite3.so.0", "libsqlite3-0", "5221b80bd99650e3e55370b0e24f4b4dbe81264f",
-			   "/usr/lib/debug", buf, sizeof(buf));
+	symbol_hint_format("libsqlite3.so.0", "libsqlite3-0",
+			   "5221b80bd99650e3e55370b0e24f4b4dbe81264f", "/usr/lib/debug", buf,
+			   sizeof(buf));
 	assert_non_null(strstr(buf, "libsqlite3-0-dbgsym"));
-	assert_non_null(strstr(buf, "/usr/lib/debug/.build-id/52/21b80bd99650e3e55370b0e24f4b4dbe81264f.debug"));
+	assert_non_null(strstr(
+		buf, "/usr/lib/debug/.build-id/52/21b80bd99650e3e55370b0e24f4b4dbe81264f.debug"));
 	symbol_hint_format("app", NULL, NULL, "/usr/lib/debug", buf, sizeof(buf));
 	assert_non_null(strstr(buf, "debug symbols"));
 	assert_null(strstr(buf, ".build-id"));
@@ -178,10 +181,8 @@ static void test_symbol_hint(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_families),
-		cmocka_unit_test(test_allocator_frames),
-		cmocka_unit_test(test_skip_extends),
-		cmocka_unit_test(test_table_documented),
+		cmocka_unit_test(test_families),     cmocka_unit_test(test_allocator_frames),
+		cmocka_unit_test(test_skip_extends), cmocka_unit_test(test_table_documented),
 		cmocka_unit_test(test_symbol_hint),
 	};
 

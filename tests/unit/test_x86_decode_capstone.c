@@ -33,11 +33,11 @@
 #include "probe/probe_place.h"
 
 struct sweep {
-	unsigned long functions; /* swept (size > 0, inside a PROGBITS section) */
-	unsigned long insns;	 /* instructions both decoders agreed on */
-	unsigned long cs_unknown;  /* sweeps stopped: Capstone did not decode */
-	unsigned long mt_unknown;  /* sweeps stopped: memtop's decoder declined */
-	unsigned long mismatches;  /* lengths that differ: must stay 0 */
+	unsigned long functions;  /* swept (size > 0, inside a PROGBITS section) */
+	unsigned long insns;      /* instructions both decoders agreed on */
+	unsigned long cs_unknown; /* sweeps stopped: Capstone did not decode */
+	unsigned long mt_unknown; /* sweeps stopped: memtop's decoder declined */
+	unsigned long mismatches; /* lengths that differ: must stay 0 */
 	char first_mismatch[256];
 };
 
@@ -69,10 +69,11 @@ static void sweep_function(csh cs, const __u8 *code, size_t size, __u64 addr, co
 				unsigned int i;
 
 				for (i = 0; i < insn->size && i < 15; i++)
-					snprintf(hexb + 3 * i, sizeof(hexb) - 3 * i, "%02x ", code[off + i]);
+					snprintf(hexb + 3 * i, sizeof(hexb) - 3 * i, "%02x ",
+						 code[off + i]);
 				snprintf(s->first_mismatch, sizeof(s->first_mismatch),
-					 "%s+0x%zx: %s%s %s: capstone %u bytes, memtop %d (r=%d)", name,
-					 off, hexb, insn->mnemonic, insn->op_str, insn->size,
+					 "%s+0x%zx: %s%s %s: capstone %u bytes, memtop %d (r=%d)",
+					 name, off, hexb, insn->mnemonic, insn->op_str, insn->size,
 					 r ? -1 : in.len, r);
 			}
 			break;
@@ -113,12 +114,14 @@ static int sweep_library(const char *path, struct sweep *s)
 			Elf_Data *d;
 			const char *name;
 
-			if (!gelf_getsym(syms, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    !sym.st_size || sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE)
+			if (!gelf_getsym(syms, (int)i, &sym) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size ||
+			    sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE)
 				continue;
 			text = elf_getscn(e, sym.st_shndx);
 			if (!text || !gelf_getshdr(text, &th) || th.sh_type != SHT_PROGBITS ||
-			    sym.st_value < th.sh_addr || sym.st_value + sym.st_size > th.sh_addr + th.sh_size)
+			    sym.st_value < th.sh_addr ||
+			    sym.st_value + sym.st_size > th.sh_addr + th.sh_size)
 				continue;
 			d = elf_getdata(text, NULL);
 			if (!d || !d->d_buf || d->d_size < th.sh_size)
@@ -146,7 +149,8 @@ static void check_library(const char *path, unsigned long min_insns)
 		      "by memtop %lu, mismatches %lu\n",
 		      path, s.functions, s.insns, s.cs_unknown, s.mt_unknown, s.mismatches);
 	if (s.mismatches)
-		fail_msg("%lu length mismatches in %s; first: %s", s.mismatches, path, s.first_mismatch);
+		fail_msg("%lu length mismatches in %s; first: %s", s.mismatches, path,
+			 s.first_mismatch);
 	assert_true(s.insns >= min_insns);
 	/* memtop's decoder may decline rare encodings, never a real share */
 	assert_true(s.mt_unknown * 100 <= s.functions);

@@ -47,14 +47,14 @@ static void *volatile fam_null;
 
 /* What the including file provides. */
 struct fam_def {
-	const char *name;			/* of the truth */
-	struct wl_site *const *api_sites;	/* --mode=apis: its sites */
+	const char *name;                 /* of the truth */
+	struct wl_site *const *api_sites; /* --mode=apis: its sites */
 	int napi_sites;
-	void (*const *apis)(unsigned i);	/* one call of each entry point */
+	void (*const *apis)(unsigned i); /* one call of each entry point */
 	int napis;
-	void (*leak)(unsigned long size);		/* leak_site */
+	void (*leak)(unsigned long size);               /* leak_site */
 	void (*cache)(void **slot, unsigned long size); /* cache_site: frees *slot first */
-	void (*churn)(unsigned long size);		/* churn_site */
+	void (*churn)(unsigned long size);              /* churn_site */
 };
 
 static struct wl_site fam_leak = { .function = "leak_site" };
@@ -70,13 +70,13 @@ static void *fam_checked(void *p, const char *what)
 
 /* Keep every second block; free the others from the allocating site with
  * `release` (the allocator's matching call). */
-#define FAM_KEEP_OR_FREE(site, p, size, i, release)                                 \
-	do {                                                                        \
-		wl_sink = (p);                                                      \
-		if ((i) & 1) {                                                      \
-			release;                                                    \
-			wl_site_free((site), (site), (size));                       \
-		}                                                                   \
+#define FAM_KEEP_OR_FREE(site, p, size, i, release)           \
+	do {                                                  \
+		wl_sink = (p);                                \
+		if ((i)&1) {                                  \
+			release;                              \
+			wl_site_free((site), (site), (size)); \
+		}                                             \
 	} while (0)
 
 #define FAM_ENTRIES 512

@@ -39,9 +39,9 @@ struct session {
 };
 
 struct page {
-	int path;     /* -1: slot unused */
+	int path;       /* -1: slot unused */
 	int prev, next; /* LRU list by index, most recent at head */
-	int hnext;    /* hash chain */
+	int hnext;      /* hash chain */
 	size_t len;
 	char *body;
 };

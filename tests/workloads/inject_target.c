@@ -169,7 +169,7 @@ static void *churn(void *arg)
 			q = realloc(slot[k], size);
 			if (!q)
 				corrupt(slot[k], "realloc failed", size);
-			verify(q, size);	/* the kept part, header included */
+			verify(q, size); /* the kept part, header included */
 			fill(q, size, xs(&rng));
 			slot[k] = q;
 		} else if (what < 5) {
@@ -192,7 +192,7 @@ static void *churn(void *arg)
 			struct timespec ts = { 0, 200000 };
 
 			__atomic_store_n(&ops_done[id], ops, __ATOMIC_RELAXED);
-			nanosleep(&ts, NULL);	/* leave some CPU to the machine */
+			nanosleep(&ts, NULL); /* leave some CPU to the machine */
 		}
 	}
 	for (i = 0; i < SLOTS; i++) {
@@ -217,7 +217,7 @@ static void zlib_round(void)
 {
 	int (*init)(void *, int, const char *, int);
 	int (*end)(void *);
-	unsigned char strm[112];	/* z_stream on LP64 */
+	unsigned char strm[112]; /* z_stream on LP64 */
 	int i, n = 0;
 
 	if (!zlib)
@@ -225,7 +225,7 @@ static void zlib_round(void)
 	init = (int (*)(void *, int, const char *, int))dlsym(zlib, "deflateInit_");
 	end = (int (*)(void *))dlsym(zlib, "deflateEnd");
 	for (i = 0; init && end && i < 2000; i++) {
-		memset(strm, 0, sizeof(strm));	/* zalloc = NULL: zlib's own malloc */
+		memset(strm, 0, sizeof(strm)); /* zalloc = NULL: zlib's own malloc */
 		if (init(strm, 6, "1.2.13", (int)sizeof(strm)) == 0) {
 			n++;
 			end(strm);
@@ -370,7 +370,7 @@ static int run_blocked(int use_epoll)
 			char *copy;
 
 			*nl = '\0';
-			copy = strdup(buf);	/* an allocation after the injection */
+			copy = strdup(buf); /* an allocation after the injection */
 			printf("%s %s eintr=%d\n", use_epoll ? "epoll" : "read", copy, eintr);
 			fflush(stdout);
 			free(copy);

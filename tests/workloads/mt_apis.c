@@ -190,13 +190,14 @@ WL_SITE static void api_free_null(unsigned i)
 int main(int argc, char **argv)
 {
 	static const char *const known[] = { "iterations", "duration", NULL };
-	static struct wl_site *const sites[] = { &seed,	  &s_calloc, &s_grow,	  &s_shrink, &s_null,
-						 &s_zero, &s_rarray, &s_posix,	  &s_aligned,
-						 &s_memalign, &s_valloc, &s_pvalloc, &s_freenull };
+	static struct wl_site *const sites[] = { &seed,      &s_calloc,   &s_grow,   &s_shrink,
+						 &s_null,    &s_zero,     &s_rarray, &s_posix,
+						 &s_aligned, &s_memalign, &s_valloc, &s_pvalloc,
+						 &s_freenull };
 	static void (*const apis[])(unsigned) = {
-		api_calloc,	    api_realloc_grow,  api_realloc_shrink, api_realloc_null,
-		api_realloc_zero,   api_reallocarray,  api_posix_memalign, api_aligned_alloc,
-		api_memalign,	    api_valloc,	       api_pvalloc,	   api_free_null,
+		api_calloc,       api_realloc_grow, api_realloc_shrink, api_realloc_null,
+		api_realloc_zero, api_reallocarray, api_posix_memalign, api_aligned_alloc,
+		api_memalign,     api_valloc,       api_pvalloc,        api_free_null,
 	};
 	struct wl_opts o;
 	uint64_t iterations;

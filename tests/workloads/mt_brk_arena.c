@@ -137,8 +137,7 @@ static void step(void *arg, double t, double dt)
 int main(int argc, char **argv)
 {
 	static const char *const known[] = { "duration", NULL };
-	static struct wl_site *const sites[] = { &s_grow, &s_spike, &s_create, &s_cache,
-						 &s_scratch };
+	static struct wl_site *const sites[] = { &s_grow, &s_spike, &s_create, &s_cache, &s_scratch };
 	struct wl_opts o;
 	double duration, t0;
 

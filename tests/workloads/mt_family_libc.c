@@ -57,12 +57,13 @@ WL_SITE static void churn_site(unsigned long size)
 int main(int argc, char **argv)
 {
 	static struct wl_site *const sites[] = {
-		&seed,	    &s_malloc,	&s_calloc,    &s_grow,	   &s_null,	   &s_zero,
-		&s_posix,   &s_aligned, &s_memalign,  &s_valloc,   &s_free_null,
+		&seed,    &s_malloc,  &s_calloc,   &s_grow,   &s_null,      &s_zero,
+		&s_posix, &s_aligned, &s_memalign, &s_valloc, &s_free_null,
 	};
 	static void (*const apis[])(unsigned) = {
-		api_malloc,	    api_calloc,	   api_realloc_grow, api_realloc_null, api_realloc_zero,
-		api_posix_memalign, api_aligned_alloc, api_memalign, api_valloc,    api_free_null,
+		api_malloc,       api_calloc,         api_realloc_grow,  api_realloc_null,
+		api_realloc_zero, api_posix_memalign, api_aligned_alloc, api_memalign,
+		api_valloc,       api_free_null,
 	};
 	static const struct fam_def def = {
 		.name = "mt_family_libc",

@@ -81,9 +81,10 @@ WL_SITE static void big_site(size_t size)
 
 int main(int argc, char **argv)
 {
-	static const char *const known[] = { "iterations", "duration", "leak-size", "cache-entries",
-					     "cache-size", "cache-per-round", "churn-size",
-					     "churn-per-round", "big-every", NULL };
+	static const char *const known[] = {
+		"iterations",      "duration",   "leak-size",       "cache-entries", "cache-size",
+		"cache-per-round", "churn-size", "churn-per-round", "big-every",     NULL
+	};
 	static struct wl_site *const sites[] = { &leak, &cache, &churn, &big };
 	struct wl_opts o;
 	uint64_t iterations, leak_size, entries, cache_size, cache_per_round, churn_size;
@@ -100,8 +101,7 @@ int main(int argc, char **argv)
 	churn_size = wl_arg_u64(argc, argv, "churn-size", 128);
 	churn_per_round = wl_arg_u64(argc, argv, "churn-per-round", 10);
 	big_every = wl_arg_u64(argc, argv, "big-every", 200);
-	if (!entries || entries > MAX_CACHE || !leak_size || !cache_size || !churn_size ||
-	    !big_every)
+	if (!entries || entries > MAX_CACHE || !leak_size || !cache_size || !churn_size || !big_every)
 		wl_die("sizes, --cache-entries (1..4096) and --big-every must be > 0", NULL);
 
 	wl_ready();

@@ -40,8 +40,8 @@ WL_SITE static void query_rows(unsigned i)
 {
 	sqlite3_stmt *st;
 
-	if (sqlite3_prepare_v2(db, "SELECT group_concat(v) FROM t WHERE k % 7 = ?", -1, &st,
-			       NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "SELECT group_concat(v) FROM t WHERE k % 7 = ?", -1, &st, NULL) !=
+	    SQLITE_OK)
 		die_sql("prepare");
 	sqlite3_bind_int(st, 1, (int)(i % 7));
 	while (sqlite3_step(st) == SQLITE_ROW)

@@ -115,14 +115,15 @@ WL_SITE static void churn_site(unsigned long size)
 int main(int argc, char **argv)
 {
 	static struct wl_site *const sites[] = {
-		&seed,	    &s_malloc,	&s_calloc,    &s_grow,	   &s_null,	   &s_zero,
-		&s_posix,   &s_aligned, &s_memalign,  &s_valloc,   &s_tc,
-		&s_new,	    &s_new_array, &s_new_sized, &s_new_aligned, &s_new_nothrow, &s_free_null,
+		&seed,        &s_malloc,    &s_calloc,      &s_grow,        &s_null,      &s_zero,
+		&s_posix,     &s_aligned,   &s_memalign,    &s_valloc,      &s_tc,        &s_new,
+		&s_new_array, &s_new_sized, &s_new_aligned, &s_new_nothrow, &s_free_null,
 	};
 	static void (*const apis[])(unsigned) = {
-		api_malloc,	    api_calloc,	   api_realloc_grow, api_realloc_null, api_realloc_zero,
-		api_posix_memalign, api_aligned_alloc, api_memalign, api_valloc,    api_tc_malloc,	    api_new,	   api_new_array,    api_new_sized,    api_new_aligned,
-		api_new_nothrow,    api_free_null,
+		api_malloc,       api_calloc,         api_realloc_grow,  api_realloc_null,
+		api_realloc_zero, api_posix_memalign, api_aligned_alloc, api_memalign,
+		api_valloc,       api_tc_malloc,      api_new,           api_new_array,
+		api_new_sized,    api_new_aligned,    api_new_nothrow,   api_free_null,
 	};
 	static const struct fam_def def = {
 		.name = "mt_tcmalloc",

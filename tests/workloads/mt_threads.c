@@ -30,25 +30,25 @@ static pthread_barrier_t start_barrier, done_barrier;
 static uint64_t iterations, leak_size, churn_size, churn_per_round;
 static double duration;
 
-#define DEFINE_THREAD_LEAK(n)                                              \
+#define DEFINE_THREAD_LEAK(n)                                               \
 	WL_SITE static void thread_leak_##n(struct wl_site *s, size_t size) \
-	{                                                                  \
-		char *p = malloc(size);                                    \
-                                                                           \
-		memset(p, n + 1, size);                                    \
-		wl_sink = p;                                               \
-		wl_site_alloc(s, size);                                    \
+	{                                                                   \
+		char *p = malloc(size);                                     \
+                                                                            \
+		memset(p, n + 1, size);                                     \
+		wl_sink = p;                                                \
+		wl_site_alloc(s, size);                                     \
 	}
 DEFINE_THREAD_LEAK(0)
 DEFINE_THREAD_LEAK(1)
 DEFINE_THREAD_LEAK(2)
 DEFINE_THREAD_LEAK(3)
 
-static void (*const thread_leak[NTHREADS])(struct wl_site *, size_t) = {
-	thread_leak_0, thread_leak_1, thread_leak_2, thread_leak_3
-};
-static const char *const leak_names[NTHREADS] = { "thread_leak_0", "thread_leak_1",
-						  "thread_leak_2", "thread_leak_3" };
+static void (*const thread_leak[NTHREADS])(struct wl_site *,
+					   size_t) = { thread_leak_0, thread_leak_1, thread_leak_2,
+						       thread_leak_3 };
+static const char *const leak_names[NTHREADS] = { "thread_leak_0", "thread_leak_1", "thread_leak_2",
+						  "thread_leak_3" };
 
 WL_SITE static void shared_site(struct wl_site *s, size_t size, unsigned count)
 {
@@ -83,8 +83,8 @@ static void *worker_main(void *arg)
 
 int main(int argc, char **argv)
 {
-	static const char *const known[] = { "iterations", "duration", "leak-size", "churn-size",
-					     "churn-per-round", NULL };
+	static const char *const known[] = { "iterations", "duration",        "leak-size",
+					     "churn-size", "churn-per-round", NULL };
 	static struct wl_site shared = { .function = "shared_site" };
 	struct wl_site *sites[NTHREADS + 1];
 	struct wl_opts o;

@@ -68,11 +68,11 @@ struct wl_site {
 	uint64_t alloc_calls;
 	uint64_t free_calls;
 	uint64_t alloc_bytes;
-	int64_t inuse_bytes;   /* bytes of blocks this site allocated, still live */
+	int64_t inuse_bytes; /* bytes of blocks this site allocated, still live */
 	int64_t inuse_objects;
 	int64_t peak_inuse_bytes;
-	struct wl_hist allocs;	  /* requested sizes of every allocation call */
-	struct wl_hist live;	  /* sizes of the blocks still live */
+	struct wl_hist allocs;    /* requested sizes of every allocation call */
+	struct wl_hist live;      /* sizes of the blocks still live */
 	struct wl_hist peak_live; /* live sizes when inuse_bytes peaked */
 };
 

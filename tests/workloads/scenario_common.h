@@ -56,8 +56,7 @@ typedef void scn_step_fn(void *arg, double t, double dt);
 
 /* Blocks of `size` due in a step of dt at bytes_per_s, carrying the
  * fraction over to the next step. */
-static inline unsigned long scn_quota(double *carry, double bytes_per_s, double dt,
-				      unsigned long size)
+static inline unsigned long scn_quota(double *carry, double bytes_per_s, double dt, unsigned long size)
 {
 	unsigned long n;
 
@@ -106,8 +105,7 @@ static inline void scn_burn(double share, double t0, double cpu0)
 }
 
 /* Run step every SCN_STEP_S for duration seconds from t0. */
-static inline void scn_loop(double t0, double duration, double share, scn_step_fn *step,
-			    void *arg)
+static inline void scn_loop(double t0, double duration, double share, scn_step_fn *step, void *arg)
 {
 	double cpu0 = scn_thread_cpu(), last = 0;
 

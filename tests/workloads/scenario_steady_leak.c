@@ -51,7 +51,10 @@ WL_SITE static void *render_reply(unsigned long size)
 static void step(void *arg, double t, double dt)
 {
 	static double c_leak, c_parse, c_reply;
-	static struct { void *p; double t; } reply[REPLY_SLOTS];
+	static struct {
+		void *p;
+		double t;
+	} reply[REPLY_SLOTS];
 	unsigned long n;
 
 	for (n = scn_quota(&c_leak, 2 * MiB, dt, 32 * KiB); n; n--)

@@ -154,7 +154,7 @@ void header_refresh(struct tui *t)
 #define WARN_MAX 8 /* every warning below at once */
 
 struct warning {
-	char text[96];	/* long form */
+	char text[96];  /* long form */
 	char brief[32]; /* short form, for narrow terminals */
 };
 
@@ -192,9 +192,10 @@ static int warnings_collect(const struct tui *t, struct warning *w)
 	}
 	if (h->unseen_pid && h->unseen_growth) {
 		snprintf(w[n].text, sizeof(w[n].text),
-			 "PID %d: the heap seen explains %.0f%% of RSS growth%s%s%s", (int)h->unseen_pid,
-			 100 * h->unseen_explains, h->unseen_runtime[0] ? " (" : "",
-			 h->unseen_runtime, h->unseen_runtime[0] ? " heap unseen)" : "; see mmap sites");
+			 "PID %d: the heap seen explains %.0f%% of RSS growth%s%s%s",
+			 (int)h->unseen_pid, 100 * h->unseen_explains,
+			 h->unseen_runtime[0] ? " (" : "", h->unseen_runtime,
+			 h->unseen_runtime[0] ? " heap unseen)" : "; see mmap sites");
 		snprintf(w[n].brief, sizeof(w[n].brief), "RSS UNSEEN");
 		n++;
 	} else if (h->unseen_pid) {
@@ -251,7 +252,8 @@ static int draw_warnings(struct tui *t, int y, int x, int w)
 		const char *s = brief ? warn[i].brief : warn[i].text;
 
 		x += tui_put(t, y, x, t->cols - x, t->attr[THEME_WARNING], s);
-		x += i + 1 < n ? tui_put(t, y, x, t->cols - x, t->attr[THEME_HEADER], brief ? " " : "; ")
+		x += i + 1 < n ? tui_put(t, y, x, t->cols - x, t->attr[THEME_HEADER],
+					 brief ? " " : "; ")
 			       : 2;
 	}
 	return x;
@@ -286,8 +288,10 @@ static void draw_targets(struct tui *t, int y)
 		if (localtime_r(&at, &tm))
 			strftime(when, sizeof(when), "%H:%M:%S", &tm);
 		snprintf(right, sizeof(right), "%s%s %ld/%ld %s", t->paused ? "PAUSED " : "",
-			 pos->ended ? "ENDED" : pos->live ? "SESSION" : "REPLAY", pos->at + 1,
-			 pos->count, when);
+			 pos->ended  ? "ENDED"
+			 : pos->live ? "SESSION"
+				     : "REPLAY",
+			 pos->at + 1, pos->count, when);
 	} else {
 		snprintf(right, sizeof(right), "%s every %.4gs", t->paused ? "PAUSED " : "",
 			 t->ctx->interval_s);
@@ -317,8 +321,8 @@ static void draw_targets(struct tui *t, int y)
 		tui_putf(t, y, x, t->cols - rw - 1 - x, t->attr[THEME_HEADER], "+%d more",
 			 h->ntargets - TUI_HDR_TARGETS);
 	if (x + rw < t->cols)
-		tui_put(t, y, t->cols - rw, rw,
-			t->attr[t->paused ? THEME_WARNING : THEME_HEADER], right);
+		tui_put(t, y, t->cols - rw, rw, t->attr[t->paused ? THEME_WARNING : THEME_HEADER],
+			right);
 }
 
 /* The figures, most telling first: what the process holds, what memtop
@@ -329,8 +333,7 @@ static void draw_figures(struct tui *t, int y)
 	char a[32], b[32];
 	int x = 0;
 
-	x = pair(t, y, x, "RSS ", fmt_bytes(a, sizeof(a), h->rss_bytes),
-		 t->attr[THEME_HEADER_VALUE]);
+	x = pair(t, y, x, "RSS ", fmt_bytes(a, sizeof(a), h->rss_bytes), t->attr[THEME_HEADER_VALUE]);
 	x = pair(t, y, x, "heap since attach ", fmt_bytes(a, sizeof(a), h->inuse_bytes),
 		 t->attr[THEME_HEADER_VALUE]);
 	/* the target's slowdown, the number --max-overhead limits (JSON
@@ -338,7 +341,7 @@ static void draw_figures(struct tui *t, int y)
 	snprintf(b, sizeof(b), "%.1f%%", h->slowdown_pct);
 	x = pair(t, y, x, "slowdown ", b,
 		 t->attr[h->budget_pct > 0 && h->slowdown_pct > h->budget_pct ? THEME_WARNING
-									   : THEME_HEADER_VALUE]);
+									      : THEME_HEADER_VALUE]);
 	x = pair(t, y, x, "events/s ", fmt_count(a, sizeof(a), h->events_per_s),
 		 t->attr[THEME_HEADER_VALUE]);
 	x = pair(t, y, x, "1 sample/", fmt_bytes(a, sizeof(a), (double)h->rate),

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CTRL(c) ((c) & 0x1f)
+#define CTRL(c) ((c)&0x1f)
 #define ESC 27
 #define ENTER_KEYS '\n', '\r', KEY_ENTER
 
@@ -116,14 +116,10 @@ const struct key_binding key_table[] = {
 const size_t key_table_len = sizeof(key_table) / sizeof(key_table[0]);
 
 const struct key_section key_sections[] = {
-	{ KV_MAIN, "Everywhere" },
-	{ KV_TOP, "Site table" },
-	{ KV_SITE, "Site detail" },
-	{ KV_FLAME, "Flame view" },
-	{ KV_PROCS, "Process list" },
-	{ KV_HELP, "Help screen" },
-	{ KV_SETUP, "Settings (F2)" },
-	{ KV_INPUT, "Typing a filter or search" },
+	{ KV_MAIN, "Everywhere" },     { KV_TOP, "Site table" },
+	{ KV_SITE, "Site detail" },    { KV_FLAME, "Flame view" },
+	{ KV_PROCS, "Process list" },  { KV_HELP, "Help screen" },
+	{ KV_SETUP, "Settings (F2)" }, { KV_INPUT, "Typing a filter or search" },
 };
 
 const size_t key_sections_len = sizeof(key_sections) / sizeof(key_sections[0]);
@@ -155,12 +151,24 @@ const char *keys_name(int key, char *buf, size_t len)
 		int key;
 		const char *name;
 	} named[] = {
-		{ ESC, "Esc" },		 { '\t', "Tab" },	   { ' ', "Space" },
-		{ '\n', "Enter" },	 { '\r', "Enter" },	   { KEY_ENTER, "Enter" },
-		{ 127, "Backspace" },	 { CTRL('H'), "Backspace" }, { KEY_BACKSPACE, "Backspace" },
-		{ KEY_UP, "Up" },	 { KEY_DOWN, "Down" },	   { KEY_LEFT, "Left" },
-		{ KEY_RIGHT, "Right" },	 { KEY_PPAGE, "PgUp" },	   { KEY_NPAGE, "PgDn" },
-		{ KEY_HOME, "Home" },	 { KEY_END, "End" },	   { KEY_BTAB, "Shift-Tab" },
+		{ ESC, "Esc" },
+		{ '\t', "Tab" },
+		{ ' ', "Space" },
+		{ '\n', "Enter" },
+		{ '\r', "Enter" },
+		{ KEY_ENTER, "Enter" },
+		{ 127, "Backspace" },
+		{ CTRL('H'), "Backspace" },
+		{ KEY_BACKSPACE, "Backspace" },
+		{ KEY_UP, "Up" },
+		{ KEY_DOWN, "Down" },
+		{ KEY_LEFT, "Left" },
+		{ KEY_RIGHT, "Right" },
+		{ KEY_PPAGE, "PgUp" },
+		{ KEY_NPAGE, "PgDn" },
+		{ KEY_HOME, "Home" },
+		{ KEY_END, "End" },
+		{ KEY_BTAB, "Shift-Tab" },
 	};
 
 	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
@@ -266,8 +274,8 @@ int keys_markdown(char *buf, size_t len)
 {
 	size_t used = 0;
 
-#define OUT(...)                                                                        \
-	used += snprintf(buf ? buf + (used < len ? used : len) : NULL,                  \
+#define OUT(...)                                                       \
+	used += snprintf(buf ? buf + (used < len ? used : len) : NULL, \
 			 used < len ? len - used : 0, __VA_ARGS__)
 	for (size_t s = 0; s < key_sections_len; s++) {
 		if (!keys_section_rows(&key_sections[s]))

@@ -63,11 +63,11 @@ enum key_action {
 	KA_INPUT_CANCEL,
 	KA_INPUT_ERASE,
 	KA_INPUT_CLEAR,
-	KA_TIME_BACK,	  /* a replay: one interval back */
+	KA_TIME_BACK, /* a replay: one interval back */
 	KA_TIME_FORWARD,
 	KA_TIME_BACK_MORE, /* ten intervals */
 	KA_TIME_FORWARD_MORE,
-	KA_DETACH,	  /* memtop attach: leave the session running */
+	KA_DETACH, /* memtop attach: leave the session running */
 	KA_COUNT,
 };
 
@@ -76,10 +76,10 @@ enum key_action {
 struct key_binding {
 	int keys[KEYS_PER_BINDING]; /* curses key codes; unused slots are 0 */
 	enum key_action action;
-	unsigned views;	  /* enum key_view bits where this row applies */
+	unsigned views;   /* enum key_view bits where this row applies */
 	const char *hint; /* label in the bottom key bar; NULL: not shown there */
 	const char *help; /* one line for the help screen and the docs */
-	int rank;	  /* key-bar order, most important first (lower first) */
+	int rank;         /* key-bar order, most important first (lower first) */
 };
 
 extern const struct key_binding key_table[];

@@ -108,8 +108,8 @@ static const struct elem_def {
 /* clang-format on */
 
 static const char *const color_names[16] = {
-	"black",	"red",	      "green",	      "yellow",	      "blue",
-	"magenta",	"cyan",	      "white",	      "bright_black", "bright_red",
+	"black",        "red",           "green",       "yellow",         "blue",
+	"magenta",      "cyan",          "white",       "bright_black",   "bright_red",
 	"bright_green", "bright_yellow", "bright_blue", "bright_magenta", "bright_cyan",
 	"bright_white",
 };
@@ -118,10 +118,10 @@ static const struct {
 	const char *name;
 	unsigned bit;
 } attr_names[] = {
-	{ "bold", THEME_A_BOLD },	    { "dim", THEME_A_DIM },
+	{ "bold", THEME_A_BOLD },           { "dim", THEME_A_DIM },
 	{ "underline", THEME_A_UNDERLINE }, { "reverse", THEME_A_REVERSE },
 	{ "standout", THEME_A_STANDOUT },   { "italic", THEME_A_ITALIC },
-	{ "blink", THEME_A_BLINK },	    { "normal", 0 },
+	{ "blink", THEME_A_BLINK },         { "normal", 0 },
 };
 
 const char *theme_elem_name(enum theme_elem e)
@@ -150,8 +150,8 @@ void theme_builtin_mono(struct theme *t)
 
 /* xterm's default RGB for the 16 standard colours. */
 static const unsigned char rgb16[16][3] = {
-	{ 0, 0, 0 },	   { 205, 0, 0 },   { 0, 205, 0 },   { 205, 205, 0 },
-	{ 0, 0, 238 },	   { 205, 0, 205 }, { 0, 205, 205 }, { 229, 229, 229 },
+	{ 0, 0, 0 },       { 205, 0, 0 },   { 0, 205, 0 },   { 205, 205, 0 },
+	{ 0, 0, 238 },     { 205, 0, 205 }, { 0, 205, 205 }, { 229, 229, 229 },
 	{ 127, 127, 127 }, { 255, 0, 0 },   { 0, 255, 0 },   { 255, 255, 0 },
 	{ 92, 92, 255 },   { 255, 0, 255 }, { 0, 255, 255 }, { 255, 255, 255 },
 };
@@ -308,11 +308,11 @@ static int find_elem(const char *name)
 	return -1;
 }
 
-#define FAIL(...)                                                       \
-	do {                                                            \
-		snprintf(err, errlen, "%s:%d: ", source, lineno);       \
+#define FAIL(...)                                                               \
+	do {                                                                    \
+		snprintf(err, errlen, "%s:%d: ", source, lineno);               \
 		snprintf(err + strlen(err), errlen - strlen(err), __VA_ARGS__); \
-		return -EINVAL;                                         \
+		return -EINVAL;                                                 \
 	} while (0)
 
 /* One "element = fg, bg, attr..." line (already trimmed, not empty). */
@@ -334,8 +334,7 @@ static int parse_line(struct theme *t, char *line, const char *source, int linen
 	if (e < 0)
 		FAIL("unknown element '%.60s' (see docs/themes.md for the list)", name);
 	if (!*rest)
-		FAIL("'%s' has no value: expected 'foreground, background[, attribute...]'",
-		     name);
+		FAIL("'%s' has no value: expected 'foreground, background[, attribute...]'", name);
 	/* strsep, not strtok: "red,,bold" has an empty second field. */
 	while ((tok = strsep(&rest, ","))) {
 		char *word = trim_space(tok), *wsave = NULL;
@@ -498,8 +497,7 @@ int theme_resolve(const char *spec, const char *exe_path, char *path, size_t pat
 	return -ENOENT;
 }
 
-int theme_load(struct theme *t, const char *spec, const char *exe_path, char *err,
-	       size_t errlen)
+int theme_load(struct theme *t, const char *spec, const char *exe_path, char *err, size_t errlen)
 {
 	char path[PATH_MAX];
 	bool builtin;

@@ -19,35 +19,35 @@
 #include <stddef.h>
 
 enum theme_elem {
-	THEME_NORMAL = 0,     /* default text */
-	THEME_HEADER,	      /* header labels */
-	THEME_HEADER_VALUE,   /* header numbers */
-	THEME_TARGET_ALIVE,   /* "alive" marker */
-	THEME_TARGET_EXITED,  /* "exited" marker */
-	THEME_WARNING,	      /* lost events, overhead back-off, limit near */
-	THEME_SPARKLINE,      /* header sparkline */
-	THEME_TABLE_HEADER,   /* column titles */
-	THEME_TABLE_SORTED,   /* title of the sort column */
-	THEME_ROW_SELECTED,   /* cursor row */
-	THEME_DIM,	      /* secondary text: module, file:line */
-	THEME_LEAK_LOW,	      /* leak score < 30 */
-	THEME_LEAK_MID,	      /* leak score 30..59 */
-	THEME_LEAK_HIGH,      /* leak score >= 60 */
-	THEME_GRAPH,	      /* history graph, histogram bars */
-	THEME_TITLE,	      /* section titles */
-	THEME_FLAME_1,	      /* flame boxes, four colours picked by name */
+	THEME_NORMAL = 0,    /* default text */
+	THEME_HEADER,        /* header labels */
+	THEME_HEADER_VALUE,  /* header numbers */
+	THEME_TARGET_ALIVE,  /* "alive" marker */
+	THEME_TARGET_EXITED, /* "exited" marker */
+	THEME_WARNING,       /* lost events, overhead back-off, limit near */
+	THEME_SPARKLINE,     /* header sparkline */
+	THEME_TABLE_HEADER,  /* column titles */
+	THEME_TABLE_SORTED,  /* title of the sort column */
+	THEME_ROW_SELECTED,  /* cursor row */
+	THEME_DIM,           /* secondary text: module, file:line */
+	THEME_LEAK_LOW,      /* leak score < 30 */
+	THEME_LEAK_MID,      /* leak score 30..59 */
+	THEME_LEAK_HIGH,     /* leak score >= 60 */
+	THEME_GRAPH,         /* history graph, histogram bars */
+	THEME_TITLE,         /* section titles */
+	THEME_FLAME_1,       /* flame boxes, four colours picked by name */
 	THEME_FLAME_2,
 	THEME_FLAME_3,
 	THEME_FLAME_4,
-	THEME_FLAME_SELECTED, /* the flame cursor */
-	THEME_FLAME_MATCH,    /* frames matching the / search */
-	THEME_FLAME_ANCESTOR, /* frames above the zoom root */
-	THEME_STATUS,	      /* status line */
-	THEME_STATUS_ERROR,   /* status line reporting a failure */
-	THEME_HINT_KEY,	      /* key names in the bottom key bar */
-	THEME_HINT_TEXT,      /* their labels */
-	THEME_INPUT,	      /* filter / search input */
-	THEME_HELP_KEY,	      /* key names on the help screen */
+	THEME_FLAME_SELECTED,     /* the flame cursor */
+	THEME_FLAME_MATCH,        /* frames matching the / search */
+	THEME_FLAME_ANCESTOR,     /* frames above the zoom root */
+	THEME_STATUS,             /* status line */
+	THEME_STATUS_ERROR,       /* status line reporting a failure */
+	THEME_HINT_KEY,           /* key names in the bottom key bar */
+	THEME_HINT_TEXT,          /* their labels */
+	THEME_INPUT,              /* filter / search input */
+	THEME_HELP_KEY,           /* key names on the help screen */
 	THEME_LEAK_LOW_SELECTED,  /* the leak score under the cursor, by */
 	THEME_LEAK_MID_SELECTED,  /* severity: the cursor row must not */
 	THEME_LEAK_HIGH_SELECTED, /* hide the worst leak's red */
@@ -109,8 +109,7 @@ int theme_resolve(const char *spec, const char *exe_path, char *path, size_t pat
  * name overlaid with its file when there is one; for other names the
  * built-in default overlaid with the file, which must exist. On error t
  * holds the built-in default and err says why. 0 or -errno. */
-int theme_load(struct theme *t, const char *spec, const char *exe_path, char *err,
-	       size_t errlen);
+int theme_load(struct theme *t, const char *spec, const char *exe_path, char *err, size_t errlen);
 
 /* Colour c (0..255) as shown on a terminal with ncolors colours: itself
  * with 256, the nearest of the 16 standard colours with 16, the nearest of

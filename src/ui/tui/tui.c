@@ -74,9 +74,9 @@ void tui_input_begin(struct tui *t, enum key_action kind, char *text)
 
 static void draw_input(struct tui *t, int y)
 {
-	const char *label = t->input.kind == KA_SEARCH ? "Search: " :
-			    t->input.kind == KA_SETUP  ? "Export directory: " :
-							 "Filter: ";
+	const char *label = t->input.kind == KA_SEARCH  ? "Search: "
+			    : t->input.kind == KA_SETUP ? "Export directory: "
+							: "Filter: ";
 	int x = tui_put(t, y, 0, t->cols, t->attr[THEME_HEADER], label);
 
 	x += tui_put(t, y, x, t->cols - x - 1, t->attr[THEME_INPUT], t->input.target);
@@ -93,13 +93,12 @@ static void draw_status(struct tui *t, int y)
 	}
 	if (t->confirm) {
 		/* the answer first: a long path may be cut at the right */
-		tui_putf(t, y, 0, t->cols, t->attr[THEME_WARNING], "[y/N] write %s",
-			 t->confirm_path);
+		tui_putf(t, y, 0, t->cols, t->attr[THEME_WARNING], "[y/N] write %s", t->confirm_path);
 		return;
 	}
 	if (t->msg[0] && clock_mono_ns() - t->msg_ns < MSG_SECONDS * 1000000000ULL) {
-		tui_put(t, y, 0, t->cols,
-			t->attr[t->msg_error ? THEME_STATUS_ERROR : THEME_STATUS], t->msg);
+		tui_put(t, y, 0, t->cols, t->attr[t->msg_error ? THEME_STATUS_ERROR : THEME_STATUS],
+			t->msg);
 		return;
 	}
 	if (t->hdr.ntargets > 0 && t->hdr.nalive == 0) {
@@ -250,8 +249,10 @@ static int quit_or_ask(struct tui *t)
 	if (!command_running(t))
 		return MT_FE_QUIT;
 	t->quit_asked = true;
-	tui_message(t, true, "quit: q or Enter stops %.60s (default) - d leaves it running, "
-		    "unprobed - any other key stays", t->ctx->cfg->cmd_argv[0]);
+	tui_message(t, true,
+		    "quit: q or Enter stops %.60s (default) - d leaves it running, "
+		    "unprobed - any other key stays",
+		    t->ctx->cfg->cmd_argv[0]);
 	return 0;
 }
 
@@ -275,7 +276,8 @@ static int time_move(struct tui *t, enum key_action a)
 	long step = a == KA_TIME_BACK || a == KA_TIME_FORWARD ? 1 : 10, to;
 
 	if (!pos) {
-		tui_message(t, false, "[ ] { } move through time in a replay (--replay, memtop attach)");
+		tui_message(t, false,
+			    "[ ] { } move through time in a replay (--replay, memtop attach)");
 		return 0;
 	}
 	/* several keys before the replay moved: each from where the last left it */
@@ -333,17 +335,19 @@ static int global_action(struct tui *t, enum key_action a)
 	case KA_PAUSE:
 		if (t->status->replay) {
 			t->paused = t->ctx->paused = !t->paused;
-			tui_message(t, false, t->paused ? "replay paused ([ ] step, Space resumes)"
-							: "replay resumed");
+			tui_message(t, false,
+				    t->paused ? "replay paused ([ ] step, Space resumes)"
+					      : "replay resumed");
 			return 0;
 		}
 		t->paused = !t->paused;
 		t->snapped = t->view->kv; /* other views' snapshots are older */
 		if (!t->paused)
 			refresh_all(t);
-		tui_message(t, false, t->paused ? "paused: the display is frozen, data is still "
-						  "collected (Space resumes)" :
-						  "resumed");
+		tui_message(t, false,
+			    t->paused ? "paused: the display is frozen, data is still "
+					"collected (Space resumes)"
+				      : "resumed");
 		return 0;
 	case KA_SLOWER:
 		return tui_change_interval(t, +1);
@@ -496,7 +500,9 @@ int tui_set_theme(struct tui *t, const char *spec, char *err, size_t errlen)
 
 	exe[n > 0 ? n : 0] = '\0';
 	snprintf(t->theme_name, sizeof(t->theme_name), "%s",
-		 !t->color ? "mono" : spec ? spec : "default");
+		 !t->color ? "mono"
+		 : spec    ? spec
+			   : "default");
 	e = theme_load(&th, t->theme_name, n > 0 ? exe : NULL, err, errlen);
 	if (e)
 		snprintf(t->theme_name, sizeof(t->theme_name), "default (built-in)");
@@ -632,8 +638,8 @@ static int tui_input(struct mt_fe_ctx *ctx)
 static void tui_stop(struct mt_fe_ctx *ctx)
 {
 	struct tui *t = ctx->priv;
-	const struct tui_view *views[] = { &view_top, &view_site, &view_flame, &view_procs,
-					   &view_help, &view_setup };
+	const struct tui_view *views[] = { &view_top,   &view_site, &view_flame,
+					   &view_procs, &view_help, &view_setup };
 
 	if (!t)
 		return;

@@ -69,14 +69,14 @@ struct tui_row {
 	double growth_per_min;
 	double leak_score;
 	double age_s;
-	pid_t pid;	 /* the process with the most in-use here; 0: one target */
-	bool more_pids;	 /* other processes allocate here too */
+	pid_t pid;      /* the process with the most in-use here; 0: one target */
+	bool more_pids; /* other processes allocate here too */
 	/* ui/figures.h: rates are the smoothed ones; ~ on large sampling
 	 * errors; growth only once it stands out of the noise */
 	bool rate_approx, inuse_approx, growth_shown;
-	bool ended;	 /* frozen: its processes all ended */
-	bool mmap;	 /* anonymous mappings (the mmap source), not heap */
-	bool untracked;	 /* some samples found the live map full: in-use low */
+	bool ended;     /* frozen: its processes all ended */
+	bool mmap;      /* anonymous mappings (the mmap source), not heap */
+	bool untracked; /* some samples found the live map full: in-use low */
 };
 
 #define TUI_TEXT_MAX 128
@@ -94,8 +94,8 @@ struct tui_top {
 	bool follow; /* the user moved the cursor: it stays on sel_id */
 	int sel;
 	int scroll;
-	int page; /* rows shown at the last draw */
-	pid_t pid;   /* only sites with allocations of this process; 0: all */
+	int page;  /* rows shown at the last draw */
+	pid_t pid; /* only sites with allocations of this process; 0: all */
 };
 
 #define TUI_SITE_STACKS 8
@@ -109,12 +109,12 @@ struct tui_site_stack {
 
 struct tui_site {
 	__u32 id;
-	bool valid;			/* the site still exists */
-	struct mt_site snap;		/* copy at refresh */
-	struct mt_frame frame;		/* the call-site frame */
+	bool valid;            /* the site still exists */
+	struct mt_site snap;   /* copy at refresh */
+	struct mt_frame frame; /* the call-site frame */
 	struct tui_site_stack stacks[TUI_SITE_STACKS];
 	int nstacks;
-	int more_stacks;		/* stacks not listed */
+	int more_stacks; /* stacks not listed */
 	int scroll;
 	int lines; /* content lines at the last draw */
 	int page;
@@ -154,7 +154,7 @@ struct tui_procs {
 
 struct tui_help {
 	const struct tui_view *from; /* where closing the help returns */
-	bool legend;		     /* the second page: what every field means */
+	bool legend;                 /* the second page: what every field means */
 	int scroll;
 	int lines;
 	int page;
@@ -164,9 +164,9 @@ struct tui_setup {
 	const struct tui_view *from; /* where closing the settings returns */
 	int sel;
 	int page;
-	bool changed;		     /* save when the screen closes */
-	char path[PATH_MAX];	     /* the settings file; "": none (no HOME) */
-	char error[PATH_MAX + 64];   /* reading it at start went wrong */
+	bool changed;              /* save when the screen closes */
+	char path[PATH_MAX];       /* the settings file; "": none (no HOME) */
+	char error[PATH_MAX + 64]; /* reading it at start went wrong */
 };
 
 /* Header figures, copied at refresh. */
@@ -179,16 +179,16 @@ struct tui_header {
 		bool alive;
 		char state[16]; /* "alive", "exited", "exit 3", "SIGSEGV", "OOM" */
 	} target[TUI_HDR_TARGETS];
-	char ended[96]; /* how the first dead target ended, in words; "" if none */
+	char ended[96];   /* how the first dead target ended, in words; "" if none */
 	bool ended_clean; /* ... with exit code 0 */
-	int ntargets; /* all of them, even beyond TUI_HDR_TARGETS */
+	int ntargets;     /* all of them, even beyond TUI_HDR_TARGETS */
 	int nalive;
 	double rss_bytes;
 	double inuse_bytes;
 	__u64 rate;
 	double events_per_s;
-	__u64 lost;	    /* ring buffer full */
-	__u64 untracked;    /* live map full */
+	__u64 lost;      /* ring buffer full */
+	__u64 untracked; /* live map full */
 	const char *probe_mode;
 	double est_cpu_pct;
 	double slowdown_pct; /* the target's, as in -b and the JSON */
@@ -218,7 +218,7 @@ struct tui_header {
 struct tui_input {
 	bool active;
 	enum key_action kind; /* KA_FILTER or KA_SEARCH */
-	char *target;	      /* the text being edited (filter or search) */
+	char *target;         /* the text being edited (filter or search) */
 	char saved[TUI_TEXT_MAX];
 };
 
@@ -230,17 +230,17 @@ struct tui {
 	struct mt_status *status;
 
 	/* Terminal, set by screen.c. */
-	bool utf8;	/* the locale is UTF-8: text may be decoded as such */
-	bool unicode;	/* draw bars and blocks with Unicode (utf8 && !--ascii) */
-	bool color;	/* colours in use */
+	bool utf8;    /* the locale is UTF-8: text may be decoded as such */
+	bool unicode; /* draw bars and blocks with Unicode (utf8 && !--ascii) */
+	bool color;   /* colours in use */
 	int ncolors;
 	int rows, cols;
 	attr_t attr[THEME_COUNT];
 	int clip_y0, clip_y1; /* widgets draw only on rows [clip_y0, clip_y1) */
 	char theme_name[64];
-	int epfd;	 /* input_fd: stdin and the signal pipe */
+	int epfd; /* input_fd: stdin and the signal pipe */
 	int sigpipe[2];
-	bool active;	 /* curses is up */
+	bool active; /* curses is up */
 
 	const struct tui_view *view;
 	const struct tui_view *back; /* where Esc from site/help returns */
@@ -248,7 +248,7 @@ struct tui {
 	unsigned snapped; /* KV_* bits of views with a snapshot taken while paused */
 	char msg[PATH_MAX + 128];
 	bool msg_error;
-	bool confirm;		     /* e asked; the next key answers */
+	bool confirm;                /* e asked; the next key answers */
 	char confirm_path[PATH_MAX]; /* what e would write */
 	char export_dir[PATH_MAX];   /* e writes there; "": the current directory */
 	__u64 msg_ns;
@@ -262,8 +262,8 @@ struct tui {
 	struct tui_help help;
 	struct tui_setup setup;
 	char theme_want[64]; /* the theme asked for (--theme or the settings) */
-	int act;	     /* MT_FE_* bits a view's action asks app.c for */
-	bool seeking;	     /* a replay's seek asked, not shown yet (ctx->seek) */
+	int act;             /* MT_FE_* bits a view's action asks app.c for */
+	bool seeking;        /* a replay's seek asked, not shown yet (ctx->seek) */
 };
 
 /* ---- tui.c -------------------------------------------------------------- */
@@ -356,8 +356,8 @@ void tui_graph(struct tui *t, int y, int x, int w, int h, const double *v, int n
 	       double hi, attr_t a);
 /* A frame as "name (module file:line)": the name in name_attr, the rest in
  * loc_attr. Returns the columns used. */
-int tui_put_frame(struct tui *t, int y, int x, int w, const struct mt_frame *f,
-		  attr_t name_attr, attr_t loc_attr);
+int tui_put_frame(struct tui *t, int y, int x, int w, const struct mt_frame *f, attr_t name_attr,
+		  attr_t loc_attr);
 /* "+1.2M" / "-300K" / "0" for a growth in bytes. Returns buf. */
 char *tui_fmt_growth(char *buf, size_t len, double bytes);
 /* Movement actions on a cursor *sel over n lines showing page at a time.

@@ -128,7 +128,8 @@ static void draw_title(struct tui *t, int y, const struct tui_flame *p)
 		used += snprintf(path + used, sizeof(path) - used, "%s%s", used ? " > " : "",
 				 chain[n]->label);
 	if (p->zoom)
-		x += tui_putf(t, y, x + 2, t->cols - x - 2, t->attr[THEME_HEADER], "zoom %s", path) + 2;
+		x += tui_putf(t, y, x + 2, t->cols - x - 2, t->attr[THEME_HEADER], "zoom %s", path) +
+		     2;
 	if (p->search[0]) {
 		double m = flame_match_total(p->zoom ? p->zoom : root, p->search);
 		const struct flame_node *z = p->zoom ? p->zoom : root;
@@ -285,8 +286,9 @@ static bool flame_action(struct tui *t, enum key_action a)
 
 static void flame_status(struct tui *t, char *buf, size_t len)
 {
-	snprintf(buf, len, "arrows or h/j/k/l move, Enter zooms in, Esc zooms out, / searches, "
-			   "i switches bytes");
+	snprintf(buf, len,
+		 "arrows or h/j/k/l move, Enter zooms in, Esc zooms out, / searches, "
+		 "i switches bytes");
 }
 
 static void flame_fini(struct tui *t)

@@ -59,7 +59,8 @@ static void help_draw(struct tui *t, int y, int h)
 		if (!keys_section_rows(&key_sections[s]))
 			continue;
 		tui_page_line(&pg);
-		tui_put(t, tui_page_line(&pg), 0, t->cols, t->attr[THEME_TITLE], key_sections[s].title);
+		tui_put(t, tui_page_line(&pg), 0, t->cols, t->attr[THEME_TITLE],
+			key_sections[s].title);
 		for (size_t i = 0; i < key_table_len; i++) {
 			const struct key_binding *b = &key_table[i];
 			char names[128];
@@ -76,10 +77,10 @@ static void help_draw(struct tui *t, int y, int h)
 	tui_put(t, tui_page_line(&pg), 0, t->cols, t->attr[THEME_TITLE], "Display");
 	tui_putf(t, tui_page_line(&pg), 2, t->cols - 2, t->attr[THEME_NORMAL],
 		 "theme %s, %s, %s glyphs, %dx%d", t->theme_name,
-		 t->color ? (t->ncolors >= 256 ? "256 colours" :
-			     t->ncolors >= 16  ? "16 colours" :
-						 "8 colours") :
-			    "no colour",
+		 t->color ? (t->ncolors >= 256  ? "256 colours"
+			     : t->ncolors >= 16 ? "16 colours"
+						: "8 colours")
+			  : "no colour",
 		 t->unicode ? "Unicode" : "ASCII", t->cols, t->rows);
 	tui_put(t, tui_page_line(&pg), 2, t->cols - 2, t->attr[THEME_DIM],
 		"--theme NAME|PATH, --no-color (or NO_COLOR=1), --ascii; see docs/themes.md");

@@ -75,7 +75,10 @@ static void draw_row(struct tui *t, int y, const struct tui_proc_row *r, bool al
 		snprintf(calls, sizeof(calls), "-");
 	}
 	tui_putf(t, y, 0, t->cols, a, "%7s %-15s %-6s %8s %8s %9s %8s %8s", pid, r->comm,
-		 all ? "" : r->alive ? "alive" : "exited", rss, heap, rate, calls, hits);
+		 all        ? ""
+		 : r->alive ? "alive"
+			    : "exited",
+		 rss, heap, rate, calls, hits);
 }
 
 static void procs_draw(struct tui *t, int y, int h)

@@ -119,7 +119,8 @@ static void setup_save(struct tui *t)
 
 		if (t->top.hidden & (1u << cols[i]) && used < sizeof(s.hidden_columns))
 			used += snprintf(s.hidden_columns + used, sizeof(s.hidden_columns) - used,
-					 "%s%s", used ? " " : "", top_column_name(cols[i], &hideable));
+					 "%s%s", used ? " " : "",
+					 top_column_name(cols[i], &hideable));
 	}
 	snprintf(s.export_dir, sizeof(s.export_dir), "%s", t->export_dir);
 	if (settings_save(&s, t->setup.path, err, sizeof(err)))
@@ -141,8 +142,8 @@ static void row_text(struct tui *t, int i, const char **label, char *value, size
 		return;
 	case ROW_INVERT:
 		*label = "Sort order";
-		snprintf(value, len, "%s", t->top.invert ? "inverted (smallest first)" :
-							   "largest first");
+		snprintf(value, len, "%s",
+			 t->top.invert ? "inverted (smallest first)" : "largest first");
 		return;
 	case ROW_GROUP:
 		*label = "Group sites by";
@@ -203,17 +204,19 @@ static void change(struct tui *t, int dir)
 
 	switch (p->sel) {
 	case ROW_SORT:
-		t->top.sort = (enum mt_sort)(((int)t->top.sort + dir + MT_SORT_COUNT) % MT_SORT_COUNT);
+		t->top.sort =
+			(enum mt_sort)(((int)t->top.sort + dir + MT_SORT_COUNT) % MT_SORT_COUNT);
 		break;
 	case ROW_INVERT:
 		t->top.invert = !t->top.invert;
 		break;
 	case ROW_GROUP:
-		model_set_group(t->model, (enum mt_group)(((int)model_group(t->model) + dir + 3) % 3));
+		model_set_group(t->model,
+				(enum mt_group)(((int)model_group(t->model) + dir + 3) % 3));
 		break;
 	case ROW_THEME:
-		for (k = 0; k < NTHEMES && strcmp(themes[k], t->theme_want[0] ? t->theme_want :
-										"default");
+		for (k = 0;
+		     k < NTHEMES && strcmp(themes[k], t->theme_want[0] ? t->theme_want : "default");
 		     k++)
 			;
 		k = ((k < NTHEMES ? k : 0) + dir + NTHEMES) % NTHEMES;

@@ -128,9 +128,9 @@ static void draw_summary(struct tui *t, struct tui_page *pg)
 	const struct mt_site_stats *st = &s->stats;
 	char a[32], b[32], c[32], d[32];
 	int y, x;
-	enum theme_elem le = st->leak_score >= 60 ? THEME_LEAK_HIGH :
-			     st->leak_score >= 30 ? THEME_LEAK_MID :
-						    THEME_LEAK_LOW;
+	enum theme_elem le = st->leak_score >= 60   ? THEME_LEAK_HIGH
+			     : st->leak_score >= 30 ? THEME_LEAK_MID
+						    : THEME_LEAK_LOW;
 
 	tui_put_frame(t, tui_page_line(pg), 0, t->cols, &t->site.frame, t->attr[THEME_TITLE],
 		      t->attr[THEME_DIM]);
@@ -160,9 +160,8 @@ static void draw_summary(struct tui *t, struct tui_page *pg)
 		tui_putf(t, tui_page_line(pg), 2, t->cols - 2, t->attr[THEME_NORMAL],
 			 "growth %s/min over %s (%s %.2f), recently %s/min%s",
 			 tui_fmt_growth(a, sizeof(a), st->long_fit.slope * 60),
-			 fmt_age(b, sizeof(b), st->long_fit.span_s),
-			 t->unicode ? "R\u00b2" : "R^2", st->long_fit.r2,
-			 tui_fmt_growth(d, sizeof(d), st->short_fit.slope * 60),
+			 fmt_age(b, sizeof(b), st->long_fit.span_s), t->unicode ? "R\u00b2" : "R^2",
+			 st->long_fit.r2, tui_fmt_growth(d, sizeof(d), st->short_fit.slope * 60),
 			 st->plateau ? ", levelling off" : "");
 	else
 		tui_putf(t, tui_page_line(pg), 2, t->cols - 2, t->attr[THEME_DIM],
@@ -173,8 +172,7 @@ static void draw_summary(struct tui *t, struct tui_page *pg)
 	x += tui_putf(t, y, x, t->cols - x, t->attr[le], "%.0f ", st->leak_score);
 	tui_bar(t, y, x, 10, st->leak_score / 100, t->attr[le]);
 	x += 11;
-	tui_putf(t, y, x, t->cols - x, t->attr[THEME_DIM], "confidence %.0f%%",
-		 100 * st->confidence);
+	tui_putf(t, y, x, t->cols - x, t->attr[THEME_DIM], "confidence %.0f%%", 100 * st->confidence);
 }
 
 static void draw_reasons(struct tui *t, struct tui_page *pg)
@@ -215,7 +213,8 @@ static void draw_stacks(struct tui *t, struct tui_page *pg)
 		 p->more_stacks ? ", largest shown" : "");
 	title(t, pg, head);
 	if (!p->nstacks)
-		tui_put(t, tui_page_line(pg), 2, t->cols - 2, t->attr[THEME_DIM], "no stack recorded");
+		tui_put(t, tui_page_line(pg), 2, t->cols - 2, t->attr[THEME_DIM],
+			"no stack recorded");
 	for (int i = 0; i < p->nstacks; i++) {
 		const struct tui_site_stack *e = &p->stacks[i];
 		const struct mt_stack *st = e->stack;
@@ -265,11 +264,11 @@ static void draw_history(struct tui *t, struct tui_page *pg)
 		if (v[i] > max)
 			max = v[i];
 	snprintf(head, sizeof(head), "In use over the last %s (peak %s)",
-		 fmt_age(a, sizeof(a), n > 1 ? tt[n - 1] - tt[0] : 0),
-		 fmt_bytes(b, sizeof(b), max));
+		 fmt_age(a, sizeof(a), n > 1 ? tt[n - 1] - tt[0] : 0), fmt_bytes(b, sizeof(b), max));
 	title(t, pg, head);
 	if (n < 2) {
-		tui_put(t, tui_page_line(pg), 2, t->cols - 2, t->attr[THEME_DIM], "not enough history yet");
+		tui_put(t, tui_page_line(pg), 2, t->cols - 2, t->attr[THEME_DIM],
+			"not enough history yet");
 		return;
 	}
 	/* Reserve the rows, then draw the graph across them; clipping keeps

@@ -21,19 +21,19 @@
 
 struct column {
 	const char *title;
-	int sort;	   /* an enum mt_sort, or MT_SORT_NONE: not a sort key */
-	int width;	   /* 0: the rest of the line */
-	int drop;	   /* order in which narrow terminals drop it; 0: never */
+	int sort;  /* an enum mt_sort, or MT_SORT_NONE: not a sort key */
+	int width; /* 0: the rest of the line */
+	int drop;  /* order in which narrow terminals drop it; 0: never */
 };
 
 #define MT_SORT_NONE (-1)
 
 /* Display order; < and > walk the sortable ones. */
 static const struct column columns[] = {
-	{ "PID", MT_SORT_NONE, 7, 4 },		 { "ALLOC/s", MT_SORT_ALLOC_RATE, 8, 3 },
-	{ "OBJ/s", MT_SORT_OBJ_RATE, 7, 1 },	 { "IN-USE", MT_SORT_INUSE, 8, 0 },
-	{ "GROWTH/m", MT_SORT_GROWTH, 9, 6 },	 { "LEAK", MT_SORT_LEAK, 9, 0 },
-	{ "AGE", MT_SORT_AGE, 6, 2 },		 { "FUNCTION", MT_SORT_NAME, 0, 0 },
+	{ "PID", MT_SORT_NONE, 7, 4 },        { "ALLOC/s", MT_SORT_ALLOC_RATE, 8, 3 },
+	{ "OBJ/s", MT_SORT_OBJ_RATE, 7, 1 },  { "IN-USE", MT_SORT_INUSE, 8, 0 },
+	{ "GROWTH/m", MT_SORT_GROWTH, 9, 6 }, { "LEAK", MT_SORT_LEAK, 9, 0 },
+	{ "AGE", MT_SORT_AGE, 6, 2 },         { "FUNCTION", MT_SORT_NAME, 0, 0 },
 };
 #define NCOLUMNS (int)(sizeof(columns) / sizeof(columns[0]))
 enum { COL_PID, COL_ALLOC, COL_OBJ, COL_INUSE, COL_GROWTH, COL_LEAK, COL_AGE, COL_NAME };
@@ -266,9 +266,9 @@ static void draw_titles(struct tui *t, int y, const int *w)
 		if (!w[i])
 			continue;
 		snprintf(title, sizeof(title), "%s%s", columns[i].title,
-			 !sorted   ? "" :
-			 t->unicode ? (p->invert ? "\u25b2" : "\u25bc") :
-				      (p->invert ? "^" : "v"));
+			 !sorted      ? ""
+			 : t->unicode ? (p->invert ? "\u25b2" : "\u25bc")
+				      : (p->invert ? "^" : "v"));
 		if (i == COL_LEAK || i == COL_NAME)
 			tui_put(t, y, x, w[i], a, title); /* left-aligned over a bar */
 		else
@@ -459,8 +459,9 @@ static bool top_action(struct tui *t, enum key_action a)
 		return true;
 	case KA_SEARCH_NEXT:
 		if (!search_from(t, p->sel + 1))
-			tui_message(t, false, p->search[0] ? "no other site matches \"%s\"" :
-							     "nothing to search: / or F3 first",
+			tui_message(t, false,
+				    p->search[0] ? "no other site matches \"%s\""
+						 : "nothing to search: / or F3 first",
 				    p->search);
 		return true;
 	case KA_SORT_INVERT:

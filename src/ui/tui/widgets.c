@@ -28,8 +28,8 @@
 
 /* Decode s into at most max wide characters of total width <= maxw,
  * replacing what cannot be shown. Sets *cut when s did not fit. */
-static int decode(const struct tui *t, const char *s, int maxw, wchar_t *out, int *widths,
-		  int max, int *cols, bool *cut)
+static int decode(const struct tui *t, const char *s, int maxw, wchar_t *out, int *widths, int max,
+		  int *cols, bool *cut)
 {
 	size_t left = strlen(s);
 	int n = 0;
@@ -272,8 +272,8 @@ void tui_keybar(struct tui *t, int y, unsigned kv)
 	}
 }
 
-int tui_put_frame(struct tui *t, int y, int x, int w, const struct mt_frame *f,
-		  attr_t name_attr, attr_t loc_attr)
+int tui_put_frame(struct tui *t, int y, int x, int w, const struct mt_frame *f, attr_t name_attr,
+		  attr_t loc_attr)
 {
 	char name[512], loc[512];
 	int used;

@@ -96,7 +96,9 @@ static void step(void *arg, double t, double dt)
 		cache_put(ENTRY_SIZE);
 	for (n = scn_quota(&c_leak, 30 * 16 * KiB, dt, 16 * KiB); n; n--)
 		busy_lib_store(16 * KiB);
-	for (n = scn_quota(&c_req, pairs_per_s / PAIRS_PER_REQUEST, dt < 2 * SCN_STEP_S ? dt : 2 * SCN_STEP_S, 1); n; n--)
+	for (n = scn_quota(&c_req, pairs_per_s / PAIRS_PER_REQUEST,
+			   dt < 2 * SCN_STEP_S ? dt : 2 * SCN_STEP_S, 1);
+	     n; n--)
 		wl_sink = (void *)handle_request(seed++);
 }
 

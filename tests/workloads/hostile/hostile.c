@@ -64,8 +64,8 @@ __attribute__((noipa)) void *hostile_main_alloc(size_t n)
 }
 
 /* The symbol name is "hostile_evil" ESC "]0;PWN" BEL ESC "[2J". */
-__attribute__((noipa)) void *hostile_evil_alloc(size_t n)
-	__asm__("\"hostile_evil\x1b]0;PWN\x07\x1b[2J\"");
+__attribute__((noipa)) void *hostile_evil_alloc(size_t n) __asm__(
+	"\"hostile_evil\x1b]0;PWN\x07\x1b[2J\"");
 void *hostile_evil_alloc(size_t n)
 {
 	char *p = malloc(n);
@@ -188,8 +188,7 @@ static void churn_start(int n)
 
 	churn_n = n;
 	/* every other page mapped, alternating protections: no merging */
-	churn_base = mmap(NULL, (size_t)n * 2 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-			  0);
+	churn_base = mmap(NULL, (size_t)n * 2 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (churn_base == MAP_FAILED)
 		die("mmap");
 	for (int i = 0; i < n; i++)
@@ -272,9 +271,10 @@ int main(int argc, char **argv)
 				free(jit_alloc(n++, BLOCK));
 			continue;
 		}
-		void *p = copies && lib ? copy_alloc(lib, n, BLOCK) :
-			  lib_alloc ? lib_alloc(BLOCK) :
-			  evil ? hostile_evil_alloc(BLOCK) : hostile_main_alloc(BLOCK);
+		void *p = copies && lib ? copy_alloc(lib, n, BLOCK)
+			  : lib_alloc   ? lib_alloc(BLOCK)
+			  : evil        ? hostile_evil_alloc(BLOCK)
+					: hostile_main_alloc(BLOCK);
 
 		if (leak && !(n % 8)) {
 			n++; /* never freed */
