@@ -222,7 +222,7 @@ deps:
 QUICK_TESTS := test_core test_errors test_stacks::test_chain test_sampler test_install
 check-quick: deps
 	$(Q)$(MAKE) -j$(JOBS) --no-print-directory all $(UNIT_BINS) $(WORKLOADS)
-	$(Q)tests/check-layers && tests/check-reliability && tests/run-unit $(UNIT_BINS) && tests/run-integration -j3 $(QUICK_TESTS)
+	$(Q)tests/check-layers && tests/check-reliability && tests/run-unit $(UNIT_BINS) && tests/run-integration -j4 $(QUICK_TESTS)
 
 # Warnings are errors with both compilers; the clang build's unit tests
 # run too, so code that only works by one compiler's accident shows.
