@@ -16,22 +16,9 @@
 #include "model/model.h"
 #include "model/sampling.h"
 #include "util/strpool.h"
+#include "frame_fixture.h"
 
 #define RATE 4096
-
-static struct mt_frame frame(const char *fn, __u64 off)
-{
-	struct mt_frame f = { 0 };
-
-	f.addr = 0x400000 + off;
-	f.rel_addr = off;
-	f.function = strpool_intern(fn);
-	f.module = strpool_intern("app");
-	f.module_path = strpool_intern("/usr/bin/app");
-	f.file = strpool_intern("app.c");
-	f.line = (__u32)off;
-	return f;
-}
 
 static void alloc(struct mt_model *m, pid_t pid, __u64 addr, __u64 size, const struct mt_frame *fr,
 		  int n)

@@ -24,26 +24,13 @@
 
 #include "model/model.h"
 #include "util/strpool.h"
+#include "frame_fixture.h"
 
 #define RATE 4096
 #define SEC 1000000000ULL
 #define T0 (1000 * SEC)
 #define SIZE 1000
 #define WEIGHT 4 /* each sample stands for 4 allocations of SIZE */
-
-static struct mt_frame frame(const char *fn, __u32 line)
-{
-	struct mt_frame f = { 0 };
-
-	f.addr = 0x400000 + line;
-	f.rel_addr = line;
-	f.function = strpool_intern(fn);
-	f.module = strpool_intern("app");
-	f.module_path = strpool_intern("/usr/bin/app");
-	f.file = strpool_intern("app.c");
-	f.line = line;
-	return f;
-}
 
 static struct mt_model *new_model(enum mt_group g)
 {

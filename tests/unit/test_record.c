@@ -28,25 +28,12 @@
 #include "model/recording.h"
 #include "model/replay.h"
 #include "util/strpool.h"
+#include "frame_fixture.h"
 
 #define RATE 4096
 #define NS 1000000000ULL
 
 static char dir[] = "/tmp/test_record.XXXXXX";
-
-static struct mt_frame frame(const char *fn, __u64 off)
-{
-	struct mt_frame f = { 0 };
-
-	f.addr = 0x400000 + off;
-	f.rel_addr = off;
-	f.function = strpool_intern(fn);
-	f.module = strpool_intern("app");
-	f.module_path = strpool_intern("/usr/bin/app");
-	f.file = strpool_intern("app.c");
-	f.line = (__u32)off;
-	return f;
-}
 
 static struct mt_model *new_model(void)
 {
