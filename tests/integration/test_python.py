@@ -196,37 +196,9 @@ def test_python_leak_named_by_function_and_line():
     m.first_record()
     p.popen.stdin.write(b"g")
     p.popen.stdin.flush()
-    t0 = time.monotonic()
-    found = None
-    while time.monotonic() - t0 < WITHIN_S + 5:
-        rec = m.record(10)
-        if rec is None:
-            fail("memtop exited: %s" % m.err.text()[-500:])
-        ss = sorted(sites(rec), key=lambda s: -s["leak_score"])
-        if not ss:
-            continue
-        top = ss[0]
-        cache = max((s["leak_score"] for s in ss if s["function"] == "cache_put"), default=0)
-        if (top["function"] == "leak_records" and top["leak_score"] >= LEAK_MIN and
-                cache <= CACHE_MAX):
-            found = (time.monotonic() - t0, top)
-            break
-    if not found:
-        fail("leak_records never ranked first with a score >= %.0f and cache_put <= %.0f within "
-             "%.0f s; last sites: %s" % (LEAK_MIN, CACHE_MAX, WITHIN_S,
-                                         [(s["function"], s.get("file"), s.get("line"),
-                                           round(s["leak_score"])) for s in ss[:5]]))
-    top = found[1]
-    check(top["module"] == "[python]", "the site is not a Python frame: %s" % top)
-    check((top.get("file") or "").endswith("py_leaky.py"), "file %r" % top.get("file"))
+    top = wait_leak_first(m, WITHIN_S + 5)
     wait_samples(m)
-    # the truth: tracemalloc's figure for the function, now
-    p.popen.stdin.write(b"s")
-    p.popen.stdin.flush()
-    line = p.out.get(60, "py_leaky truth")
-    check(line and line.startswith("{"), "no truth from py_leaky")
-    import json
-    truth = json.loads(line)
+    truth = stdin_truth(p)  # tracemalloc's figure for the function, now
     lo, hi = truth["leak_lines"]
     check(lo < top["line"] <= hi, "line %s is not in leak_records (lines %d-%d)" %
           (top["line"], lo, hi))
