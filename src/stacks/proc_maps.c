@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/bytebuf.h"
 #include "util/strpool.h"
 
 #define DELETED_SUFFIX " (deleted)"
@@ -203,42 +204,35 @@ int proc_maps_parse(const char *text, size_t len, struct mt_maps *out)
 }
 
 /* Read a /proc file (its size is unknown until read), at most max bytes
- * of it; *cut when there was more. */
+ * of it, into a util/bytebuf; *cut when there was more. */
 static int read_proc_file(const char *path, size_t max, char **text, size_t *len, bool *cut)
 {
-	size_t cap = 16384, n = 0;
-	char *buf = malloc(cap);
+	struct bytebuf b;
 	int fd, err = 0;
+	__u8 *data;
 
-	if (!buf)
-		return -ENOMEM;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = errno == ENOENT ? -ESRCH : -errno;
-		free(buf);
-		return err;
-	}
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	bytebuf_init(&b);
 	*cut = false;
 	for (;;) {
+		size_t room;
 		ssize_t r;
 
-		if (n >= max) {
+		if (b.len >= max) {
 			char c;
 
 			*cut = read(fd, &c, 1) == 1;
 			break;
 		}
-		if (n == cap) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb) {
-				err = -ENOMEM;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
+		/* at least 16 KiB at a time; the buffer doubles as it fills */
+		if (!bytebuf_reserve(&b, 16384)) {
+			err = b.err;
+			break;
 		}
-		r = read(fd, buf + n, (cap < max ? cap : max) - n);
+		room = b.cap - b.len - 1;
+		r = read(fd, b.data + b.len, room < max - b.len ? room : max - b.len);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -247,15 +241,23 @@ static int read_proc_file(const char *path, size_t max, char **text, size_t *len
 		}
 		if (!r)
 			break;
-		n += (size_t)r;
+		b.len += (size_t)r;
 	}
 	close(fd);
 	if (err) {
-		free(buf);
+		bytebuf_fini(&b);
 		return err;
 	}
-	*text = buf;
-	*len = n;
+	err = bytebuf_take(&b, &data, len);
+	if (err)
+		return err;
+	if (!data) {
+		/* an empty file: the caller still owns a buffer */
+		data = malloc(1);
+		if (!data)
+			return -ENOMEM;
+	}
+	*text = (char *)data;
 	return 0;
 }
 
