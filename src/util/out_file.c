@@ -13,6 +13,14 @@
  * (a FIFO, a character device, a socket, /dev/stdout) is opened without
  * O_CREAT or O_TRUNC and written through with O_NONBLOCK and poll(), so a
  * reader that stops reading costs at most OUT_FILE_STALL_MS.
+ *
+ * Symbolic links are resolved first, so a rename never lands on a link:
+ * one that leads through a descriptor (/dev/stdout, /dev/fd/N,
+ * /proc/PID/fd/N) is written through whatever it reaches, a regular file
+ * at its end (O_APPEND: `memtop -b --folded /dev/stdout > out` appends to
+ * out, and /dev/stdout stays the link it is); any other link is replaced
+ * at the file it resolves to (the link stays); one that leads nowhere is
+ * refused.
  */
 #include "util/out_file.h"
 
@@ -48,6 +56,8 @@ static int write_error(const char *path, int rc, char *err, size_t errlen)
 		why = "a block device: refused";
 	else if (rc == -ETIMEDOUT)
 		why = "its reader stopped reading";
+	else if (rc == -ELOOP)
+		why = "a symbolic link to nothing (or a loop): refused";
 	snprintf(err, errlen, "cannot write %s: %s", path && *path ? path : "file", why);
 	return rc;
 }
@@ -59,11 +69,59 @@ static bool is_stream_mode(mode_t m)
 	return S_ISFIFO(m) || S_ISCHR(m) || S_ISSOCK(m);
 }
 
+/* /dev/fd/N or /proc/PID/fd/N (PID may be "self"). */
+static bool is_fd_path(const char *p)
+{
+	const char *slash;
+
+	if (!strncmp(p, "/dev/fd/", 8))
+		return true;
+	if (strncmp(p, "/proc/", 6))
+		return false;
+	slash = strchr(p + 6, '/');
+	return slash && slash > p + 6 && !strncmp(slash, "/fd/", 4);
+}
+
+/* Does one of the links path goes through (or path itself) name a
+ * descriptor: /proc/PID/fd/N, /proc/self/fd/N, /dev/fd/N? At most 40 hops,
+ * as the kernel follows. */
+static bool names_descriptor(const char *path)
+{
+	char cur[PATH_MAX], link[PATH_MAX];
+
+	if ((size_t)snprintf(cur, sizeof(cur), "%s", path) >= sizeof(cur))
+		return false;
+	for (int hop = 0; hop < 40; hop++) {
+		struct stat st;
+		ssize_t n;
+
+		if (is_fd_path(cur))
+			return true;
+		if (lstat(cur, &st) || !S_ISLNK(st.st_mode))
+			return false;
+		n = readlink(cur, link, sizeof(link) - 1);
+		if (n < 0)
+			return false;
+		link[n] = '\0';
+		if (link[0] == '/') {
+			memcpy(cur, link, (size_t)n + 1);
+		} else {
+			char *slash = strrchr(cur, '/');
+			size_t dir = slash ? (size_t)(slash - cur) + 1 : 0;
+
+			if (dir + (size_t)n >= sizeof(cur))
+				return false;
+			memcpy(cur + dir, link, (size_t)n + 1);
+		}
+	}
+	return false;
+}
+
 bool out_file_is_stream(const char *path)
 {
 	struct stat st;
 
-	return path && !stat(path, &st) && is_stream_mode(st.st_mode);
+	return path && !stat(path, &st) && (is_stream_mode(st.st_mode) || names_descriptor(path));
 }
 
 static int stream_open(const char *path, const struct stat *st)
@@ -90,8 +148,10 @@ static int stream_open(const char *path, const struct stat *st)
 		}
 	} else {
 		/* no O_CREAT, no O_TRUNC: the node is written, never replaced;
-		 * O_NONBLOCK: a FIFO without reader is ENXIO at once */
-		fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		 * O_NONBLOCK: a FIFO without reader is ENXIO at once; a regular
+		 * file behind a descriptor is appended to */
+		fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+					(S_ISREG(st->st_mode) ? O_APPEND : 0));
 		if (fd < 0)
 			return -errno;
 	}
@@ -234,13 +294,27 @@ static int regular_write(const char *path, const struct stat *old, const void *d
 
 /* ==== the choice ====================================================== */
 
-/* What path is: 0 with *st filled, 1 when nothing is there, or -errno
- * for what is refused. */
-static int classify(const char *path, struct stat *st)
+/* Where path is written and how: 0 with *st filled (*through: written
+ * through, not replaced), 1 when nothing is there, or -errno for what is
+ * refused. real gets the path to replace: path, or the file a link
+ * resolves to. */
+static int classify(const char *path, struct stat *st, char real[PATH_MAX], bool *through)
 {
+	struct stat lst;
+
 	if (!path || !*path)
 		return -EINVAL;
-	if (stat(path, st))
+	if ((size_t)snprintf(real, PATH_MAX, "%s", path) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	*through = false;
+	if (!lstat(path, &lst) && S_ISLNK(lst.st_mode)) {
+		if (names_descriptor(path)) {
+			*through = true;
+		} else if (!realpath(path, real)) {
+			return errno == ENOENT ? -ELOOP : -errno;
+		}
+	}
+	if (stat(real, st))
 		return errno == ENOENT ? 1 : -errno;
 	if (S_ISDIR(st->st_mode))
 		return -EISDIR;
@@ -248,38 +322,42 @@ static int classify(const char *path, struct stat *st)
 		return -ENOTBLK;
 	if (!S_ISREG(st->st_mode) && !is_stream_mode(st->st_mode))
 		return -EINVAL;
+	*through = *through || is_stream_mode(st->st_mode);
 	return 0;
 }
 
 int out_file_write(const char *path, const void *data, size_t len, char *err, size_t errlen)
 {
+	char real[PATH_MAX];
 	struct stat st;
-	int rc = classify(path, &st), fd;
+	bool through;
+	int rc = classify(path, &st, real, &through), fd;
 
 	if (rc < 0)
 		return write_error(path, rc, err, errlen);
-	if (rc == 0 && is_stream_mode(st.st_mode)) {
+	if (rc == 0 && through) {
 		fd = stream_open(path, &st);
 		rc = fd < 0 ? fd : stream_write(fd, data, len);
 	} else {
-		rc = regular_write(path, rc == 0 ? &st : NULL, data, len);
+		rc = regular_write(real, rc == 0 ? &st : NULL, data, len);
 	}
 	return rc ? write_error(path, rc, err, errlen) : 0;
 }
 
 int out_file_check(const char *path, char *err, size_t errlen)
 {
-	char tmp[PATH_MAX];
+	char tmp[PATH_MAX], real[PATH_MAX];
 	struct stat st;
-	int rc = classify(path, &st), fd;
+	bool through;
+	int rc = classify(path, &st, real, &through), fd;
 
 	if (rc < 0)
 		return write_error(path, rc, err, errlen);
-	if (rc == 0 && is_stream_mode(st.st_mode)) {
+	if (rc == 0 && through) {
 		fd = stream_open(path, &st);
 		return fd < 0 ? write_error(path, fd, err, errlen) : 0;
 	}
-	fd = open_temp(path, tmp);
+	fd = open_temp(real, tmp);
 	if (fd < 0)
 		return write_error(path, fd, err, errlen);
 	close(fd);

@@ -18,6 +18,11 @@
  *                               stream and no early EOF. A reader that takes
  *                               nothing for OUT_FILE_STALL_MS fails the write.
  *   a directory, block device   refused (-EISDIR, -ENOTBLK... see out_file.c).
+ *   a symbolic link             never replaced: through a descriptor
+ *                               (/dev/stdout, /dev/fd/N, /proc/PID/fd/N)
+ *                               written through what it reaches, a regular
+ *                               file appended to; else its target replaced
+ *                               as above; a link to nothing refused (-ELOOP).
  */
 #ifndef MEMTOP_UTIL_OUT_FILE_H
 #define MEMTOP_UTIL_OUT_FILE_H

@@ -31,6 +31,7 @@ import re
 import signal
 import stat
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -114,6 +115,24 @@ def test_full_stdout_dir_and_block_device():
     check(m.wait(20) == 0, "memtop --folded /dev/stdout failed: %s" % m.err.text()[-300:])
     check(any(l.rstrip().split(" ")[-1].isdigit() and "hostile_main_alloc" in l
               for l in m.out.lines), "no folded stack on stdout: %s" % m.out.text()[-300:])
+    # stdout a regular file (`memtop ... --folded /dev/stdout > out`): the
+    # stacks are appended after the tables, and /dev/stdout stays the
+    # host's link (it was once renamed over: a regular file in /dev)
+    out = os.path.join(tempfile.mkdtemp(prefix="memtop-stdout-"), "out")
+    with open(out, "w") as f:
+        r = subprocess.run([MEMTOP] + list(QUICK) + ["--folded", "/dev/stdout", "-p", str(leaker)],
+                           stdout=f, stderr=subprocess.PIPE, text=True, timeout=30)
+    st = os.lstat("/dev/stdout")
+    check(stat.S_ISLNK(st.st_mode) and os.readlink("/dev/stdout") == "/proc/self/fd/1",
+          "/dev/stdout is no longer the link to /proc/self/fd/1: mode %o" % st.st_mode)
+    text = open(out).read()
+    check(r.returncode == 0 and "\nmemtop " in text and any(
+        l.rstrip().split(" ")[-1].isdigit() and "hostile_main_alloc" in l
+        for l in text.splitlines()),
+        "--folded /dev/stdout into a file: rc %d, %r, %r" % (r.returncode, text[-300:], r.stderr))
+    folded = re.search(r"^\S*hostile_main_alloc \d+$", text, re.M)
+    check(folded and folded.start() > text.rindex("\nmemtop "),
+          "the folded stacks are not after the tables: %r" % text[-400:])
     blockdevs = [os.path.join("/dev", f) for f in sorted(os.listdir("/dev"))
                  if stat.S_ISBLK(os.lstat(os.path.join("/dev", f)).st_mode)]
     check(blockdevs, "no block device in /dev to try")

@@ -5,7 +5,10 @@
  * kept); /dev/null is written through and stays a character device; a
  * FIFO without a reader is refused at once (no hang), one with a reader
  * gets the bytes through the descriptor opened at check time and is never
- * replaced; a directory and a block device are refused.
+ * replaced; a directory and a block device are refused; a symbolic link
+ * is never replaced: one through a descriptor (/dev/stdout, /dev/fd/N) is
+ * written through, a regular file behind it appended to; another link has
+ * its target replaced; a link to nothing is refused.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -146,6 +149,61 @@ static void test_refused(void **state)
 	assert_string_equal(err, "cannot write file: empty path");
 }
 
+static char *slurp(const char *path)
+{
+	static char buf[256];
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	assert_true(n >= 0);
+	buf[n] = '\0';
+	return buf;
+}
+
+static void test_links(void **state)
+{
+	char err[256], fdlink[64], target[256];
+	struct stat st;
+	int fd;
+
+	(void)state;
+	/* a regular file behind a descriptor, as `memtop > out --folded
+	 * /dev/stdout` has it: appended to, and the links stay links */
+	fd = open(at("out"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "tables\n", 7), 7);
+	snprintf(fdlink, sizeof(fdlink), "/dev/fd/%d", fd);
+	assert_int_equal(symlink(fdlink, at("stdout")), 0);
+	assert_true(out_file_is_stream(at("stdout")));
+	assert_int_equal(out_file_check(at("stdout"), err, sizeof(err)), 0);
+	assert_int_equal(out_file_write(at("stdout"), "folded\n", 7, err, sizeof(err)), 0);
+	close(fd);
+	assert_string_equal(slurp(at("out")), "tables\nfolded\n");
+	assert_int_equal(lstat(at("stdout"), &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	/* another link: its target replaced, the link kept */
+	snprintf(target, sizeof(target), "%s", at("out"));
+	assert_int_equal(symlink(target, at("link")), 0);
+	assert_false(out_file_is_stream(at("link")));
+	assert_int_equal(out_file_check(at("link"), err, sizeof(err)), 0);
+	assert_int_equal(out_file_write(at("link"), "new\n", 4, err, sizeof(err)), 0);
+	assert_string_equal(slurp(at("out")), "new\n");
+	assert_int_equal(lstat(at("link"), &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	/* a link to nothing: refused, nothing created */
+	snprintf(target, sizeof(target), "%s", at("nowhere"));
+	assert_int_equal(symlink(target, at("dangling")), 0);
+	assert_int_equal(out_file_write(at("dangling"), "x", 1, err, sizeof(err)), -ELOOP);
+	assert_non_null(strstr(err, "symbolic link to nothing"));
+	assert_int_equal(out_file_check(at("dangling"), err, sizeof(err)), -ELOOP);
+	assert_int_equal(lstat(at("nowhere"), &st), -1);
+	assert_int_equal(lstat(at("dangling"), &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -153,6 +211,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dev_null, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fifo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_links, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
