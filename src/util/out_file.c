@@ -329,8 +329,8 @@ static int classify(const char *path, struct stat *st, char real[PATH_MAX], bool
 int out_file_write(const char *path, const void *data, size_t len, char *err, size_t errlen)
 {
 	char real[PATH_MAX];
-	struct stat st;
-	bool through;
+	struct stat st = { 0 };
+	bool through = false;
 	int rc = classify(path, &st, real, &through), fd;
 
 	if (rc < 0)
@@ -347,8 +347,8 @@ int out_file_write(const char *path, const void *data, size_t len, char *err, si
 int out_file_check(const char *path, char *err, size_t errlen)
 {
 	char tmp[PATH_MAX], real[PATH_MAX];
-	struct stat st;
-	bool through;
+	struct stat st = { 0 };
+	bool through = false;
 	int rc = classify(path, &st, real, &through), fd;
 
 	if (rc < 0)
