@@ -16,6 +16,7 @@ import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import tempfile
 import time
@@ -104,6 +105,21 @@ def test_record_sigkill_replay_json_equal():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def inside_a_frame(data, near):
+    """An offset at or after `near` that is strictly inside a frame (docs/
+    recording.md: an 8-byte magic, then frames of u32 length, u16 type, u16
+    flags, payload[length], u32 CRC), so a file cut there has a cut tail:
+    cutting at a frame's boundary would leave a whole file, rightly shown
+    without a note."""
+    at = 8
+    while at + 8 <= len(data):
+        end = at + 8 + struct.unpack_from("<I", data, at)[0] + 4
+        if end > near:
+            return max(near, at + 1) if max(near, at + 1) < end else at + 1
+        at = end
+    fail("no frame ends after byte %d of a %d-byte recording" % (near, len(data)))
+
+
 def test_replay_cut_and_corrupt_files():
     d = tempfile.mkdtemp(prefix="memtop-rec-")
     try:
@@ -112,7 +128,7 @@ def test_replay_cut_and_corrupt_files():
         full = [json.loads(l) for l in replay(rec, "--json").stdout.splitlines()]
         # cut inside the last frames: the intervals before the cut, a note, rc 0
         cut = os.path.join(d, "cut.mtr")
-        for keep in (len(data) - 5, len(data) // 2):
+        for keep in (len(data) - 5, inside_a_frame(data, len(data) // 2)):
             open(cut, "wb").write(data[:keep])
             r = replay(cut, "--json")
             got = [json.loads(l) for l in r.stdout.splitlines()]
