@@ -449,6 +449,14 @@ def test_exec_while_attaching():
         check(m.poll() is None, "memtop exited (rc %s): %s" % (m.poll(), m.err.text()[-300:]))
         check(time.monotonic() - t0 < 20, "memtop never attached")
         time.sleep(0.002)  # polling memtop's descriptors, not synchronising
+    exec_and_see_new_image(p, pid, m, within_s=10, alive=True)
+    stop_quickly(m, before)
+
+
+def exec_and_see_new_image(p, pid, m, within_s, alive=False):
+    """Make the hostile program (started with --exec hostile2) exec, then
+    read m's records until its target has COMM hostile2 (and, with alive,
+    is alive) with the new image's hostile_main_alloc site; the last record."""
     p.popen.stdin.write(b"x")
     p.popen.stdin.flush()
     line = p.out.get(10, "the exec'd program's READY")
@@ -459,12 +467,11 @@ def test_exec_while_attaching():
         if rec is None:
             fail("memtop exited (rc %s): %s" % (m.wait(5), m.err.text()[-400:]))
         t = [x for x in rec["targets"] if x["pid"] == pid]
-        if t and t[0]["comm"] == "hostile2" and t[0]["alive"] and \
+        if t and t[0]["comm"] == "hostile2" and (t[0]["alive"] or not alive) and \
                 "hostile_main_alloc" in sites_by_function(rec):
-            break
-        check(time.monotonic() - t0 < 10, "after the exec: %s, sites %s" %
+            return rec
+        check(time.monotonic() - t0 < within_s, "after the exec: %s, sites %s" %
               (t, list(sites_by_function(rec))))
-    stop_quickly(m, before)
 
 
 def test_theme_fifo():

@@ -18,7 +18,7 @@ import subprocess
 import time
 
 from memtop_test import Memtop, Proc, assert_one_error_line, check, fail, sites_by_function
-from test_hostile import NOBODY, build, lab, start
+from test_hostile import NOBODY, build, exec_and_see_new_image, lab, start
 
 ARGS = ("-b", "--json", "-d", "0.25", "--rate", "64K", "--max-overhead", "none")
 
@@ -42,18 +42,7 @@ def test_exec_in_p_mode():
         rec = m.record()
     check(inuse(rec, "hostile_lib_alloc") > 2e6, "the leak is not seen before the exec: %s" %
           sites_by_function(rec).keys())
-    p.popen.stdin.write(b"x")
-    p.popen.stdin.flush()
-    line = p.out.get(10, "the exec'd program's READY")
-    check(line and line.startswith("READY pid=%d" % pid), "the exec did not happen: %r" % line)
-    t0 = time.monotonic()
-    while True:
-        rec = m.record()
-        t = [x for x in rec["targets"] if x["pid"] == pid]
-        if t and t[0]["comm"] == "hostile2" and "hostile_main_alloc" in sites_by_function(rec):
-            break
-        check(time.monotonic() - t0 < 5, "after the exec: COMM %r, sites %s" %
-              (t and t[0]["comm"], list(sites_by_function(rec))))
+    exec_and_see_new_image(p, pid, m, within_s=5)
     for _ in range(3):
         rec = m.record()
         check(inuse(rec, "hostile_lib_alloc") == 0,
