@@ -160,7 +160,7 @@ int mt_go_malloc(struct pt_regs *ctx)
 	ev->nr_frames = go_walk(ctx->bp, ev->frames, &full);
 	if (full)
 		ev->flags |= MT_EVF_FP_FULL;
-	bpf_ringbuf_submit(ev, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(ev, submit_flags());
 	return 0;
 }
 
@@ -188,7 +188,7 @@ int mt_go_free(struct pt_regs *ctx)
 	ev->_pad = 0;
 	ev->ts_ns = now;
 	ev->addr = addr;
-	bpf_ringbuf_submit(ev, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(ev, submit_flags());
 	return 0;
 }
 
