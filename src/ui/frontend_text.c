@@ -39,7 +39,9 @@ static void print_targets(struct mt_model *m)
 	char comm[64];
 	size_t i;
 
-	printf("%7s %-15s %-9s %-7s %7s %7s %9s %8s %12s %12s\n", "PID", "COMM", "ALLOCATOR",
+	/* ALLOCATOR holds the longest name attach.c makes, a chained pair
+	 * such as "glibc+jemalloc" (14) */
+	printf("%7s %-15s %-14s %-7s %7s %7s %9s %8s %12s %12s\n", "PID", "COMM", "ALLOCATOR",
 	       "STATE", "RSS", "HEAP", "ALLOC/s", "CALLS/s", "ALLOCS", "FREES");
 	for (i = 0; i < model_target_count(m); i++) {
 		const struct mt_target *t = model_target_at(m, i);
@@ -60,7 +62,7 @@ static void print_targets(struct mt_model *m)
 			snprintf(rate, sizeof(rate), "-");
 			snprintf(calls, sizeof(calls), "-");
 		}
-		printf("%7d %-15s %-9s %-7s %7s %7s %7s/s %8s %12s %12s\n", t->pid,
+		printf("%7d %-15s %-14s %-7s %7s %7s %7s/s %8s %12s %12s\n", t->pid,
 		       sanitize_text(comm, sizeof(comm), t->comm),
 		       t->allocator[0] ? t->allocator : "-", fig_state(state, sizeof(state), t),
 		       fmt_bytes(rss, sizeof(rss), t->rss_bytes),
