@@ -527,23 +527,38 @@ static void budget_step(struct app *a, __u64 now)
  * stretch of 60 ms phases alternately with only the probes that stay on
  * and with all of them, so that the cost of a probe hit is measured on
  * each target (slowdown.h) from the first interval. Alternating, not one
- * window each, so that a load that drifts meanwhile weighs on both. */
+ * window each, so that a load that drifts meanwhile weighs on both.
+ *
+ * Five pairs of phases are enough where the target's own work outweighs
+ * what its free() probes cost. Where it does not (a loop slowed 10x or
+ * more), its own CPU per free is a small remainder and one pair's
+ * estimate of it scattered from -8 to 2.2 times the truth (heavy row of
+ * tests/bench/slowdown.py at load 6-11): the phases go on while that
+ * estimate is uncertain by more than UNPROBED_SHARP, for at most
+ * UNPROBED_MAX_NS, since at full cost there are no pairs after the
+ * start-up (docs/probes.md section 6.2). */
 #define UNPROBED_PHASE_NS 60000000L
 #define UNPROBED_PHASES 5
+#define UNPROBED_SHARP 0.08
+#define UNPROBED_MAX_NS 2500000000ULL
 
 static void measure_unprobed(struct app *a)
 {
+	__u64 began = clock_mono_ns();
 	int i;
 
 	if (a->cfg->cmd_argv || !a->ws.n)
 		return;
-	for (i = 0; i < UNPROBED_PHASES; i++) {
+	for (i = 0;; i++) {
 		bool stop;
 
+		if (i >= UNPROBED_PHASES && (watch_own_uncertainty(&a->ws) <= UNPROBED_SHARP ||
+					     clock_mono_ns() - began >= UNPROBED_MAX_NS))
+			break;
 		set_allocs(a, false, clock_mono_ns());
 		stop = stop_wait(a, UNPROBED_PHASE_NS / 1000000);
 		set_allocs(a, true, clock_mono_ns());
-		if (stop || (i + 1 < UNPROBED_PHASES && stop_wait(a, UNPROBED_PHASE_NS / 1000000)))
+		if (stop || stop_wait(a, UNPROBED_PHASE_NS / 1000000))
 			break;
 	}
 	a->budget.changed_ns = clock_mono_ns();

@@ -157,6 +157,21 @@ keep:
 	s->have_last = true;
 }
 
+double slowdown_own_uncertainty(const struct slowdown *s)
+{
+	double dev[SLOWDOWN_PAIRS], k;
+	int i;
+
+	if (s->usdt || !s->npair)
+		return 0;
+	if (s->npair < PAIR_MIN || s->own_ns <= 0)
+		return INFINITY;
+	k = median(s->pair_own, s->npair);
+	for (i = 0; i < s->npair; i++)
+		dev[i] = fabs(s->pair_own[i] - k);
+	return 1.253 * 1.4826 * median(dev, s->npair) / sqrt((double)s->npair) / k;
+}
+
 double slowdown_cost_ns(const struct slowdown *s, bool *identified)
 {
 	if (identified)

@@ -93,6 +93,15 @@ int slowdown_window(const struct slowdown *s, __u64 since_ns, __u64 max_ns, stru
  * target (true) or is the calibration on memtop (false). */
 double slowdown_cost_ns(const struct slowdown *s, bool *identified);
 
+/* How uncertain the target's own CPU per free (k) still is: the relative
+ * standard error of the median of the pair estimates (1.253 x the
+ * spread they show, 1.4826 x their median absolute deviation, over the
+ * square root of their number, against k). 0 without any pair (nothing
+ * to learn from: an idle process), INFINITY below PAIR_MIN pairs or with
+ * k <= 0. At a slowdown S an error e in k is an error of about (1 + S) e
+ * in S, so this is what a start-up needs to shrink when S is large. */
+double slowdown_own_uncertainty(const struct slowdown *s);
+
 /* Slowdown (%) of a target that spent probe_ns of its cpu_ns in probes:
  * probe_ns / (cpu_ns - probe_ns), up to 100000% (1000x). */
 double slowdown_pct(double probe_ns, double cpu_ns);

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
@@ -823,6 +824,17 @@ void watch_measure(struct watch_set *ws, __u64 now_ns, enum slowdown_state state
 	for (i = 0; i < ws->n; i++)
 		if (measurable(&ws->v[i]))
 			measure(ws, &ws->v[i], now_ns, state);
+}
+
+double watch_own_uncertainty(const struct watch_set *ws)
+{
+	double worst = 0;
+	int i;
+
+	for (i = 0; i < ws->n; i++)
+		if (measurable(&ws->v[i]))
+			worst = fmax(worst, slowdown_own_uncertainty(&ws->v[i].cost));
+	return worst;
 }
 
 int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, struct watch_cost *out)

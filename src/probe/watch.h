@@ -143,6 +143,10 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns);
  * before and after every switch of the probes and on the budget's clock. */
 void watch_measure(struct watch_set *ws, __u64 now_ns, enum slowdown_state state);
 
+/* The largest slowdown_own_uncertainty() of the measured targets: how
+ * far the start-up measure still is from a sharp cost (slowdown.h). */
+double watch_own_uncertainty(const struct watch_set *ws);
+
 /* The worst target's cost over the steps since since_ns (at most max_ns
  * of them); also stored per target in the model (mt_target). 0, or
  * -EAGAIN: no target used CPU time in the window. */

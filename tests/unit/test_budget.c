@@ -4,7 +4,7 @@
  * the slowdown formula (no clamp short of 1000x), the cost of a hit and
  * the target's own work identified from adjacent phases with the
  * allocation probes off and on (slowdown.h) on a simulated target, robust
- * to a load spike, following a load that changes the cost of a hit, a duty that lands under the limit
+ * to a load spike, how uncertain the target's own work still is, following a load that changes the cost of a hit, a duty that lands under the limit
  * in one step and says when the probes that stay on alone exceed it, and
  * a randomised on/off schedule that is on a share d of the time and does
  * not alias with a periodic workload, also when attaching takes tens of
@@ -14,6 +14,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <cmocka.h>
 
 #include "probe/budget.h"
@@ -141,6 +142,65 @@ static void test_identification_robust(void **state)
 	}
 	assert_true(fabs(slowdown_cost_ns(&sd, &measured) - 1500) < 30);
 	assert_true(measured);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Pairs of phases whose cost of a hit scatters by up to 6% from step to
+ * step (a loaded machine; deterministic), n pairs after the first reading. */
+static double own_uncertainty_after(double work_ns, double hit_ns, int n, unsigned int seed)
+{
+	struct sim s = { work_ns, hit_ns, 1.0, 1000000000ULL, 0, 0, 0 };
+	struct slowdown sd;
+	unsigned int x = seed;
+	int i;
+
+	slowdown_init(&sd, 700, false);
+	sim_step(&s, &sd, true, 1);
+	for (i = 0; i < n; i++) {
+		bool on = i % 2;
+
+		x = x * 1103515245u + 12345u;
+		s.hit_ns = hit_ns * (0.94 + 0.12 * (double)(x >> 16 & 0x7fff) / 0x7fff);
+		sim_step(&s, &sd, on, 60000000ULL);
+	}
+	return slowdown_own_uncertainty(&sd);
+}
+
+/* How sure the start-up is of the target's own CPU per free: nothing to
+ * say without pairs, unknown below three, and where the free() probes
+ * outweigh the target's own work (16x here) a few pairs leave it far
+ * more uncertain than where the work dominates, and more pairs shrink it
+ * (app.c's start-up phases go on until it is sharp). */
+static void test_own_uncertainty(void **state)
+{
+	double h8[21], h30[21], l8[21], heavy8, heavy30, light8;
+	unsigned int seed;
+
+	for (seed = 0; seed < 21; seed++) { /* medians over 21 load patterns */
+		h8[seed] = own_uncertainty_after(250, 2800, 9, seed + 1);
+		h30[seed] = own_uncertainty_after(250, 2800, 31, seed + 1);
+		l8[seed] = own_uncertainty_after(20000, 1500, 9, seed + 1);
+	}
+	qsort(h8, 21, sizeof(double), cmp_double);
+	qsort(h30, 21, sizeof(double), cmp_double);
+	qsort(l8, 21, sizeof(double), cmp_double);
+	heavy8 = h8[10];
+	heavy30 = h30[10];
+	light8 = l8[10];
+
+	print_message("own uncertainty: heavy %.3f after 8 pairs, %.3f after 30; light %.3f\n",
+		      heavy8, heavy30, light8);
+	assert_true(own_uncertainty_after(250, 2800, 0, 1) == 0);
+	assert_true(isinf(own_uncertainty_after(250, 2800, 3, 1)));
+	assert_true(light8 <= 0.08);
+	assert_true(heavy8 > 0.08);
+	assert_true(heavy30 < heavy8);
 }
 
 /* The attach and the detach are steps of their own that no pair uses:
@@ -342,6 +402,7 @@ int main(void)
 		cmocka_unit_test(test_identification_robust),
 		cmocka_unit_test(test_follows_load),
 		cmocka_unit_test(test_switch_steps_left_out),
+		cmocka_unit_test(test_own_uncertainty),
 		cmocka_unit_test(test_controller_one_step),
 		cmocka_unit_test(test_controller_floor),
 		cmocka_unit_test(test_schedule),
