@@ -122,7 +122,10 @@ static bool exports(struct obj *o, const char *name)
 	return false;
 }
 
-/* One object per mapped file, opened through map_files. */
+/* One object per mapped ELF file, opened through map_files. A mapped
+ * file that is not ELF (data, a memory file) takes no slot: a target
+ * mapping hundreds of them below its libraries must not push its
+ * allocator out of the table. */
 static void collect(pid_t pid, const struct mt_maps *maps, struct objs *os)
 {
 	size_t i;
@@ -144,8 +147,9 @@ static void collect(pid_t pid, const struct mt_maps *maps, struct objs *os)
 		memset(&os->v[os->n], 0, sizeof(os->v[0]));
 		os->v[os->n].map = m;
 		os->v[os->n].ef = elf_file_open(path);
-		if (os->v[os->n].ef)
-			read_dynamic(&os->v[os->n]);
+		if (!os->v[os->n].ef)
+			continue;
+		read_dynamic(&os->v[os->n]);
 		os->n++;
 	}
 }
