@@ -5,7 +5,10 @@
  * Owns two tables (util/hmap). Processes (by pid) hold their parsed maps; a lookup
  * that misses re-reads /proc/PID/maps, at most once per REREAD_NS per
  * process, so libraries dlopen'ed after attach are found while addresses
- * that are truly unmapped cost a binary search. A table older than
+ * that are truly unmapped cost a binary search. The pause after a read is
+ * also REREAD_COST_FACTOR times what the read took: a target whose maps are
+ * long and always changing (each read slow, every sample a miss) gets at
+ * most a tenth of memtop's time, not all of it. A table older than
  * MAX_AGE_NS is re-read on its next use even on a hit, so an address
  * reused by a later mmap (dlclose, then dlopen of another library) is
  * named after the new mapping within seconds. A re-read does not free
@@ -40,6 +43,7 @@
 
 #define GENERATIONS 8
 #define REREAD_NS (100 * 1000 * 1000ULL)
+#define REREAD_COST_FACTOR 9
 #define MAX_AGE_NS (5 * 1000 * 1000 * 1000ULL)
 
 struct pc_file {
@@ -63,7 +67,8 @@ struct pc_proc {
 	pid_t pid;
 	struct pc_gen gens[GENERATIONS]; /* ring; gens[cur] is current */
 	unsigned int cur;
-	__u64 last_read_ns;
+	__u64 last_read_ns;            /* when the last read ended */
+	__u64 reread_gap_ns;           /* the least time to the next one after a miss */
 	size_t open_maps;              /* slots of gens[cur] holding an open file */
 	__u64 files_refused, maps_cut; /* since proc_cache_take_limits() */
 };
@@ -203,10 +208,12 @@ static int proc_reread(struct proc_cache *pc, struct pc_proc *p)
 {
 	struct pc_gen fresh = { 0 }, *old = &p->gens[p->cur];
 	unsigned int next = (p->cur + 1) % GENERATIONS;
+	__u64 t0 = clock_mono_coarse_ns();
 	int err;
 
-	p->last_read_ns = clock_mono_coarse_ns();
 	err = proc_maps_read(p->pid, &fresh.maps);
+	p->last_read_ns = clock_mono_coarse_ns();
+	p->reread_gap_ns = REREAD_NS + REREAD_COST_FACTOR * (p->last_read_ns - t0);
 	if (err)
 		return err;
 	fresh.files = calloc(fresh.maps.n ?: 1, sizeof(*fresh.files));
@@ -270,7 +277,7 @@ const struct mt_map *proc_cache_find_map(struct proc_cache *pc, pid_t pid, __u64
 	}
 	m = proc_maps_find(&p->gens[p->cur].maps, addr);
 	if (m ? clock_mono_coarse_ns() - p->last_read_ns < MAX_AGE_NS
-	      : clock_mono_coarse_ns() - p->last_read_ns < REREAD_NS)
+	      : clock_mono_coarse_ns() - p->last_read_ns < p->reread_gap_ns)
 		return m;
 	/* A process that exited keeps its last known mappings, so samples
 	 * taken before the exit can still be named. */

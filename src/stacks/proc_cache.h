@@ -25,8 +25,10 @@ void proc_cache_free(struct proc_cache *pc);
 
 /* The mapping of pid containing addr, re-reading /proc/PID/maps once if
  * the cached copy has none. NULL if there is none (or the process is gone
- * and was never read). Re-reads of one pid happen at most every 100 ms,
- * so an address in no mapping costs a binary search, not a read; a copy
+ * and was never read). Re-reads of one pid happen at most every 100 ms
+ * plus nine times what the last read took (a slow maps text costs at most
+ * a tenth of the time), so an address in no mapping costs a binary
+ * search, not a read; a copy
  * older than 5 s is re-read on its next use, hit or miss (a mapping
  * replaced at the same address is noticed).
  * The pointer stays valid until proc_cache_forget(pid) or the 7th re-read
