@@ -766,8 +766,8 @@ static void target_limits_notice(struct app *a)
 
 	for (size_t i = 0; i < model_target_count(a->model); i++) {
 		const struct mt_target *t = model_target_at(a->model, i);
-		int hit =
-			!!t->limits.stacks_folded + !!t->limits.files_refused + !!t->limits.maps_cut;
+		int hit = !!t->limits.stacks_folded + !!t->limits.files_refused +
+			  !!t->limits.maps_cut + !!t->limits.names_refused;
 
 		pairs += (size_t)hit;
 		if (hit)
@@ -790,17 +790,23 @@ static void target_limits_notice(struct app *a)
 			      (unsigned long long)last->limits.files_refused,
 			      PROC_CACHE_MAX_FILE_MAPS);
 	if (last->limits.maps_cut && n < sizeof(line))
+		n += snprintf(line + n, sizeof(line) - n,
+			      " %llu reads of its maps cut at %u MiB or %u mappings;",
+			      (unsigned long long)last->limits.maps_cut, PROC_MAPS_MAX_BYTES >> 20,
+			      PROC_MAPS_MAX_ENTRIES);
+	if (last->limits.names_refused && n < sizeof(line))
 		snprintf(line + n, sizeof(line) - n,
-			 " %llu reads of its maps cut at %u MiB or %u mappings;",
-			 (unsigned long long)last->limits.maps_cut, PROC_MAPS_MAX_BYTES >> 20,
-			 PROC_MAPS_MAX_ENTRIES);
+			 " %llu new paths and names past its %u MiB shown as " STRPOOL_OVERFLOW ";",
+			 (unsigned long long)last->limits.names_refused,
+			 STRPOOL_OWNER_MAX_BYTES >> 20);
 	line[strlen(line) - 1] = '\0'; /* the last ';' */
 	notice(a, line);
 }
 
-/* Names (paths, symbols) over the string pool's bound (util/strpool.h):
- * a target that keeps making new ones. Said when the count first grows
- * and then at most once a minute's worth of ticks. */
+/* Names (paths, symbols) over the string pool's bound in all
+ * (util/strpool.h): targets that keep making new ones, each within its own
+ * share (target_limits_notice), filled it together. Said once, when the
+ * count first grows. */
 static void pool_notice(struct app *a)
 {
 	size_t n = strpool_refused();
@@ -810,9 +816,9 @@ static void pool_notice(struct app *a)
 		return;
 	a->pool_refused_said = n;
 	snprintf(line, sizeof(line),
-		 "memtop keeps at most 64 MiB of paths and names and a target keeps making new ones: "
-		 "%zu shown as " STRPOOL_OVERFLOW,
-		 n);
+		 "memtop keeps at most %u MiB of paths and names in all (%u MiB per target) and "
+		 "targets keep making new ones: %zu shown as " STRPOOL_OVERFLOW,
+		 STRPOOL_MAX_BYTES >> 20, STRPOOL_OWNER_MAX_BYTES >> 20, n);
 	notice(a, line);
 }
 

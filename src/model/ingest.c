@@ -14,6 +14,10 @@
  * stacks/python.c, replace each native _PyEval_EvalFrameDefault frame,
  * one interpreter activation (the frames up to its entry frame) each, so
  * the stack reads Python and native code in the order they called.
+ *
+ * The paths and names interned while a sample is named are charged to its
+ * target (util/strpool.h budgets): one target that keeps making new ones
+ * runs out of its own share, never the others'.
  */
 #include "model/ingest.h"
 
@@ -22,6 +26,7 @@
 
 #include "memtop/abi.h"
 #include "stacks/python.h"
+#include "util/strpool.h"
 
 #define MT_STACK_MAX_IPS 128
 #define MT_STACK_MAX_FRAMES 192
@@ -137,6 +142,8 @@ static int ingest_alloc(struct ingest *in, const struct mt_event_alloc *ev)
 	bool truncated = false, cfi;
 	int nips, nf = 0, i;
 	__u64 unwound_before = in->unwound;
+	struct mt_target *t = model_target(in->model, ev->pid, false);
+	struct strpool_budget *was = strpool_charge(t ? &t->names : NULL);
 
 	nips = sample_ips(in, ev, ips, &truncated);
 	cfi = in->unwound != unwound_before;
@@ -149,6 +156,9 @@ static int ingest_alloc(struct ingest *in, const struct mt_event_alloc *ev)
 		truncated = !is_outermost(frames[nf - 1].function);
 	if (py)
 		merge_python(in, py, frames, &nf, &truncated);
+	strpool_charge(was);
+	if (t)
+		t->limits.names_refused = t->names.refused;
 
 	s.pid = ev->pid;
 	s.ts_ns = ev->ts_ns;

@@ -24,6 +24,7 @@
 #include "memtop/abi.h"
 #include "stacks/frame.h"
 #include "model/stats.h"
+#include "util/strpool.h"
 
 #define MT_SIZE_BUCKETS 48 /* log2 buckets as size_hist_bucket() (stats.h): (2^(i-1), 2^i] */
 
@@ -105,6 +106,9 @@ struct mt_target_limits {
 			      * already had PROC_CACHE_MAX_FILE_MAPS open */
 	__u64 maps_cut;      /* reads of its /proc/PID/maps cut short (over
 			      * PROC_MAPS_MAX_BYTES or PROC_MAPS_MAX_ENTRIES) */
+	__u64 names_refused; /* new paths and names past the text it may add to
+			      * the string pool (STRPOOL_OWNER_MAX_BYTES):
+			      * shown as STRPOOL_OVERFLOW */
 };
 
 /* The function name of the site a target's stacks past max_stacks go to. */
@@ -152,6 +156,9 @@ struct mt_target {
 	struct mt_target_stats stats;
 	__u32 nstacks; /* distinct stacks it has samples in */
 	struct mt_target_limits limits;
+	/* The paths and names interned for it (charged by ingest while it
+	 * names the target's samples; limits.names_refused follows it). */
+	struct strpool_budget names;
 	/* private to model.c */
 	struct mt_proc_counters prev_counters;
 	bool final_done; /* its last interval after the death was closed */

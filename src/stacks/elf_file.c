@@ -618,7 +618,7 @@ static int syms_collect(struct elf_file *ef, Elf_Scn *scn, size_t *cap)
 	for (size_t i = 1; i < n; i++) {
 		GElf_Sym sym;
 		const char *s;
-		const char *at;
+		const char *at, *name;
 		int bind;
 
 		if (!gelf_getsym(data, (int)i, &sym) || !sym_is_func(&sym))
@@ -643,12 +643,17 @@ static int syms_collect(struct elf_file *ef, Elf_Scn *scn, size_t *cap)
 		}
 		bind = GELF_ST_BIND(sym.st_info);
 		at = strchr(s, '@');
+		/* "__libc_start_main@@GLIBC_2.34" is shown without its version;
+		 * with it when the pool refuses the name (the file is shared by
+		 * every target: the one that opened it may be over its share) */
+		name = at ? strpool_intern_len(s, at - s) : s;
+		if (strpool_is_overflow(name))
+			name = s;
 		ef->syms[ef->nsyms++] = (struct elf_sym){
 			.start = sym.st_value,
 			.end = sym.st_size ? sym.st_value + sym.st_size : section_end(ef, &sym),
 			.sized = sym.st_size != 0,
-			/* "__libc_start_main@@GLIBC_2.34" is shown without its version */
-			.name = at ? strpool_intern_len(s, at - s) : s,
+			.name = name,
 			/* Among aliases prefer .symtab, sized, exported (not a
 			 * local alias such as "__libc_start_main_alias_1"), the
 			 * default version (not "cfree@GLIBC_2.2.5"), public

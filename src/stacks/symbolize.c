@@ -26,7 +26,10 @@
  * costs a map search and a hash lookup. The result table is cleared when
  * it reaches MAX_RESULTS entries, and when a debug file fetched from
  * debuginfod arrives for an object (its addresses were named without
- * it). Not thread-safe.
+ * it). A name the string pool refused (STRPOOL_OVERFLOW: the caller's
+ * target is over its share) is shown but never cached, since the caches
+ * serve every target: another target asks again and gets the real name.
+ * Not thread-safe.
  */
 #include "stacks/symbolize.h"
 
@@ -332,6 +335,9 @@ static void res_store(struct symbolizer *s, const struct sym_obj *o, __u64 vaddr
 {
 	struct result *r;
 
+	for (int i = 0; i < n; i++)
+		if (strpool_is_overflow(f[i].function) || strpool_is_overflow(f[i].file))
+			return;
 	if (s->res.len + 1 > MAX_RESULTS)
 		results_clear(s);
 	r = malloc(sizeof(*r) + (size_t)n * sizeof(*f));
@@ -350,14 +356,17 @@ static void res_store(struct symbolizer *s, const struct sym_obj *o, __u64 vaddr
 static const char *module_of(struct symbolizer *s, const char *path)
 {
 	size_t slot = ((uintptr_t)path >> 4) % MODULE_SLOTS;
-	const char *slash;
+	const char *slash, *base;
 
 	if (s->modules[slot].path == path)
 		return s->modules[slot].base;
 	slash = strrchr(path, '/');
+	base = slash && slash[1] ? strpool_intern(slash + 1) : path;
+	if (strpool_is_overflow(base))
+		return base;
 	s->modules[slot].path = path;
-	s->modules[slot].base = slash && slash[1] ? strpool_intern(slash + 1) : path;
-	return s->modules[slot].base;
+	s->modules[slot].base = base;
+	return base;
 }
 
 int symbolizer_resolve(struct symbolizer *s, pid_t pid, __u64 addr, bool is_return_addr,
@@ -402,6 +411,8 @@ int symbolizer_resolve(struct symbolizer *s, pid_t pid, __u64 addr, bool is_retu
 		out[0] = base;
 		return 1;
 	}
+	if (strpool_is_overflow(o->build_id)) /* interned for a target over its share */
+		o->build_id = strpool_intern(elf_file_build_id(ef));
 	base.build_id = o->build_id;
 	r = res_find(s, o, vaddr);
 	if (r) {

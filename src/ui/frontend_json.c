@@ -256,6 +256,7 @@ static void write_target(struct json_writer *w, const struct mt_target *t)
 	kv_uint(w, "stacks_folded", t->limits.stacks_folded);
 	kv_uint(w, "files_refused", t->limits.files_refused);
 	kv_uint(w, "maps_cut", t->limits.maps_cut);
+	kv_uint(w, "names_refused", t->limits.names_refused);
 	jw_object_end(w);
 	jw_object_end(w);
 }

@@ -9,7 +9,10 @@
  * Targets choose many of these strings (mapped paths, symbol names): one
  * that renames its files or generates names without end would grow the
  * pool without end. So the text stored is bounded (STRPOOL_MAX_BYTES);
- * past it a new string interns as STRPOOL_OVERFLOW and is counted.
+ * past it a new string interns as STRPOOL_OVERFLOW and is counted. And
+ * one such producer must not use up the pool for the others: the text
+ * each budget (strpool_charge, one per thread at a time) adds is bounded
+ * too (STRPOOL_OWNER_MAX_BYTES), counted in the budget.
  */
 #include "util/strpool.h"
 
@@ -22,7 +25,6 @@
 #include <string.h>
 
 #define CHUNK_SIZE (64 * 1024)
-#define STRPOOL_MAX_BYTES (64u << 20)
 
 struct pool_key {
 	const char *s;
@@ -37,6 +39,8 @@ static size_t pool_bytes; /* text stored */
 static size_t pool_limit = STRPOOL_MAX_BYTES;
 static size_t pool_refused;  /* strings interned as STRPOOL_OVERFLOW */
 static const char *overflow; /* the interned STRPOOL_OVERFLOW */
+static size_t owner_limit = STRPOOL_OWNER_MAX_BYTES;
+static __thread struct strpool_budget *charged; /* who pays on this thread */
 
 static __u64 hash_bytes(const char *s, size_t len)
 {
@@ -85,6 +89,19 @@ static const char *pool_store(const char *s, size_t len)
 	return p;
 }
 
+/* STRPOOL_OVERFLOW, stored once outside the set (so interning its text
+ * gives another pointer); NULL/ENOMEM if it cannot be. Under the lock. */
+static const char *overflow_marker(void)
+{
+	if (!overflow)
+		__atomic_store_n(&overflow,
+				 pool_store(STRPOOL_OVERFLOW, sizeof(STRPOOL_OVERFLOW) - 1),
+				 __ATOMIC_RELEASE);
+	if (!overflow)
+		errno = ENOMEM;
+	return overflow;
+}
+
 const char *strpool_intern_len(const char *s, size_t len)
 {
 	const struct pool_key key = { s, len };
@@ -102,13 +119,14 @@ const char *strpool_intern_len(const char *s, size_t len)
 	ret = hmap_get(&pool, h, pool_eq, &key);
 	if (ret)
 		goto out;
+	if (charged && charged->bytes + len + 1 > owner_limit) {
+		charged->refused++;
+		ret = overflow_marker();
+		goto out;
+	}
 	if (pool_bytes + len + 1 > pool_limit) {
-		if (!overflow)
-			overflow = pool_store(STRPOOL_OVERFLOW, sizeof(STRPOOL_OVERFLOW) - 1);
 		pool_refused++;
-		ret = overflow;
-		if (!ret)
-			errno = ENOMEM;
+		ret = overflow_marker();
 		goto out;
 	}
 	ret = pool_store(s, len);
@@ -120,6 +138,8 @@ const char *strpool_intern_len(const char *s, size_t len)
 		goto out;
 	}
 	pool_bytes += len + 1;
+	if (charged)
+		charged->bytes += len + 1;
 out:
 	pthread_mutex_unlock(&pool_lock);
 	return ret;
@@ -144,6 +164,27 @@ void strpool_set_limit(size_t bytes)
 {
 	pthread_mutex_lock(&pool_lock);
 	pool_limit = bytes;
+	pthread_mutex_unlock(&pool_lock);
+}
+
+struct strpool_budget *strpool_charge(struct strpool_budget *b)
+{
+	struct strpool_budget *was = charged;
+
+	charged = b;
+	return was;
+}
+
+bool strpool_is_overflow(const char *s)
+{
+	/* set once, under the lock; read without it (a hot path) */
+	return s && s == __atomic_load_n(&overflow, __ATOMIC_ACQUIRE);
+}
+
+void strpool_set_owner_limit(size_t bytes)
+{
+	pthread_mutex_lock(&pool_lock);
+	owner_limit = bytes;
 	pthread_mutex_unlock(&pool_lock);
 }
 

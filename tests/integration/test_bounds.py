@@ -10,6 +10,11 @@ docs/reliability.md), against targets run as nobody
     on reporting;
   - a target that maps one new copy of a library after another costs
     memtop no descriptor per copy;
+  - a target that keeps making new paths (memory files of new long
+    names) meets its own share of the string pool: its new names are
+    [too many names], counted in its limits and said once, while a second
+    target watched in the same run, which needs new names all along (a
+    new library copy per allocation), keeps its sites named;
   - a library mapped from a path of 16 KiB (a maps line far past
     PATH_MAX) is named like any other;
   - a library of 2.2 GiB (sparse), and one with 1.1M function symbols, are
@@ -108,6 +113,59 @@ def test_library_copies_hold_no_descriptors():
     check(stacks >= 450, "only %d library copies named in 30 s" % stacks)
     check(most < stacks * 0.75, "memtop held %d copies open after naming %d" % (most, stacks))
     stop_quickly(m, before)
+
+
+def target_of(rec, pid):
+    return next(t for t in rec["targets"] if t["pid"] == pid)
+
+
+def test_names_past_a_targets_share():
+    """The churner maps memory files of ever new 240-character names
+    (thousands new at every read of its maps: 64 MiB of names within
+    seconds); the quiet target needs a new path per allocation (a fresh
+    library copy). The churner's new names stop at its 8 MiB share
+    (limits.names_refused, one stderr line); the quiet one's go on being
+    named long after the churner would have filled the whole pool."""
+    d = lab()
+    exe, so = build(d)
+    _, churner = start([exe, "--names", "16384"])
+    _, quiet = start([exe, "--lib", so, "--copies", "yes"])
+    before = bpf_snapshot()
+    m = Memtop(*MEMTOP_ARGS, "--max-stacks", "512", "--top", "0", "-p",
+               "%d,%d" % (churner, quiet))
+    rec = m.first_record()
+    t0 = time.monotonic()
+    while not target_of(rec, churner)["limits"]["names_refused"]:
+        check(time.monotonic() - t0 < 15, "the churner met no bound in 15 s: %s" %
+              target_of(rec, churner))
+        rec = m.record()
+    cut = time.monotonic()
+    named = lambda r: sites_by_function(r).get("hostile_lib_alloc", {}).get("samples", 0)
+    at_cut, stacks_at_cut = named(rec), target_of(rec, quiet)["stacks"]
+    # the churner goes on at several MiB a read; the quiet target's new
+    # copies (new stacks: it maps one at a reused address, named at the
+    # next read of its maps) keep coming, named
+    while (time.monotonic() - cut < 4 or target_of(rec, quiet)["stacks"] < stacks_at_cut + 20):
+        check(time.monotonic() - cut < 12,
+              "the quiet target's new copies are not named: %d stacks at the cut, %d after" %
+              (stacks_at_cut, target_of(rec, quiet)["stacks"]))
+        rec = m.record()
+        check(target_of(rec, quiet)["limits"]["names_refused"] == 0,
+              "the quiet target's names were refused: %s" % target_of(rec, quiet))
+    churned = target_of(rec, churner)["limits"]
+    check(churned["names_refused"] > 10000, "the churner's names refused: %s" % churned)
+    check(named(rec) > at_cut + 100,
+          "the quiet target's site stopped being named: %d samples at the cut, %d after" %
+          (at_cut, named(rec)))
+    stop_quickly(m, before)
+    # (its new mappings are new stacks too: it may reach --max-stacks first)
+    lines = [l for l in said_lines(m) if "past its 8 MiB shown as [too many names]" in l]
+    check(len(lines) == 1 and "PID %d " % churner in lines[0],
+          "the churner's bound should be said once: %r" % said_lines(m))
+    check(not any("PID %d " % quiet in l for l in said_lines(m)),
+          "the quiet target reached a bound: %r" % said_lines(m))
+    check(not any("in all" in l for l in m.err.lines),
+          "the pool's bound in all was reached: %s" % m.err.text()[-300:])
 
 
 def test_absurdly_long_maps_lines():

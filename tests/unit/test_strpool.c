@@ -2,7 +2,7 @@
 /*
  * test_strpool.c - interning: equal strings give one pointer, different
  * strings different ones, lengths are honoured, the set survives growth
- * and concurrent callers.
+ * and concurrent callers; the text kept is bounded in all and per owner.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -97,6 +97,55 @@ static void test_threads(void **state)
 	}
 }
 
+/* Two owners (targets): one that keeps making new names meets its own
+ * bound, and only it: its new names intern as STRPOOL_OVERFLOW, counted in
+ * its budget (not the pool's count); the other goes on adding names; a
+ * name already interned (by anyone) costs nothing and is the real one. */
+static void test_owner_bounded(void **state)
+{
+	struct strpool_budget churner = { 0 }, quiet = { 0 };
+	const char *shared = strpool_intern("interned by no owner"), *got;
+	size_t pool_refused = strpool_refused(), i;
+	char name[64];
+
+	(void)state;
+	strpool_set_owner_limit(64 << 10);
+	assert_null(strpool_charge(&churner));
+	for (i = 0; i < 10000; i++) {
+		snprintf(name, sizeof(name), "/tmp/churned-%zu/lib.so", i);
+		assert_non_null(strpool_intern(name));
+	}
+	assert_true(churner.bytes <= 64 << 10);
+	assert_true(churner.bytes > (64 << 10) - 64);
+	assert_true(churner.refused > 7000); /* about 24 bytes a name */
+	snprintf(name, sizeof(name), "/tmp/churned-%d/lib.so", 9999);
+	got = strpool_intern(name);
+	assert_true(strpool_is_overflow(got));
+	assert_string_equal(got, STRPOOL_OVERFLOW);
+	assert_ptr_equal(strpool_intern("interned by no owner"), shared);
+
+	assert_ptr_equal(strpool_charge(&quiet), &churner);
+	got = strpool_intern("a name only the quiet one has");
+	assert_false(strpool_is_overflow(got));
+	assert_string_equal(got, "a name only the quiet one has");
+	assert_int_equal(quiet.bytes, sizeof("a name only the quiet one has"));
+	assert_int_equal(quiet.refused, 0);
+
+	/* what the quiet one added, the churner gets for nothing */
+	assert_ptr_equal(strpool_charge(&churner), &quiet);
+	i = churner.refused;
+	assert_ptr_equal(strpool_intern("a name only the quiet one has"), got);
+	assert_int_equal(churner.refused, i);
+
+	/* no owner: the pool's bound only */
+	assert_ptr_equal(strpool_charge(NULL), &churner);
+	assert_false(strpool_is_overflow(strpool_intern("/tmp/churned-9999/lib.so")));
+	assert_false(strpool_is_overflow(NULL));
+	assert_false(strpool_is_overflow(strpool_intern(STRPOOL_OVERFLOW))); /* its text, interned */
+	assert_int_equal(strpool_refused(), pool_refused);
+	strpool_set_owner_limit(STRPOOL_OWNER_MAX_BYTES);
+}
+
 /* A producer of ever new names (a target renaming its files) meets the
  * bound: new names intern as STRPOOL_OVERFLOW and are counted; names
  * already interned keep their pointers. Runs last: the pool stays full. */
@@ -122,9 +171,8 @@ static void test_bounded(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_basic),
-		cmocka_unit_test(test_growth),
-		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_basic),   cmocka_unit_test(test_growth),
+		cmocka_unit_test(test_threads), cmocka_unit_test(test_owner_bounded),
 		cmocka_unit_test(test_bounded),
 	};
 

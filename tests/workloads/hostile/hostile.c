@@ -7,7 +7,7 @@
  *
  *   hostile [--lib PATH] [--tamper fifo|symlink:TARGET] [--comm NAME]
  *           [--churn N] [--exec PATH] [--leak yes] [--evil-sym yes]
- *           [--jit N] [--copies yes] [--flood yes]
+ *           [--jit N] [--copies yes] [--flood yes] [--names N]
  *
  * --lib dlopen()s PATH (libhostile.so) and allocates through its
  * hostile_lib_alloc(); else allocations come from hostile_main_alloc() in
@@ -30,6 +30,11 @@
  * deletes it: a new file (a new inode) behind every sample.
  * --flood allocates and frees without pause (stdin looked at every 4096
  * blocks): more samples than any reader can take.
+ * --names keeps N memory files mapped, each with a name of 240 characters
+ * never used before, and replaces 64 of them every millisecond: every
+ * read of its maps has thousands of new paths; it allocates through code
+ * in the newest one, so each sample has a frame in a mapping memtop has
+ * not read yet (names it would intern without end).
  * Then it prints "READY pid=N" and allocates 64 KiB (freeing every other
  * block) every millisecond until stdin reaches EOF; then _exit(0).
  */
@@ -160,6 +165,43 @@ static void *copy_alloc(const char *path, unsigned long i, size_t n)
 	return p;
 }
 
+/* A new memory file, named after i (240 characters), holding jit_stub,
+ * mapped executable; the one mapped N calls before is unmapped. */
+static void *names_map(unsigned long i, unsigned long n_mapped)
+{
+	static void **mapped;
+	long page = sysconf(_SC_PAGESIZE);
+	char name[241];
+	void *at;
+	int fd;
+
+	if (!mapped && !(mapped = calloc(n_mapped, sizeof(*mapped))))
+		die("calloc");
+	snprintf(name, sizeof(name), "%lu-", i);
+	memset(name + strlen(name), 'n', sizeof(name) - 1 - strlen(name));
+	name[sizeof(name) - 1] = '\0';
+	fd = memfd_create(name, MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, page) || pwrite(fd, jit_stub, sizeof(jit_stub), 0) < 0)
+		die("memfd");
+	at = mmap(NULL, (size_t)page, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	if (at == MAP_FAILED)
+		die("mmap");
+	close(fd);
+	if (mapped[i % n_mapped])
+		munmap(mapped[i % n_mapped], (size_t)page);
+	mapped[i % n_mapped] = at;
+	return at;
+}
+
+static void *names_alloc(unsigned long *i, unsigned long n_mapped, size_t n)
+{
+	void *(*stub)(size_t, void *(*)(size_t)) = NULL;
+
+	for (int k = 0; k < 64; k++)
+		stub = (void *(*)(size_t, void *(*)(size_t)))names_map((*i)++, n_mapped);
+	return stub(n, malloc);
+}
+
 static int churn_n;
 static char *churn_base;
 
@@ -202,7 +244,7 @@ static void churn_start(int n)
 int main(int argc, char **argv)
 {
 	const char *lib = NULL, *how = NULL, *comm = NULL, *exec_path = NULL;
-	unsigned long n = 0;
+	unsigned long n = 0, names = 0, names_made = 0;
 	bool leak = false, evil = false, copies = false, flood = false;
 	void *keep = NULL;
 	char line[64];
@@ -228,6 +270,8 @@ int main(int argc, char **argv)
 			copies = !strcmp(argv[i + 1], "yes");
 		else if (!strcmp(argv[i], "--flood"))
 			flood = !strcmp(argv[i + 1], "yes");
+		else if (!strcmp(argv[i], "--names"))
+			names = strtoul(argv[i + 1], NULL, 0);
 	}
 	if (lib) {
 		void *h = dlopen(lib, RTLD_NOW);
@@ -271,10 +315,11 @@ int main(int argc, char **argv)
 				free(jit_alloc(n++, BLOCK));
 			continue;
 		}
-		void *p = copies && lib ? copy_alloc(lib, n, BLOCK)
-			  : lib_alloc   ? lib_alloc(BLOCK)
-			  : evil        ? hostile_evil_alloc(BLOCK)
-					: hostile_main_alloc(BLOCK);
+		void *p = names           ? names_alloc(&names_made, names, BLOCK)
+			  : copies && lib ? copy_alloc(lib, n, BLOCK)
+			  : lib_alloc     ? lib_alloc(BLOCK)
+			  : evil          ? hostile_evil_alloc(BLOCK)
+					  : hostile_main_alloc(BLOCK);
 
 		if (leak && !(n % 8)) {
 			n++; /* never freed */
