@@ -791,9 +791,9 @@ static void target_limits_notice(struct app *a)
 			      PROC_CACHE_MAX_FILE_MAPS);
 	if (last->limits.maps_cut && n < sizeof(line))
 		n += snprintf(line + n, sizeof(line) - n,
-			      " %llu reads of its maps cut at %u MiB or %u mappings;",
+			      " %llu reads of its maps cut at %u MiB, %u mappings or %u ms;",
 			      (unsigned long long)last->limits.maps_cut, PROC_MAPS_MAX_BYTES >> 20,
-			      PROC_MAPS_MAX_ENTRIES);
+			      PROC_MAPS_MAX_ENTRIES, PROC_MAPS_MAX_MS);
 	if (last->limits.names_refused && n < sizeof(line))
 		snprintf(line + n, sizeof(line) - n,
 			 " %llu new paths and names past its %u MiB shown as " STRPOOL_OVERFLOW ";",

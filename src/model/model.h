@@ -105,7 +105,8 @@ struct mt_target_limits {
 	__u64 files_refused; /* mappings whose file was not opened: the target
 			      * already had PROC_CACHE_MAX_FILE_MAPS open */
 	__u64 maps_cut;      /* reads of its /proc/PID/maps cut short (over
-			      * PROC_MAPS_MAX_BYTES or PROC_MAPS_MAX_ENTRIES) */
+			      * PROC_MAPS_MAX_BYTES, PROC_MAPS_MAX_ENTRIES or
+			      * PROC_MAPS_MAX_MS) */
 	__u64 names_refused; /* new paths and names past the text it may add to
 			      * the string pool (STRPOOL_OWNER_MAX_BYTES):
 			      * shown as STRPOOL_OVERFLOW */

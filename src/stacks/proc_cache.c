@@ -211,7 +211,7 @@ static int proc_reread(struct proc_cache *pc, struct pc_proc *p)
 	__u64 t0 = clock_mono_coarse_ns();
 	int err;
 
-	err = proc_maps_read(p->pid, &fresh.maps);
+	err = proc_maps_read_within(p->pid, &fresh.maps, PROC_MAPS_MAX_MS);
 	p->last_read_ns = clock_mono_coarse_ns();
 	p->reread_gap_ns = REREAD_NS + REREAD_COST_FACTOR * (p->last_read_ns - t0);
 	if (err)

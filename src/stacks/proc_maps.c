@@ -8,19 +8,21 @@
  * " (deleted)" is stripped and recorded in mt_map.deleted. The result is
  * sorted by start address for binary search. A torn read of a changing
  * process is read again (MAPS_READ_ATTEMPTS). What one read keeps is
- * bounded (PROC_MAPS_MAX_BYTES, PROC_MAPS_MAX_ENTRIES): the text is in
+ * bounded (PROC_MAPS_MAX_BYTES, PROC_MAPS_MAX_ENTRIES, PROC_MAPS_MAX_MS): the text is in
  * address order, so a cut table is the lower part of the real one.
  */
 #include "stacks/proc_maps.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "util/bytebuf.h"
+#include "util/clock.h"
 #include "util/strpool.h"
 
 #define DELETED_SUFFIX " (deleted)"
@@ -203,10 +205,17 @@ int proc_maps_parse(const char *text, size_t len, struct mt_maps *out)
 	return 0;
 }
 
+/* The kernel builds the text as it is read: asked for at most this much
+ * at a time, so the time bound is looked at often. */
+#define READ_CHUNK (256 * 1024)
+
 /* Read a /proc file (its size is unknown until read), at most max bytes
- * of it, into a util/bytebuf; *cut when there was more. */
-static int read_proc_file(const char *path, size_t max, char **text, size_t *len, bool *cut)
+ * of it and for at most max_ms (0: no time bound), into a util/bytebuf;
+ * *cut when there was more. */
+static int read_proc_file(const char *path, size_t max, unsigned int max_ms, char **text,
+			  size_t *len, bool *cut)
 {
+	__u64 deadline = max_ms ? clock_mono_ns() + max_ms * 1000000ULL : UINT64_MAX;
 	struct bytebuf b;
 	int fd, err = 0;
 	__u8 *data;
@@ -220,7 +229,7 @@ static int read_proc_file(const char *path, size_t max, char **text, size_t *len
 		size_t room;
 		ssize_t r;
 
-		if (b.len >= max) {
+		if (b.len >= max || (b.len && clock_mono_ns() > deadline)) {
 			char c;
 
 			*cut = read(fd, &c, 1) == 1;
@@ -232,7 +241,9 @@ static int read_proc_file(const char *path, size_t max, char **text, size_t *len
 			break;
 		}
 		room = b.cap - b.len - 1;
-		r = read(fd, b.data + b.len, room < max - b.len ? room : max - b.len);
+		if (room > max - b.len)
+			room = max - b.len;
+		r = read(fd, b.data + b.len, room < READ_CHUNK ? room : READ_CHUNK);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -261,7 +272,7 @@ static int read_proc_file(const char *path, size_t max, char **text, size_t *len
 	return 0;
 }
 
-int proc_maps_read(pid_t pid, struct mt_maps *out)
+int proc_maps_read_within(pid_t pid, struct mt_maps *out, unsigned int max_ms)
 {
 	char path[64], *text = NULL;
 	size_t len = 0;
@@ -279,7 +290,7 @@ int proc_maps_read(pid_t pid, struct mt_maps *out)
 	for (int attempt = 0; attempt < MAPS_READ_ATTEMPTS; attempt++) {
 		text = NULL;
 		len = 0;
-		err = read_proc_file(path, PROC_MAPS_MAX_BYTES, &text, &len, &cut);
+		err = read_proc_file(path, PROC_MAPS_MAX_BYTES, max_ms, &text, &len, &cut);
 		if (err == -EAGAIN || err == -EINTR)
 			continue;
 		if (err)
@@ -300,6 +311,11 @@ int proc_maps_read(pid_t pid, struct mt_maps *out)
 			return err;
 	}
 	return err;
+}
+
+int proc_maps_read(pid_t pid, struct mt_maps *out)
+{
+	return proc_maps_read_within(pid, out, 0);
 }
 
 const struct mt_map *proc_maps_find(const struct mt_maps *m, __u64 addr)

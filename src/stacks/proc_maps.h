@@ -37,9 +37,12 @@ struct mt_maps {
  * the first PROC_MAPS_MAX_BYTES of text (ordinary processes have well
  * under 1 MiB, but a path can be longer than PATH_MAX), the first
  * PROC_MAPS_MAX_ENTRIES mappings (the kernel's default vm.max_map_count
- * is 65530). */
+ * is 65530); and a read that a loop waits on (proc_maps_read_within),
+ * what the kernel wrote in PROC_MAPS_MAX_MS (an ordinary text takes well
+ * under 10 ms; deep paths, each built anew per line, can take seconds). */
 #define PROC_MAPS_MAX_BYTES (16U << 20)
 #define PROC_MAPS_MAX_ENTRIES (1U << 17)
+#define PROC_MAPS_MAX_MS 250
 
 /* Parse the text of a maps file, at most PROC_MAPS_MAX_ENTRIES lines
  * (then out->cut). 0 or -EINVAL / -ENOMEM. */
@@ -48,6 +51,11 @@ int proc_maps_parse(const char *text, size_t len, struct mt_maps *out);
  * out->cut; the last whole line is the end). 0 or -errno (-ESRCH when
  * gone). */
 int proc_maps_read(pid_t pid, struct mt_maps *out);
+/* The same, reading for at most max_ms (then out->cut too; 0: no bound).
+ * A cut table lacks the highest mappings, the libraries: for a reader that
+ * can do without some (naming frames), not for one looking for a library
+ * (the allocator). */
+int proc_maps_read_within(pid_t pid, struct mt_maps *out, unsigned int max_ms);
 /* The mapping containing addr, or NULL. */
 const struct mt_map *proc_maps_find(const struct mt_maps *m, __u64 addr);
 void proc_maps_free(struct mt_maps *m);
