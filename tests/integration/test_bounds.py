@@ -10,8 +10,8 @@ docs/reliability.md), against targets run as nobody
     on reporting;
   - a target that maps one new copy of a library after another costs
     memtop no descriptor per copy;
-  - a target that keeps making new paths (memory files of new long
-    names) meets its own share of the string pool: its new names are
+  - a target that keeps making new paths (600 mapped files whose 16 KiB
+    paths it renames all the time) meets its own share of the string pool: its new names are
     [too many names], counted in its limits and said once, while a second
     target watched in the same run, which needs new names all along (a
     new library copy per allocation), keeps its sites named;
@@ -120,15 +120,15 @@ def target_of(rec, pid):
 
 
 def test_names_past_a_targets_share():
-    """The churner maps memory files of ever new 240-character names
-    (thousands new at every read of its maps: 64 MiB of names within
-    seconds); the quiet target needs a new path per allocation (a fresh
-    library copy). The churner's new names stop at its 8 MiB share
-    (limits.names_refused, one stderr line); the quiet one's go on being
-    named long after the churner would have filled the whole pool."""
+    """The churner maps 600 files from a directory 64 levels deep and
+    renames the top one before every allocation: 9 MiB of new paths at
+    every read of its maps (the whole 64 MiB pool within a few reads); the
+    quiet target needs a new path per allocation (a fresh library copy).
+    The churner's new names stop at its 8 MiB share (limits.names_refused,
+    one stderr line); the quiet one's go on being named."""
     d = lab()
     exe, so = build(d)
-    _, churner = start([exe, "--names", "16384"])
+    _, churner = start([exe, "--names", "600"], prefix=NOBODY + ("env", "-C", d))
     _, quiet = start([exe, "--lib", so, "--copies", "yes"])
     before = bpf_snapshot()
     m = Memtop(*MEMTOP_ARGS, "--max-stacks", "512", "--top", "0", "-p",
@@ -153,15 +153,17 @@ def test_names_past_a_targets_share():
         check(target_of(rec, quiet)["limits"]["names_refused"] == 0,
               "the quiet target's names were refused: %s" % target_of(rec, quiet))
     churned = target_of(rec, churner)["limits"]
-    check(churned["names_refused"] > 10000, "the churner's names refused: %s" % churned)
+    check(churned["names_refused"] > 100, "the churner's names refused: %s" % churned)
     check(named(rec) > at_cut + 100,
           "the quiet target's site stopped being named: %d samples at the cut, %d after" %
           (at_cut, named(rec)))
     stop_quickly(m, before)
-    # (its new mappings are new stacks too: it may reach --max-stacks first)
-    lines = [l for l in said_lines(m) if "past its 8 MiB shown as [too many names]" in l]
-    check(len(lines) == 1 and "PID %d " % churner in lines[0],
-          "the churner's bound should be said once: %r" % said_lines(m))
+    # its reads of maps may be cut (250 ms) and its new stubs be new stacks:
+    # one line per bound reached, each with all its counts
+    said = said_lines(m)
+    check(len(said) <= 3 and all("PID %d " % churner in l for l in said) and
+          "past its 8 MiB shown as [too many names]" in said[-1],
+          "the churner's bound should be said once: %r" % said)
     check(not any("PID %d " % quiet in l for l in said_lines(m)),
           "the quiet target reached a bound: %r" % said_lines(m))
     check(not any("in all" in l for l in m.err.lines),

@@ -30,11 +30,11 @@
  * deletes it: a new file (a new inode) behind every sample.
  * --flood allocates and frees without pause (stdin looked at every 4096
  * blocks): more samples than any reader can take.
- * --names keeps N memory files mapped, each with a name of 240 characters
- * never used before, and replaces 64 of them every millisecond: every
- * read of its maps has thousands of new paths; it allocates through code
- * in the newest one, so each sample has a frame in a mapping memtop has
- * not read yet (names it would intern without end).
+ * --names maps N files from a directory 64 levels deep (16 KiB paths) and
+ * renames the top directory before every allocation: every read of its
+ * maps has N new paths (names memtop would intern without end); each
+ * allocation goes through code in a new memory file (300 of them mapped),
+ * so each sample has a frame in a mapping memtop has not read yet.
  * Then it prints "READY pid=N" and allocates 64 KiB (freeing every other
  * block) every millisecond until stdin reaches EOF; then _exit(0).
  */
@@ -165,40 +165,82 @@ static void *copy_alloc(const char *path, unsigned long i, size_t n)
 	return p;
 }
 
-/* A new memory file, named after i (240 characters), holding jit_stub,
- * mapped executable; the one mapped N calls before is unmapped. */
-static void *names_map(unsigned long i, unsigned long n_mapped)
-{
-	static void **mapped;
-	long page = sysconf(_SC_PAGESIZE);
-	char name[241];
-	void *at;
-	int fd;
+/* --names: NAMES_DEPTH directories of 250 characters below the working
+ * directory, the top one renamed at every allocation, and n files mapped
+ * at the bottom: each of their paths (16 KiB) is new at every read. */
+#define NAMES_DEPTH 64
+#define NAMES_STUBS 300
+static int names_dir = -1; /* the working directory, holding the top */
+static unsigned long names_gen;
 
-	if (!mapped && !(mapped = calloc(n_mapped, sizeof(*mapped))))
-		die("calloc");
-	snprintf(name, sizeof(name), "%lu-", i);
-	memset(name + strlen(name), 'n', sizeof(name) - 1 - strlen(name));
-	name[sizeof(name) - 1] = '\0';
-	fd = memfd_create(name, MFD_CLOEXEC);
-	if (fd < 0 || ftruncate(fd, page) || pwrite(fd, jit_stub, sizeof(jit_stub), 0) < 0)
-		die("memfd");
-	at = mmap(NULL, (size_t)page, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
-	if (at == MAP_FAILED)
-		die("mmap");
-	close(fd);
-	if (mapped[i % n_mapped])
-		munmap(mapped[i % n_mapped], (size_t)page);
-	mapped[i % n_mapped] = at;
-	return at;
+static void names_top(char *buf, size_t len, unsigned long gen)
+{
+	int k = snprintf(buf, len, "%lu-", gen);
+
+	memset(buf + k, 'n', 250 - (size_t)k);
+	buf[250] = '\0';
 }
 
-static void *names_alloc(unsigned long *i, unsigned long n_mapped, size_t n)
+static void names_start(unsigned long n)
 {
-	void *(*stub)(size_t, void *(*)(size_t)) = NULL;
+	long page = sysconf(_SC_PAGESIZE);
+	char comp[251];
 
-	for (int k = 0; k < 64; k++)
-		stub = (void *(*)(size_t, void *(*)(size_t)))names_map((*i)++, n_mapped);
+	names_dir = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (names_dir < 0)
+		die("open .");
+	for (int level = 0; level < NAMES_DEPTH; level++) {
+		if (level) {
+			memset(comp, 'x', 250);
+			comp[250] = '\0';
+		} else {
+			names_top(comp, sizeof(comp), 0);
+		}
+		if (mkdir(comp, 0755) || chdir(comp))
+			die("mkdir");
+	}
+	for (unsigned long i = 0; i < n; i++) {
+		char name[32];
+		int fd;
+
+		snprintf(name, sizeof(name), "f%lu", i);
+		fd = open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0 || ftruncate(fd, page) ||
+		    mmap(NULL, (size_t)page, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED)
+			die("names file");
+		close(fd);
+	}
+}
+
+/* Rename the top directory (every mapped path changes), then allocate
+ * through a stub in a new memory file at a new address: a frame in a
+ * mapping memtop has not read yet. The NAMES_STUBS latest stubs stay
+ * mapped (files that are not ELF). */
+static void *names_alloc(size_t n)
+{
+	static void *stubs[NAMES_STUBS];
+	long page = sysconf(_SC_PAGESIZE);
+	char from[251], to[251];
+	void *(*stub)(size_t, void *(*)(size_t));
+	void **slot = &stubs[names_gen % NAMES_STUBS];
+	int fd;
+
+	names_top(from, sizeof(from), names_gen);
+	names_top(to, sizeof(to), ++names_gen);
+	if (renameat(names_dir, from, names_dir, to))
+		die("rename");
+	fd = memfd_create("hostile-stub", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, page) || pwrite(fd, jit_stub, sizeof(jit_stub), 0) < 0)
+		die("memfd");
+	if (*slot)
+		munmap(*slot, (size_t)page);
+	/* at an address never used before (a hint), so never one memtop read */
+	*slot = mmap((char *)(16UL << 40) + names_gen * 2 * page, (size_t)page,
+		     PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	if (*slot == MAP_FAILED)
+		die("mmap");
+	close(fd);
+	stub = (void *(*)(size_t, void *(*)(size_t))) * slot;
 	return stub(n, malloc);
 }
 
@@ -244,7 +286,7 @@ static void churn_start(int n)
 int main(int argc, char **argv)
 {
 	const char *lib = NULL, *how = NULL, *comm = NULL, *exec_path = NULL;
-	unsigned long n = 0, names = 0, names_made = 0;
+	unsigned long n = 0;
 	bool leak = false, evil = false, copies = false, flood = false;
 	void *keep = NULL;
 	char line[64];
@@ -271,7 +313,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--flood"))
 			flood = !strcmp(argv[i + 1], "yes");
 		else if (!strcmp(argv[i], "--names"))
-			names = strtoul(argv[i + 1], NULL, 0);
+			names_start(strtoul(argv[i + 1], NULL, 0));
 	}
 	if (lib) {
 		void *h = dlopen(lib, RTLD_NOW);
@@ -315,7 +357,7 @@ int main(int argc, char **argv)
 				free(jit_alloc(n++, BLOCK));
 			continue;
 		}
-		void *p = names           ? names_alloc(&names_made, names, BLOCK)
+		void *p = names_dir >= 0  ? names_alloc(BLOCK)
 			  : copies && lib ? copy_alloc(lib, n, BLOCK)
 			  : lib_alloc     ? lib_alloc(BLOCK)
 			  : evil          ? hostile_evil_alloc(BLOCK)
