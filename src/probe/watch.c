@@ -241,7 +241,17 @@ static int prepare_go(struct watch_set *ws, struct watched *w, char *err, size_t
 }
 
 /* Check a running process and choose what to probe in it. */
-static int prepare_running(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
+/* Strings interned from now on on w's behalf are charged to its target
+ * (util/strpool.h), or to w until it has one. Returns the budget to put
+ * back. */
+static struct strpool_budget *charge_to(struct watch_set *ws, struct watched *w)
+{
+	struct mt_target *t = ws->env.model ? model_target(ws->env.model, w->pid, false) : NULL;
+
+	return strpool_charge(t ? &t->names : &w->names);
+}
+
+static int prepare_process(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
 	struct alloc_target serving;
 	char usdt[PATH_MAX];
@@ -278,6 +288,16 @@ static int prepare_running(struct watch_set *ws, struct watched *w, char *err, s
 	if (w->usdt)
 		snprintf(w->lib, sizeof(w->lib), "%s", usdt);
 	return 0;
+}
+
+/* What the maps and files of w name is charged to it. */
+static int prepare_running(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
+{
+	struct strpool_budget *was = charge_to(ws, w);
+	int e = prepare_process(ws, w, err, errlen);
+
+	strpool_charge(was);
+	return e;
 }
 
 int watch_prepare_pid(struct watch_set *ws, pid_t pid, char *err, size_t errlen)
@@ -610,7 +630,7 @@ static struct mt_probe_set *attach_prepared(struct watch_set *ws, struct watched
 			     ws->env.cfg->probe_mode != MT_PROBE_URETPROBE, &ws->info, err, errlen);
 }
 
-static int attach_watched(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
+static int attach_charged(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
 	struct mt_target *t;
 	int e = bpf_loader_add_target(ws->env.bpf, w->pid);
@@ -653,6 +673,10 @@ static int attach_watched(struct watch_set *ws, struct watched *w, char *err, si
 	t = model_target(ws->env.model, w->pid, true);
 	if (!t)
 		return -ENOMEM;
+	t->names.bytes += w->names.bytes;
+	t->names.refused += w->names.refused;
+	w->names = (struct strpool_budget){ 0 };
+	strpool_charge(&t->names);
 	memcpy(t->comm, w->comm, sizeof(t->comm));
 	/* a command is still memtop's child here, before its exec: its
 	 * interpreter is looked for at the first refresh */
@@ -670,6 +694,15 @@ static int attach_watched(struct watch_set *ws, struct watched *w, char *err, si
 	slowdown_init(&w->cost, ws->env.trap_ns, samples_itself(w));
 	w->pending = false;
 	return 0;
+}
+
+static int attach_watched(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
+{
+	struct strpool_budget *was = charge_to(ws, w);
+	int e = attach_charged(ws, w, err, errlen);
+
+	strpool_charge(was);
+	return e;
 }
 
 static void release(struct watch_set *ws, struct watched *w)

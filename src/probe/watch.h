@@ -19,6 +19,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
+#include "util/strpool.h"
 #include "probe/alloc_resolve.h"
 #include "probe/allocators.h"
 #include "probe/attach.h"
@@ -78,6 +79,9 @@ struct watched {
 	struct alloc_target extra;
 	struct slowdown cost; /* what the probes cost it (slowdown.h) */
 	struct target_id id;  /* which process and program (0: not known) */
+	/* The paths and names interned for it before it has a model target
+	 * (preparing, attaching): handed to the target's budget then. */
+	struct strpool_budget names;
 };
 
 /* The probes' cost over a window, for the worst target. */
