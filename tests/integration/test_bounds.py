@@ -17,6 +17,10 @@ docs/reliability.md), against targets run as nobody
     new library copy per allocation), keeps its sites named;
   - a library mapped from a path of 16 KiB (a maps line far past
     PATH_MAX) is named like any other;
+  - a target with frames in 4,500 mappings of one library file meets the
+    bound on mappings with their file open (files_refused), and one whose
+    maps text is over 16 MiB has its reads cut (maps_cut): each counted,
+    said once, memtop goes on naming what it keeps;
   - a library of 2.2 GiB (sparse), and one with 1.1M function symbols, are
     refused or cut at the stated bounds, counted and said, and the site
     is still there.
@@ -189,6 +193,64 @@ def test_absurdly_long_maps_lines():
     m, rec = watch_until(pid, "hostile_lib_alloc")
     site = sites_by_function(rec)["hostile_lib_alloc"]["entries"][0]
     check(site["module"] == "libhostile.so", "module %r" % site["module"])
+    stop_quickly(m, before)
+
+
+def bound_reached(pid, extra, key, said, within=15):
+    """memtop on pid until its target's limits[key] is non-zero: (memtop,
+    the record). The bound's sentence is said once, for this pid."""
+    m = Memtop(*MEMTOP_ARGS, *extra, "-p", pid)
+    rec = m.first_record()
+    t0 = time.monotonic()
+    while not rec["targets"][0]["limits"][key]:
+        check(time.monotonic() - t0 < within, "no %s within %d s: %s" %
+              (key, within, rec["targets"][0]["limits"]))
+        rec = m.record()
+        check(rec is not None, "memtop stopped: %s" % m.err.text()[-300:])
+    for _ in range(3):  # memtop goes on past the bound
+        rec = m.record()
+        check(rec is not None, "memtop stopped: %s" % m.err.text()[-300:])
+    lines = said_lines(m)
+    check(len(lines) == 1 and "PID %d " % pid in lines[0] and said in lines[0],
+          "the bound should be said once (%r): %r" % (said, lines))
+    return m, rec
+
+
+def test_mappings_past_the_open_file_bound():
+    """Frames in 4,500 mappings of one library file (the file mapped again
+    and again, allocating through code in each): past 4,096 mappings with
+    their file open, the others are not opened (module+offset), counted in
+    limits.files_refused; the mappings within the bound stay named."""
+    d = lab()
+    exe, so = build(d)
+    _, pid = start([exe, "--lib", so, "--lib-maps", "4500"])
+    before = bpf_snapshot()
+    m, rec = bound_reached(pid, ("--top", "0"), "files_refused",
+                           "mappings' files not opened (4096 open at most)")
+    check(rec["targets"][0]["limits"]["maps_cut"] == 0, "maps cut: %s" % rec["targets"][0])
+    stubs = [s for s in rec["sites"] if s["module"] == "libhostile.so"]
+    check(any(s["function"] == "hostile_lib_stub" for s in stubs),
+          "the mappings within the bound are not named: %s" %
+          sorted(set((s["function"], s["module"]) for s in rec["sites"]), key=str)[:10])
+    check(any(s["function"] is None for s in stubs),
+          "no site of a mapping past the bound (module+offset)")
+    stop_quickly(m, before)
+
+
+def test_maps_past_the_text_bound():
+    """One file, 64 directories deep, mapped 1,100 times above the
+    libraries: 17 MiB of maps text. Reads that name frames are cut
+    (limits.maps_cut; the lower part, with the executable and libraries,
+    kept), and the target's own site is still named."""
+    d = lab()
+    exe = build(d, lib=False)[0]
+    _, pid = start([exe, "--deep-maps", "1100"], prefix=NOBODY + ("env", "-C", d))
+    with open("/proc/%d/maps" % pid) as f:
+        check(sum(len(l) for l in f) > 16 << 20, "the target's maps are under 16 MiB")
+    before = bpf_snapshot()
+    m, rec = bound_reached(pid, (), "maps_cut", "reads of its maps cut at 16 MiB")
+    check("hostile_main_alloc" in sites_by_function(rec),
+          "the target's site is not named: %s" % [s["function"] for s in rec["sites"]])
     stop_quickly(m, before)
 
 

@@ -8,6 +8,7 @@
  *   hostile [--lib PATH] [--tamper fifo|symlink:TARGET] [--comm NAME]
  *           [--churn N] [--exec PATH] [--leak yes] [--evil-sym yes]
  *           [--jit N] [--copies yes] [--flood yes] [--names N]
+ *           [--lib-maps N] [--deep-maps N]
  *
  * --lib dlopen()s PATH (libhostile.so) and allocates through its
  * hostile_lib_alloc(); else allocations come from hostile_main_alloc() in
@@ -35,6 +36,13 @@
  * maps has N new paths (names memtop would intern without end); each
  * allocation goes through code in a new memory file (300 of them mapped),
  * so each sample has a frame in a mapping memtop has not read yet.
+ * --lib-maps, with --lib, maps the library's file N more times (its bytes,
+ * executable, at offset 0) and allocates through hostile_lib_stub in each
+ * mapping in turn, 16 blocks a millisecond: frames in N mappings of one
+ * ELF file.
+ * --deep-maps maps one file from a directory 64 levels deep (16 KiB of
+ * path) N times, above its libraries: a maps text of N * 16 KiB whose
+ * lower part holds the executable and the libraries.
  * Then it prints "READY pid=N" and allocates 64 KiB (freeing every other
  * block) every millisecond until stdin reaches EOF; then _exit(0).
  */
@@ -46,6 +54,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +115,7 @@ static void tamper(const char *path, const char *how)
 static const unsigned char jit_stub[16] = { 0x48, 0x83, 0xec, 0x08, 0xff, 0xd6, 0x48, 0x83,
 					    0xc4, 0x08, 0xc3, 0x90, 0x90, 0x90, 0x90, 0x90 };
 static unsigned char *jit_base;
+static void **stubs; /* --jit, --lib-maps: entry points allocated through in turn */
 static unsigned long jit_n;
 
 static void jit_start(unsigned long n)
@@ -118,15 +128,49 @@ static void jit_start(unsigned long n)
 		memcpy(jit_base + i * sizeof(jit_stub), jit_stub, sizeof(jit_stub));
 	if (mprotect(jit_base, n * sizeof(jit_stub), PROT_READ | PROT_EXEC))
 		die("mprotect");
+	stubs = malloc(n * sizeof(*stubs));
+	if (!stubs)
+		die("malloc");
+	for (unsigned long i = 0; i < n; i++)
+		stubs[i] = jit_base + i * sizeof(jit_stub);
 	jit_n = n;
 }
 
 static void *jit_alloc(unsigned long i, size_t n)
 {
 	void *(*stub)(size_t, void *(*)(size_t)) =
-		(void *(*)(size_t, void *(*)(size_t)))(jit_base + (i % jit_n) * sizeof(jit_stub));
+		(void *(*)(size_t, void *(*)(size_t)))stubs[i % jit_n];
 
 	return stub(n, malloc);
+}
+
+/* The library at path mapped n times as a file (not loaded), the entry
+ * points its hostile_lib_stub has in each mapping. */
+static void lib_maps_start(const char *path, void *h, unsigned long n)
+{
+	const unsigned char *fn = dlsym(h, "hostile_lib_stub");
+	struct stat st;
+	Dl_info info;
+	size_t off;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (!fn || !dladdr(fn, &info) || fd < 0 || fstat(fd, &st))
+		die("lib-maps");
+	/* its text's file offsets are its addresses (ld's layout); checked */
+	off = (size_t)(fn - (const unsigned char *)info.dli_fbase);
+	stubs = malloc(n * sizeof(*stubs));
+	if (!stubs)
+		die("malloc");
+	for (unsigned long i = 0; i < n; i++) {
+		unsigned char *at =
+			mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+
+		if (at == MAP_FAILED || off + 11 > (size_t)st.st_size || memcmp(at + off, fn, 11))
+			die("lib-maps mmap");
+		stubs[i] = at + off;
+	}
+	close(fd);
+	jit_n = n;
 }
 
 /* Allocate through a fresh copy of the library at path; the last
@@ -181,14 +225,12 @@ static void names_top(char *buf, size_t len, unsigned long gen)
 	buf[250] = '\0';
 }
 
-static void names_start(unsigned long n)
+/* Make NAMES_DEPTH directories below the working directory, the top one
+ * named after names_gen, and go down to the last. */
+static void deep_dir_enter(void)
 {
-	long page = sysconf(_SC_PAGESIZE);
 	char comp[251];
 
-	names_dir = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (names_dir < 0)
-		die("open .");
 	for (int level = 0; level < NAMES_DEPTH; level++) {
 		if (level) {
 			memset(comp, 'x', 250);
@@ -199,6 +241,16 @@ static void names_start(unsigned long n)
 		if (mkdir(comp, 0755) || chdir(comp))
 			die("mkdir");
 	}
+}
+
+static void names_start(unsigned long n)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	names_dir = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (names_dir < 0)
+		die("open .");
+	deep_dir_enter();
 	for (unsigned long i = 0; i < n; i++) {
 		char name[32];
 		int fd;
@@ -210,6 +262,39 @@ static void names_start(unsigned long n)
 			die("names file");
 		close(fd);
 	}
+}
+
+/* One page of a file 64 directories deep mapped n times, above every
+ * mapping made so far (the libraries), every other page. */
+static void deep_maps_start(unsigned long n)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned long long lo, hi, top = 0;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int fd;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && !strstr(line, "[stack]") &&
+		    !strstr(line, "[vvar") && !strstr(line, "[vdso]") &&
+		    !strstr(line, "[vsyscall]") && hi > top)
+			top = hi;
+	}
+	if (!f || !top)
+		die("/proc/self/maps");
+	fclose(f);
+	deep_dir_enter();
+	fd = open("f", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0 || ftruncate(fd, page))
+		die("deep file");
+	for (unsigned long i = 0; i < n; i++) {
+		char *want = (char *)(uintptr_t)(top + (1UL << 24) + i * 2 * (unsigned long)page);
+
+		if (mmap(want, (size_t)page, PROT_READ, MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0) !=
+		    want)
+			die("deep mmap");
+	}
+	close(fd);
 }
 
 /* Rename the top directory (every mapped path changes), then allocate
@@ -286,7 +371,7 @@ static void churn_start(int n)
 int main(int argc, char **argv)
 {
 	const char *lib = NULL, *how = NULL, *comm = NULL, *exec_path = NULL;
-	unsigned long n = 0;
+	unsigned long n = 0, lib_maps = 0;
 	bool leak = false, evil = false, copies = false, flood = false;
 	void *keep = NULL;
 	char line[64];
@@ -314,6 +399,10 @@ int main(int argc, char **argv)
 			flood = !strcmp(argv[i + 1], "yes");
 		else if (!strcmp(argv[i], "--names"))
 			names_start(strtoul(argv[i + 1], NULL, 0));
+		else if (!strcmp(argv[i], "--lib-maps"))
+			lib_maps = strtoul(argv[i + 1], NULL, 0);
+		else if (!strcmp(argv[i], "--deep-maps"))
+			deep_maps_start(strtoul(argv[i + 1], NULL, 0));
 	}
 	if (lib) {
 		void *h = dlopen(lib, RTLD_NOW);
@@ -325,6 +414,8 @@ int main(int argc, char **argv)
 		lib_alloc = (void *(*)(size_t))dlsym(h, "hostile_lib_alloc");
 		if (!lib_alloc)
 			die("dlsym");
+		if (lib_maps)
+			lib_maps_start(lib, h, lib_maps);
 		if (how)
 			tamper(lib, how);
 	}
