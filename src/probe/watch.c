@@ -20,6 +20,7 @@
 #include "probe/budget.h"
 #include "probe/cgroup.h"
 #include "probe/inject.h"
+#include "probe/inject_image.h"
 #include "probe/launch_alloc.h"
 #include "stacks/elf_file.h"
 #include "probe/cmd_log.h"
@@ -282,8 +283,14 @@ static int prepare_process(struct watch_set *ws, struct watched *w, char *err, s
 	snprintf(w->alloc_prefix, sizeof(w->alloc_prefix), "%s", serving.prefix);
 	snprintf(w->lib, sizeof(w->lib), "%s", serving.path);
 	/* a process that samples itself is watched through its USDT probes,
-	 * at a fraction of the cost of trapping its allocator */
-	w->usdt = ws->env.cfg->probe_mode == MT_PROBE_AUTO &&
+	 * at a fraction of the cost of trapping its allocator. Not when its
+	 * sampler sees no call: in front of an allocator other than glibc's
+	 * the preloaded sampler passes every call through (memtop_sampler.c),
+	 * and memtop's injected copy, still mapped after an --inject session
+	 * that ended cleanly, has had its GOT slots put back (an orphaned one
+	 * was taken over above): their probes would never fire */
+	w->usdt = ws->env.cfg->probe_mode == MT_PROBE_AUTO && serving.alloc == allocators_glibc() &&
+		  inject_image_find(w->pid, &(__u64){ 0 }) != 0 &&
 		  !usdt_find_in_process(w->pid, "otel_memory", usdt, sizeof(usdt));
 	if (w->usdt)
 		snprintf(w->lib, sizeof(w->lib), "%s", usdt);

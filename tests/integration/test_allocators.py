@@ -227,6 +227,42 @@ def test_tcmalloc_preloaded_pid():
     run_apis("mt_family_libc", "tcmalloc", env=env)
 
 
+def test_tcmalloc_behind_a_wrapper_command():
+    """memtop -- sh -c 'PROG; true': the command's child links tcmalloc, in
+    front of which the preloaded sampler passes every call through
+    (memtop_sampler.c); memtop probes tcmalloc in the child with uprobes,
+    where a watch of the sampler's USDT probes saw nothing, and its sites
+    hold against the child's truth."""
+    out = os.path.join(tempfile.mkdtemp(prefix="mt-wrapped-"), "truth")
+    child = "%s --mode=apis --iterations=200 --duration=2 --start=2 --hold=60 --out=%s" % (
+        workload_path("mt_tcmalloc"), out)
+    m = Memtop("-b", "--json", "-d", "0.5", *RATE_ARGS, "--", "sh", "-c", child + "; true")
+    deadline = time.monotonic() + 60
+
+    def has_truth():
+        if not os.path.exists(out):
+            return False
+        with open(out) as f:
+            return any(line.startswith("{") for line in f)
+
+    while not has_truth():
+        check(time.monotonic() < deadline, "no truth from the command's child")
+        check(m.record(10) is not None, "memtop exited: %s" % m.err.text()[-300:])
+    truth = read_truth_file(out)
+    last = m.records_after(truth["time"], count=2)
+    kids = [t for t in last["targets"] if t["comm"] == "mt_tcmalloc"]
+    check(kids, "the child is not a target: %s" % [t["comm"] for t in last["targets"]])
+    assert_eq("allocator of the child", kids[0]["allocator"], "tcmalloc")
+    check(kids[0]["samples"] > 0 and kids[0]["counters_exact"],
+          "the child has no sample or no exact counters: %s" % kids[0])
+    d = last["dropped"]
+    check(d["events"] == 0 and d["live_map_full"] == 0, "memtop dropped data: %s" % d)
+    check_site_estimates(last, truth, [s["function"] for s in truth["sites"]
+                                       if s["alloc_calls"] > 0])
+    m.send(signal.SIGINT)
+    m.drain(30)
+
+
 def test_glibc_family_pid():
     """The same C program without a preload: glibc, with the same truth."""
     run_apis("mt_family_libc", "glibc")

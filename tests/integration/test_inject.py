@@ -165,6 +165,26 @@ def test_inject_reinject_cycles_with_threads():
     finish_churn(w)
 
 
+def test_plain_attach_after_a_clean_inject():
+    """After an --inject session ends cleanly (GOT slots put back, the
+    sampler left mapped for reuse), a plain memtop -p on the process traps
+    its allocator again: the mapped sampler sees no call any more, so a
+    watch of its USDT probes would show nothing, forever."""
+    w = start("churn", "2")
+    m = inject_memtop(w.pid, "-n", "3")
+    run_to_end(m, "the --inject session")
+    check(sampler_mapped(w.pid), "the sampler should stay mapped for reuse")
+    m = Memtop("-b", "--json", "-d", "0.3", "-n", "6", "-p", w.pid)
+    first = m.first_record()
+    check(first["overhead"]["mode"] != "usdt", "plain -p watches the idle sampler: mode %s (%s)" %
+          (first["overhead"]["mode"], m.err.text()[-300:]))
+    check(m.drain(timeout=30) == 0, "memtop did not end cleanly: %s" % m.err.text()[-300:])
+    got = target(m.records[-1], w.pid)
+    check(got["samples"] > 0 and got["probe_hits"] > 0,
+          "plain -p after --inject sampled nothing: %s" % got)
+    finish_churn(w)
+
+
 def test_inject_fork_exec():
     """fork while injected and watched: the child frees blocks it inherited
     and allocates through the rerouted GOT, then execs; the parent goes on."""
