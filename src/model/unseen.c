@@ -65,8 +65,8 @@ bool unseen_describe(const struct mt_target *t, char *buf, size_t len)
 	}
 	if (t->runtime[0]) {
 		snprintf(buf, len,
-			 "%s: %s is not allocated through malloc, memtop sees only native "
-			 "allocations; for it use %s",
+			 "%s: the memory of %s does not come from malloc, so memtop does not "
+			 "see it; for it use %s",
 			 t->runtime, t->runtime_heap, t->runtime_tool);
 		return true;
 	}

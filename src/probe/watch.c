@@ -135,6 +135,11 @@ static void inject_python_report(struct watch_set *ws, struct watched *w)
 		return;
 	state = inject_python_state(w->inj);
 	if (state == MT_PY_HOOK_ON) {
+		struct mt_target *t =
+			ws->env.model ? model_target(ws->env.model, w->pid, false) : NULL;
+
+		if (t) /* pymalloc's objects are seen now: no word that they are not */
+			t->runtime[0] = '\0';
 		warn(ws,
 		     "PID %d: CPython's object allocator wrapped: the objects pymalloc serves "
 		     "are sampled too",
@@ -692,6 +697,10 @@ static int attach_charged(struct watch_set *ws, struct watched *w, char *err, si
 		watch_python(ws, w);
 	snprintf(t->allocator, sizeof(t->allocator), "%s", ws->info.allocator);
 	set_runtime(t, w->pid);
+	if (w->usdt && !w->inj && !strcmp(t->runtime, "CPython"))
+		/* its preloaded sampler wraps the object allocator while a tool
+		 * is attached (docs/python.md): pymalloc's objects are seen */
+		t->runtime[0] = '\0';
 	watch_go_rate(ws, w, t);
 	t->alive = true;
 	t->exit_ns = 0;

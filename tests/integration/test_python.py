@@ -117,6 +117,11 @@ def test_python_inject_default_allocator():
     want = truth["leak_bytes"]
     check(abs(est - want) <= 0.25 * want,
           "in-use of leak_records %.0f, tracemalloc %d (more than 25%% apart)" % (est, want))
+    # once wrapped, no word that pymalloc's objects are not seen
+    t = target(rec, p.pid)
+    check(t["runtime"] is None and "pymalloc" not in (t["unseen_memory"] or ""),
+          "the object allocator is wrapped, yet memtop says it is blind to it: %s, %s" %
+          (t["runtime"], t["unseen_memory"]))
     # detach: the main thread runs Python code (py_leaky churns until its
     # stdin closes), so the pending call that gives the allocator back runs
     m.send(2)
@@ -287,6 +292,10 @@ def test_python_command_mode_in_use_matches_tracemalloc():
         check(ok, "leak_records never ranked first (>= %.0f, cache <= %.0f) within %.0f s: %s" %
               (LEAK_MIN, CACHE_MAX, WITHIN_S, [(s["function"], round(s["leak_score"]))
                                                for s in rec["sites"][:5]]))
+        t = target(rec, pid)
+        check(t["runtime"] is None and "pymalloc" not in (t["unseen_memory"] or ""),
+              "the preloaded sampler wraps the object allocator, yet memtop says it is blind "
+              "to it: %s, %s" % (t["runtime"], t["unseen_memory"]))
         wait_samples(m)
         os.kill(pid, signal.SIGUSR1)
         t1 = time.monotonic()
