@@ -448,8 +448,10 @@ static int release_command(struct app *a)
 	char err[512];
 	int e = watch_release_command(&a->ws, err, sizeof(err));
 
-	if (e)
+	if (e) {
 		fail("%s", err);
+		a->status.cmd_log = NULL; /* removed: the command never ran */
+	}
 	return e;
 }
 

@@ -27,6 +27,7 @@ struct launched {
 	int go_fd;               /* write a byte to let it exec */
 	int err_fd;              /* exec failure: errno arrives here; EOF means exec worked */
 	char log_path[PATH_MAX]; /* where its stdout and stderr go (cmd_log.h) */
+	bool log_created;        /* ... a file memtop made: removed if the exec fails */
 };
 
 /* Fork argv[0] (searched in PATH) held before exec. The allocator path is

@@ -483,6 +483,7 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 	}
 	cmd_log_rename(ws->launch.log_path, sizeof(ws->launch.log_path), cfg->cmd_log != NULL,
 		       ws->launch.pid);
+	ws->launch.log_created = created;
 	w->pid = ws->launch.pid;
 	w->launched = true;
 	if (w->go) {
@@ -781,8 +782,14 @@ int watch_release_command(struct watch_set *ws, char *err, size_t errlen)
 	if (ws->launch.pid <= 0 || ws->launch.go_fd < 0)
 		return 0;
 	e = target_release(&ws->launch, err, errlen);
-	if (e && ws->n)
+	if (!e)
+		return 0;
+	if (ws->n)
 		ws->v[0].gone = true; /* reaped by target_release */
+	/* the command never ran: a log memtop made for it holds nothing */
+	if (ws->launch.log_created)
+		unlink(ws->launch.log_path);
+	ws->launch.log_path[0] = '\0';
 	return e;
 }
 

@@ -5,7 +5,9 @@ before and after). A workload watched through a failed attach must keep
 running undisturbed."""
 
 import os
+import shutil
 import subprocess
+import tempfile
 import time
 
 from memtop_test import (Memtop, Workload, assert_nothing_left, assert_one_error_line,
@@ -99,6 +101,36 @@ def test_unexecutable_command():
     expect_error(QUICK + ("--", "/nonexistent/program", "arg"), r"/nonexistent/program")
     # exists but is not executable
     expect_error(QUICK + ("--", os.path.abspath(__file__)), r"test_errors\.py")
+
+
+def test_failed_command_leaves_no_log():
+    """A command that never ran leaves no memtop-cmd-PID.log behind: neither
+    one refused before the fork (no such file) nor one whose exec fails in
+    the child (its interpreter does not exist), where the log was already
+    made and named after the child's pid. A --cmd-log file the user gave
+    is kept."""
+    cwd = tempfile.mkdtemp(prefix="memtop-cwd-")
+    try:
+        script = os.path.join(cwd, "bad-interpreter")
+        with open(script, "w") as f:
+            f.write("#!/nonexistent/interpreter\n")
+        os.chmod(script, 0o755)
+        for cmd, pattern in (("/nonexistent/cmd", r"/nonexistent/cmd"),
+                             (script, r"cannot execute")):
+            before = bpf_snapshot()
+            m = Memtop(*QUICK, "--", cmd, cwd=cwd)
+            assert_one_error_line(m, m.wait(20), pattern)
+            assert_nothing_left(before)
+            left = sorted(n for n in os.listdir(cwd) if n.endswith(".log"))
+            check(not left, "%s: left %s in the current directory" % (cmd, left))
+        given = os.path.join(cwd, "mine.log")
+        with open(given, "w") as f:
+            f.write("kept\n")
+        m = Memtop(*QUICK, "--cmd-log", given, "--", script, cwd=cwd)
+        assert_one_error_line(m, m.wait(20), r"cannot execute")
+        check(os.path.exists(given), "the user's --cmd-log file was removed")
+    finally:
+        shutil.rmtree(cwd, ignore_errors=True)
 
 
 def test_bad_flags():
