@@ -769,7 +769,8 @@ static enum mt_cli_result cli_option(struct cli_ctx *c, int val, const char *arg
 		return MT_CLI_RUN;
 	case OPT_RATE:
 		if (cli_parse_size(arg, &u) == 0 && u == 0)
-			return cli_error(c, "%s: must be at least 1 (1 samples every allocation)",
+			return cli_error(c,
+					 "%s: must be at least 1 (at 1, every allocation is sampled)",
 					 c->label);
 		return cli_size(c, arg, 1, CLI_MAX_RATE, false, "1 to 1G", &cfg->rate);
 	case OPT_GROUP:

@@ -513,10 +513,10 @@ static void test_rate(void **state)
 	assert_int_equal(cfg.rate, 2048);
 
 	ERR("memtop: --rate: '12X' is not a size (use e.g. 512K, 4M)", "-p", "1", "--rate", "12X");
-	ERR("memtop: --rate: must be at least 1 (1 samples every allocation)", "-p", "1", "--rate",
-	    "0");
-	ERR("memtop: --rate: must be at least 1 (1 samples every allocation)", "-p", "1", "--rate",
-	    "0K");
+	ERR("memtop: --rate: must be at least 1 (at 1, every allocation is sampled)", "-p", "1",
+	    "--rate", "0");
+	ERR("memtop: --rate: must be at least 1 (at 1, every allocation is sampled)", "-p", "1",
+	    "--rate", "0K");
 	ERR("memtop: --rate: '1025M' is out of range (1 to 1G)", "-p", "1", "--rate", "1025M");
 	ERR("memtop: --rate: '1073741825' is out of range (1 to 1G)", "-p", "1", "--rate",
 	    "1073741825");
