@@ -1029,6 +1029,11 @@ static enum mt_cli_result cli_check(struct cli_ctx *c, bool push_every_set, bool
 	if (n > 1)
 		return cli_error(c, "%s and %s cannot be combined: choose one target", given[0],
 				 given[1]);
+	if (cfg->no_preload && !cfg->cmd_argv)
+		return cli_error(c,
+				 "--no-preload is for -- CMD: memtop preloads its sampler only "
+				 "into a command it starts (%s)",
+				 given[0]);
 	if (cfg->inject && cfg->cmd_argv)
 		return cli_error(c, "--inject is for running processes (-p, --cgroup): "
 				    "-- CMD already starts the command with the sampler");

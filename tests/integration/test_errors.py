@@ -162,6 +162,18 @@ def test_bad_flags():
     check_undisturbed(w)
 
 
+def test_no_preload_without_command():
+    """--no-preload only means something for a command memtop starts: with
+    -p it is refused on one line, status 2 as for every bad command line,
+    and the process is not touched."""
+    w = Workload("mt_sites").wait_ready()
+    m = Memtop(*QUICK, "--no-preload", "-p", w.pid)
+    rc = m.wait(20)
+    assert_one_error_line(m, rc, r"--no-preload is for -- CMD.*\(-p\)")
+    check(rc == 2, "exit status %s, not 2 (a bad command line)" % rc)
+    check_undisturbed(w)
+
+
 def test_not_root():
     w = Workload("mt_sites").wait_ready()
     expect_error(QUICK + ("-p", w.pid), PRIV_RE,

@@ -359,6 +359,14 @@ static void test_target_rules(void **state)
 	    "--", "./x");
 	ERR("memtop: -p and --cgroup cannot be combined: choose one target", "-p", "1", "--cgroup",
 	    "x", "--", "./x");
+	ERR("memtop: --no-preload is for -- CMD: memtop preloads its sampler only into a command "
+	    "it starts (-p)",
+	    "-p", "1", "--no-preload");
+	ERR("memtop: --no-preload is for -- CMD: memtop preloads its sampler only into a command "
+	    "it starts (--cgroup)",
+	    "--no-preload", "--cgroup", "x");
+	OK("--no-preload", "--", "./x");
+	assert_true(cfg.no_preload);
 
 	/* No arguments at all. */
 	memset(out, 'X', sizeof(out));
