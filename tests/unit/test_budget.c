@@ -268,6 +268,35 @@ static void test_follows_load(void **state)
 	}
 }
 
+/* A busy target whose cost was identified goes idle: its few frees now
+ * come with 100 times the CPU each (timers, polls), and cpu / (k * frees)
+ * would call it all probes (10,300% here); no window's probes cost more
+ * than a few times c a hit, so it stays within that of the truth (4%). */
+static void test_idle_window(void **state)
+{
+	struct sim s = { 1000, 2000, 1.0, 1000000000ULL, 0, 0, 0 };
+	struct slowdown sd;
+	struct slowdown_est est;
+	double truth;
+	int i;
+
+	slowdown_init(&sd, 700, false);
+	sim_step(&s, &sd, true, 1);
+	for (i = 0; i < 5; i++) {
+		sim_step(&s, &sd, false, 60000000ULL);
+		sim_step(&s, &sd, true, 60000000ULL);
+	}
+	s.work_ns = 100000;
+	truth = 100.0 * s.hit_ns * 2 / s.work_ns;
+	for (i = 0; i < 16; i++)
+		sim_step(&s, &sd, true, 250000000ULL);
+	assert_int_equal(slowdown_window(&sd, 0, SLOWDOWN_REPORT_NS, &est), 0);
+	print_message("idle: slowdown %.1f%% (truth %.1f%%), floor %.1f%%\n", est.slowdown_pct,
+		      truth, est.floor_pct);
+	assert_true(est.slowdown_pct >= truth && est.slowdown_pct <= 5 * truth);
+	assert_true(est.floor_pct <= est.slowdown_pct);
+}
+
 /* Slowdown s at duty d for a target whose probes that stay on cost
  * `floor` and the allocation probes `alloc` at full duty. */
 static double at_duty(double floor, double alloc, double d)
@@ -401,6 +430,7 @@ int main(void)
 		cmocka_unit_test(test_no_identification_without_off_phase),
 		cmocka_unit_test(test_identification_robust),
 		cmocka_unit_test(test_follows_load),
+		cmocka_unit_test(test_idle_window),
 		cmocka_unit_test(test_switch_steps_left_out),
 		cmocka_unit_test(test_own_uncertainty),
 		cmocka_unit_test(test_controller_one_step),
