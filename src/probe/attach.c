@@ -15,6 +15,7 @@
  * address.
  */
 #include "probe/attach.h"
+#include "probe/link_release.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -349,10 +350,9 @@ static void group_detach(struct link_group *g)
 	int i;
 
 	for (i = 0; i < g->nlinks; i++)
-		bpf_link__destroy(g->links[i]);
+		link_release(g->links[i]);
 	g->nlinks = 0;
-	if (g->session_fd >= 0)
-		close(g->session_fd);
+	link_release_fd(g->session_fd);
 	g->session_fd = -1;
 	g->on = false;
 }

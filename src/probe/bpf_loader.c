@@ -6,6 +6,7 @@
  * the few map operations the rest of memtop needs.
  */
 #include "probe/bpf_loader.h"
+#include "probe/link_release.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -124,9 +125,11 @@ void bpf_loader_close(struct mt_bpf *b)
 {
 	if (!b)
 		return;
-	bpf_link__destroy(b->mmap_link);
-	bpf_link__destroy(b->fork_link);
-	bpf_link__destroy(b->exec_link);
+	link_batch_begin(); /* released side by side: one grace period */
+	link_release(b->mmap_link);
+	link_release(b->fork_link);
+	link_release(b->exec_link);
+	link_batch_end();
 	memtop_bpf__destroy(b->skel);
 	free(b);
 }

@@ -5,6 +5,7 @@
  * cookie says which registers hold its arguments in that Go version.
  */
 #include "probe/go_attach.h"
+#include "probe/link_release.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -83,6 +84,6 @@ void go_detach(struct go_probes *gp)
 	if (!gp)
 		return;
 	for (int fn = 0; fn < GO_NFN; fn++)
-		bpf_link__destroy(gp->links[fn]);
+		link_release(gp->links[fn]);
 	free(gp);
 }

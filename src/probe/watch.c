@@ -3,6 +3,7 @@
  * watch.c - the watched processes and their probes (watch.h).
  */
 #include "probe/watch.h"
+#include "probe/link_release.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1065,7 +1066,9 @@ void watch_fini(struct watch_set *ws)
 {
 	int i;
 
-	/* probes first, so the targets stop trapping at once */
+	/* probes first, so the targets stop trapping at once; every link
+	 * released side by side (a grace period for all, not one each) */
+	link_batch_begin();
 	for (i = 0; i < ws->n; i++) {
 		inject_end(ws, &ws->v[i]);
 		attach_detach(ws->v[i].probes);
@@ -1073,6 +1076,7 @@ void watch_fini(struct watch_set *ws)
 		go_detach(ws->v[i].go_probes);
 		ws->v[i].go_probes = NULL;
 	}
+	link_batch_end();
 	if (ws->launch.go_fd >= 0) {
 		/* held before exec: closing the pipe makes it exit */
 		close(ws->launch.go_fd);
