@@ -97,11 +97,16 @@ static void test_dlopen_after_read(void **state)
 	addr = (__u64)(unsigned long)sym;
 	/* Inside the re-read interval the new library is not seen yet... */
 	assert_null(proc_cache_find_map(pc, getpid(), addr));
-	sleep_ms(120);
-	/* ...after it, one miss re-reads and finds it. */
+	/* ...after it (100 ms plus nine times what the last read took: more
+	 * on a loaded machine), a miss re-reads and finds it */
 	{
-		const struct mt_map *m = proc_cache_find_map(pc, getpid(), addr);
+		const struct mt_map *m = NULL;
+		int waited;
 
+		for (waited = 0; !m && waited < 5000; waited += 20) {
+			sleep_ms(20);
+			m = proc_cache_find_map(pc, getpid(), addr);
+		}
 		assert_non_null(m);
 		assert_non_null(strstr(m->path, "libBrokenLocale"));
 		check_bias(pc, sym, "__ctype_get_mb_cur_max");
