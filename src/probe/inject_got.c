@@ -350,6 +350,19 @@ static bool own_address(const struct object *o, __u64 addr)
 	return addr >= o->base && addr < o->dyn;
 }
 
+/* Does a slot that holds v look untouched by the loader? Before an
+ * object is relocated its GOT holds link-time values: 0 (GLOB_DAT) or
+ * the address of its own PLT entry before the base is added (JUMP_SLOT),
+ * below the dynamic section's link-time address. Only a relocatable
+ * object (base != 0) can tell; the test is made after the run-time
+ * values the slot may hold are ruled out, since a definition in an object
+ * loaded below this one (libc under a libpython loaded before it) also
+ * lies below the base. */
+static bool unrelocated_value(const struct object *o, __u64 v)
+{
+	return !v || (o->base && v < o->dyn - o->base);
+}
+
 /* The slots of one object's relocation table at [rel, rel + size). */
 static int scan_table(int fd, const struct object *o, __u64 rel, __u64 size,
 		      const __u64 entry[MT_IFN_COUNT], const __u64 target[MT_IFN_COUNT],
@@ -386,14 +399,13 @@ static int scan_table(int fd, const struct object *o, __u64 rel, __u64 size,
 			s.fn = fn;
 			if (inject_mem_read(fd, s.addr, &s.orig, sizeof(s.orig)))
 				continue;
-			if (!s.orig || (o->base && s.orig < o->base)) {
-				*unrelocated = true; /* the loader has not got to it */
-				continue;
-			}
-			if (s.orig == entry[fn])
+			if (s.orig && s.orig == entry[fn]) {
 				s.orig = target[fn]; /* rerouted by a memtop that is gone */
-			else if (s.orig != target[fn] && !own_address(o, s.orig))
-				continue; /* bound elsewhere on purpose */
+			} else if (!s.orig || (s.orig != target[fn] && !own_address(o, s.orig))) {
+				if (unrelocated_value(o, s.orig))
+					*unrelocated = true; /* the loader has not got to it */
+				continue;                    /* or bound elsewhere on purpose */
+			}
 			e = slot_add(out, nout, cap, &s);
 		}
 	}
