@@ -1276,6 +1276,10 @@ int app_run(const struct mt_config *cfg)
 	a.daemon_fd = daemon_pipe_fd;
 	watch_init(&a.ws, &env);
 	history_init(&a.cgroup_current);
+	if (a.fe->input_fd && isatty(STDERR_FILENO))
+		/* the screen stays the shell's until the first draw: attaching
+		 * and measuring the probes' cost take seconds on a busy machine */
+		say("attaching and measuring what the probes cost...");
 	e = setup(&a);
 	if (e) {
 		/* a stop asked for while attaching ends memtop as the loop would */
