@@ -177,9 +177,6 @@ static void redirect_io(int out_fd, bool null_stdin)
 		_exit(127);
 	if (!null_stdin)
 		return;
-	/* the TUI's command: a session of its own, so that it can outlive
-	 * memtop (q, d) without the terminal's hangup */
-	setsid();
 	fd = open("/dev/null", O_RDONLY);
 	if (fd < 0 || dup2(fd, STDIN_FILENO) < 0)
 		_exit(127);
@@ -229,6 +226,12 @@ int target_launch(char **argv, const char *preload, __u64 sample_rate, int out_f
 		close(go[0]);
 		close(go[1]);
 		close(ex[0]);
+		/* A session and process group of its own: memtop ends the
+		 * command's family with one signal to the group (cmd_end.h); it
+		 * outlives memtop's terminal (d) without its hangup; with no
+		 * controlling terminal, a stdin left on memtop's terminal (-b)
+		 * reads without SIGTTIN stopping it. */
+		setsid();
 		close(ex[1]);
 		goto sys_fail;
 	}
@@ -239,6 +242,12 @@ int target_launch(char **argv, const char *preload, __u64 sample_rate, int out_f
 
 		close(go[1]);
 		close(ex[0]);
+		/* A session and process group of its own: memtop ends the
+		 * command's family with one signal to the group (cmd_end.h); it
+		 * outlives memtop's terminal (d) without its hangup; with no
+		 * controlling terminal, a stdin left on memtop's terminal (-b)
+		 * reads without SIGTTIN stopping it. */
+		setsid();
 		/* memtop blocks the signals it takes through a signalfd */
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
@@ -422,6 +431,24 @@ int target_check_pid_namespace(char *err, size_t errlen)
 		 "probes report; run it in the host's PID namespace (e.g. nsenter -t 1 -p)",
 		 link);
 	return -ENOTSUP;
+}
+
+int target_group(pid_t pid, pid_t *pgrp)
+{
+	char buf[1024], *p, state;
+	int g;
+	ssize_t n = read_proc(pid, "stat", buf, sizeof(buf));
+
+	if (n < 0)
+		return n == -ENOENT ? -ESRCH : (int)n;
+	p = strrchr(buf, ')');
+	/* state is field 3, the process group 5 */
+	if (!p || sscanf(p + 2, "%c %*d %d", &state, &g) != 2)
+		return -EINVAL;
+	if (state == 'Z' || state == 'X')
+		return -ESRCH;
+	*pgrp = (pid_t)g;
+	return 0;
 }
 
 bool target_alive(pid_t pid)

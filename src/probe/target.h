@@ -33,7 +33,8 @@ struct launched {
 /* Fork argv[0] (searched in PATH) held before exec. The allocator path is
  * the glibc memtop itself uses: the command will map the same file. With
  * preload, the command runs with that library added to LD_PRELOAD (last) and
- * MEMTOP_SAMPLE_RATE set to sample_rate. Its stdout and stderr are out_fd
+ * MEMTOP_SAMPLE_RATE set to sample_rate. It leads a session and process
+ * group of its own (numbered with its pid). Its stdout and stderr are out_fd
  * (-1: memtop's), its stdin /dev/null when null_stdin (the TUI reads the
  * terminal). A static executable is refused unless static_ok (a Go
  * program, watched through its runtime). 0, or -errno with one line in
@@ -59,6 +60,8 @@ int target_brk(pid_t pid, __u64 *brk);
 __u64 target_cpu_ns(pid_t pid);
 /* Whether pid still exists (a zombie counts as gone). */
 bool target_alive(pid_t pid);
+/* The process group of a live pid (not a zombie). 0, or -ESRCH. */
+int target_group(pid_t pid, pid_t *pgrp);
 
 /* Which process, and which program in it: a PID alone is reused once its
  * process is gone, and stays the same across an exec. */

@@ -24,6 +24,7 @@
 #include "probe/inject_image.h"
 #include "probe/launch_alloc.h"
 #include "stacks/elf_file.h"
+#include "probe/cmd_end.h"
 #include "probe/cmd_log.h"
 #include "probe/runtime.h"
 #include "probe/exits.h"
@@ -1030,20 +1031,26 @@ pid_t watch_first_alive(const struct watch_set *ws)
 
 /* ---- teardown ------------------------------------------------------------------ */
 
-static void stop_launched(struct watched *w)
+/* -- CMD: the command and every descendant memtop followed end with it,
+ * unless the user kept them (watch_keep_command). */
+static void end_command(struct watch_set *ws)
 {
-	int i;
+	struct cmd_member *m;
+	int i, n = 0;
 
-	if (!w->launched || w->gone || w->pid <= 0)
+	if (ws->launch.pid <= 0 || ws->keep_command)
 		return;
-	kill(w->pid, SIGTERM);
-	for (i = 0; i < 50; i++) {
-		if (waitpid(w->pid, NULL, WNOHANG) == w->pid)
-			return;
-		usleep(20000);
+	m = calloc(ws->n ? (size_t)ws->n : 1, sizeof(*m));
+	for (i = 0; m && i < ws->n; i++) {
+		const struct watched *w = &ws->v[i];
+
+		/* -- CMD watches nothing but the command's family */
+		if (!w->launched && w->pid > 0 && w->id.start_ticks)
+			m[n++] = (struct cmd_member){ .pid = w->pid,
+						      .start_ticks = w->id.start_ticks };
 	}
-	kill(w->pid, SIGKILL);
-	waitpid(w->pid, NULL, 0);
+	cmd_end(ws->launch.pid, m, n);
+	free(m);
 }
 
 pid_t watch_keep_command(struct watch_set *ws)
@@ -1054,11 +1061,11 @@ pid_t watch_keep_command(struct watch_set *ws)
 	for (i = 0; i < ws->n; i++) {
 		struct watched *w = &ws->v[i];
 
-		if (w->launched && !w->gone && w->pid > 0) {
-			w->launched = false; /* not stopped, not reaped: init adopts it */
+		if (w->launched && !w->gone && w->pid > 0)
 			kept = w->pid;
-		}
 	}
+	/* not stopped, not reaped: init adopts the command and its family */
+	ws->keep_command = true;
 	return kept;
 }
 
@@ -1085,8 +1092,7 @@ void watch_fini(struct watch_set *ws)
 		if (ws->n)
 			ws->v[0].gone = true;
 	}
-	for (i = 0; i < ws->n; i++)
-		stop_launched(&ws->v[i]);
+	end_command(ws);
 	if (ws->cgroup_fd >= 0)
 		close(ws->cgroup_fd);
 	free(ws->v);

@@ -100,14 +100,17 @@ struct watch_set {
 	struct attach_info info; /* of the last attach */
 	struct launched launch;  /* -- CMD held before exec */
 	char cgroup_dir[PATH_MAX];
-	int cgroup_fd; /* --cgroup: the v2 directory, or -1 */
+	int cgroup_fd;     /* --cgroup: the v2 directory, or -1 */
+	bool keep_command; /* -- CMD and its family outlive memtop (d) */
 };
 
 void watch_init(struct watch_set *ws, const struct watch_env *env);
-/* Detach everything and stop a command memtop launched. */
+/* Detach everything and end a command memtop launched, with the family
+ * it followed (cmd_end.h). */
 void watch_fini(struct watch_set *ws);
-/* Leave a command memtop launched running at watch_fini() (its probes
- * are removed all the same). Returns its pid, or 0 when none runs. */
+/* Leave a command memtop launched, and its family, running at
+ * watch_fini() (their probes are removed all the same). Returns its pid,
+ * or 0 when it no longer runs. */
 pid_t watch_keep_command(struct watch_set *ws);
 
 /* Prepare -p PID. 0, or -errno with one line in err. */

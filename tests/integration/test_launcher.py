@@ -7,11 +7,12 @@ the command keeps running (detached, probes removed) or is stopped."""
 import os
 import re
 import shutil
+import signal
 import tempfile
 import time
 
 from memtop_test import (MEMTOP, TEST_RATE, Memtop, assert_estimate, assert_nothing_left,
-                         bpf_snapshot, check, read_truth_file, site_value, target, truth_site,
+                         bpf_snapshot, check, fail, read_truth_file, site_value, target, truth_site,
                          workload_path)
 from test_tui import Pane
 
@@ -94,19 +95,119 @@ def test_cmd_children_are_followed():
         check(os.path.exists(log), "--cmd-log %s was not created" % log)
 
 
+def family_in(cwd, but=()):
+    """Live processes (zombies aside: this machine's PID 1 reaps none) whose
+    working directory is cwd, Memtop's own temporary one: the command and
+    whatever it started, wherever they moved in the process tree."""
+    pids = set()
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) in but:
+            continue
+        try:
+            if os.readlink("/proc/%s/cwd" % d) != cwd:
+                continue
+            with open("/proc/%s/stat" % d) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in ("Z", "X"):
+            pids.add(int(d))
+    return pids
+
+
+def wait_family(cwd, but, done, timeout, what):
+    """Poll family_in(cwd) until done(pids) holds; fails after timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pids = family_in(cwd, but)
+        if done(pids):
+            return pids
+        if time.monotonic() > deadline:
+            fail("%s within %.0f s: processes %s" % (what, timeout, describe(pids)))
+        time.sleep(0.05)
+
+
+def describe(pids):
+    out = []
+    for pid in sorted(pids):
+        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                out.append("%d %s" % (pid, f.read().replace(b"\0", b" ").decode().strip()))
+        except OSError:
+            out.append(str(pid))
+    return out
+
+
+def end_family_run(args, command, size, end):
+    """memtop ARGS -- COMMAND; once SIZE processes of it run,
+    end(m) makes memtop end: returns memtop's status and the command's log,
+    failing if any process of the family outlives memtop by 3 s."""
+    before = bpf_snapshot()
+    m = Memtop(*args, "--", *command)
+    try:
+        wait_family(m.cwd, {m.pid}, lambda p: len(p) >= size, 15,
+                    "the command and its children did not start")
+        end(m)
+        rc = m.wait(20)
+        wait_family(m.cwd, {m.pid}, lambda p: not p, 3,
+                    "the command's family outlived memtop")
+        assert_nothing_left(before)
+        logs = [n for n in os.listdir(m.cwd) if n.startswith("memtop-cmd-")]
+        check(len(logs) == 1, "the command's log: %s" % logs)
+        with open(os.path.join(m.cwd, logs[0])) as f:
+            return rc, f.read()
+    finally:
+        for pid in family_in(m.cwd, {m.pid}):
+            os.kill(pid, 9)
+        m.kill()
+
+
+def test_cmd_family_ends_with_memtop():
+    """The evaluation's command: when -n ends memtop, the shell and the
+    sleep it started get SIGTERM (its trap runs: "got TERM", then "end"),
+    and nothing of them is left; on SIGINT the same goes for a child that
+    left the command's session (setsid), which memtop followed."""
+    command = ["sh", "-c", 'trap "echo got TERM" TERM; sleep 30 & wait; echo end']
+    # -n 2 intervals of 1 s: the shell and its sleep are seen running first
+    rc, log = end_family_run(("-b", "-n", "2"), command, 2, lambda m: None)
+    check(rc == 0, "memtop -n 2 exited %s" % rc)
+    check("got TERM" in log and "end" in log,
+          "the shell did not get SIGTERM (its trap did not run): log %r" % log)
+
+    escapee = ["sh", "-c", "setsid sleep 31 & sleep 32 & wait"]
+
+    def interrupt(m):
+        # memtop follows the setsid'd sleep: three targets in a record
+        while True:
+            rec = m.record(15)
+            check(rec is not None, "memtop exited early: %s" % m.err.text()[-500:])
+            if sum(1 for t in rec["targets"] if t["alive"]) >= 3:
+                break
+        m.send(signal.SIGINT)
+
+    rc, _ = end_family_run(("-b", "--json", "-d", "0.3"), escapee, 3, interrupt)
+    check(rc is not None, "memtop did not exit on SIGINT")
+
+
 def tui_quit(keys):
-    """memtop -- sleep 300 in the TUI (a tmux pane), then keys: returns
-    (the sleep's pid, whether it still runs once memtop exited, memtop's
-    stderr), with BPF objects checked gone."""
+    """memtop -- sh -c 'sleep 301 & exec sleep 300' in the TUI (a tmux
+    pane; memtop in a directory of its own, which the command inherits),
+    then keys: returns (the command's pid, whether it still runs once
+    memtop exited, memtop's stderr, the family left running), with BPF
+    objects checked gone."""
     d = tempfile.mkdtemp(prefix="memtop-tui-cmd-")
+    cwd = os.path.join(d, "cmd")
+    os.mkdir(cwd)
     p = Pane(120, 30, {"TERM": "screen-256color", "LANG": "C.UTF-8"}, d)
     pid = None
     try:
         before = bpf_snapshot()
-        p.run("%s --rate 4K -d 0.5 -- sleep 300 2>memtop.err; echo MEMTOP-RC=$?" % MEMTOP)
+        p.run("(cd cmd && exec %s --rate 4K -d 0.5 -- sh -c 'sleep 301 & exec sleep 300' "
+              "2>../memtop.err); echo MEMTOP-RC=$?" % MEMTOP)
         s = p.wait_for(lambda s: re.search(r"^memtop +\d+ +sleep +alive", s, re.M), 20,
                        "the header naming sleep")
         pid = int(re.search(r"^memtop +(\d+) +sleep", s, re.M).group(1))
+        wait_family(cwd, (), lambda f: len(f) >= 3, 10, "memtop, the command and its child")
         p.keys("q")
         s = p.wait_for(lambda s: "d leaves it running" in s, 10, "the quit question")
         check("(default)" in s, "the question does not show the default:\n%s" % s)
@@ -114,30 +215,32 @@ def tui_quit(keys):
         s = p.wait_for(lambda s: re.search(r"MEMTOP-RC=\d", s), 15, "memtop to exit")
         check("MEMTOP-RC=0" in s, "memtop exit status: %s" % s)
         assert_nothing_left(before)
-        deadline = time.monotonic() + 5
+        if keys == ("d",):
+            family = family_in(cwd)
+        else:
+            family = wait_family(cwd, (), lambda f: not f, 5, "the command's family outlived memtop")
         running = os.path.exists("/proc/%d" % pid)
-        while running and not keys == ("d",) and time.monotonic() < deadline:
-            time.sleep(0.1)
-            running = os.path.exists("/proc/%d" % pid)
         with open(os.path.join(d, "memtop.err")) as f:
             err = f.read()
-        return pid, running, err
+        return pid, running, err, family
     finally:
         p.kill()
-        if pid and os.path.exists("/proc/%d" % pid):
-            os.kill(pid, 9)
+        for left in family_in(cwd):
+            os.kill(left, 9)
         shutil.rmtree(d, ignore_errors=True)
 
 
 def test_cmd_tui_quit_asks_what_becomes_of_it():
     """q with -- CMD running asks, showing the default: d leaves the
-    command running with no probe left (memtop names its pid), q again
-    stops it."""
-    pid, running, err = tui_quit(("d",))
+    command and its child running with no probe left (memtop names its
+    pid), q again stops both (the command's process group, its own
+    session: the TUI's terminal does not stop it)."""
+    pid, running, err, family = tui_quit(("d",))
     check(running, "d: the command (pid %d) did not keep running" % pid)
+    check(len(family) == 2, "d: the command and its child do not both run: %s" % describe(family))
     check("PID %d" % pid in err and "keeps running" in err,
           "memtop did not say the command keeps running: %r" % err)
-    pid, running, err = tui_quit(("q",))
+    pid, running, err, family = tui_quit(("q",))
     check(not running, "q q: the command (pid %d) still runs" % pid)
 
 
