@@ -394,6 +394,7 @@ static int start_data_path(struct app *a)
 	a->ingest.model = a->model;
 	a->ingest.sym = a->sym;
 	a->ingest.unw = a->unw;
+	a->ingest.pc = a->pc;
 	a->ingest.py = python_names_new(); /* NULL: Python frames stay unmerged */
 	a->ingest.on_proc = on_proc;
 	a->ingest.proc_ctx = a;

@@ -7,7 +7,9 @@
  * walk; the longer complete walk wins, so binaries with frame pointers
  * keep working when unwind tables are missing. Every program counter is a
  * return address (the sample is taken after the allocator returned), and
- * each one is symbolized into one frame or several (inlining).
+ * each one is symbolized into one frame or several (inlining). The sample's
+ * time goes to the process cache first: its code was mapped then, so a
+ * table of the process read earlier is re-read if it lacks an address.
  *
  * A sample of a CPython process comes with an MT_EV_PY record just before
  * it (same thread, same timestamp): its interpreter frames, named by
@@ -145,6 +147,8 @@ static int ingest_alloc(struct ingest *in, const struct mt_event_alloc *ev)
 	struct mt_target *t = model_target(in->model, ev->pid, false);
 	struct strpool_budget *was = strpool_charge(t ? &t->names : NULL);
 
+	if (in->pc)
+		proc_cache_note_sample(in->pc, ev->pid, ev->ts_ns);
 	nips = sample_ips(in, ev, ips, &truncated);
 	cfi = in->unwound != unwound_before;
 	for (i = 0; i < nips && nf < MT_STACK_MAX_FRAMES; i++)

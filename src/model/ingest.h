@@ -24,10 +24,14 @@ struct ingest {
 	struct mt_model *model;
 	struct symbolizer *sym;
 	struct unwinder *unw; /* NULL: frame-pointer stacks only */
-	__u64 records;        /* records accepted */
-	__u64 bad_records;    /* malformed records skipped */
-	__u64 unwound;        /* stacks from the stack copy (CFI) */
-	__u64 fp_stacks;      /* stacks from the frame-pointer walk */
+	/* The symbolizer's and unwinder's cache, told each sample's time so a
+	 * table read before it is re-read on a miss; NULL: not told
+	 * (replayed records, whose processes are not read). */
+	struct proc_cache *pc;
+	__u64 records;     /* records accepted */
+	__u64 bad_records; /* malformed records skipped */
+	__u64 unwound;     /* stacks from the stack copy (CFI) */
+	__u64 fp_stacks;   /* stacks from the frame-pointer walk */
 	/* Called for MT_EV_PROC records (--cgroup); may be NULL. */
 	void (*on_proc)(void *ctx, pid_t pid, __u32 what);
 	void *proc_ctx;

@@ -8,7 +8,13 @@
  * that are truly unmapped cost a binary search. The pause after a read is
  * also REREAD_COST_FACTOR times what the read took: a target whose maps are
  * long and always changing (each read slow, every sample a miss) gets at
- * most a tenth of memtop's time, not all of it. A table older than
+ * most a tenth of memtop's time, not all of it. A miss sooner than
+ * REREAD_NS re-reads when a sample newer than the table was noted
+ * (proc_cache_note_sample): the table cannot know a mapping made after it
+ * was read, such as a library the loader mapped just after the first read
+ * of a starting process; at most EARLY_REREADS of these per
+ * EARLY_WINDOW_NS, and never sooner than the cost factor allows. A table
+ * older than
  * MAX_AGE_NS is re-read on its next use even on a hit, so an address
  * reused by a later mmap (dlclose, then dlopen of another library) is
  * named after the new mapping within seconds. A re-read does not free
@@ -45,6 +51,8 @@
 #define REREAD_NS (100 * 1000 * 1000ULL)
 #define REREAD_COST_FACTOR 9
 #define MAX_AGE_NS (5 * 1000 * 1000 * 1000ULL)
+#define EARLY_REREADS PROC_CACHE_EARLY_REREADS
+#define EARLY_WINDOW_NS (1000 * 1000 * 1000ULL)
 
 struct pc_file {
 	struct file_id id;
@@ -67,8 +75,12 @@ struct pc_proc {
 	pid_t pid;
 	struct pc_gen gens[GENERATIONS]; /* ring; gens[cur] is current */
 	unsigned int cur;
-	__u64 last_read_ns;            /* when the last read ended */
-	__u64 reread_gap_ns;           /* the least time to the next one after a miss */
+	__u64 last_read_ns;    /* when the last read ended */
+	__u64 reread_gap_ns;   /* the least time to the next one after a miss */
+	__u64 read_ns;         /* fine clock: when the current table's read began */
+	__u64 sample_ns;       /* newest sample noted (proc_cache_note_sample) */
+	__u64 early_window_ns; /* early re-reads are counted since */
+	unsigned int early_rereads;
 	size_t open_maps;              /* slots of gens[cur] holding an open file */
 	__u64 files_refused, maps_cut; /* since proc_cache_take_limits() */
 };
@@ -208,12 +220,14 @@ static int proc_reread(struct proc_cache *pc, struct pc_proc *p)
 {
 	struct pc_gen fresh = { 0 }, *old = &p->gens[p->cur];
 	unsigned int next = (p->cur + 1) % GENERATIONS;
-	__u64 t0 = clock_mono_coarse_ns();
+	__u64 started = clock_mono_ns();
 	int err;
 
 	err = proc_maps_read_within(p->pid, &fresh.maps, PROC_MAPS_MAX_MS);
 	p->last_read_ns = clock_mono_coarse_ns();
-	p->reread_gap_ns = REREAD_NS + REREAD_COST_FACTOR * (p->last_read_ns - t0);
+	/* the read's cost on the fine clock: on the coarse one a 50 us read
+	 * that spans a tick costs 4 ms */
+	p->reread_gap_ns = REREAD_NS + REREAD_COST_FACTOR * (clock_mono_ns() - started);
 	if (err)
 		return err;
 	fresh.files = calloc(fresh.maps.n ?: 1, sizeof(*fresh.files));
@@ -226,6 +240,7 @@ static int proc_reread(struct proc_cache *pc, struct pc_proc *p)
 	gen_clear(pc, &p->gens[next]);
 	p->gens[next] = fresh;
 	p->cur = next;
+	p->read_ns = started;
 	p->maps_cut += fresh.maps.cut;
 	p->open_maps = 0;
 	for (size_t i = 0; i < fresh.maps.n; i++)
@@ -255,6 +270,35 @@ static struct pc_proc *proc_lookup(struct proc_cache *pc, pid_t pid)
 	return p;
 }
 
+/* A miss of p: is a re-read due? After the pause, or sooner when the
+ * table predates a noted sample (a few times a second, and no sooner than
+ * the cost factor allows). */
+static bool reread_due(struct pc_proc *p)
+{
+	__u64 now = clock_mono_coarse_ns(), since = now - p->last_read_ns;
+
+	if (since >= p->reread_gap_ns)
+		return true;
+	if (p->read_ns >= p->sample_ns || since < p->reread_gap_ns - REREAD_NS)
+		return false;
+	if (now - p->early_window_ns >= EARLY_WINDOW_NS) {
+		p->early_window_ns = now;
+		p->early_rereads = 0;
+	}
+	if (p->early_rereads >= EARLY_REREADS)
+		return false;
+	p->early_rereads++;
+	return true;
+}
+
+void proc_cache_note_sample(struct proc_cache *pc, pid_t pid, __u64 ts_ns)
+{
+	struct pc_proc *p = proc_lookup(pc, pid);
+
+	if (p && ts_ns > p->sample_ns)
+		p->sample_ns = ts_ns;
+}
+
 const struct mt_map *proc_cache_find_map(struct proc_cache *pc, pid_t pid, __u64 addr)
 {
 	struct pc_proc *p = proc_lookup(pc, pid);
@@ -276,8 +320,7 @@ const struct mt_map *proc_cache_find_map(struct proc_cache *pc, pid_t pid, __u64
 		return proc_maps_find(&p->gens[p->cur].maps, addr);
 	}
 	m = proc_maps_find(&p->gens[p->cur].maps, addr);
-	if (m ? clock_mono_coarse_ns() - p->last_read_ns < MAX_AGE_NS
-	      : clock_mono_coarse_ns() - p->last_read_ns < p->reread_gap_ns)
+	if (m ? clock_mono_coarse_ns() - p->last_read_ns < MAX_AGE_NS : !reread_due(p))
 		return m;
 	/* A process that exited keeps its last known mappings, so samples
 	 * taken before the exit can still be named. */

@@ -27,7 +27,8 @@ void proc_cache_free(struct proc_cache *pc);
  * the cached copy has none. NULL if there is none (or the process is gone
  * and was never read). Re-reads of one pid happen at most every 100 ms
  * plus nine times what the last read took (a slow maps text costs at most
- * a tenth of the time), so an address in no mapping costs a binary
+ * a tenth of the time; sooner after a sample newer than the copy:
+ * proc_cache_note_sample), so an address in no mapping costs a binary
  * search, not a read; a copy
  * older than 5 s is re-read on its next use, hit or miss (a mapping
  * replaced at the same address is noticed).
@@ -35,6 +36,21 @@ void proc_cache_free(struct proc_cache *pc);
  * of pid's maps after it was returned (so at least 0.7 s); not
  * thread-safe: use a proc_cache from one thread at a time. */
 const struct mt_map *proc_cache_find_map(struct proc_cache *pc, pid_t pid, __u64 addr);
+
+/* A sample of pid was taken at ts_ns (CLOCK_MONOTONIC, the clock of the
+ * BPF records): the code it ran was mapped then. Until a table newer than
+ * ts_ns is read, a lookup of pid that misses re-reads its maps at once
+ * instead of after the pause: a table read before the sample (a process
+ * still mapping its libraries when it was read, a dlopen just before the
+ * sample) cannot hold the mapping, while one read after it truly has
+ * none. At most PROC_CACHE_EARLY_REREADS such re-reads a second per
+ * process, none sooner than nine times what the last read took, so a
+ * stream of samples with unmapped addresses (a frame-pointer walk through
+ * code without frame pointers) costs a bounded number of reads. No-op for a pid not read yet (its
+ * first lookup reads it). */
+void proc_cache_note_sample(struct proc_cache *pc, pid_t pid, __u64 ts_ns);
+
+#define PROC_CACHE_EARLY_REREADS 4
 
 /* The ELF file behind map (a mapping of pid); NULL if it cannot be opened.
  * Owned by the cache. */

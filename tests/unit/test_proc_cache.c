@@ -3,7 +3,8 @@
  * test_proc_cache.c - mappings and files of real processes (this one and
  * forked children): one elf_file per file however many mappings and
  * processes map it, load bias checked against dlsym, libraries dlopen'ed
- * after the first read found after the re-read interval, deleted and
+ * after the first read found after the re-read interval (at once when a
+ * sample newer than the read says the mapping existed), deleted and
  * replaced files never confused with what now sits at their path.
  */
 #include <setjmp.h>
@@ -37,6 +38,39 @@ static void sleep_ms(long ms)
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
 	nanosleep(&ts, NULL);
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (__u64)now.tv_sec * 1000000000ULL + (__u64)now.tv_nsec;
+}
+
+static void *new_text_page(void)
+{
+	/* PROT_EXEC, like the text of a library the loader maps */
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	assert_true(p != MAP_FAILED);
+	return p;
+}
+
+/* Look addr up in this process until found or until deadline (a wait on
+ * the cache's pause after a read, not a fixed sleep); *called: when the
+ * last lookup began. */
+static const struct mt_map *find_by(struct proc_cache *pc, __u64 addr, __u64 deadline, __u64 *called)
+{
+	const struct mt_map *m;
+
+	for (;;) {
+		*called = mono_ns();
+		m = proc_cache_find_map(pc, getpid(), addr);
+		if (m || mono_ns() >= deadline)
+			return m;
+		sleep_ms(1);
+	}
 }
 
 /* Runtime address of name = its link-time vaddr + the cache's load bias. */
@@ -100,19 +134,90 @@ static void test_dlopen_after_read(void **state)
 	/* ...after it (100 ms plus nine times what the last read took: more
 	 * on a loaded machine), a miss re-reads and finds it */
 	{
-		const struct mt_map *m = NULL;
-		int waited;
+		__u64 called;
+		const struct mt_map *m = find_by(pc, addr, mono_ns() + 5000000000ULL, &called);
 
-		for (waited = 0; !m && waited < 5000; waited += 20) {
-			sleep_ms(20);
-			m = proc_cache_find_map(pc, getpid(), addr);
-		}
 		assert_non_null(m);
 		assert_non_null(strstr(m->path, "libBrokenLocale"));
 		check_bias(pc, sym, "__ctype_get_mb_cur_max");
 	}
 	proc_cache_free(pc);
 	dlclose(h);
+}
+
+/* Within the cache's 100 ms pause after the read that began before
+ * read_at: a miss then is the cache's choice, not the pause's. */
+#define EARLY_NS (80 * 1000000ULL)
+
+/* One round of test_sample_newer_than_table; false if the machine was so
+ * slow that a step left the 100 ms pause after the last read (a miss
+ * then proves nothing): the round is run again. */
+static bool sample_newer_round(void)
+{
+	struct proc_cache *pc = proc_cache_new();
+	void *maps[PROC_CACHE_EARLY_REREADS + 2];
+	__u64 before = mono_ns(), read_at, at, called;
+	const struct mt_map *m;
+	bool in_time;
+	int i, n = 0;
+
+	assert_non_null(pc);
+	read_at = mono_ns();
+	assert_non_null(proc_cache_find_map(pc, getpid(), (__u64)(unsigned long)&cache_test_target));
+	/* A sample older than the table: the table stands, no re-read. */
+	maps[n++] = new_text_page();
+	proc_cache_note_sample(pc, getpid(), before);
+	m = proc_cache_find_map(pc, getpid(), (__u64)(unsigned long)maps[0]);
+	in_time = mono_ns() - read_at < EARLY_NS;
+	if (in_time)
+		assert_null(m);
+	/* Samples taken after their mapping was made: each found within the
+	 * pause, as often as the cache allows (an early re-read waits nine
+	 * times what the last read took)... */
+	for (i = 0; in_time && i < PROC_CACHE_EARLY_REREADS; i++) {
+		maps[n++] = new_text_page();
+		at = (__u64)(unsigned long)maps[n - 1];
+		proc_cache_note_sample(pc, getpid(), mono_ns());
+		m = find_by(pc, at, read_at + EARLY_NS, &called);
+		in_time = m != NULL;
+		if (m)
+			assert_true(m->start <= at && at < m->end);
+		read_at = called;
+	}
+	/* ...and then no more: the next miss waits for the pause, however new
+	 * its sample (tried for 10 ms, well past nine reads' time). */
+	if (in_time) {
+		maps[n++] = new_text_page();
+		at = (__u64)(unsigned long)maps[n - 1];
+		proc_cache_note_sample(pc, getpid(), mono_ns());
+		m = find_by(pc, at, mono_ns() + 10 * 1000000ULL, &called);
+		in_time = called - read_at < EARLY_NS;
+		if (in_time)
+			assert_null(m);
+	}
+	/* A pid not read yet: noting it reads nothing, breaks nothing. */
+	proc_cache_note_sample(pc, 0x7ffffff0, before);
+	for (i = 0; i < n; i++)
+		munmap(maps[i], 4096);
+	proc_cache_free(pc);
+	return in_time;
+}
+
+/* A mapping made after the table was read and before a sample (the
+ * loader mapping libc after the first read of a starting process, seen
+ * as an [unknown] mmap site of jemalloc's start-up) is found at once when
+ * the sample's time is noted; a table read after the sample is trusted,
+ * and a stream of such samples re-reads a bounded number of times. */
+static void test_sample_newer_than_table(void **state)
+{
+	int round;
+
+	for (round = 0; round < 10 && !sample_newer_round(); round++)
+		;
+	if (round == 10)
+		fail_msg("in 10 rounds, a mapping made after the read and before a sample was "
+			 "never found within the 100 ms pause: no early re-read (or every maps "
+			 "read took over 9 ms)");
 }
 
 /* Earlier mapping pointers survive a re-read. */
@@ -122,14 +227,14 @@ static void test_pointer_survives_reread(void **state)
 	const struct mt_map *m =
 		proc_cache_find_map(pc, getpid(), (__u64)(unsigned long)&cache_test_target);
 	struct mt_map copy;
+	__u64 called;
 	void *p;
 
 	assert_non_null(m);
 	copy = *m;
 	p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(p != MAP_FAILED);
-	sleep_ms(120);
-	assert_non_null(proc_cache_find_map(pc, getpid(), (__u64)(unsigned long)p));
+	assert_non_null(find_by(pc, (__u64)(unsigned long)p, mono_ns() + 5000000000ULL, &called));
 	assert_memory_equal(m, &copy, sizeof(copy));
 	assert_non_null(proc_cache_elf(pc, getpid(), m));
 	munmap(p, 4096);
@@ -245,6 +350,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_dlopen_after_read),
+		cmocka_unit_test(test_sample_newer_than_table),
 		cmocka_unit_test(test_pointer_survives_reread),
 		cmocka_unit_test(test_replaced_file),
 		cmocka_unit_test(test_other_processes),
