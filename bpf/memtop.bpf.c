@@ -624,6 +624,17 @@ static __always_inline void emit_proc(__u32 pid, __u32 ppid, __u32 what)
 	bpf_ringbuf_submit(ev, submit_flags());
 }
 
+/* The command of -- CMD while memtop holds it before its exec: still
+ * memtop's own forked image, whose mappings (its setenv's, say) are not
+ * the command's, and which the exec discards without an munmap: recorded,
+ * they would stay in use with a stack of code no longer mapped. */
+static __always_inline bool held_before_exec(__u32 pid)
+{
+	__u8 *fam = bpf_map_lookup_elem(&family, &pid);
+
+	return fam && *fam == MT_FAMILY_SEED;
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(mt_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -748,6 +759,8 @@ int BPF_PROG(mt_sys_exit, struct pt_regs *regs, long ret)
 	/* a Go process's heap is seen through its runtime (go.bpf.h): its
 	 * arena mappings would only repeat it */
 	if (!bpf_map_lookup_elem(&counters, &pid) || bpf_map_lookup_elem(&goprocs, &pid))
+		return 0;
+	if (held_before_exec(pid))
 		return 0;
 	if (nr == MT_NR_BRK) {
 		len = on_brk(pid, tid, (__u64)ret, &addr);

@@ -236,14 +236,15 @@ class Memtop(Proc):
     """build/memtop with the given arguments; stdin is /dev/null. With
     -- CMD it runs in a temporary directory (self.cwd, removed by kill()),
     where the command's output file memtop-cmd-PID.log lands unless
-    --cmd-log says otherwise."""
+    --cmd-log says otherwise. env: memtop's environment (the command's
+    too), else the test's."""
 
-    def __init__(self, *args, stdin=subprocess.DEVNULL, prefix=(), cwd=None):
+    def __init__(self, *args, stdin=subprocess.DEVNULL, prefix=(), cwd=None, env=None):
         args = [str(a) for a in args]
         self.own_cwd = cwd is None and "--" in args
         self.cwd = tempfile.mkdtemp(prefix="memtop-cwd-") if self.own_cwd else cwd
         super().__init__(list(prefix) + [MEMTOP] + args, stdin=stdin, name="memtop",
-                         cwd=self.cwd)
+                         cwd=self.cwd, env=env)
         self.records = []
 
     def kill(self):
