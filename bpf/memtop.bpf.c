@@ -376,6 +376,8 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie)
 		forget_forward();
 	__sync_fetch_and_add(&c->alloc_calls, 1);
 	__sync_fetch_and_add(&c->alloc_bytes, size);
+	if (fn != MT_FN_REALLOC)
+		__sync_fetch_and_add(&c->phased_calls, 1);
 	p.rate = phase_rate();
 	p.duty_ppm = phase.duty_ppm;
 	counted = size;

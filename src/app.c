@@ -614,11 +614,14 @@ static void budget_control(struct app *a, __u64 now)
 	if (c.span_ns < budget_settle_ns(&a->budget))
 		return;
 	budget_update(&a->budget, c.slowdown_pct, c.floor_pct, now);
-	if (a->budget.duty != old && a->allocs_on) {
+	if (a->budget.duty == old)
+		return;
+	/* the step so far was at the old duty */
+	watch_measure(&a->ws, now, allocs_state(a));
+	watch_set_duty(&a->ws, a->budget.duty);
+	if (a->allocs_on)
 		/* a new phase at the new rate and duty */
-		watch_measure(&a->ws, now, SLOWDOWN_ON);
 		bpf_loader_set_phase(a->bpf, phase_rate(a), a->budget.duty, true);
-	}
 }
 
 /* Every BUDGET_STEP_NS: measure what the probes cost, adapt the duty. */

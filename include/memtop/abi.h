@@ -177,11 +177,13 @@ struct mt_event_alloc {
 
 /* Exact per-process counters, one per CPU, summed by user space. */
 struct mt_proc_counters {
-	__u64 alloc_calls; /* calls that allocate (see docs/architecture.md) */
-	__u64 free_calls;  /* free() of a non-NULL pointer */
-	__u64 alloc_bytes; /* bytes requested by those calls */
-	__u64 probe_hits;  /* every probe run (entry and return) */
-	__u64 samples;     /* sampled allocations */
+	__u64 alloc_calls;  /* calls that allocate (see docs/architecture.md) */
+	__u64 free_calls;   /* free() of a non-NULL pointer */
+	__u64 alloc_bytes;  /* bytes requested by those calls */
+	__u64 probe_hits;   /* every probe run (entry and return) */
+	__u64 samples;      /* sampled allocations */
+	__u64 phased_calls; /* the alloc_calls the overhead budget's phases
+			     * switch (all but realloc, which stays probed) */
 };
 
 /* Global fault counters, index of the per-CPU drop array. */
@@ -297,7 +299,7 @@ _Static_assert(sizeof(struct mt_event_free) == 32, "mt_event_free layout");
 _Static_assert(sizeof(struct mt_event_proc) == 24, "mt_event_proc layout");
 _Static_assert(sizeof(struct mt_event_alloc) == 80 + 136 + 8 * MT_MAX_FRAMES + MT_STACK_COPY_MAX,
 	       "mt_event_alloc layout");
-_Static_assert(sizeof(struct mt_proc_counters) == 40, "mt_proc_counters layout");
+_Static_assert(sizeof(struct mt_proc_counters) == 48, "mt_proc_counters layout");
 _Static_assert(sizeof(struct mt_live_key) == 16, "mt_live_key layout");
 _Static_assert(sizeof(struct mt_brk_state) == 16, "mt_brk_state layout");
 _Static_assert(sizeof(struct mt_phase) == 24, "mt_phase layout");

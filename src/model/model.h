@@ -150,6 +150,11 @@ struct mt_target {
 	/* What the probes cost it: the slowdown it suffers, % (set by the
 	 * overhead measure, probe/slowdown.h). */
 	double slowdown_pct;
+	/* Under the budget's duty cycle, the share of its allocations the
+	 * probes saw over the share the duty promised (probe/phase_share.h):
+	 * a sample drawn at duty d stood for 1 / (d * phase_seen) of them.
+	 * Set by the overhead measure; 0 or 1: as the duty says. */
+	double phase_seen;
 	/* Estimated from samples. */
 	double inuse_bytes;
 	double inuse_objects;

@@ -311,6 +311,7 @@ int bpf_loader_read_counters(struct mt_bpf *b, pid_t pid, struct mt_proc_counter
 		out->alloc_bytes += per[i].alloc_bytes;
 		out->probe_hits += per[i].probe_hits;
 		out->samples += per[i].samples;
+		out->phased_calls += per[i].phased_calls;
 	}
 	free(per);
 	return 0;

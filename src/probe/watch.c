@@ -60,6 +60,7 @@ void watch_init(struct watch_set *ws, const struct watch_env *env)
 	memset(ws, 0, sizeof(*ws));
 	ws->env = *env;
 	ws->cgroup_fd = -1;
+	ws->duty = 1.0;
 	ws->launch.pid = -1;
 	ws->launch.go_fd = -1;
 	ws->launch.err_fd = -1;
@@ -710,7 +711,9 @@ static int attach_charged(struct watch_set *ws, struct watched *w, char *err, si
 	t->start_ns = clock_mono_ns();
 	t->counters_exact = !samples_itself(w);
 	t->slowdown_pct = 0;
+	t->phase_seen = 1.0;
 	slowdown_init(&w->cost, ws->env.trap_ns, samples_itself(w));
+	phase_share_init(&w->share);
 	w->pending = false;
 	return 0;
 }
@@ -861,6 +864,7 @@ bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 static void measure(struct watch_set *ws, struct watched *w, __u64 now, enum slowdown_state state)
 {
 	struct mt_proc_counters c;
+	struct mt_target *t;
 	__u64 cpu = target_cpu_ns(w->pid);
 
 	if (!cpu || bpf_loader_read_counters(ws->env.bpf, w->pid, &c))
@@ -868,6 +872,12 @@ static void measure(struct watch_set *ws, struct watched *w, __u64 now, enum slo
 	/* a process that samples itself has no allocation probes to switch */
 	slowdown_feed(&w->cost, now, cpu, c.probe_hits, c.free_calls,
 		      samples_itself(w) ? SLOWDOWN_OFF : state);
+	if (samples_itself(w))
+		return;
+	phase_share_feed(&w->share, now, c.phased_calls, c.free_calls, state, ws->duty);
+	t = model_target(ws->env.model, w->pid, false);
+	if (t)
+		t->phase_seen = phase_share_ratio(&w->share);
 }
 
 static bool measurable(const struct watched *w)
@@ -893,6 +903,11 @@ double watch_own_uncertainty(const struct watch_set *ws)
 		if (measurable(&ws->v[i]))
 			worst = fmax(worst, slowdown_own_uncertainty(&ws->v[i].cost));
 	return worst;
+}
+
+void watch_set_duty(struct watch_set *ws, double duty)
+{
+	ws->duty = duty;
 }
 
 int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, struct watch_cost *out)

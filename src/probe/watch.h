@@ -25,6 +25,7 @@
 #include "probe/attach.h"
 #include "probe/bpf_loader.h"
 #include "probe/go_runtime.h"
+#include "probe/phase_share.h"
 #include "probe/slowdown.h"
 #include "config.h"
 #include "model/model.h"
@@ -77,8 +78,9 @@ struct watched {
 	/* a prefixed allocator the program calls besides it (je_malloc of a
 	 * statically linked jemalloc), probed too; alloc NULL: none */
 	struct alloc_target extra;
-	struct slowdown cost; /* what the probes cost it (slowdown.h) */
-	struct target_id id;  /* which process and program (0: not known) */
+	struct slowdown cost;     /* what the probes cost it (slowdown.h) */
+	struct phase_share share; /* what the budget's phases see of it (phase_share.h) */
+	struct target_id id;      /* which process and program (0: not known) */
 	/* The paths and names interned for it before it has a model target
 	 * (preparing, attaching): handed to the target's budget then. */
 	struct strpool_budget names;
@@ -102,6 +104,7 @@ struct watch_set {
 	char cgroup_dir[PATH_MAX];
 	int cgroup_fd;     /* --cgroup: the v2 directory, or -1 */
 	bool keep_command; /* -- CMD and its family outlive memtop (d) */
+	double duty;       /* the overhead budget's duty now (watch_set_duty) */
 };
 
 void watch_init(struct watch_set *ws, const struct watch_env *env);
@@ -153,6 +156,11 @@ void watch_measure(struct watch_set *ws, __u64 now_ns, enum slowdown_state state
 /* The largest slowdown_own_uncertainty() of the measured targets: how
  * far the start-up measure still is from a sharp cost (slowdown.h). */
 double watch_own_uncertainty(const struct watch_set *ws);
+
+/* The overhead budget's duty from now on (1 until called): the steps
+ * watch_measure() ends after this are measured at it (phase_share.h),
+ * and each target's share ratio goes to its model target (phase_seen). */
+void watch_set_duty(struct watch_set *ws, double duty);
 
 /* The worst target's cost over the steps since since_ns (at most max_ns
  * of them); also stored per target in the model (mt_target). 0, or
