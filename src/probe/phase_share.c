@@ -13,35 +13,52 @@ void phase_share_init(struct phase_share *p)
 	memset(p, 0, sizeof(*p));
 }
 
+/* The cycle under way is whole: into the decayed sums. */
+static void close_cycle(struct phase_share *p, __u64 t_ns)
+{
+	double decay = p->done_t ? exp(-(double)(t_ns - p->done_t) / 1e9 / PHASE_SHARE_TAU_S) : 0;
+
+	p->done.on_calls = p->done.on_calls * decay + p->cur.on_calls;
+	p->done.on_frees = p->done.on_frees * decay + p->cur.on_frees;
+	p->done.seen_calls = p->done.seen_calls * decay + p->cur.seen_calls;
+	p->done.promised_frees = p->done.promised_frees * decay + p->cur.promised_frees;
+	p->cycles = p->cycles * decay + 1;
+	p->done_t = t_ns;
+	memset(&p->cur, 0, sizeof(p->cur));
+}
+
 void phase_share_feed(struct phase_share *p, __u64 t_ns, __u64 phased_calls, __u64 frees,
 		      enum slowdown_state state, double duty)
 {
-	double dt, calls, fr, decay;
+	double calls, fr;
 
 	if (!p->have_last || t_ns <= p->last_t || phased_calls < p->last_calls ||
 	    frees < p->last_frees)
 		goto keep;
-	dt = (double)(t_ns - p->last_t) / 1e9;
 	calls = (double)(phased_calls - p->last_calls);
 	fr = (double)(frees - p->last_frees);
-	decay = exp(-dt / PHASE_SHARE_TAU_S);
-	p->on_calls *= decay;
-	p->on_frees *= decay;
-	p->seen_calls *= decay;
-	p->promised_frees *= decay;
-	p->cycling_s *= decay;
-	/* at full duty every phased call is seen: nothing to measure (and
-	 * the start-up's probe-free phases are no part of a schedule) */
-	if (duty > 0 && duty < 1) {
-		if (state == SLOWDOWN_ON) {
-			p->on_calls += calls;
-			p->on_frees += fr;
-		}
-		p->seen_calls += calls;
-		p->promised_frees += duty * fr;
-		p->cycling_s += dt;
+	if (duty <= 0 || duty >= 1) {
+		/* at full duty every phased call is seen: nothing to measure
+		 * (and the start-up's probe-free phases are no cycle) */
+		memset(&p->cur, 0, sizeof(p->cur));
+		p->in_cycle = false;
+		goto keep;
 	}
+	/* a step with the probes (coming) on after an off one: a new cycle */
+	if (state != SLOWDOWN_OFF && p->last_state == SLOWDOWN_OFF) {
+		if (p->in_cycle)
+			close_cycle(p, t_ns);
+		memset(&p->cur, 0, sizeof(p->cur));
+		p->in_cycle = true;
+	}
+	if (state == SLOWDOWN_ON) {
+		p->cur.on_calls += calls;
+		p->cur.on_frees += fr;
+	}
+	p->cur.seen_calls += calls;
+	p->cur.promised_frees += duty * fr;
 keep:
+	p->last_state = state;
 	p->last_t = t_ns;
 	p->last_calls = phased_calls;
 	p->last_frees = frees;
@@ -50,12 +67,12 @@ keep:
 
 double phase_share_ratio(const struct phase_share *p)
 {
-	double per_free, ratio;
+	const struct phase_counts *c = &p->done;
+	double ratio;
 
-	if (p->cycling_s < PHASE_SHARE_MIN_S || p->on_frees < PHASE_SHARE_MIN_FREES ||
-	    p->promised_frees < PHASE_SHARE_MIN_FREES || p->on_calls <= 0)
+	if (p->cycles < PHASE_SHARE_MIN_CYCLES || c->on_frees < PHASE_SHARE_MIN_FREES ||
+	    c->promised_frees < PHASE_SHARE_MIN_FREES || c->on_calls <= 0)
 		return 1.0;
-	per_free = p->on_calls / p->on_frees;
-	ratio = p->seen_calls / (per_free * p->promised_frees);
+	ratio = c->seen_calls / (c->on_calls / c->on_frees * c->promised_frees);
 	return fmin(fmax(ratio, PHASE_SHARE_MIN), PHASE_SHARE_MAX);
 }

@@ -21,13 +21,18 @@
  *
  *     ratio = seen phased calls / (m * sum over steps of d * frees)
  *
- * over the steps taken while duty-cycling, decayed with PHASE_SHARE_TAU_S:
- * the share seen over the share promised, 1 when the target's allocations
- * are as likely to be seen as the schedule says. Samples then weigh
- * 1 / (d * ratio * p). It assumes, like the cost measure (slowdown.h),
- * that the target's allocations per free do not depend on the phase.
- * Until PHASE_SHARE_MIN_S of duty-cycling and enough frees in both kinds
- * of step have been seen (or for a process without frees) it is 1.
+ * summed over whole on/off cycles (from the start of one on-phase to the
+ * next) and decayed with PHASE_SHARE_TAU_S: the share seen over the share
+ * promised, 1 when the target's allocations are as likely to be seen as
+ * the schedule says. Samples then weigh 1 / (d * ratio * p). The cycle
+ * under way is left out: a sample is drawn in an on-phase, and the cycles
+ * before it are independent of it, while a sum that ended inside its
+ * cycle would be at its lowest then (the on-phase's calls not yet in,
+ * the off-phase's frees all in), which made the estimate run 1.6 times
+ * the truth. It assumes, like the cost measure (slowdown.h), that the
+ * target's allocations per free do not depend on the phase. Until
+ * PHASE_SHARE_MIN_CYCLES cycles and enough frees in both kinds of step
+ * have been seen (or for a process without frees) it is 1.
  */
 #ifndef MEMTOP_PHASE_SHARE_H
 #define MEMTOP_PHASE_SHARE_H
@@ -37,18 +42,26 @@
 
 #include "probe/slowdown.h"
 
-#define PHASE_SHARE_TAU_S 30.0   /* memory of the counts */
-#define PHASE_SHARE_MIN_S 5.0    /* duty-cycling seen before the ratio counts */
+#define PHASE_SHARE_TAU_S 60.0   /* memory of the counts */
+#define PHASE_SHARE_MIN_CYCLES 8 /* whole cycles seen before the ratio counts */
 #define PHASE_SHARE_MIN_FREES 1000.0
-#define PHASE_SHARE_MIN 0.05     /* bounds of a ratio believed */
+#define PHASE_SHARE_MIN 0.05 /* bounds of a ratio believed */
 #define PHASE_SHARE_MAX 5.0
 
-struct phase_share {
+/* What a stretch of cycles saw. */
+struct phase_counts {
 	double on_calls, on_frees; /* in steps with the probes on */
 	double seen_calls;         /* in every step */
 	double promised_frees;     /* sum of d * frees */
-	double cycling_s;          /* decayed time spent duty-cycling */
-	__u64 last_t, last_calls, last_frees;
+};
+
+struct phase_share {
+	struct phase_counts done; /* whole cycles, decayed */
+	struct phase_counts cur;  /* the cycle under way */
+	double cycles;            /* whole cycles in done, decayed */
+	bool in_cycle;            /* cur began at an on-phase */
+	enum slowdown_state last_state;
+	__u64 last_t, last_calls, last_frees, done_t;
 	bool have_last;
 };
 

@@ -49,8 +49,7 @@ static void feed(struct phase_share *ps, __u64 t, const struct counts *c, enum s
 	phase_share_feed(ps, t, c->phased, c->frees, st, d);
 }
 
-static void simulate(double d, double slow, __u64 lag_ns, double secs, __u64 seed,
-		     struct outcome *o)
+static void simulate(double d, double slow, __u64 lag_ns, double secs, __u64 seed, struct outcome *o)
 {
 	const __u64 rate = 524288, r = (__u64)(rate * d), end = (__u64)(secs * 1e9);
 	struct budget b;
