@@ -12,7 +12,7 @@
  * the probes are on for a little more or less than d of the time (attach
  * and detach take up to 0.2 s on a loaded machine): measured at duty 0.1,
  * such a C loop had 5.3% of its allocations seen, and its in-use read 0.48
- * of the truth.
+ * of the truth (docs/probes.md 6.5).
  *
  * Both are measured from exact counters. free() is probed and counted in
  * every phase, so it counts the target's work; the phased allocation calls
@@ -43,7 +43,7 @@
 #include "probe/slowdown.h"
 
 #define PHASE_SHARE_TAU_S 60.0   /* memory of the counts */
-#define PHASE_SHARE_MIN_CYCLES 8 /* whole cycles seen before the ratio counts */
+#define PHASE_SHARE_MIN_CYCLES 3 /* whole cycles seen before the ratio counts */
 #define PHASE_SHARE_MIN_FREES 1000.0
 #define PHASE_SHARE_MIN 0.05 /* bounds of a ratio believed */
 #define PHASE_SHARE_MAX 5.0
