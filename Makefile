@@ -46,9 +46,13 @@ ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Isrc -Iinclude -I$(OUTP
 	-DMEMTOP_VERSION='"$(VERSION)"' -DMEMTOP_LIBDIR='"$(PREFIX)/lib/memtop"'
 LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -liberty -lm
 VERSION  := 0.1.0
-# The recursive builds of check, check-quick, werror, asan and analyze use
-# every core: a serial build was a minute of make check on two cores.
-JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+# The recursive builds of check, check-quick, werror, asan and analyze run
+# two jobs per core: a serial build was a minute of make check on two
+# cores, and with one job per core the Go toolchains' builds of their
+# standard library (mt_go_1.2x, each under one core for 20-30 s) held the
+# jobs while the skeleton and memtop waited (make check's build: 65 s at
+# -j2, 50 s at -j4 on two cores).
+JOBS     ?= $(shell echo $$((2 * $$(nproc 2>/dev/null || echo 1))))
 
 ifeq ($(V),1)
 Q :=
