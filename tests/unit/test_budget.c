@@ -70,6 +70,19 @@ static void sim_switch(struct sim *s, struct slowdown *sd, double part, double s
 	slowdown_feed(sd, s->t, s->cpu, s->hits, s->frees, SLOWDOWN_SWITCHING);
 }
 
+/* The first reading, then memtop's five start-up pairs of 60 ms phases
+ * with the allocation probes off and on (app.c). */
+static void sim_startup(struct sim *s, struct slowdown *sd)
+{
+	int i;
+
+	sim_step(s, sd, true, 1);
+	for (i = 0; i < 5; i++) {
+		sim_step(s, sd, false, 60000000ULL);
+		sim_step(s, sd, true, 60000000ULL);
+	}
+}
+
 static void check_identifies(double work_ns, double hit_ns)
 {
 	struct sim s = { work_ns, hit_ns, 1.0, 1000000000ULL, 0, 0, 0 };
@@ -80,11 +93,7 @@ static void check_identifies(double work_ns, double hit_ns)
 	int i;
 
 	slowdown_init(&sd, 700, false); /* a calibration well off the truth */
-	sim_step(&s, &sd, true, 1);     /* the first reading */
-	for (i = 0; i < 5; i++) {       /* the start-up phases */
-		sim_step(&s, &sd, false, 60000000ULL);
-		sim_step(&s, &sd, true, 60000000ULL);
-	}
+	sim_startup(&s, &sd);
 	for (i = 0; i < 12; i++)
 		sim_step(&s, &sd, true, 250000000ULL);
 	assert_true(fabs(slowdown_cost_ns(&sd, &measured) - hit_ns) < 0.01 * hit_ns);
@@ -248,11 +257,7 @@ static void test_follows_load(void **state)
 	int i, j;
 
 	slowdown_init(&sd, 700, false);
-	sim_step(&s, &sd, true, 1);
-	for (i = 0; i < 5; i++) {
-		sim_step(&s, &sd, false, 60000000ULL);
-		sim_step(&s, &sd, true, 60000000ULL);
-	}
+	sim_startup(&s, &sd);
 	for (j = 0; j < 2; j++) {
 		double truth;
 
@@ -281,11 +286,7 @@ static void test_idle_window(void **state)
 	int i;
 
 	slowdown_init(&sd, 700, false);
-	sim_step(&s, &sd, true, 1);
-	for (i = 0; i < 5; i++) {
-		sim_step(&s, &sd, false, 60000000ULL);
-		sim_step(&s, &sd, true, 60000000ULL);
-	}
+	sim_startup(&s, &sd);
 	s.work_ns = 100000;
 	truth = 100.0 * s.hit_ns * 2 / s.work_ns;
 	for (i = 0; i < 16; i++)
