@@ -1033,18 +1033,23 @@ static const struct mt_frontend *choose_frontend(const struct mt_config *cfg)
 
 static void announce(const struct app *a)
 {
-	const struct attach_info *info = &a->ws.info;
 	int i;
 
-	for (i = 0; i < a->ws.n; i++)
+	/* each with its own probes: a cgroup's tcmalloc process is not
+	 * attached as its glibc neighbour was */
+	for (i = 0; i < a->ws.n; i++) {
+		const struct watched *w = &a->ws.v[i];
+		const struct attach_info *info = &w->attached;
+
 		say("attached to PID %d (%s): %s%s%s, %s mode, %d probes (%d slow), %.0f ns per probe hit: %s",
-		    a->ws.v[i].pid, a->ws.v[i].comm,
-		    a->ws.v[i].go     ? "the Go runtime's own sampling"
-		    : a->ws.v[i].usdt ? "its own sampler"
-				      : a->ws.v[i].alloc->name,
-		    a->ws.v[i].extra.alloc ? " and " : "",
-		    a->ws.v[i].extra.alloc ? a->ws.v[i].extra.alloc->name : "", a->status.probe_mode,
-		    info->nprobes, info->nslow, a->status.trap_ns, info->detail);
+		    w->pid, w->comm,
+		    w->go     ? "the Go runtime's own sampling"
+		    : w->usdt ? "its own sampler"
+			      : w->alloc->name,
+		    w->extra.alloc ? " and " : "", w->extra.alloc ? w->extra.alloc->name : "",
+		    attach_mode_name(info->mode), info->nprobes, info->nslow, a->status.trap_ns,
+		    info->detail);
+	}
 	if (a->status.cgroup.on)
 		say("following new processes of %s", a->ws.cgroup_dir);
 	if (a->status.cmd_log)

@@ -700,6 +700,7 @@ static int attach_charged(struct watch_set *ws, struct watched *w, char *err, si
 	if (w->python_checked)
 		watch_python(ws, w);
 	snprintf(t->allocator, sizeof(t->allocator), "%s", ws->info.allocator);
+	w->attached = ws->info; /* ws->info is the next attach's once it starts */
 	set_runtime(t, w->pid);
 	if (w->usdt && !w->inj && !strcmp(t->runtime, "CPython"))
 		/* its preloaded sampler wraps the object allocator while a tool

@@ -84,6 +84,7 @@ struct watched {
 	/* The paths and names interned for it before it has a model target
 	 * (preparing, attaching): handed to the target's budget then. */
 	struct strpool_budget names;
+	struct attach_info attached; /* its probes, as said in the "attached" line */
 };
 
 /* The probes' cost over a window, for the worst target. */

@@ -287,6 +287,14 @@ def test_cgroup_mixed_allocators():
         got = {t["pid"]: t.get("allocator") for t in first["targets"]}
         want = {procs[0].pid: "jemalloc", procs[1].pid: "tcmalloc", procs[2].pid: "glibc"}
         assert_eq("allocators in the cgroup", got, want)
+        # each "attached" line lists that process's own probes: tcmalloc's
+        # operator new (_Znwm) is probed in the tcmalloc process only
+        attached = {int(l.split()[4]): l for l in m.err.text().splitlines()
+                    if l.startswith("memtop: attached to PID ")}
+        check(set(attached) == set(want), "attached lines: %s" % sorted(attached))
+        check("_Znwm@" in attached[procs[1].pid] and "_Znwm@" not in attached[procs[2].pid],
+              "the attached lines do not list each process's own probes:\n%s" %
+              "\n".join(attached[p.pid] for p in procs))
         late = cg.spawn(workload_path("mt_tcmalloc"), "--mode=apis", "--iterations=100",
                         "--duration=1")
         wait_ready(late)
