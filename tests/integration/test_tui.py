@@ -296,6 +296,10 @@ def test_tui_walkthrough():
               re.search(r"^ +main \(mt_sites", stack, re.M),
               "the stack leak_site <- main is not shown:\n%s" % scr)
         check("Why this score" in scr, "no leak-score reasons:\n%s" % scr)
+        # the size histogram: each bucket with its two shares whole
+        # ("100.0% 100.0%" was cut to "100.0% 100.…")
+        check(re.search(r"^ *\S+-\S+ B +\d+\.\d% +\d+\.\d% ", scr, re.M),
+              "no whole size bucket line:\n%s" % scr)
         p.keys("Escape")
         p.wait_for(lambda x: "FUNCTION" in x, 5, "the table after Esc")
 

@@ -345,7 +345,8 @@ static void draw_sizes(struct tui *t, struct tui_page *pg)
 
 		bucket_label(label, sizeof(label), i);
 		tui_put_right(t, y, 0, 14, t->attr[THEME_NORMAL], label);
-		tui_putf(t, y, 15, 12, t->attr[THEME_NORMAL], "%5.1f%% %5.1f%%",
+		/* "100.0% 100.0%": 13 columns, up to the bar's */
+		tui_putf(t, y, 15, 14, t->attr[THEME_NORMAL], "%5.1f%% %5.1f%%",
 			 100 * objs[i] / total, 100 * bytes[i] / total_bytes);
 		if (bw > 40)
 			bw = 40;
