@@ -169,8 +169,10 @@ def table_rows(screen):
     lines = screen.split("\n")
     for i, l in enumerate(lines):
         if "IN-USE" in l and "FUNCTION" in l:
-            # the first cell: a number, or with several targets a PID (1234+)
-            return [r for r in lines[i + 1:] if re.match(r"^ *[0-9.]+\+?[KMGk]?(?:/s)? ", r)]
+            # the first cell: a number, "~" before it when the sampling
+            # error is large (a site of few samples), or with several
+            # targets a PID (1234+)
+            return [r for r in lines[i + 1:] if re.match(r"^ *~?[0-9.]+\+?[KMGk]?(?:/s)? ", r)]
     return []
 
 
