@@ -139,14 +139,12 @@ static void merge_python(struct ingest *in, const struct mt_event_py *py, struct
  * duty was taken from: the duty, times what the target's overhead measure
  * found the phases really see of it (mt_target.phase_seen). The result
  * is what the model weighs by, and what a recording keeps. */
-static double phase_duty(struct ingest *in, const struct mt_event_alloc *ev)
+static double phase_duty(const struct mt_target *t, const struct mt_event_alloc *ev)
 {
-	const struct mt_target *t;
 	double d = ev->duty_ppm / 1e6;
 
 	if (d <= 0 || d >= 1)
 		return d;
-	t = model_target(in->model, (pid_t)ev->pid, false);
 	if (t && t->phase_seen > 0)
 		d *= t->phase_seen;
 	return d < 1 ? d : 1;
@@ -187,7 +185,7 @@ static int ingest_alloc(struct ingest *in, const struct mt_event_alloc *ev)
 	s.size = ev->size;
 	s.weight_bytes = ev->weight_bytes;
 	s.rate = ev->rate;
-	s.duty = phase_duty(in, ev);
+	s.duty = phase_duty(t, ev); /* t: the sample's target, looked up once above */
 	s.untracked = ev->flags & MT_EVF_UNTRACKED;
 	s.truncated = truncated;
 	s.mmap = ev->fn == MT_FN_MMAP;
