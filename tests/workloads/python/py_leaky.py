@@ -11,8 +11,10 @@ Protocol: prints READY, waits for a byte on stdin, runs until --duration
 seconds have passed or another byte arrives (or stdin closes), then prints
 {"truth": "py_leaky", ...} and churns lightly until stdin closes. With --auto
 --out FILE (for memtop -- CMD, whose child shares no pipe with the test)
-it starts at once, stops at SIGUSR1 or after --duration, writes the truth
-line to FILE and exits.
+it starts at once, stops leaking at SIGUSR1 or after --duration, writes
+the truth line to FILE, churns lightly (leaking nothing, so a reader can
+take a figure that is not an interval behind) until a second SIGUSR1 or
+30 s, and exits.
 
   leak_records   keeps every record it builds (small dicts and strs, each
                  well under pymalloc's 512-byte limit): about 2 MiB/s
@@ -139,6 +141,11 @@ def main():
         with open(out + ".tmp", "w") as f:
             f.write(truth + "\n")
         os.rename(out + ".tmp", out)
+        held = len(stop)
+        t1 = time.monotonic()
+        while len(stop) == held and time.monotonic() - t1 < 30:
+            churn(5, 1000)
+            time.sleep(0.01)
         return
     print(truth, flush=True)
     # until stdin closes, the main thread keeps running Python code (light
