@@ -378,6 +378,8 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie)
 	__sync_fetch_and_add(&c->alloc_bytes, size);
 	if (fn != MT_FN_REALLOC)
 		__sync_fetch_and_add(&c->phased_calls, 1);
+	if (phase.count_only)
+		return 1;
 	p.rate = phase_rate();
 	p.duty_ppm = phase.duty_ppm;
 	counted = size;
@@ -490,10 +492,12 @@ static __always_inline void on_return(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, tid = (__u32)id;
+	struct mt_proc_counters *c = count_hit(pid);
+	__u64 t0 = bpf_ktime_get_ns();
 	struct pending *pp, p;
 	__u64 addr;
 
-	if (!count_hit(pid))
+	if (!c)
 		return;
 	pp = bpf_map_lookup_elem(&pending, &tid);
 	if (!pp)
@@ -509,6 +513,9 @@ static __always_inline void on_return(struct pt_regs *ctx)
 	}
 	if (addr)
 		emit_sample(ctx, pid, tid, p.fn, addr, p.size, 0, p.rate, p.duty_ppm);
+	/* what a sample costs beyond its hits, which the cost measure
+	 * takes out of the target's CPU time (slowdown.h) */
+	__sync_fetch_and_add(&c->sample_ns, bpf_ktime_get_ns() - t0);
 }
 
 /* Session mode: one program for entry and return. */

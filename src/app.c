@@ -80,6 +80,7 @@ struct app {
 	__u64 last_records;
 	struct budget budget;
 	bool allocs_on;
+	bool frees_off;    /* the start-up measure has free() off (set_frees) */
 	__u64 last_off_ns; /* the allocation probes were last off then */
 	__u64 last_tick_ns;
 	bool budget_msg;       /* status.message is the budget's note */
@@ -491,6 +492,8 @@ static __u64 phase_rate(const struct app *a)
 
 static enum slowdown_state allocs_state(const struct app *a)
 {
+	if (a->frees_off)
+		return SLOWDOWN_FREES_OFF;
 	return a->allocs_on ? SLOWDOWN_ON : SLOWDOWN_OFF;
 }
 
@@ -526,24 +529,52 @@ static void budget_step(struct app *a, __u64 now)
 		budget_started(&a->budget, began);
 }
 
+/* free() and realloc() off or back on, for the start-up measure only
+ * (count_only: nothing is sampled, so no sampled block loses its free). */
+static void set_frees(struct app *a, bool on)
+{
+	watch_measure(&a->ws, clock_mono_ns(), allocs_state(a));
+	watch_set_frees(&a->ws, on);
+	a->frees_off = !on;
+	watch_measure(&a->ws, clock_mono_ns(), SLOWDOWN_SWITCHING);
+}
+
 /* Before the display starts, for processes that already run: a short
- * stretch of 60 ms phases alternately with only the probes that stay on
- * and with all of them, so that the cost of a probe hit is measured on
- * each target (slowdown.h) from the first interval. Alternating, not one
- * window each, so that a load that drifts meanwhile weighs on both.
+ * stretch of 60 ms phases, in cycles of four: only the probes that stay
+ * on (free, realloc), all of them, only the allocation probes, all of
+ * them, so that the cost of an allocation hit, what a free() hit costs
+ * against it and the target's own work are measured on each target
+ * (slowdown.h) from the first interval. Alternating, not one window each,
+ * so that a load that drifts meanwhile weighs on all. Nothing is sampled
+ * meanwhile: with free() off a sampled block could lose its free.
  *
- * Five pairs of phases are enough where the target's own work outweighs
- * what its free() probes cost. Where it does not (a loop slowed 10x or
- * more), its own CPU per free is a small remainder and one pair's
- * estimate of it scattered from -8 to 2.2 times the truth (heavy row of
- * tests/bench/slowdown.py at load 6-11): the phases go on while that
+ * Three cycles are enough where the target's own work outweighs what its
+ * free() probes cost. Where it does not (a loop slowed 10x or more), its
+ * own CPU per free is a small remainder and one pair's estimate of it
+ * scattered from -8 to 2.2 times the truth (heavy row of
+ * tests/bench/slowdown.py at load 6-11): the cycles go on while that
  * estimate is uncertain by more than UNPROBED_SHARP, for at most
  * UNPROBED_MAX_NS, since at full cost there are no pairs after the
  * start-up (docs/probes.md section 6.2). */
-#define UNPROBED_PHASE_NS 60000000L
-#define UNPROBED_PHASES 5
+#define UNPROBED_PHASE_MS 60
+#define UNPROBED_CYCLES 3
 #define UNPROBED_SHARP 0.08
 #define UNPROBED_MAX_NS 2500000000ULL
+
+static bool unprobed_cycle(struct app *a)
+{
+	set_allocs(a, false, clock_mono_ns());
+	if (stop_wait(a, UNPROBED_PHASE_MS))
+		return true;
+	set_allocs(a, true, clock_mono_ns());
+	if (stop_wait(a, UNPROBED_PHASE_MS))
+		return true;
+	set_frees(a, false);
+	if (stop_wait(a, UNPROBED_PHASE_MS))
+		return true;
+	set_frees(a, true);
+	return stop_wait(a, UNPROBED_PHASE_MS);
+}
 
 static void measure_unprobed(struct app *a)
 {
@@ -552,18 +583,19 @@ static void measure_unprobed(struct app *a)
 
 	if (a->cfg->cmd_argv || !a->ws.n)
 		return;
+	bpf_loader_set_count_only(a->bpf, true);
 	for (i = 0;; i++) {
-		bool stop;
-
-		if (i >= UNPROBED_PHASES && (watch_own_uncertainty(&a->ws) <= UNPROBED_SHARP ||
+		if (i >= UNPROBED_CYCLES && (watch_own_uncertainty(&a->ws) <= UNPROBED_SHARP ||
 					     clock_mono_ns() - began >= UNPROBED_MAX_NS))
 			break;
-		set_allocs(a, false, clock_mono_ns());
-		stop = stop_wait(a, UNPROBED_PHASE_NS / 1000000);
-		set_allocs(a, true, clock_mono_ns());
-		if (stop || stop_wait(a, UNPROBED_PHASE_NS / 1000000))
+		if (unprobed_cycle(a))
 			break;
 	}
+	if (a->frees_off)
+		set_frees(a, true);
+	if (!a->allocs_on)
+		set_allocs(a, true, clock_mono_ns());
+	bpf_loader_set_count_only(a->bpf, false);
 	a->budget.changed_ns = clock_mono_ns();
 }
 

@@ -13,7 +13,7 @@
 #ifndef MEMTOP_ABI_H
 #define MEMTOP_ABI_H
 
-#define MT_ABI_VERSION 4
+#define MT_ABI_VERSION 5
 
 /* Frame-pointer stack depth recorded per sample (bpf_get_stack). */
 #define MT_MAX_FRAMES 64
@@ -184,6 +184,8 @@ struct mt_proc_counters {
 	__u64 samples;      /* sampled allocations */
 	__u64 phased_calls; /* the alloc_calls the overhead budget's phases
 			     * switch (all but realloc, which stays probed) */
+	__u64 sample_ns;    /* time the returns of sampled calls spent in the
+			     * BPF program (stack copy, walk, ring) */
 };
 
 /* Global fault counters, index of the per-CPU drop array. */
@@ -206,12 +208,13 @@ enum mt_drop {
  * nothing).
  */
 struct mt_phase {
-	__u64 rate;      /* mean bytes between samples now; 0: the load-time rate */
-	__u32 duty_ppm;  /* share of time the allocation probes are on, ppm */
-	__u32 epoch;     /* changes whenever rate or duty do */
-	__u32 allocs_on; /* 0: allocation probes switched off (realloc, which
+	__u64 rate;       /* mean bytes between samples now; 0: the load-time rate */
+	__u32 duty_ppm;   /* share of time the allocation probes are on, ppm */
+	__u32 epoch;      /* changes whenever rate or duty do */
+	__u32 allocs_on;  /* 0: allocation probes switched off (realloc, which
 			  * stays probed for its free, then only frees) */
-	__u32 _pad;
+	__u32 count_only; /* 1: calls are counted, never sampled (the start-up
+			   * cost measure, whose phases switch free() off too) */
 };
 
 /* Interpreter frames read at sample time (CPython, docs/python.md). */
@@ -299,7 +302,7 @@ _Static_assert(sizeof(struct mt_event_free) == 32, "mt_event_free layout");
 _Static_assert(sizeof(struct mt_event_proc) == 24, "mt_event_proc layout");
 _Static_assert(sizeof(struct mt_event_alloc) == 80 + 136 + 8 * MT_MAX_FRAMES + MT_STACK_COPY_MAX,
 	       "mt_event_alloc layout");
-_Static_assert(sizeof(struct mt_proc_counters) == 48, "mt_proc_counters layout");
+_Static_assert(sizeof(struct mt_proc_counters) == 56, "mt_proc_counters layout");
 _Static_assert(sizeof(struct mt_live_key) == 16, "mt_live_key layout");
 _Static_assert(sizeof(struct mt_brk_state) == 16, "mt_brk_state layout");
 _Static_assert(sizeof(struct mt_phase) == 24, "mt_phase layout");

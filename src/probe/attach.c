@@ -391,18 +391,28 @@ static int attach_mode(struct mt_probe_set *ps, enum mt_attach_mode mode, const 
 	return e;
 }
 
-int attach_set_allocs(struct mt_probe_set *ps, bool on)
+static int set_group(struct mt_probe_set *ps, int group, bool on)
 {
 	const char *failed;
 	int e = 0;
 
 	for (; ps && !e; ps = ps->next) {
 		if (!on)
-			group_detach(&ps->g[GROUP_ALLOC]);
+			group_detach(&ps->g[group]);
 		else
-			e = group_attach(ps, GROUP_ALLOC, &failed);
+			e = group_attach(ps, group, &failed);
 	}
 	return e;
+}
+
+int attach_set_allocs(struct mt_probe_set *ps, bool on)
+{
+	return set_group(ps, GROUP_ALLOC, on);
+}
+
+int attach_set_frees(struct mt_probe_set *ps, bool on)
+{
+	return set_group(ps, GROUP_FREE, on);
 }
 
 void attach_chain(struct mt_probe_set *ps, struct mt_probe_set *next)

@@ -54,6 +54,10 @@ struct mt_probe_set *attach_usdt(struct mt_bpf *b, pid_t pid, const char *sample
 /* Switch the allocation probes off or back on (free() stays probed), for
  * the overhead budget, in ps and every set chained to it. 0 or -errno. */
 int attach_set_allocs(struct mt_probe_set *ps, bool on);
+/* Switch free() and realloc() off or back on, likewise: only for the
+ * start-up cost measure, while nothing is sampled (bpf_loader.h
+ * count_only). 0 or -errno. */
+int attach_set_frees(struct mt_probe_set *ps, bool on);
 
 /* Chain next (another allocator of the same process, e.g. a je_-prefixed
  * jemalloc beside glibc's malloc) to ps: attach_set_allocs() and

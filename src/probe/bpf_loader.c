@@ -121,6 +121,12 @@ void bpf_loader_set_phase(struct mt_bpf *b, __u64 rate, double duty, bool allocs
 	__sync_synchronize();
 }
 
+void bpf_loader_set_count_only(struct mt_bpf *b, bool on)
+{
+	*(volatile __u32 *)&b->skel->data->phase.count_only = on ? 1 : 0;
+	__sync_synchronize();
+}
+
 void bpf_loader_close(struct mt_bpf *b)
 {
 	if (!b)
@@ -312,6 +318,7 @@ int bpf_loader_read_counters(struct mt_bpf *b, pid_t pid, struct mt_proc_counter
 		out->probe_hits += per[i].probe_hits;
 		out->samples += per[i].samples;
 		out->phased_calls += per[i].phased_calls;
+		out->sample_ns += per[i].sample_ns;
 	}
 	free(per);
 	return 0;

@@ -34,6 +34,10 @@ void bpf_loader_close(struct mt_bpf *b);
  * are on for a share duty of the time; allocs_on false while they are
  * switched off. A change of rate or duty starts a new epoch. */
 void bpf_loader_set_phase(struct mt_bpf *b, __u64 rate, double duty, bool allocs_on);
+/* Calls counted but never sampled while on (struct mt_phase.count_only):
+ * the start-up cost measure, which switches free() off too, so that no
+ * sampled block can lose its free. */
+void bpf_loader_set_count_only(struct mt_bpf *b, bool on);
 
 /* Whether the session program loaded. */
 bool bpf_loader_has_session(const struct mt_bpf *b);

@@ -2,8 +2,9 @@
 /*
  * slowdown.c - the probes' cost to one target from its own CPU time
  * (slowdown.h has the model): readings become steps of one probe state,
- * adjacent steps of different states identify the cost of a hit and the
- * target's own CPU per free, and those give windowed slowdowns.
+ * adjacent steps of different states identify the cost of a hit, what a
+ * free() hit costs against it and the target's own CPU per free, and
+ * those give windowed slowdowns.
  */
 #include "probe/slowdown.h"
 
@@ -23,6 +24,9 @@
 /* How far the cost of a hit moves from the identified c in a window:
  * the load moved it 2.4x on this VM (1.3-3.1 us, slowdown.h) */
 #define COST_SPAN 4.0
+/* Bounds of a free()-hit cost ratio believed (measured: 0.95) */
+#define RATIO_MIN 0.25
+#define RATIO_MAX 4.0
 
 enum { ACC_CPU, ACC_HITS, ACC_FREES };
 
@@ -33,6 +37,7 @@ void slowdown_init(struct slowdown *s, double floor_ns, bool usdt)
 	memset(s, 0, sizeof(*s));
 	s->floor_ns = floor_ns > 0 ? floor_ns : 1;
 	s->cost_ns = s->floor_ns;
+	s->free_ratio = 1;
 	s->usdt = usdt;
 }
 
@@ -48,27 +53,44 @@ double slowdown_pct(double probe_ns, double cpu_ns)
 	return 100.0 * probe_ns / own;
 }
 
-/* One estimate of c and k from two adjacent steps of different states:
- * local in time, so a load that drifts weighs on both alike. */
+static bool pairable(enum slowdown_state st)
+{
+	return st == SLOWDOWN_OFF || st == SLOWDOWN_ON;
+}
+
+static bool enough(const struct slowdown_step *st)
+{
+	return st->frees >= PAIR_MIN_FREES && st->cpu_ns >= PAIR_MIN_CPU_NS;
+}
+
+/* Y: CPU per free, without what samples cost beyond their hits */
+static double cpu_per_free(const struct slowdown_step *st)
+{
+	return (st->cpu_ns - st->sample_ns) / st->frees;
+}
+
+/* One estimate of c from two adjacent steps of different states, with
+ * the Y and H of the off one: local in time, so a load that drifts
+ * weighs on both alike. */
 static bool pair_cost(const struct slowdown_step *a, const struct slowdown_step *b, double *c,
-		      double *k)
+		      double *y_off, double *h_off)
 {
 	const struct slowdown_step *on = a->state == SLOWDOWN_ON ? a : b;
 	const struct slowdown_step *off = a->state == SLOWDOWN_ON ? b : a;
 	double dh;
 
-	if (on->frees < PAIR_MIN_FREES || off->frees < PAIR_MIN_FREES ||
-	    on->cpu_ns < PAIR_MIN_CPU_NS || off->cpu_ns < PAIR_MIN_CPU_NS)
+	if (!enough(on) || !enough(off))
 		return false;
 	dh = on->hits / on->frees - off->hits / off->frees;
 	if (dh < ID_MIN_DH)
 		return false;
-	*c = (on->cpu_ns / on->frees - off->cpu_ns / off->frees) / dh;
+	*c = (cpu_per_free(on) - cpu_per_free(off)) / dh;
 	if (*c < COST_MIN_NS)
 		*c = COST_MIN_NS;
 	if (*c > COST_MAX_NS)
 		*c = COST_MAX_NS;
-	*k = off->cpu_ns / off->frees - *c * off->hits / off->frees;
+	*y_off = cpu_per_free(off);
+	*h_off = off->hits / off->frees;
 	return true;
 }
 
@@ -95,24 +117,15 @@ static const struct slowdown_step *step_back(const struct slowdown *s, int i)
 			    : NULL;
 }
 
-/* c and k: the medians of the recent pair estimates (robust to a load
- * spike in one step), once there are PAIR_MIN of them. A pair is the
- * newest step and the one before it, or before the switch between them. */
-static void identify(struct slowdown *s)
+/* k of every pair at the free()-hit cost ratio of now, and the medians
+ * of c and k once there are PAIR_MIN pairs. */
+static void settle(struct slowdown *s)
 {
-	const struct slowdown_step *st = step_back(s, 0), *prev = step_back(s, 1);
-	double c, k;
+	int i;
 
-	if (prev && prev->state == SLOWDOWN_SWITCHING)
-		prev = step_back(s, 2);
-	if (s->usdt || !prev || st->state == SLOWDOWN_SWITCHING || prev->state == SLOWDOWN_SWITCHING ||
-	    prev->state == st->state || !pair_cost(prev, st, &c, &k))
-		return;
-	s->pair[s->pair_head] = c;
-	s->pair_own[s->pair_head] = k;
-	s->pair_head = (s->pair_head + 1) % SLOWDOWN_PAIRS;
-	if (s->npair < SLOWDOWN_PAIRS)
-		s->npair++;
+	s->free_ratio = s->nratio ? median(s->ratio, s->nratio) : 1;
+	for (i = 0; i < s->npair; i++)
+		s->pair_own[i] = s->pair_y[i] - s->free_ratio * s->pair[i] * s->pair_h[i];
 	if (s->npair < PAIR_MIN)
 		return;
 	s->cost_ns = median(s->pair, s->npair);
@@ -120,15 +133,72 @@ static void identify(struct slowdown *s)
 	s->identified = true;
 }
 
-void slowdown_feed(struct slowdown *s, __u64 t_ns, __u64 cpu_ns, __u64 hits, __u64 frees,
+static void push(double *v, int *n, int *head, double x)
+{
+	v[*head] = x;
+	*head = (*head + 1) % SLOWDOWN_PAIRS;
+	if (*n < SLOWDOWN_PAIRS)
+		(*n)++;
+}
+
+/* A step with free() off: the target's own work counted by its
+ * allocation calls, so k directly, and from it what a free() hit costs
+ * against an allocation hit, with the newest step with allocations off. */
+static void ratio_from(struct slowdown *s, const struct slowdown_step *st)
+{
+	double c, k, r;
+
+	if (!s->npair || !s->have_off || !enough(st) || s->off_h <= 0)
+		return;
+	c = median(s->pair, s->npair);
+	k = cpu_per_free(st) - c * st->hits / st->frees;
+	r = (s->off_y - k) / (c * s->off_h);
+	push(s->ratio, &s->nratio, &s->ratio_head, fmin(fmax(r, RATIO_MIN), RATIO_MAX));
+	settle(s);
+}
+
+/* c and k: the medians of the recent pair estimates (robust to a load
+ * spike in one step), once there are PAIR_MIN of them. A pair is the
+ * newest step and the one before it, or before the switch between them. */
+static void identify(struct slowdown *s)
+{
+	const struct slowdown_step *st = step_back(s, 0), *prev = step_back(s, 1);
+	double c, y, h;
+
+	if (s->usdt)
+		return;
+	if (st->state == SLOWDOWN_ON && enough(st) && st->allocs > 0)
+		s->allocs_per_free = st->allocs / st->frees;
+	if (st->state == SLOWDOWN_OFF && enough(st)) {
+		s->off_y = cpu_per_free(st);
+		s->off_h = st->hits / st->frees;
+		s->have_off = true;
+	}
+	if (st->state == SLOWDOWN_FREES_OFF) {
+		ratio_from(s, st);
+		return;
+	}
+	if (prev && prev->state == SLOWDOWN_SWITCHING)
+		prev = step_back(s, 2);
+	if (!prev || !pairable(st->state) || !pairable(prev->state) || prev->state == st->state ||
+	    !pair_cost(prev, st, &c, &y, &h))
+		return;
+	s->pair_y[s->pair_head] = y;
+	s->pair_h[s->pair_head] = h;
+	push(s->pair, &s->npair, &s->pair_head, c);
+	settle(s);
+}
+
+void slowdown_feed(struct slowdown *s, __u64 t_ns, const struct slowdown_reading *r,
 		   enum slowdown_state state)
 {
+	const struct slowdown_reading *l = &s->last;
 	struct slowdown_step *st;
 	double decay;
 	int k, i;
 
-	if (!s->have_last || t_ns <= s->last_t || cpu_ns < s->last_cpu || hits < s->last_hits ||
-	    frees < s->last_frees)
+	if (!s->have_last || t_ns <= s->last_t || r->cpu_ns < l->cpu_ns || r->hits < l->hits ||
+	    r->frees < l->frees || r->allocs < l->allocs || r->sample_ns < l->sample_ns)
 		goto keep;
 	st = &s->step[s->head];
 	s->head = (s->head + 1) % SLOWDOWN_STEPS;
@@ -136,16 +206,22 @@ void slowdown_feed(struct slowdown *s, __u64 t_ns, __u64 cpu_ns, __u64 hits, __u
 		s->nstep++;
 	st->t_ns = t_ns;
 	st->dt_ns = t_ns - s->last_t;
-	st->cpu_ns = (double)(cpu_ns - s->last_cpu);
-	st->hits = (double)(hits - s->last_hits);
-	st->frees = (double)(frees - s->last_frees);
+	st->cpu_ns = (double)(r->cpu_ns - l->cpu_ns);
+	st->hits = (double)(r->hits - l->hits);
+	st->frees = (double)(r->frees - l->frees);
+	st->allocs = (double)(r->allocs - l->allocs);
+	/* timed on another clock: never more than the step's CPU */
+	st->sample_ns = fmin((double)(r->sample_ns - l->sample_ns), st->cpu_ns);
 	st->state = state;
+	if (state == SLOWDOWN_FREES_OFF)
+		/* no free() counted: the work its allocation calls stand for */
+		st->frees = s->allocs_per_free > 0 ? st->allocs / s->allocs_per_free : 0;
 
 	decay = exp(-(double)st->dt_ns / 1e9 / SLOWDOWN_TAU_S);
 	for (k = 0; k < 2; k++)
 		for (i = 0; i < 3; i++)
 			s->acc[k][i] *= decay;
-	if (state != SLOWDOWN_SWITCHING) {
+	if (pairable(state)) {
 		k = state == SLOWDOWN_ON ? 1 : 0;
 		s->acc[k][ACC_CPU] += st->cpu_ns;
 		s->acc[k][ACC_HITS] += st->hits;
@@ -154,9 +230,7 @@ void slowdown_feed(struct slowdown *s, __u64 t_ns, __u64 cpu_ns, __u64 hits, __u
 	identify(s);
 keep:
 	s->last_t = t_ns;
-	s->last_cpu = cpu_ns;
-	s->last_hits = hits;
-	s->last_frees = frees;
+	s->last = *r;
 	s->have_last = true;
 }
 
@@ -230,10 +304,13 @@ int slowdown_window(const struct slowdown *s, __u64 since_ns, __u64 max_ns, stru
 	h_off = s->acc[0][ACC_FREES] > 0 ? s->acc[0][ACC_HITS] / s->acc[0][ACC_FREES] : 1;
 	if (s->usdt)
 		out->floor_pct = 0;
-	else if (s->identified && s->own_ns > 0 && frees > 0)
-		/* every hit costs alike: the stay-on probes' share of them */
-		out->floor_pct = hits > 0 ? out->slowdown_pct * fmin(frees * h_off, hits) / hits : 0;
-	else if (own > 0)
+	else if (s->identified && s->own_ns > 0 && frees > 0) {
+		/* the stay-on probes' share of what the hits cost, a free()
+		 * hit r times an allocation hit */
+		double stay = fmin(frees * h_off, hits), weighed = s->free_ratio * stay + hits - stay;
+
+		out->floor_pct = weighed > 0 ? out->slowdown_pct * s->free_ratio * stay / weighed : 0;
+	} else if (own > 0)
 		out->floor_pct = 100.0 * s->cost_ns * fmin(frees * h_off, hits) / own;
 	else
 		out->floor_pct = out->slowdown_pct;

@@ -16,7 +16,28 @@
  *     c = (Y_on - Y_off) / (H_on - H_off),   Y = cpu / frees, H = hits / frees
  *     k = Y_off - c * H_off
  *
- * and c and k are the medians of the last SLOWDOWN_PAIRS such pairs. The
+ * and c and k are the medians of the last SLOWDOWN_PAIRS such pairs. That
+ * c is what an allocation hit costs (the free() hits are in both steps
+ * alike), and k takes a free() hit to cost the same. It does not: free()
+ * is probed at a branch, malloc at a push, and their programs differ; on
+ * a quiet machine a free() hit cost 1,114 ns and an allocation hit 1,177
+ * (tests/bench/phases.py), and at 10x that 5% made the slowdown read
+ * twice the truth. So the start-up also has steps with free() and
+ * realloc() off and the allocation probes counting, never sampling
+ * (SLOWDOWN_FREES_OFF): there the work is counted by the phased
+ * allocation calls, at the allocation calls per free of the adjacent
+ * step with every probe on, and
+ *
+ *     k = Y_frees_off - c * H_frees_off
+ *     r = (Y_off - k) / (c * H_off)       (a free() hit costs r * c)
+ *
+ * r is the median of its estimates, and every pair's k is then
+ * Y_off - r * c * H_off. What the BPF program spends on a sample beyond
+ * its hits (the stack copy and walk, the ring: timed there, sample_ns) is
+ * taken out of the CPU time in all of these: under the budget the
+ * sampling interval shrinks by the duty, and samples ten times as dense
+ * in the on-steps made c an allocation hit plus a tenth of a sample,
+ * which at 5x read the slowdown 1.3 times the truth. The
  * slowdown over a window is the CPU the target used against what its own
  * work took, cpu / (k * frees) - 1: k, the target's own work, is what
  * stays when the load on the machine changes (measured: 4.9-5.2 us a
@@ -41,12 +62,24 @@
  * attach or a detach: on a loaded machine 0-90 ms and 25-225 ms, with the
  * probes firing for part of it). Switching steps count in windows but
  * never in a pair: they made pairs with 1.06-1.5 hits per free "on". */
-enum slowdown_state { SLOWDOWN_OFF, SLOWDOWN_ON, SLOWDOWN_SWITCHING };
+enum slowdown_state { SLOWDOWN_OFF, SLOWDOWN_ON, SLOWDOWN_SWITCHING, SLOWDOWN_FREES_OFF };
+
+/* The target's cumulative CPU time and counters at one moment. */
+struct slowdown_reading {
+	__u64 cpu_ns;
+	__u64 hits;      /* probe hits */
+	__u64 frees;     /* free() calls */
+	__u64 allocs;    /* phased allocation calls (all but realloc) */
+	__u64 sample_ns; /* the BPF program's time on samples (sample_ns) */
+};
 
 struct slowdown_step {
 	__u64 t_ns; /* end of the step */
 	__u64 dt_ns;
-	double cpu_ns, hits, frees;
+	double cpu_ns, hits;
+	double sample_ns; /* of cpu_ns, spent on samples beyond their hits */
+	double frees;     /* with free() off: the frees its allocation calls stand for */
+	double allocs;    /* phased allocation calls (all but realloc) */
 	enum slowdown_state state;
 };
 
@@ -55,15 +88,24 @@ struct slowdown {
 	double cost_ns;  /* c, identified or floor_ns */
 	double own_ns;   /* k, once identified */
 	bool identified;
-	bool usdt;                       /* the process samples itself: hits are sampled
+	bool usdt;                     /* the process samples itself: hits are sampled
 			       * events only, cost_ns stays the floor */
-	double acc[2][3];                /* [off, on][cpu_ns, hits, frees], decayed */
-	double pair[SLOWDOWN_PAIRS];     /* recent pair estimates of c */
-	double pair_own[SLOWDOWN_PAIRS]; /* and of k, from the same pairs */
+	double acc[2][3];              /* [off, on][cpu_ns, hits, frees], decayed */
+	double pair[SLOWDOWN_PAIRS];   /* recent pair estimates of c */
+	double pair_y[SLOWDOWN_PAIRS]; /* ... and the Y and H of their off step */
+	double pair_h[SLOWDOWN_PAIRS];
+	double pair_own[SLOWDOWN_PAIRS]; /* their k, at the free_ratio of now */
 	int npair, pair_head;
+	double ratio[SLOWDOWN_PAIRS]; /* estimates of r from free()-off steps */
+	int nratio, ratio_head;
+	double free_ratio;      /* r: a free() hit costs r * c (1 until measured) */
+	double allocs_per_free; /* in the newest step with every probe on */
+	double off_y, off_h;    /* Y and H of the newest step with allocations off */
+	bool have_off;
 	struct slowdown_step step[SLOWDOWN_STEPS];
 	int nstep, head; /* ring of steps, head: next slot */
-	__u64 last_t, last_cpu, last_hits, last_frees;
+	__u64 last_t;
+	struct slowdown_reading last;
 	bool have_last;
 };
 
@@ -79,10 +121,9 @@ struct slowdown_est {
 
 void slowdown_init(struct slowdown *s, double floor_ns, bool usdt);
 
-/* A reading at t_ns of the target's CPU time and counters (probe hits,
- * free calls); state: the allocation probes' since the last reading. Read
+/* A reading at t_ns; state: the probes' since the last reading. Read
  * before and after every switch of the probes, so a step has one state. */
-void slowdown_feed(struct slowdown *s, __u64 t_ns, __u64 cpu_ns, __u64 hits, __u64 frees,
+void slowdown_feed(struct slowdown *s, __u64 t_ns, const struct slowdown_reading *r,
 		   enum slowdown_state state);
 
 /* The estimate over the steps that ended after since_ns, at most the

@@ -865,14 +865,19 @@ bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 static void measure(struct watch_set *ws, struct watched *w, __u64 now, enum slowdown_state state)
 {
 	struct mt_proc_counters c;
+	struct slowdown_reading r;
 	struct mt_target *t;
 	__u64 cpu = target_cpu_ns(w->pid);
 
 	if (!cpu || bpf_loader_read_counters(ws->env.bpf, w->pid, &c))
 		return;
+	r = (struct slowdown_reading){ .cpu_ns = cpu,
+				       .hits = c.probe_hits,
+				       .frees = c.free_calls,
+				       .allocs = c.phased_calls,
+				       .sample_ns = c.sample_ns };
 	/* a process that samples itself has no allocation probes to switch */
-	slowdown_feed(&w->cost, now, cpu, c.probe_hits, c.free_calls,
-		      samples_itself(w) ? SLOWDOWN_OFF : state);
+	slowdown_feed(&w->cost, now, &r, samples_itself(w) ? SLOWDOWN_OFF : state);
 	if (samples_itself(w))
 		return;
 	phase_share_feed(&w->share, now, c.phased_calls, c.free_calls, state, ws->duty);
@@ -1033,6 +1038,24 @@ void watch_set_allocs(struct watch_set *ws, bool on)
 	for (i = 0; i < ws->n; i++)
 		if (ws->v[i].probes && !samples_itself(&ws->v[i]))
 			attach_set_allocs(ws->v[i].probes, on);
+}
+
+void watch_set_frees(struct watch_set *ws, bool on)
+{
+	int i;
+
+	for (i = 0; i < ws->n; i++) {
+		struct watched *w = &ws->v[i];
+
+		if (!w->probes || samples_itself(w) || !attach_set_frees(w->probes, on) || !on)
+			continue;
+		/* free() would stay unprobed: its probes all go, and it is
+		 * attached again as after an exec */
+		attach_detach(w->probes);
+		w->probes = NULL;
+		w->pending = true;
+		w->pending_since_ns = clock_mono_ns();
+	}
 }
 
 pid_t watch_first_alive(const struct watch_set *ws)

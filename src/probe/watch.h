@@ -171,6 +171,12 @@ int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, struct wa
 /* Allocation probes of every uprobe-mode target on or off (budget). */
 void watch_set_allocs(struct watch_set *ws, bool on);
 
+/* free() and realloc() of every uprobe-mode target off or back on: only
+ * for the start-up cost measure, with sampling off (count_only). A target
+ * whose free() cannot be probed again loses all its probes and is
+ * attached again later, as after an exec. */
+void watch_set_frees(struct watch_set *ws, bool on);
+
 /* The first live target, for cgroup memory on a hybrid layout; -1 if none. */
 pid_t watch_first_alive(const struct watch_set *ws);
 
