@@ -493,15 +493,15 @@ static __always_inline void on_return(struct pt_regs *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, tid = (__u32)id;
 	struct mt_proc_counters *c = count_hit(pid);
-	__u64 t0 = bpf_ktime_get_ns();
 	struct pending *pp, p;
-	__u64 addr;
+	__u64 addr, t0;
 
 	if (!c)
 		return;
 	pp = bpf_map_lookup_elem(&pending, &tid);
 	if (!pp)
-		return;
+		return; /* unsampled (a uretprobe sees every return): nothing timed */
+	t0 = bpf_ktime_get_ns();
 	p = *pp;
 	bpf_map_delete_elem(&pending, &tid);
 

@@ -1051,8 +1051,7 @@ void watch_set_frees(struct watch_set *ws, bool on)
 			continue;
 		/* free() would stay unprobed: its probes all go, and it is
 		 * attached again as after an exec */
-		attach_detach(w->probes);
-		w->probes = NULL;
+		release(ws, w);
 		w->pending = true;
 		w->pending_since_ns = clock_mono_ns();
 	}
