@@ -68,13 +68,17 @@ _Static_assert(sizeof(struct mt_sampler_header) == MT_SAMPLER_HEADER_SIZE,
 #define MT_INJECT_FILTER_SLOTS 8192 /* live sampled addresses per hash, for free()'s test */
 #define MT_INJECT_ENTRY_PREFIX "mt_inject_"
 #define MT_INJECT_MAGIC 0x6a6974706f746d6dULL /* "mmtoptij" */
-#define MT_INJECT_VERSION 5
+#define MT_INJECT_VERSION 6
 #define MT_INJECT_TABLE_SLOTS 65536 /* sampled addresses tracked at once */
 
 /* The poke stub runs a program of records in the scratch area, one after
  * the other, until MT_POKE_END (then int3, with %r15 at that record) or a
  * system call that fails (int3 with %r15 at its record, %rax = -errno):
- *   MT_POKE_STORE    *(u64 *)a = b  (one aligned 8-byte store)
+ *   MT_POKE_STORE    compare-and-swap of the aligned 8 bytes at a: b is
+ *                    stored only if they hold c; d gets what they held
+ *                    (== c: stored). A slot that changed since memtop read
+ *                    it (a dlclose, a lazy binding, another tool) is left
+ *                    as it is, whatever now lies at that address.
  *   MT_POKE_SYSCALL  syscall a (b, c, d)
  */
 enum { MT_POKE_END, MT_POKE_STORE, MT_POKE_SYSCALL };

@@ -29,45 +29,12 @@
 #include <sys/syscall.h>
 
 #include "probe/inject_check.h"
+#include "probe/inject_hold.h"
 #include "probe/inject_ptrace.h"
 #include "stacks/proc_maps.h"
 #include "util/clock.h"
 
 #define PAGE 4096ULL
-
-/* A thread to hold: one that is running (not blocked in a system call,
- * which the stop would interrupt), else the main thread. */
-static pid_t pick_thread(pid_t pid)
-{
-	char path[320], buf[512];
-	struct dirent *d;
-	pid_t pick = pid;
-	DIR *dir;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	dir = opendir(path);
-	if (!dir)
-		return pid;
-	while ((d = readdir(dir))) {
-		char *p;
-		FILE *f;
-
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", pid, d->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-		fclose(f);
-		if (p && p[1] == ' ' && p[2] == 'R') {
-			pick = atoi(d->d_name);
-			break;
-		}
-	}
-	closedir(dir);
-	return pick;
-}
 
 static int ctl_read(const struct inject_state *st, int fd, struct mt_inject_ctl *c)
 {
@@ -127,8 +94,9 @@ static int prog_protect(struct poke_prog *p, const struct mt_maps *maps, const s
 	return e;
 }
 
-/* Run p in the held thread, MT_INJECT_SCRATCH_RECORDS at a time. */
-static int prog_run(struct inject_state *st, struct inject_session *s, const struct poke_prog *p)
+/* Run p in the held thread, MT_INJECT_SCRATCH_RECORDS at a time; each
+ * record comes back as the stub left it (a store's d: what it found). */
+static int prog_run(struct inject_state *st, struct inject_session *s, struct poke_prog *p)
 {
 	static const struct mt_poke_record end = { MT_POKE_END };
 	__u64 scratch = st->base + st->im.scratch;
@@ -146,6 +114,8 @@ static int prog_run(struct inject_state *st, struct inject_session *s, const str
 			e = inject_session_run(s, st->base + st->im.poke, scratch, &r);
 		if (!e && r.r15 != scratch + k * sizeof(end))
 			e = (long)r.rax < 0 ? (int)r.rax : -EFAULT; /* a failed mprotect */
+		if (!e) /* what each compare-and-swap found */
+			e = inject_mem_read(s->mem_fd, scratch, &p->v[i], k * sizeof(p->v[0]));
 		if (e)
 			return e;
 		i += k;
@@ -153,32 +123,81 @@ static int prog_run(struct inject_state *st, struct inject_session *s, const str
 	return 0;
 }
 
-/* Store into every slot of v: entry[fn] (reroute) or orig (restore), with
- * read-only pages made writable around the stores (their protections from
- * maps, read before the stop), in one run of the stub for up to
- * MT_INJECT_SCRATCH_RECORDS records. */
-static int slots_store(struct inject_state *st, struct inject_session *s,
-		       const struct mt_maps *maps, const struct got_slot *v, size_t n, bool reroute)
+static int prog_append(struct poke_prog *p, const struct poke_prog *q)
 {
-	struct poke_prog p = { 0 }, back = { 0 };
 	size_t i;
+	int e = 0;
+
+	for (i = 0; i < q->n && !e; i++)
+		e = prog_add(p, q->v[i].op, q->v[i].a, q->v[i].b, q->v[i].c, q->v[i].d);
+	return e;
+}
+
+/* One run of the stub over the slots of v not stored yet: the pages made
+ * writable, a compare-and-swap per slot, the pages back. A slot is
+ * expected to hold what the scan read (reroute), or, in the lazy round,
+ * the definition a lazy binding may have put there since; entry[fn] when
+ * restoring. */
+static int store_round(struct inject_state *st, struct inject_session *s,
+		       const struct poke_prog *writable, const struct poke_prog *back,
+		       const struct got_slot *v, size_t n, bool reroute, bool lazy,
+		       unsigned char *stored)
+{
+	struct poke_prog p = { 0 };
+	size_t i, todo = 0, *at = calloc(n, sizeof(*at));
+	int e = at ? prog_append(&p, writable) : -ENOMEM;
+
+	for (i = 0; i < n && !e; i++) {
+		__u64 def = st->target[v[i].fn];
+
+		if (stored[i] || (lazy && v[i].cur == def))
+			continue;
+		at[i] = p.n + 1;
+		todo++;
+		e = prog_add(&p, MT_POKE_STORE, v[i].addr, reroute ? st->entry[v[i].fn] : v[i].orig,
+			     !reroute ? st->entry[v[i].fn]
+			     : lazy   ? def
+				      : v[i].cur,
+			     0);
+	}
+	if (!e && todo)
+		e = prog_append(&p, back);
+	if (!e && todo)
+		e = prog_run(st, s, &p);
+	for (i = 0; i < n && !e; i++)
+		if (at[i] && p.v[at[i] - 1].d == p.v[at[i] - 1].c)
+			stored[i] = 1;
+	free(at);
+	free(p.v);
+	return e;
+}
+
+/* Compare-and-swap into every slot of v: entry[fn] where it still holds
+ * what the scan read (reroute), or orig where it holds entry[fn]
+ * (restore), with read-only pages made writable around the stores (their
+ * protections from maps, read before the stop). stored[i] says whether
+ * slot i was written: a slot that changed since (its object dlclose'd,
+ * something else there now) is left alone. A lazy slot the loader bound
+ * in the meantime is taken in a second round. */
+static int slots_store(struct inject_state *st, struct inject_session *s, const struct mt_maps *maps,
+		       const struct got_slot *v, size_t n, bool reroute, unsigned char *stored)
+{
+	struct poke_prog writable = { 0 }, back = { 0 };
 	int e;
 
 	if (!n)
 		return 0;
-	e = prog_protect(&p, maps, v, n, true);
-	for (i = 0; i < n && !e; i++)
-		e = prog_add(&p, MT_POKE_STORE, v[i].addr, reroute ? st->entry[v[i].fn] : v[i].orig,
-			     0, 0);
+	memset(stored, 0, n);
+	e = prog_protect(&writable, maps, v, n, true);
 	if (!e)
 		e = prog_protect(&back, maps, v, n, false);
-	for (i = 0; i < back.n && !e; i++)
-		e = prog_add(&p, back.v[i].op, back.v[i].a, back.v[i].b, back.v[i].c, back.v[i].d);
 	if (!e)
-		e = prog_run(st, s, &p);
+		e = store_round(st, s, &writable, &back, v, n, reroute, false, stored);
+	if (!e && reroute)
+		e = store_round(st, s, &writable, &back, v, n, reroute, true, stored);
 	if (e && back.n)
 		prog_run(st, s, &back); /* whatever happened, the pages get their protection back */
-	free(p.v);
+	free(writable.v);
 	free(back.v);
 	return e;
 }
@@ -316,11 +335,139 @@ static void entries_set(struct inject_state *st)
 		st->entry[k] = st->base + st->im.entry[k];
 }
 
+/* What the holder does with the thread held (inject_hold.h): map the
+ * sampler and fill its control block (an attach without a copy mapped),
+ * then one compare-and-swap per slot; on a failed reroute the slots it
+ * did store are put back. */
+struct hold_work {
+	struct inject_state *st;
+	const struct mt_maps *maps;
+	const struct got_slot *slots;
+	size_t n;
+	bool reroute;   /* else restore */
+	bool map_image; /* no copy mapped yet */
+	bool release;   /* clear attached_pid after the stores (detach) */
+	__u64 rate;
+};
+
+static int hold_work_run(struct inject_session *s, void *ctx, struct inject_hold_out *out,
+			 char *err, size_t errlen)
+{
+	struct hold_work *w = ctx;
+	struct inject_state *st = w->st;
+	__u32 none = 0;
+	size_t i, k;
+	int e;
+
+	if (w->map_image) {
+		e = inject_image_map(&st->im, s, &st->base, err, errlen);
+		if (e)
+			return e;
+		out->base = st->base;
+		entries_set(st);
+		e = ctl_fill(st, s->mem_fd, w->rate);
+		if (e) {
+			snprintf(err, errlen, "PID %d: cannot set the sampler up: %s", st->pid,
+				 strerror(-e));
+			return e;
+		}
+	}
+	out->nflags = w->n;
+	out->flags = calloc(w->n ? w->n : 1, 1);
+	if (!out->flags || w->n > INJECT_HOLD_MAX_FLAGS)
+		return -ENOMEM;
+	e = slots_store(st, s, w->maps, w->slots, w->n, w->reroute, out->flags);
+	if (e && w->reroute) {
+		struct got_slot *done = calloc(w->n, sizeof(*done));
+		unsigned char *back = calloc(w->n, 1);
+
+		for (i = k = 0; done && back && i < w->n; i++)
+			if (out->flags[i])
+				done[k++] = w->slots[i];
+		if (done && back)
+			slots_store(st, s, w->maps, done, k, false, back);
+		memset(out->flags, 0, w->n);
+		free(done);
+		free(back);
+		snprintf(err, errlen, "PID %d: cannot reroute its GOT: %s", st->pid, strerror(-e));
+	} else if (e) {
+		snprintf(err, errlen, "PID %d: cannot restore its GOT: %s", st->pid, strerror(-e));
+	}
+	if (w->release)
+		ctl_write_field(st, s->mem_fd, offsetof(struct mt_inject_ctl, attached_pid), &none,
+				4);
+	return e;
+}
+
+/* Keep the slots of v the hold stored. */
+static size_t slots_keep(struct got_slot *v, size_t n, const struct inject_hold_out *out)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n && i < out->nflags; i++)
+		if (out->flags[i])
+			v[k++] = v[i];
+	return k;
+}
+
+/* How often a walk of the link map is tried again when a dlclose changed
+ * it under the walk. */
+#define LINK_MAP_TRIES 8
+
+/* The link map's head and where each function binds, again while a
+ * dlclose changes the chain under the walk. */
+static int targets_read(struct inject_state *st, int fd, __u64 owner[MT_IFN_COUNT])
+{
+	int e, tries = 0;
+
+	do
+		e = inject_got_link_map(fd, st->pid, &st->first)
+			    ?: inject_got_targets(fd, st->first, st->target, owner);
+	while (e == -EAGAIN && ++tries < LINK_MAP_TRIES);
+	return e;
+}
+
+/* The slots of objects not seen yet (inject_got_scan), again while a
+ * dlclose changes the chain under the walk. */
+static int slots_scan(struct inject_state *st, int fd, struct got_slot **out, size_t *n)
+{
+	struct got_seen before = st->seen;
+	int e, tries = 0;
+
+	for (;;) {
+		struct got_seen seen = { 0 };
+
+		if (before.n) {
+			seen.dyn = malloc(before.cap * sizeof(*seen.dyn));
+			if (!seen.dyn)
+				return -ENOMEM;
+			memcpy(seen.dyn, before.dyn, before.n * sizeof(*seen.dyn));
+			seen.n = before.n;
+			seen.cap = before.cap;
+		}
+		*n = 0;
+		e = inject_got_scan(fd, st->first, &seen, 0, st->entry, st->target, out, n);
+		if (!e) {
+			inject_got_seen_free(&st->seen);
+			st->seen = seen;
+			return 0;
+		}
+		inject_got_seen_free(&seen);
+		free(*out);
+		*out = NULL;
+		*n = 0;
+		if (e != -EAGAIN || ++tries == LINK_MAP_TRIES)
+			return e;
+	}
+}
+
 int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __u64 rate,
 		  const __u64 *py_api, char *err, size_t errlen)
 {
 	__u64 owner[MT_IFN_COUNT];
+	struct inject_hold_out out = { 0 };
 	struct inject_session s;
+	struct hold_work w = { .st = st, .reroute = true, .rate = rate };
 	struct mt_maps maps;
 	int e, k;
 
@@ -339,12 +486,12 @@ int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __
 	e = inject_session_prepare(&s, pid, st->libc, err, errlen);
 	if (e)
 		goto fail_image;
-	e = inject_got_link_map(s.mem_fd, pid, &st->first);
-	if (!e)
-		e = inject_got_targets(s.mem_fd, st->first, st->target, owner);
+	e = targets_read(st, s.mem_fd, owner);
 	if (e || !st->target[MT_IFN_MALLOC] || !st->target[MT_IFN_FREE]) {
 		snprintf(err, errlen, "PID %d: cannot read its loader's link map: %s", pid,
-			 e ? strerror(-e) : "no malloc or free defined");
+			 e == -EAGAIN ? "it kept changing (dlopen/dlclose)"
+			 : e          ? strerror(-e)
+				      : "no malloc or free defined");
 		e = e ? e : -ENOENT;
 		goto fail_session;
 	}
@@ -372,39 +519,29 @@ int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __
 	/* everything that only reads, before the stop: the slots (with the
 	 * entry points of a reused copy, to recognise slots a killed memtop
 	 * left rerouted) and the protections of their pages */
-	e = inject_got_scan(s.mem_fd, st->first, &st->seen, 0, st->entry, st->target, &st->slots,
-			    &st->nslots);
+	e = slots_scan(st, s.mem_fd, &st->slots, &st->nslots);
 	if (!e)
 		e = proc_maps_read(pid, &maps);
 	if (e) {
-		snprintf(err, errlen, "PID %d: cannot read its GOT: %s", pid, strerror(-e));
+		snprintf(err, errlen, "PID %d: cannot read its GOT: %s", pid,
+			 e == -EAGAIN ? "its link map kept changing (dlopen/dlclose)" : strerror(-e));
 		goto fail_session;
 	}
-	e = inject_session_begin(&s, pick_thread(pid), err, errlen);
-	if (e)
-		goto fail_maps;
-	if (!st->reused) {
-		e = inject_image_map(&st->im, &s, &st->base, err, errlen);
-		if (e)
-			goto fail_stopped;
+	w.maps = &maps;
+	w.slots = st->slots;
+	w.n = st->nslots;
+	w.map_image = !st->reused;
+	e = inject_hold(&s, hold_work_run, &w, &out, err, errlen);
+	if (out.base) {
+		st->base = out.base;
 		entries_set(st);
-		e = ctl_fill(st, s.mem_fd, rate);
-		if (e) {
-			snprintf(err, errlen, "PID %d: cannot set the sampler up: %s", pid,
-				 strerror(-e));
-			goto fail_stopped;
-		}
 	}
-	e = slots_store(st, &s, &maps, st->slots, st->nslots, true);
-	if (e) {
-		/* put back whatever was stored */
-		slots_store(st, &s, &maps, st->slots, st->nslots, false);
-		snprintf(err, errlen, "PID %d: cannot reroute its GOT: %s", pid, strerror(-e));
-		goto fail_stopped;
-	}
-	st->attached = true;
-	inject_session_end(&s);
 	proc_maps_free(&maps);
+	if (e)
+		goto fail_session;
+	st->nslots = slots_keep(st->slots, st->nslots, &out);
+	free(out.flags);
+	st->attached = true;
 	pause_record(st, &s);
 	inject_session_close(&s);
 	if (inject_image_path(pid, st->base, st->path, sizeof(st->path))) {
@@ -414,11 +551,8 @@ int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __
 	}
 	return 0;
 
-fail_stopped:
-	inject_session_end(&s);
-fail_maps:
-	proc_maps_free(&maps);
 fail_session:
+	free(out.flags);
 	if (st->base) {
 		__u32 none = 0;
 
@@ -445,10 +579,11 @@ static bool same_image(struct inject_state *st)
 
 int inject_rescan(struct inject_state *st, char *err, size_t errlen)
 {
+	struct inject_hold_out out = { 0 };
 	struct inject_session s;
 	struct mt_maps maps;
 	struct got_slot *fresh = NULL;
-	size_t nfresh = 0, cap;
+	size_t nfresh = 0;
 	int e;
 
 	if (!st->attached || !same_image(st))
@@ -456,30 +591,28 @@ int inject_rescan(struct inject_state *st, char *err, size_t errlen)
 	e = inject_session_prepare(&s, st->pid, st->libc, err, errlen);
 	if (e)
 		return e;
-	e = inject_got_scan(s.mem_fd, st->first, &st->seen, 0, st->entry, st->target, &fresh,
-			    &nfresh);
+	e = slots_scan(st, s.mem_fd, &fresh, &nfresh);
+	if (e == -EAGAIN)
+		e = 0; /* a dlopen/dlclose storm: the next refresh tries again */
 	if (e || !nfresh)
 		goto out;
 	e = proc_maps_read(st->pid, &maps);
 	if (e)
 		goto out;
-	e = inject_session_begin(&s, pick_thread(st->pid), err, errlen);
-	if (!e) {
-		e = slots_store(st, &s, &maps, fresh, nfresh, true);
-		if (e)
-			slots_store(st, &s, &maps, fresh, nfresh, false);
-		inject_session_end(&s);
+	{
+		struct hold_work w = {
+			.st = st, .maps = &maps, .slots = fresh, .n = nfresh, .reroute = true
+		};
+
+		e = inject_hold(&s, hold_work_run, &w, &out, err, errlen);
 	}
 	proc_maps_free(&maps);
-	pause_record(st, &s);
-	if (e) {
-		snprintf(err, errlen, "PID %d: cannot reroute a new object's GOT: %s", st->pid,
-			 strerror(-e));
+	if (e)
 		goto out;
-	}
-	cap = st->nslots + nfresh;
+	pause_record(st, &s);
+	nfresh = slots_keep(fresh, nfresh, &out);
 	{
-		struct got_slot *v = realloc(st->slots, cap * sizeof(*v));
+		struct got_slot *v = realloc(st->slots, (st->nslots + nfresh) * sizeof(*v));
 
 		if (!v) {
 			e = -ENOMEM;
@@ -487,10 +620,11 @@ int inject_rescan(struct inject_state *st, char *err, size_t errlen)
 		}
 		memcpy(v + st->nslots, fresh, nfresh * sizeof(*v));
 		st->slots = v;
-		st->nslots = cap;
+		st->nslots += nfresh;
 	}
 	e = (int)nfresh;
 out:
+	free(out.flags);
 	free(fresh);
 	inject_session_close(&s);
 	return e;
@@ -498,10 +632,10 @@ out:
 
 int inject_detach(struct inject_state *st, char *err, size_t errlen)
 {
+	struct inject_hold_out out = { 0 };
 	struct inject_session s;
 	struct mt_maps maps;
 	size_t i, n = 0;
-	__u32 none = 0;
 	char dummy[8];
 	int e;
 
@@ -522,7 +656,8 @@ int inject_detach(struct inject_state *st, char *err, size_t errlen)
 	if (e)
 		return e;
 	python_restore(st, s.mem_fd);
-	/* only slots of objects still loaded that still point at us */
+	/* only slots of objects still loaded that still point at us (the
+	 * compare-and-swap checks each again, in the stop) */
 	for (i = 0; i < st->nslots; i++) {
 		__u64 v;
 
@@ -540,18 +675,19 @@ int inject_detach(struct inject_state *st, char *err, size_t errlen)
 			 strerror(-e));
 		return e;
 	}
-	e = inject_session_begin(&s, pick_thread(st->pid), err, errlen);
-	if (!e) {
-		e = slots_store(st, &s, &maps, st->slots, st->nslots, false);
-		ctl_write_field(st, s.mem_fd, offsetof(struct mt_inject_ctl, attached_pid), &none, 4);
-		inject_session_end(&s);
-		pause_record(st, &s);
-		if (e)
-			snprintf(err, errlen, "PID %d: cannot restore its GOT: %s", st->pid,
-				 strerror(-e));
-		else
-			st->attached = false;
+	{
+		struct hold_work w = {
+			.st = st, .maps = &maps, .slots = st->slots, .n = st->nslots, .release = true
+		};
+
+		e = inject_hold(&s, hold_work_run, &w, &out, err, errlen);
 	}
+	if (!e) {
+		pause_record(st, &s);
+		st->nslots = slots_keep(st->slots, st->nslots, &out);
+		st->attached = false;
+	}
+	free(out.flags);
 	proc_maps_free(&maps);
 	inject_session_close(&s);
 	return e;

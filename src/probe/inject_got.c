@@ -50,13 +50,15 @@ struct object {
 	__u64 lo, hi; /* span of the object's own addresses seen so far */
 };
 
+/* One link_map entry. A read that fails is an entry freed by a dlclose
+ * while memtop walked the chain: -EAGAIN, the walk is to be done again. */
 static int lm_read(int fd, __u64 at, struct lm *l)
 {
 	__u64 v[4];
 	int e = inject_mem_read(fd, at, v, sizeof(v));
 
 	if (e)
-		return e;
+		return e == -ENOMEM ? e : -EAGAIN;
 	l->l_addr = v[0];
 	l->l_name = v[1];
 	l->l_ld = v[2];
@@ -399,6 +401,7 @@ static int scan_table(int fd, const struct object *o, __u64 rel, __u64 size,
 			s.fn = fn;
 			if (inject_mem_read(fd, s.addr, &s.orig, sizeof(s.orig)))
 				continue;
+			s.cur = s.orig;
 			if (s.orig && s.orig == entry[fn]) {
 				s.orig = target[fn]; /* rerouted by a memtop that is gone */
 			} else if (!s.orig || (s.orig != target[fn] && !own_address(o, s.orig))) {
@@ -439,6 +442,10 @@ int inject_got_scan(int mem_fd, __u64 first, struct got_seen *seen, __u64 skip_d
 		if (!e)
 			e = scan_table(mem_fd, &o, o.rela, o.relasz, entry, target, out, nout, &cap,
 				       &unrelocated);
+		if (e == -EFAULT || e == -EIO) {
+			*nout = before; /* unmapped while read: dlclose'd */
+			continue;
+		}
 		if (!e && unrelocated)
 			*nout = before; /* all of it next time */
 		else if (!e)

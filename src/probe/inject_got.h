@@ -22,6 +22,7 @@ struct got_slot {
 	__u64 dyn;  /* the object's dynamic section: identifies it */
 	__u64 addr; /* where the slot is */
 	__u64 orig; /* its value before memtop rerouted it */
+	__u64 cur;  /* its value when read: what a reroute expects to replace */
 	int fn;     /* enum mt_inject_fn */
 };
 
@@ -39,7 +40,8 @@ int inject_got_link_map(int mem_fd, pid_t pid, __u64 *first);
 
 /* For each function, the address it binds to: its definition in the first
  * object in load order that defines it (0 if none does), and that object
- * (its dynamic section's address) in owner. 0 or -errno. */
+ * (its dynamic section's address) in owner. 0, -EAGAIN when the link
+ * map changed under the walk (a dlclose: read it again), or -errno. */
 int inject_got_targets(int mem_fd, __u64 first, __u64 target[MT_IFN_COUNT],
 		       __u64 owner[MT_IFN_COUNT]);
 
@@ -51,7 +53,9 @@ int inject_got_targets(int mem_fd, __u64 first, __u64 target[MT_IFN_COUNT],
  * object (RTLD_DEEPBIND, an interposer) is left alone; one still pointing
  * into its own object (lazy binding not done yet) or at target[fn] is
  * taken. An object whose slots are not relocated yet (a dlopen in
- * progress) is not added to *seen, so a later scan takes it. 0 or -errno. */
+ * progress) is not added to *seen, so a later scan takes it, and so is
+ * one whose tables vanish while they are read (a dlclose). 0, -EAGAIN
+ * when the link map changed under the walk (read it again), or -errno. */
 int inject_got_scan(int mem_fd, __u64 first, struct got_seen *seen, __u64 skip_dyn,
 		    const __u64 entry[MT_IFN_COUNT], const __u64 target[MT_IFN_COUNT],
 		    struct got_slot **out, size_t *nout);

@@ -118,19 +118,35 @@ int inject_session_prepare(struct inject_session *s, pid_t pid, const char *libc
 	return e;
 }
 
+/* Wait for the held thread's next stop. A wait cut by a signal (the
+ * holder's deadline, inject_hold.c) is -ETIMEDOUT; a thread that ended
+ * (its process exited, or another thread exec'd) is -ESRCH. */
+static int wait_stop(struct inject_session *s, int *st)
+{
+	if (waitpid(s->tid, st, __WALL) < 0)
+		return errno == EINTR ? -ETIMEDOUT : -errno;
+	if (!WIFSTOPPED(*st)) {
+		s->gone = true;
+		return -ESRCH;
+	}
+	s->running = false;
+	return 0;
+}
+
 /* Resume the held thread with req until it stops with SIGTRAP (the step or
- * the int3). 0, or -ESRCH when it died. */
+ * the int3). 0, -ESRCH when it died, -ETIMEDOUT when the wait was cut
+ * (the thread may still be running memtop's step: s->running). */
 static int resume_until_trap(struct inject_session *s, enum __ptrace_request req)
 {
 	for (;;) {
-		int st, sig;
+		int st, sig, e;
 
 		if (ptrace(req, s->tid, 0, 0) < 0)
 			return -errno;
-		if (waitpid(s->tid, &st, __WALL) < 0)
-			return -errno;
-		if (!WIFSTOPPED(st))
-			return -ESRCH;
+		s->running = true;
+		e = wait_stop(s, &st);
+		if (e)
+			return e;
 		sig = WSTOPSIG(st);
 		if (st >> 16)
 			continue; /* the interrupt or a group stop: not a signal */
@@ -173,21 +189,26 @@ int inject_session_begin(struct inject_session *s, pid_t tid, char *err, size_t 
 		return e;
 	}
 	s->tid = tid;
+	s->gone = false;
+	s->running = true;
 	s->stop_ns = clock_mono_ns();
-	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0 || waitpid(tid, &st, __WALL) < 0) {
-		e = -errno;
-		snprintf(err, errlen, "PID %d: cannot stop thread %d: %s", s->pid, tid,
-			 strerror(errno));
-		ptrace(PTRACE_DETACH, tid, 0, 0);
+	e = ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0 ? -errno : wait_stop(s, &st);
+	if (e) {
+		if (e == -ESRCH)
+			snprintf(err, errlen,
+				 "PID %d: thread %d ended while being stopped (the process exited "
+				 "or exec'd)",
+				 s->pid, tid);
+		else
+			snprintf(err, errlen, "PID %d: cannot stop thread %d: %s", s->pid, tid,
+				 e == -ETIMEDOUT ? "it did not stop in time" : strerror(-e));
+		/* registers untouched: a detach, or the holder's exit, lets it go as
+		 * it was */
+		if (!s->gone)
+			ptrace(PTRACE_DETACH, tid, 0, 0);
 		s->tid = -1;
 		nice_restore(s);
 		return e;
-	}
-	if (!WIFSTOPPED(st)) {
-		snprintf(err, errlen, "PID %d: thread %d ended while being stopped", s->pid, tid);
-		s->tid = -1;
-		nice_restore(s);
-		return -ESRCH;
 	}
 	if (!(st >> 16) && WSTOPSIG(st) != SIGTRAP)
 		s->pending_sig = WSTOPSIG(st);
@@ -254,10 +275,25 @@ int inject_session_run(struct inject_session *s, __u64 rip, __u64 arg, struct us
 
 int inject_session_end(struct inject_session *s)
 {
-	int e = 0;
+	int st = 0, e = 0;
 
 	if (s->tid <= 0)
 		return 0;
+	if (s->gone) {
+		s->tid = -1;
+		nice_restore(s);
+		return -ESRCH;
+	}
+	/* a step cut by the deadline: stop the thread again before its
+	 * registers are put back (the holder arms a grace period for this) */
+	if (s->running && (ptrace(PTRACE_INTERRUPT, s->tid, 0, 0) < 0 || wait_stop(s, &st))) {
+		e = s->gone ? -ESRCH : -ETIMEDOUT;
+		s->tid = -1;
+		nice_restore(s);
+		return e;
+	}
+	if (st && !(st >> 16) && WSTOPSIG(st) != SIGTRAP)
+		s->pending_sig = WSTOPSIG(st);
 	if (ptrace(PTRACE_SETREGS, s->tid, 0, &s->saved) < 0)
 		e = -errno;
 	if (ptrace(PTRACE_DETACH, s->tid, 0, s->pending_sig) < 0 && !e)

@@ -12,6 +12,12 @@
  * Every general register is restored; a system call the thread was
  * blocked in is restarted by the kernel as after any ptrace stop, and a
  * signal that arrived meanwhile is delivered on the way out.
+ *
+ * Every wait for the thread ends: a wait cut by a signal (the holder's
+ * deadline, inject_hold.h, which runs all of this in a process of its
+ * own) is -ETIMEDOUT, a thread that ended (its process exited, or another
+ * thread exec'd) is -ESRCH, and inject_session_end() stops a thread cut
+ * off in memtop's step again before putting its registers back.
  */
 #ifndef MEMTOP_PROBE_INJECT_PTRACE_H
 #define MEMTOP_PROBE_INJECT_PTRACE_H
@@ -38,6 +44,8 @@ struct inject_session {
 				 * detach: set by inject_session_end() */
 	int nice;        /* memtop's own, raised during the stop */
 	bool nice_set;
+	bool running; /* resumed by memtop and not seen stopped since */
+	bool gone;    /* the thread ended (exit, or an exec by another thread) */
 };
 
 /* Open /proc/PID/mem and find a syscall instruction in the text mapping of
@@ -62,7 +70,10 @@ int inject_session_run(struct inject_session *s, __u64 rip, __u64 arg,
 		       struct user_regs_struct *after);
 
 /* Restore the registers and let the thread go (PTRACE_DETACH), delivering
- * the pending signal if one arrived; records paused_ns. 0 or -errno. */
+ * the pending signal if one arrived; records paused_ns. A thread still
+ * running memtop's step (a wait that timed out) is stopped first. 0, or
+ * -ESRCH (the thread is gone), -ETIMEDOUT (it could not be stopped again:
+ * the caller must keep tracing it until it can), or -errno. */
 int inject_session_end(struct inject_session *s);
 
 /* Close /proc/PID/mem. */

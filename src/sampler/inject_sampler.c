@@ -79,8 +79,10 @@ static struct countdown countdowns[COUNTDOWNS];
 
 /* The stub memtop runs in a stopped thread to rewrite GOT slots and change
  * page protections around the stores, in one go (sampler_abi.h): one
- * aligned 8-byte store per slot, so a thread reading a slot concurrently
- * sees the old or the new target, never a mix. %rdi = the program. */
+ * aligned 8-byte compare-and-swap per slot, so a thread reading a slot
+ * concurrently sees the old or the new target, never a mix, and a slot
+ * that no longer holds what memtop read (its object dlclose'd, something
+ * else mapped there) is not written. %rdi = the program. */
 __asm__(".text\n"
 	".globl " MT_INJECT_POKE_SYMBOL "\n"
 	".hidden " MT_INJECT_POKE_SYMBOL "\n"
@@ -89,9 +91,11 @@ __asm__(".text\n"
 	"1:	movq (%r15), %rax\n"
 	"	cmpq $1, %rax\n" /* MT_POKE_STORE */
 	"	jne 2f\n"
-	"	movq 8(%r15), %rax\n"
+	"	movq 8(%r15), %rcx\n"
 	"	movq 16(%r15), %rdx\n"
-	"	movq %rdx, (%rax)\n"
+	"	movq 24(%r15), %rax\n"
+	"	lock cmpxchgq %rdx, (%rcx)\n"
+	"	movq %rax, 32(%r15)\n"
 	"	addq $40, %r15\n"
 	"	jmp 1b\n"
 	"2:	cmpq $2, %rax\n" /* MT_POKE_SYSCALL */
