@@ -7,11 +7,15 @@
  *
  * The held thread creates a memfd named MT_INJECT_MEMFD_NAME (so the
  * mapping shows in /proc/PID/maps as /memfd:memtop-sampler, which is how a
- * later memtop finds it), memtop writes the file into it through
- * /proc/PID/fd/N, the thread reserves the whole span with one anonymous
+ * later memtop finds it), memtop takes that descriptor over with
+ * pidfd_getfd() (never a reopen through /proc/PID/fd/N, which another
+ * thread could have pointed at any file by then), checks it is that
+ * memfd, writes the file into it and seals it; the thread reserves the
+ * whole span with one anonymous
  * PROT_NONE mapping and maps each PT_LOAD over it (MAP_FIXED, private,
  * from the memfd), with .bss as anonymous memory and the tail of the last
- * file page zeroed; then it closes the descriptor. The memfd lives on as
+ * file page zeroed; memtop checks that what is mapped there is the memfd
+ * it filled, and the thread closes the descriptor. The memfd lives on as
  * long as the mapping.
  */
 #include "probe/inject_image.h"
@@ -25,6 +29,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 
 #include "probe/inject_ptrace.h"
@@ -230,20 +235,73 @@ static bool rfailed(long r)
 	return r < 0 && r > -4096;
 }
 
-/* Write the file into the process's descriptor fd. */
-static int fill_memfd(const struct inject_image *im, pid_t pid, long fd)
+/* The process's descriptor fd, taken over by memtop (pidfd_getfd): the
+ * open file itself, with the access it was opened with, never a reopen
+ * of whatever /proc/PID/fd/N names by the time memtop gets there (a thread
+ * of the process can dup2() any descriptor onto N, an O_PATH one of a
+ * root-only file or a FIFO included). It must be the memfd the held
+ * thread just made: a sealable, empty, unlinked regular file of that
+ * name, opened for writing. Descriptor or -errno (-EBADF: something else). */
+static int memfd_take(pid_t pid, long fd, struct stat *st)
 {
-	char path[64];
-	int w, e = 0;
+	char self[64], name[128];
+	int pidfd, mine, e = 0;
+	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd/%ld", pid, fd);
-	w = open(path, O_WRONLY | O_CLOEXEC);
-	if (w < 0)
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0)
 		return -errno;
-	if (pwrite(w, im->data, im->size, 0) != (ssize_t)im->size)
-		e = -EIO;
-	close(w);
-	return e;
+	mine = (int)syscall(SYS_pidfd_getfd, pidfd, (int)fd, 0);
+	e = mine < 0 ? -errno : 0;
+	close(pidfd);
+	if (e)
+		return e;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", mine);
+	n = readlink(self, name, sizeof(name) - 1);
+	name[n > 0 ? n : 0] = '\0';
+	if (fstat(mine, st) || !S_ISREG(st->st_mode) || st->st_size || st->st_nlink ||
+	    fcntl(mine, F_GET_SEALS) != 0 || (fcntl(mine, F_GETFL) & O_ACCMODE) != O_RDWR ||
+	    strcmp(name, "/memfd:" MT_INJECT_MEMFD_NAME " (deleted)")) {
+		close(mine);
+		return -EBADF;
+	}
+	return mine;
+}
+
+/* Write the file into the memfd, then seal it: nobody changes or resizes
+ * it after memtop checked what it holds. */
+static int fill_memfd(const struct inject_image *im, int mine)
+{
+	if (pwrite(mine, im->data, im->size, 0) != (ssize_t)im->size)
+		return -EIO;
+	if (fcntl(mine, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL))
+		return -errno;
+	return 0;
+}
+
+/* Every file mapping in [base, base + span) is the memfd memtop filled
+ * (its device and inode): what the held thread mapped from descriptor fd
+ * is what memtop checked, even if fd was swapped in between. */
+static int mapped_is(pid_t pid, __u64 base, __u64 span, const struct stat *st)
+{
+	struct mt_maps maps;
+	size_t i, files = 0;
+	int e = proc_maps_read(pid, &maps);
+
+	if (e)
+		return e;
+	for (i = 0; i < maps.n && !e; i++) {
+		const struct mt_map *m = &maps.v[i];
+
+		if (m->end <= base || m->start >= base + span || !m->inode)
+			continue;
+		files++;
+		if (m->inode != st->st_ino || m->dev_major != major(st->st_dev) ||
+		    m->dev_minor != minor(st->st_dev) || !is_sampler_map(m))
+			e = -EBADF;
+	}
+	proc_maps_free(&maps);
+	return e ? e : files ? 0 : -EBADF;
 }
 
 /* The segments over the reserved span at base. */
@@ -285,8 +343,9 @@ int inject_image_map(const struct inject_image *im, struct inject_session *s, __
 		     char *err, size_t errlen)
 {
 	static const char name[] = MT_INJECT_MEMFD_NAME;
-	long scratch, fd, at;
-	int e;
+	long scratch, fd, at = 0;
+	struct stat st;
+	int e, mine = -1;
 
 	scratch = rcall(s, SYS_mmap, 0, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			(__u64)-1, 0);
@@ -296,27 +355,45 @@ int inject_image_map(const struct inject_image *im, struct inject_session *s, __
 		return (int)scratch;
 	}
 	e = inject_mem_write(s->mem_fd, (__u64)scratch, name, sizeof(name));
-	fd = e ? e : rcall(s, SYS_memfd_create, (__u64)scratch, MFD_CLOEXEC, 0, 0, 0, 0);
+	fd = e ? e
+	       : rcall(s, SYS_memfd_create, (__u64)scratch, MFD_CLOEXEC | MFD_ALLOW_SEALING, 0, 0,
+		       0, 0);
 	rcall(s, SYS_munmap, (__u64)scratch, PAGE, 0, 0, 0, 0);
 	if (rfailed(fd)) {
 		snprintf(err, errlen, "PID %d: memfd_create in the process failed: %s", s->pid,
 			 strerror((int)-fd));
 		return (int)fd;
 	}
-	e = fill_memfd(im, s->pid, fd);
-	at = e ? e
-	       : rcall(s, SYS_mmap, 0, im->span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, (__u64)-1,
-		       0);
-	if (!e && rfailed(at))
-		e = (int)at;
+	mine = memfd_take(s->pid, fd, &st);
+	e = mine < 0 ? mine : fill_memfd(im, mine);
+	if (mine >= 0)
+		close(mine);
+	if (e == -EBADF) {
+		rcall(s, SYS_close, (__u64)fd, 0, 0, 0, 0, 0);
+		snprintf(err, errlen,
+			 "PID %d: its descriptor %ld is not the memfd its thread just made (replaced "
+			 "by another thread?): not injecting",
+			 s->pid, fd);
+		return e;
+	}
+	if (!e) {
+		at = rcall(s, SYS_mmap, 0, im->span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+			   (__u64)-1, 0);
+		if (rfailed(at))
+			e = (int)at;
+	}
 	if (!e) {
 		e = map_segments(im, s, fd, (__u64)at);
+		if (!e)
+			e = mapped_is(s->pid, (__u64)at, im->span, &st);
 		if (e)
 			rcall(s, SYS_munmap, (__u64)at, im->span, 0, 0, 0, 0);
 	}
 	rcall(s, SYS_close, (__u64)fd, 0, 0, 0, 0, 0);
 	if (e) {
-		snprintf(err, errlen, "PID %d: cannot map the sampler: %s", s->pid, strerror(-e));
+		snprintf(err, errlen, "PID %d: cannot map the sampler: %s", s->pid,
+			 e == -EBADF ? "what was mapped is not the memfd memtop filled"
+				     : strerror(-e));
 		return e;
 	}
 	*base = (__u64)at;
