@@ -14,7 +14,9 @@
  * - The executable has no PT_INTERP, or no ld-linux mapping: no glibc
  *   dynamic loader, so no link map and no GOTs to reroute.
  * - The C library mapped is not glibc's libc.so.6 exporting
- *   gnu_get_libc_version and __libc_malloc, or the executable is not
+ *   gnu_get_libc_version and __libc_malloc (read from the mapped file
+ *   itself, target_file.h, never from its path, which the process may
+ *   have pointed anywhere since), or the executable is not
  *   x86-64: the GOT layout and the register conventions memtop relies on
  *   are those of glibc on x86-64.
  */
@@ -31,6 +33,7 @@
 
 #include "stacks/elf_file.h"
 #include "stacks/proc_maps.h"
+#include "stacks/target_file.h"
 
 static int read_file(const char *path, char *buf, size_t len)
 {
@@ -161,8 +164,8 @@ static bool is_glibc_name(const char *path)
 static int check_libc(pid_t pid, char *libc, size_t libclen, char *err, size_t errlen)
 {
 	struct mt_maps maps;
+	const struct mt_map *cm = NULL;
 	const char *c = NULL, *ld = NULL, *musl = NULL;
-	char full[4096];
 	struct elf_file *ef;
 	__u64 off, size;
 	size_t i;
@@ -177,8 +180,10 @@ static int check_libc(pid_t pid, char *libc, size_t libclen, char *err, size_t e
 
 		if (!p || p[0] != '/')
 			continue;
-		if (!c && is_glibc_name(p))
+		if (!c && is_glibc_name(p)) {
 			c = p;
+			cm = &maps.v[i];
+		}
 		if (!ld && !strncmp(base_name(p), "ld-linux", 8))
 			ld = p;
 		if (!musl && strstr(base_name(p), "musl"))
@@ -190,8 +195,11 @@ static int check_libc(pid_t pid, char *libc, size_t libclen, char *err, size_t e
 			 pid, musl ? " (it uses " : "", musl ? "musl)" : "");
 		e = -ENOTSUP;
 	} else {
-		snprintf(full, sizeof(full), "/proc/%d/root%s", pid, c);
-		ef = elf_file_open(full);
+		/* the mapped file itself, never its name resolved again: the
+		 * process may have put a symlink to any host file there */
+		int fd = target_file_open_map(pid, cm);
+
+		ef = fd >= 0 ? elf_file_open_fd(fd, c) : NULL;
 		if (!ef || elf_file_func_offset(ef, "gnu_get_libc_version", &off, &size) ||
 		    elf_file_func_offset(ef, "__libc_malloc", &off, &size)) {
 			snprintf(err, errlen,
