@@ -99,8 +99,9 @@ static struct watched *add(struct watch_set *ws, pid_t pid)
 
 static int find_memtop_lib(const char *name, char *path, size_t len);
 
-/* A sampler an earlier memtop injected and, killed, left rerouted: taken
- * over (and put back at exit) even without --inject. */
+/* A sampler an earlier memtop injected and, killed, left rerouted (read
+ * from the process's memory only): --inject takes it over and puts it
+ * back at exit; without --inject memtop only observes and says so. */
 static bool injected_before(pid_t pid)
 {
 	char so[PATH_MAX];
@@ -278,8 +279,14 @@ static int prepare_process(struct watch_set *ws, struct watched *w, char *err, s
 			return e;
 		e = 0;
 	}
-	if (!e && (ws->env.cfg->inject || injected_before(w->pid)))
+	if (!e && ws->env.cfg->inject)
 		return prepare_injected(ws, w, err, errlen);
+	if (!e && injected_before(w->pid))
+		warn(ws,
+		     "PID %d: its allocator calls pass through a sampler a killed memtop left in it; "
+		     "without --inject memtop changes nothing in a process and watches it with "
+		     "uprobes (--inject takes the sampler over and puts its GOT back at exit)",
+		     w->pid);
 	/* the allocator malloc binds to must be one memtop has a table for
 	 * (glibc, jemalloc, tcmalloc), also for a process running the
 	 * sampler, which forwards to it */
@@ -295,8 +302,9 @@ static int prepare_process(struct watch_set *ws, struct watched *w, char *err, s
 	 * sampler sees no call: in front of an allocator other than glibc's
 	 * the preloaded sampler passes every call through (memtop_sampler.c),
 	 * and memtop's injected copy, still mapped after an --inject session
-	 * that ended cleanly, has had its GOT slots put back (an orphaned one
-	 * was taken over above): their probes would never fire */
+	 * that ended cleanly, has had its GOT slots put back, and an orphaned
+	 * one is not memtop's to drive without --inject: its probes would
+	 * never fire */
 	w->usdt = ws->env.cfg->probe_mode == MT_PROBE_AUTO && serving.alloc == allocators_glibc() &&
 		  inject_image_find(w->pid, &(__u64){ 0 }) != 0 &&
 		  !usdt_find_in_process(w->pid, "otel_memory", usdt, sizeof(usdt));

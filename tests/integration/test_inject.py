@@ -230,9 +230,10 @@ def test_inject_exec_while_injected():
 
 def test_inject_sigkill_memtop():
     """memtop killed with SIGKILL mid-session: the target keeps running
-    correctly through the sampler's pass-through, and the next memtop, a
-    plain -p without --inject, takes the orphaned sampler over, samples
-    through it and puts the GOT back when it exits."""
+    correctly through the sampler's pass-through. The next plain -p only
+    observes (uprobes, nothing written, and says why); the next --inject
+    takes the orphaned sampler over, samples through it and puts the GOT
+    back when it exits."""
     w = start("churn", "4")
     m = inject_memtop(w.pid)
     m.first_record()
@@ -247,19 +248,29 @@ def test_inject_sigkill_memtop():
         if now > first:
             break
         check(time.monotonic() - t0 < 30, "no progress after memtop's SIGKILL")
-    m2 = Memtop("-b", "--json", "-d", "0.3", "-p", w.pid, "-n", "6")
+    rerouted = got_sections(w.pid)
+    m2 = Memtop("-b", "--json", "-d", "0.3", "-p", w.pid, "-n", "3")
     rec = m2.first_record()
+    check(rec["overhead"]["mode"] != "usdt", "plain -p drove the orphaned sampler")
+    check(m2.wait(20) == 0, "plain memtop: %s" % m2.err.text()[-400:])
+    check("a killed memtop left" in m2.err.text(), "no word of the sampler: %s" % m2.err.text())
+    check("held" not in m2.err.text() and "GOT restored" not in m2.err.text(),
+          "plain -p stopped or wrote into the process: %s" % m2.err.text())
+    check(slots_differing(rerouted, got_sections(w.pid)) == 0,
+          "plain -p changed the process's GOT")
+    m3 = inject_memtop(w.pid, "-n", "6")
+    rec = m3.first_record()
     check(rec["overhead"]["mode"] == "usdt", "mode %s after takeover" % rec["overhead"]["mode"])
-    check("sampler reused" in m2.err.text(), "no reuse: %s" % m2.err.text())
+    check("sampler reused" in m3.err.text(), "no reuse: %s" % m3.err.text())
     last = None
     while True:
-        rec = m2.record(20)
+        rec = m3.record(20)
         if rec is None:
             break
         last = rec
     check(last and last["sites"], "no sites sampled after reuse")
-    check(m2.wait(10) == 0, "second memtop: %s" % m2.err.text()[-400:])
-    check("GOT restored" in m2.err.text(), "no restore after takeover: %s" % m2.err.text())
+    check(m3.wait(10) == 0, "second --inject memtop: %s" % m3.err.text()[-400:])
+    check("GOT restored" in m3.err.text(), "no restore after takeover: %s" % m3.err.text())
     finish_churn(w)
 
 
