@@ -11,7 +11,9 @@ import ctypes
 import os
 import re
 import signal
+import shutil
 import subprocess
+import threading
 import time
 
 import test_core
@@ -428,3 +430,58 @@ def test_inject_refusals():
     st = Workload("mt_static").wait_ready()
     refused(st.pid, r"static")
     st.release()
+
+
+def test_plain_p_never_drives_a_fake_sampler():
+    """A process running as nobody maps a copy of the sampler under its
+    memfd name with a dead memtop's PID in the control block, as a killed
+    memtop would leave it (tests/workloads/hostile/fake_sampler.c). A plain
+    -p only reads it: no thread is ever traced, its memory is what it was,
+    and memtop says why it watches with uprobes (issue 28 item 4)."""
+    import test_hostile
+    d = test_hostile.lab()
+    exe, so = os.path.join(d, "fake_sampler"), os.path.join(d, "libmemtop-inject.so")
+    test_hostile.cc("-O2", "-Wall", "-I", os.path.join(test_hostile.ROOT, "include"), "-o", exe,
+                    os.path.join(test_hostile.SRC, "fake_sampler.c"))
+    shutil.copy(os.path.join(test_hostile.ROOT, "build", "libmemtop-inject.so"), so)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    p = Proc(list(test_hostile.NOBODY) + [exe, so, str(dead.pid)], stdin=subprocess.PIPE,
+             name="fake_sampler")
+    line = p.out.get(15, "fake_sampler READY")
+    check(line and line.startswith("READY"), "fake_sampler did not start: %s" % p.err.text())
+    pid, ctl = int(line.split("pid=")[1].split()[0]), int(line.split("ctl=")[1], 16)
+
+    def ctl_bytes():
+        with open("/proc/%d/mem" % pid, "rb", buffering=0) as mem:
+            mem.seek(ctl)
+            return mem.read(4096)
+
+    before = ctl_bytes()
+    traced, stop = [], threading.Event()
+
+    def watch_tracer():
+        while not stop.is_set():
+            for t in os.listdir("/proc/%d/task" % pid):
+                try:
+                    with open("/proc/%d/task/%s/status" % (pid, t)) as f:
+                        if re.search(r"^TracerPid:\s+[1-9]", f.read(), re.M):
+                            traced.append(t)
+                except OSError:
+                    pass
+
+    th = threading.Thread(target=watch_tracer, daemon=True)
+    th.start()
+    m = Memtop("-b", "--json", "-d", "0.3", "-p", pid, "-n", "3")
+    rec = m.first_record()
+    rc = m.wait(30)
+    stop.set()
+    th.join(5)
+    check(rc == 0, "memtop exited %s: %s" % (rc, m.err.text()[-400:]))
+    check(rec["overhead"]["mode"] != "usdt", "plain -p drove the fake sampler's probes")
+    check("a killed memtop left" in m.err.text(), "no word of the sampler: %s" % m.err.text())
+    check(not traced, "plain -p ptrace-stopped thread(s) %s" % sorted(set(traced)))
+    check(ctl_bytes() == before, "plain -p wrote into the fake sampler's control block")
+    check(p.poll() is None, "the fake sampler died")
+    p.popen.stdin.close()
+    check(p.wait(10) == 0, "the fake sampler failed: %s" % p.err.text()[-300:])
