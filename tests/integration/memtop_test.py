@@ -232,6 +232,12 @@ def read_truth_file(path):
     fail("no truth line in %s" % path)
 
 
+# MEMTOP_TEST_PROBE_MODE=uretprobe runs every live memtop of the tests
+# with --probe-mode uretprobe: the mode of every kernel before 6.13
+# (make check runs test_core so in a lane of its own).
+PROBE_MODE = os.environ.get("MEMTOP_TEST_PROBE_MODE", "")
+
+
 class Memtop(Proc):
     """build/memtop with the given arguments; stdin is /dev/null. With
     -- CMD it runs in a temporary directory (self.cwd, removed by kill()),
@@ -241,6 +247,9 @@ class Memtop(Proc):
 
     def __init__(self, *args, stdin=subprocess.DEVNULL, prefix=(), cwd=None, env=None):
         args = [str(a) for a in args]
+        if PROBE_MODE and "--probe-mode" not in args and not args[:1] == ["attach"] and \
+                "--replay" not in args:
+            args = ["--probe-mode", PROBE_MODE] + args
         self.own_cwd = cwd is None and "--" in args
         self.cwd = tempfile.mkdtemp(prefix="memtop-cwd-") if self.own_cwd else cwd
         super().__init__(list(prefix) + [MEMTOP] + args, stdin=stdin, name="memtop",

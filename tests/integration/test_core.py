@@ -268,8 +268,11 @@ def test_command_mode_default():
 
 
 def test_text_batch():
-    """-b without --json prints a table naming the sites; -n ends it."""
-    w = Workload("mt_sites", "--iterations=3000", "--duration=4").wait_ready()
+    """-b without --json prints a table naming the sites; -n ends it. The
+    workload outlasts memtop's start-up in every probe mode (uretprobe
+    mode's takes about 6 s here: each on/off phase of the cost measure
+    attaches or releases a link per probe)."""
+    w = Workload("mt_sites", "--iterations=30000", "--duration=40").wait_ready()
     w.trigger()
     m = Memtop("-b", "-n", "4", "-d", INTERVAL, *RATE_ARGS, "-p", w.pid)
     rc = m.wait(30)
