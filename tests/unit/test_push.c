@@ -162,6 +162,20 @@ static void wait_idle(struct push *p, double timeout_s)
 	} while (st.pending && now_s() < end);
 }
 
+/* Until the pusher has failed at least n times or timeout_s passes; its
+ * status then in *st. */
+static void wait_failed(struct push *p, unsigned long n, double timeout_s, struct push_status *st)
+{
+	double end = now_s() + timeout_s;
+
+	for (;;) {
+		push_get_status(p, st);
+		if (st->failed >= n || now_s() >= end)
+			return;
+		usleep(5000);
+	}
+}
+
 /* ==== a model with two targets ======================================== */
 
 static struct mt_model *model_two(void)
@@ -259,8 +273,7 @@ static void test_push_retry_and_reject(void **state)
 	s.statuses[2] = 400; /* rejected: not retried */
 	p = pusher(s.port, 0);
 	assert_int_equal(push_now(p, m), 0);
-	usleep(300000);
-	push_get_status(p, &st);
+	wait_failed(p, 1, 5, &st);
 	assert_true(st.pending);
 	assert_int_equal(st.failed, 1);
 	assert_string_equal(st.last_error, "push rejected: HTTP 503: reason 503");
@@ -304,8 +317,7 @@ static void test_push_unreachable(void **state)
 	t0 = now_s();
 	assert_int_equal(push_now(p, m), 0);
 	assert_true(now_s() - t0 < 0.5); /* the caller never waits */
-	usleep(700000);
-	push_get_status(p, &st);
+	wait_failed(p, 2, 5, &st);
 	assert_true(st.failed >= 2); /* retried, backoff capped at 0.2 s */
 	assert_int_equal(st.sent, 0);
 	assert_true(st.pending);
