@@ -117,15 +117,7 @@ static bool itab_eq(const void *val, const void *key)
 
 static __u64 hash_bytes(const void *p, size_t n)
 {
-	const __u8 *s = p;
-	__u64 h = 0xcbf29ce484222325ULL; /* FNV-1a */
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= s[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
+	return hmap_fnv1a(HMAP_FNV1A_BASIS, p, n);
 }
 
 static void itab_fini(struct itab *t)

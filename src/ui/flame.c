@@ -65,11 +65,7 @@ static __u64 child_hash(const struct flame_node *parent, const char *label)
 {
 	__u64 h = hmap_mix(0, (__u64)(uintptr_t)parent);
 
-	for (const unsigned char *p = (const unsigned char *)label; *p; p++) {
-		h ^= *p;
-		h *= 1099511628211ULL; /* FNV-1a over the label */
-	}
-	return hmap_mix(h, 0);
+	return hmap_mix(hmap_fnv1a(h, label, strlen(label)), 0);
 }
 
 static bool child_eq(const void *val, const void *key)

@@ -120,3 +120,15 @@ void *hmap_del(struct hmap *m, __u64 hash, hmap_eq_fn eq, const void *key)
 	m->len--;
 	return val;
 }
+
+__u64 hmap_fnv1a(__u64 h, const void *p, size_t len)
+{
+	const unsigned char *s = p;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= s[i];
+		h *= 0x100000001b3ULL; /* the 64-bit FNV prime */
+	}
+	return h;
+}

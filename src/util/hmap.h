@@ -45,4 +45,9 @@ void *hmap_next(const struct hmap *m, size_t *pos);
 /* Mixing helpers for composite keys. */
 __u64 hmap_mix(__u64 h, __u64 x);
 
+/* FNV-1a (64-bit) over len bytes of p, continuing from h: start from
+ * HMAP_FNV1A_BASIS. The one byte-string hash of memtop's tables. */
+#define HMAP_FNV1A_BASIS 0xcbf29ce484222325ULL
+__u64 hmap_fnv1a(__u64 h, const void *p, size_t len);
+
 #endif /* MEMTOP_HMAP_H */

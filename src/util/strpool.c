@@ -44,13 +44,7 @@ static __thread struct strpool_budget *charged; /* who pays on this thread */
 
 static __u64 hash_bytes(const char *s, size_t len)
 {
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return hmap_mix(h, len);
+	return hmap_mix(hmap_fnv1a(HMAP_FNV1A_BASIS, s, len), len);
 }
 
 /* An interned string holds no NUL before its end, so it equals s[0..len)
