@@ -22,6 +22,7 @@
 
 #include "model/rec_codec.h"
 #include "model/recording.h"
+#include "util/pattern.h"
 #include "util/strpool.h"
 
 struct rec_stack {
@@ -251,6 +252,15 @@ static int apply_header(struct replay *r, struct rec_cur *c)
 	r->session = h.session;
 	r->segment = h.segment;
 	r->skip_key = false;
+	if (h.skip_regex) { /* the same bounded compile as --skip's (util/pattern.h) */
+		char why[128];
+		struct pattern *p = pattern_compile(h.skip_regex, why, sizeof(why));
+
+		if (!p && errno == EINVAL)
+			return failf(r, -EINVAL, "its --skip pattern (%zu bytes) is refused: %s",
+				     strlen(h.skip_regex), why);
+		pattern_free(p);
+	}
 	mo = (struct mt_model_opts){ .rate = h.rate, .group = h.group, .skip_regex = h.skip_regex };
 	r->model = model_new(&mo);
 	if (!r->model)
