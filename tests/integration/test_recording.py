@@ -540,6 +540,7 @@ def test_hostile_recordings_and_record_paths():
             wl.release()
         shutil.rmtree(lab, ignore_errors=True)
 
+
 # ==== Bounds on what a pattern or a recording costs (issue 28) ====
 
 PEAK = ("import resource,subprocess,sys\n"
@@ -654,4 +655,76 @@ def test_skip_pattern_bounded():
                   "a header with %.40s: %.1f s, %d MB" % (pattern, took, peak >> 20))
     finally:
         wl.release()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def large_recording(path, size):
+    """A valid recording of at least size bytes, written with make-seeds'
+    encoder: one target and stack, then intervals of 1000 allocations and
+    their 1000 frees each (so the model stays small however long it is).
+    Returns the number of intervals shown (the first is quiet)."""
+    s = make_seeds()
+    k = 0
+    with open(path, "wb") as f:
+        strings = b"".join(s.rframe(s.R_STRING, struct.pack("<I", i + 1) + s.rstr(n))
+                           for i, n in enumerate(["leak_here", "app", "/usr/bin/app", "app.c",
+                                                  "malloc"]))
+        f.write(s.rheader(0x5eed, 0) + s.rinterval(10 ** 9, [], s.F_QUIET) +
+                s.rframe(s.R_TARGET, struct.pack("<I", 7)) + strings +
+                s.rstack(1, [(0x401000, 5, 0), (0x401100, 1, 42)]))
+        while f.tell() < size:
+            k += 1
+            t = k * 10 ** 9
+            f.write(b"".join(s.ralloc(1, 7, 0x10000 + 16 * i, 1000, t + i) for i in range(1000)))
+            f.write(b"".join(s.rframe(s.R_FREE, struct.pack("<IQQ", 7, 0x10000 + 16 * i,
+                                                            t + 5000 + i))
+                             for i in range(1000)))
+            f.write(s.rinterval(t + 10 ** 9 - 1, [7]))
+    return k
+
+
+def test_replay_streams_and_refuses_devices():
+    """--replay reads a file where it needs it, not into memory: a 64 MiB
+    recording replays (--json, every interval; -b -n 2) with memtop's peak
+    RSS within 16 MiB of a replay of a 6 KB one (was: the file's size on
+    top). /dev/zero (was: 2.3 GB in 10 s), /dev/urandom, a FIFO nobody
+    writes (which an open for reading would wait on), a directory: refused
+    in one line, exit 1, at once, /dev/zero still the device."""
+    d = tempfile.mkdtemp(prefix="memtop-stream-")
+    try:
+        seed = os.path.join(ROOT, "tests", "fuzz", "recording", "seed-one-segment")
+        rc, out, err, small, took = run_peak([MEMTOP, "--replay", seed, "--json"], 30)
+        check(rc == 0 and out, "the seed does not replay: %r" % err)
+        big = os.path.join(d, "big.mtr")
+        n = large_recording(big, 64 << 20)
+        size = os.path.getsize(big)
+        rc, out, err, peak, took = run_peak([MEMTOP, "--replay", big, "--json"], 120)
+        lines = out.splitlines()
+        print("a %d MB recording of %d intervals replayed in %.1f s, peak RSS %.1f MB "
+              "(a 6 KB one: %.1f MB)" % (size >> 20, n, took, peak / 2 ** 20, small / 2 ** 20))
+        check(rc == 0 and err == "" and len(lines) == n,
+              "the large recording: rc %d, %d of %d intervals, %r" % (rc, len(lines), n, err))
+        last = json.loads(lines[-1])
+        check(last["targets"][0]["pid"] == 7 and last["sites"][0]["function"] == "leak_here",
+              "the last interval is not the recording's: %s" % lines[-1][:300])
+        check(peak < small + (16 << 20),
+              "replaying %d MB took a peak RSS of %.1f MB (a small recording: %.1f MB)" %
+              (size >> 20, peak / 2 ** 20, small / 2 ** 20))
+        r = replay(big, "-b", "-n", "2")
+        check(r.returncode == 0 and r.stdout.count("FUNCTION (MODULE") == 2,
+              "-b -n 2 of the large recording: rc %d %r" % (r.returncode, r.stderr))
+        fifo = os.path.join(d, "fifo")
+        os.mkfifo(fifo)
+        for path in ("/dev/zero", "/dev/urandom", fifo, d):
+            rc, out, err, peak, took = run_peak([MEMTOP, "--replay", path, "--json"], 30)
+            errs = err.splitlines()
+            check(rc == 1 and out == "" and len(errs) == 1 and
+                  errs[0] == "memtop: %s: not a regular file (a device, FIFO, socket or "
+                  "directory): --replay reads a recording from a regular file only" % path,
+                  "--replay %s: rc %d %r" % (path, rc, err))
+            check(took < 5 and peak < small + (16 << 20),
+                  "--replay %s: %.1f s, peak %.1f MB" % (path, took, peak / 2 ** 20))
+        check(os.path.exists("/dev/zero") and os.stat("/dev/zero").st_rdev == os.makedev(1, 5),
+              "/dev/zero is no longer the device 1:5")
+    finally:
         shutil.rmtree(d, ignore_errors=True)
