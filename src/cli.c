@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <regex.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +30,7 @@
 
 #include "memtop/abi.h"
 #include "export/serve_addr.h"
+#include "util/pattern.h"
 
 #ifndef MEMTOP_VERSION
 #define MEMTOP_VERSION "dev"
@@ -166,8 +166,11 @@ static const struct cli_opt cli_opts[] = {
 	  "one call site per function, per line (function and file:line) "
 	  "or per stack (default function)" },
 	{ "skip", OPT_SKIP, "REGEX", SEC_SAMPLING,
-	  "also treat frames whose function matches REGEX (POSIX extended) as "
-	  "allocator code, so the call site is their caller" },
+	  "also treat frames whose function matches REGEX anywhere as allocator "
+	  "code, so the call site is their caller. REGEX is POSIX extended "
+	  "without back references or escapes of letters (\\d, \\w), at most "
+	  "256 bytes and 1024 states ({m,n} counts at most 255): matched in time "
+	  "linear in the name (docs/allocators.md)" },
 	{ "stack-copy", OPT_STACK_COPY, "BYTES", SEC_SAMPLING,
 	  "user stack copied per sample for unwinding: 0 (frame pointers only) "
 	  "or 512 to 16K, a multiple of 8 (default 8K)" },
@@ -717,17 +720,21 @@ static enum mt_cli_result cli_url(struct cli_ctx *c, const char *arg)
 	return cli_error(c, "%s: '%s' is not an http:// or https:// URL", c->label, arg);
 }
 
-static enum mt_cli_result cli_regex(struct cli_ctx *c, const char *arg)
+/* A --skip pattern: one util/pattern.h compiles, within its bounds. */
+static enum mt_cli_result cli_pattern(struct cli_ctx *c, const char *arg)
 {
-	regex_t re;
-	char msg[128];
-	int err = regcomp(&re, arg, REG_EXTENDED | REG_NOSUB);
+	char why[128];
+	struct pattern *p = pattern_compile(arg, why, sizeof(why));
 
-	if (err) {
-		regerror(err, &re, msg, sizeof(msg));
-		return cli_error(c, "%s: bad regular expression '%s': %s", c->label, arg, msg);
-	}
-	regfree(&re);
+	if (!p && errno == ENOMEM)
+		return cli_error(c, "%s: out of memory", c->label);
+	if (!p && strnlen(arg, PATTERN_MAX_LEN + 1) > PATTERN_MAX_LEN)
+		return cli_error(c, "%s: a pattern of %zu bytes refused: %s (see memtop --help)",
+				 c->label, strlen(arg), why);
+	if (!p)
+		return cli_error(c, "%s: pattern '%s' refused: %s (see memtop --help)", c->label,
+				 arg, why);
+	pattern_free(p);
 	c->cfg->skip_regex = arg;
 	return MT_CLI_RUN;
 }
@@ -785,7 +792,7 @@ static enum mt_cli_result cli_option(struct cli_ctx *c, int val, const char *arg
 		cfg->group = (enum mt_group)choice;
 		return r;
 	case OPT_SKIP:
-		return cli_regex(c, arg);
+		return cli_pattern(c, arg);
 	case OPT_PROBE_MODE:
 		r = cli_choice(c, arg, cli_probe_mode_names, ARRAY_SIZE(cli_probe_mode_names),
 			       &choice);

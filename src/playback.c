@@ -10,6 +10,11 @@
  * back rebuilds the model from the start (exact, and fast: the model only
  * adds up its inputs). A session (memtop attach) starts at its newest
  * interval and follows it while the view stands at the end.
+ *
+ * A file is read where the replay asks (replay_set_source): what --replay
+ * holds is the model and a window of the file, whatever its size. Only a
+ * regular file is read, to the size it had when opened: a device or a
+ * FIFO (endless, or blocking) is refused in one line.
  */
 #include "playback.h"
 
@@ -24,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 
 #include "export/snapshots.h"
 #include "model/rec_codec.h"
@@ -31,12 +37,21 @@
 #include "model/replay.h"
 #include "ui/frontend.h"
 #include "util/clock.h"
+#include "util/safe_open.h"
 #include "util/sanitize.h"
 
 /* A session's stream is read this much at a time. */
 #define STREAM_CHUNK (256u << 10)
 /* How long a viewer waits for a session's first interval. */
 #define FIRST_INTERVAL_MS 5000
+
+/* FILE.1 then FILE as one recording, read where the replay asks
+ * (replay_set_source): the replay holds a window of it, not the file. */
+struct rec_files {
+	int fd[2];
+	__u64 size[2]; /* as each was when opened: read no further */
+	int n;
+};
 
 struct playback {
 	const struct mt_config *cfg;
@@ -50,6 +65,7 @@ struct playback {
 	int fd;   /* a session's socket; -1 for a file */
 	bool eof; /* the stream ended */
 	int sigfd;
+	struct rec_files files; /* --replay's */
 	char err[512];
 	int error; /* replay_step()'s, once it failed */
 };
@@ -68,22 +84,53 @@ static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
 
 /* ---- reading ---------------------------------------------------------------- */
 
-static int read_all(int fd, struct replay *rp)
+static long files_read_at(void *ctx, void *buf, size_t n, __u64 off)
 {
-	static unsigned char buf[1 << 16];
+	struct rec_files *rf = ctx;
+	size_t done = 0;
+	int i;
 
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
+	for (i = 0; i < rf->n && done < n; i++) {
+		size_t want;
+		ssize_t got;
 
-		if (n < 0 && errno == EINTR)
+		if (off >= rf->size[i]) {
+			off -= rf->size[i];
 			continue;
-		if (n < 0)
+		}
+		want = n - done < rf->size[i] - off ? n - done : (size_t)(rf->size[i] - off);
+		do
+			got = pread(rf->fd[i], (char *)buf + done, want, (off_t)off);
+		while (got < 0 && errno == EINTR);
+		if (got < 0)
 			return -errno;
-		if (n == 0)
-			return 0;
-		if (replay_append(rp, buf, (size_t)n))
-			return -ENOMEM;
+		done += (size_t)got;
+		if ((size_t)got < want)
+			break; /* the file shrank since: the recording ends here */
+		off = 0;
 	}
+	return (long)done;
+}
+
+/* path for reading, only if it is a regular file (util/safe_open.h: a
+ * FIFO, device or socket is never opened), and its size now. fd or
+ * -errno. */
+static int open_recording(const char *path, __u64 *size)
+{
+	struct safe_open_rules rules = { .root_fd = -1 };
+	struct stat st;
+	int fd = safe_open_read(path, &rules);
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st)) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	*size = (__u64)st.st_size;
+	return fd;
 }
 
 /* The header of the recording at path, if it starts with one. */
@@ -92,8 +139,9 @@ static bool read_header(const char *path, struct rec_header *h)
 	unsigned char buf[8192];
 	struct rec_frame f;
 	struct rec_cur c;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+	__u64 size;
+	int fd = open_recording(path, &size);
+	ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf), 0) : -1;
 
 	if (fd >= 0)
 		close(fd);
@@ -105,36 +153,47 @@ static bool read_header(const char *path, struct rec_header *h)
 	return rec_get_header(&c, h) && h->version == REC_VERSION;
 }
 
-/* FILE, after FILE.1 when that is the segment before it (--record-max). */
+static int add_file(struct playback *pb, const char *path)
+{
+	struct rec_files *rf = &pb->files;
+	int fd = open_recording(path, &rf->size[rf->n]);
+
+	if (fd == -SAFE_OPEN_ENOTREG) {
+		say("%s: not a regular file (a device, FIFO, socket or directory): --replay reads "
+		    "a recording from a regular file only",
+		    path);
+		return fd;
+	}
+	if (fd < 0) {
+		say("cannot read %s: %s", path, strerror(-fd));
+		return fd;
+	}
+	rf->fd[rf->n++] = fd;
+	return 0;
+}
+
+/* FILE, after FILE.1 when that is the segment before it (--record-max).
+ * Read as they are when opened: what a writer appends later is not shown. */
 static int load_file(struct playback *pb, const char *path)
 {
 	char older[PATH_MAX + 3];
 	struct rec_header now, before;
-	int fd, e;
+	struct replay_source src = { .read_at = files_read_at, .ctx = &pb->files };
+	int e, i;
 
 	snprintf(older, sizeof(older), "%s.1", path);
 	if (read_header(path, &now) && read_header(older, &before) &&
 	    before.session == now.session && before.segment + 1 == now.segment) {
-		fd = open(older, O_RDONLY | O_CLOEXEC);
-		e = fd < 0 ? -errno : read_all(fd, pb->rp);
-		if (fd >= 0)
-			close(fd);
-		if (e) {
-			say("cannot read %s: %s", older, strerror(-e));
+		e = add_file(pb, older);
+		if (e)
 			return e;
-		}
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		e = -errno;
-		say("cannot read %s: %s", path, strerror(errno));
-		return e;
-	}
-	e = read_all(fd, pb->rp);
-	close(fd);
+	e = add_file(pb, path);
 	if (e)
-		say("cannot read %s: %s", path, strerror(-e));
-	return e;
+		return e;
+	for (i = 0; i < pb->files.n; i++)
+		src.size += pb->files.size[i];
+	return replay_set_source(pb->rp, &src);
 }
 
 /* What a session sent since. 0, or -EPIPE once it closed the stream. */
@@ -438,6 +497,8 @@ int playback_file(const struct mt_config *cfg)
 	}
 	code = load_file(&pb, cfg->replay) ? 1 : run(&pb);
 	replay_free(pb.rp);
+	while (pb.files.n)
+		close(pb.files.fd[--pb.files.n]);
 	return code;
 }
 

@@ -2,9 +2,14 @@
 /*
  * replay.c - a recording read back into a model (replay.h).
  *
- * The bytes appended are kept whole: rewinding is a fresh model fed from
- * the first byte again, which is exact (the model is a function of its
- * inputs) and needs no snapshot of the model. A reader that reads on from
+ * Rewinding is a fresh model fed from the first byte again, which is
+ * exact (the model is a function of its inputs) and needs no snapshot of
+ * the model. The bytes are either appended and kept whole (a session's
+ * stream), or read from a source when needed (a file), through a window
+ * that holds one frame at least and REPLAY_WINDOW bytes usually: what a
+ * replay of a file costs is its model, not the file. Counting the
+ * intervals reads the source once more through a second window, freed at
+ * its end; nothing per interval is kept. A reader that reads on from
  * one segment into the next (a session stream, or FILE.1 then FILE) skips
  * the next segment's opening state (REC_F_KEY frames): it has it already.
  *
@@ -22,6 +27,7 @@
 
 #include "model/rec_codec.h"
 #include "model/recording.h"
+#include "util/pattern.h"
 #include "util/strpool.h"
 
 struct rec_stack {
@@ -29,9 +35,21 @@ struct rec_stack {
 	struct mt_frame *frames;
 };
 
+/* Bytes of a source: off is the source's offset of buf[0]. */
+struct window {
+	unsigned char *buf;
+	size_t cap, len;
+	size_t off;
+};
+
 struct replay {
-	unsigned char *data;
+	unsigned char *data; /* appended (no source) */
 	size_t len, cap;
+	struct replay_source src;
+	bool has_src;
+	struct window win;       /* applying */
+	struct window count_win; /* replay_count() */
+	size_t end;              /* bytes there are: len, or the source's */
 
 	/* applying */
 	size_t pos; /* next byte to apply */
@@ -57,7 +75,8 @@ struct replay {
 	/* counting (replay_count) */
 	size_t scan_pos;
 	long scanned;
-	size_t tail; /* bytes after the last complete frame */
+	bool counted; /* a source's count is final */
+	size_t tail;  /* bytes after the last complete frame */
 };
 
 struct replay *replay_new(void)
@@ -90,11 +109,32 @@ void replay_free(struct replay *r)
 		return;
 	forget_model(r);
 	free(r->data);
+	free(r->win.buf);
+	free(r->count_win.buf);
 	free(r);
+}
+
+int replay_set_source(struct replay *r, const struct replay_source *src)
+{
+	if (r->len || r->has_src || !src->read_at)
+		return -EINVAL;
+	r->src = *src;
+	if (!r->src.window)
+		r->src.window = REPLAY_WINDOW;
+	r->has_src = true;
+	r->end = src->size > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)src->size;
+	return 0;
+}
+
+size_t replay_bytes_held(const struct replay *r)
+{
+	return r->has_src ? r->win.cap + r->count_win.cap : r->cap;
 }
 
 int replay_append(struct replay *r, const void *d, size_t n)
 {
+	if (r->has_src)
+		return -EINVAL;
 	if (!n)
 		return 0;
 	if (n > SIZE_MAX / 2 - r->len)
@@ -113,7 +153,98 @@ int replay_append(struct replay *r, const void *d, size_t n)
 	}
 	memcpy(r->data + r->len, d, n);
 	r->len += n;
+	r->end = r->len;
 	return 0;
+}
+
+/* ---- the bytes ---------------------------------------------------------- */
+
+/* The bytes from pos on into *p: at least want of them unless the
+ * recording ends first; returns how many there are at *p (0 at the end),
+ * or -errno when the source cannot be read. Appended bytes are all there;
+ * a source's are read into w, keeping what w holds from pos on. */
+static long bytes_at(struct replay *r, struct window *w, size_t pos, size_t want,
+		     const unsigned char **p)
+{
+	size_t keep = 0, n;
+
+	*p = NULL;
+	if (pos >= r->end)
+		return 0;
+	if (!r->has_src) {
+		*p = r->data + pos;
+		return (long)(r->len - pos);
+	}
+	if (want > r->end - pos)
+		want = r->end - pos;
+	if (w->buf && pos >= w->off && pos + want <= w->off + w->len) {
+		*p = w->buf + (pos - w->off);
+		return (long)(w->off + w->len - pos);
+	}
+	n = want > r->src.window ? want : r->src.window;
+	if (n > r->end - pos)
+		n = r->end - pos;
+	if (n > w->cap) {
+		unsigned char *nb = realloc(w->buf, n);
+
+		if (!nb)
+			return -ENOMEM;
+		w->buf = nb;
+		w->cap = n;
+	}
+	if (w->len && pos >= w->off && pos < w->off + w->len) {
+		keep = w->off + w->len - pos;
+		memmove(w->buf, w->buf + (pos - w->off), keep);
+	}
+	w->off = pos;
+	w->len = keep;
+	while (w->len < n) {
+		long got = r->src.read_at(r->src.ctx, w->buf + w->len, n - w->len, pos + w->len);
+
+		if (got < 0)
+			return got;
+		if (got == 0) { /* shorter than it was: the end is here now */
+			r->end = pos + w->len;
+			break;
+		}
+		w->len += (size_t)got;
+	}
+	*p = w->buf;
+	return (long)w->len;
+}
+
+/* The frame at pos, read through w: rec_scan() on the source's bytes, with
+ * the window grown to the frame when it is larger than what w held. *e is
+ * set (and REC_SCAN_MORE returned) when the source cannot be read. */
+static enum rec_scan scan_at(struct replay *r, struct window *w, size_t pos, struct rec_frame *f,
+			     int *e)
+{
+	const unsigned char *p;
+	long n = bytes_at(r, w, pos, REC_FRAME_OVERHEAD, &p);
+	enum rec_scan s;
+
+	*e = 0;
+	if (n < 0) {
+		*e = (int)n;
+		memset(f, 0, sizeof(*f));
+		return REC_SCAN_MORE;
+	}
+	s = rec_scan(p, (size_t)n, f);
+	if (s == REC_SCAN_MORE && r->has_src && (size_t)n < r->end - pos && n >= 4) {
+		size_t need = REC_FRAME_OVERHEAD + ((size_t)p[0] | (size_t)p[1] << 8 |
+						    (size_t)p[2] << 16 | (size_t)p[3] << 24);
+
+		if (need <= REC_MAX_PAYLOAD + REC_FRAME_OVERHEAD && need > (size_t)n) {
+			n = bytes_at(r, w, pos, need, &p);
+			if (n < 0) {
+				*e = (int)n;
+				memset(f, 0, sizeof(*f));
+				return REC_SCAN_MORE;
+			}
+			s = rec_scan(p, (size_t)n, f);
+		}
+	}
+	return s;
 }
 
 /* ---- errors ----------------------------------------------------------- */
@@ -251,6 +382,15 @@ static int apply_header(struct replay *r, struct rec_cur *c)
 	r->session = h.session;
 	r->segment = h.segment;
 	r->skip_key = false;
+	if (h.skip_regex) { /* the same bounded compile as --skip's (util/pattern.h) */
+		char why[128];
+		struct pattern *p = pattern_compile(h.skip_regex, why, sizeof(why));
+
+		if (!p && errno == EINVAL)
+			return failf(r, -EINVAL, "its --skip pattern (%zu bytes) is refused: %s",
+				     strlen(h.skip_regex), why);
+		pattern_free(p);
+	}
 	mo = (struct mt_model_opts){ .rate = h.rate, .group = h.group, .skip_regex = h.skip_regex };
 	r->model = model_new(&mo);
 	if (!r->model)
@@ -385,10 +525,14 @@ int replay_step(struct replay *r, char *err, size_t errlen)
 
 	while (!r->error) {
 		struct rec_frame f;
-		enum rec_scan s =
-			r->data ? rec_scan(r->data + r->pos, r->len - r->pos, &f) : REC_SCAN_MORE;
+		int rd;
+		enum rec_scan s = scan_at(r, &r->win, r->pos, &f, &rd);
 		struct rec_cur c;
 
+		if (rd) {
+			failf(r, rd, "cannot read it: %s", strerror(-rd));
+			break;
+		}
 		if (s == REC_SCAN_MORE)
 			return 0;
 		if (s == REC_SCAN_BAD) {
@@ -402,8 +546,10 @@ int replay_step(struct replay *r, char *err, size_t errlen)
 			r->pos += f.size;
 			continue;
 		}
-		if (r->pos == 0)
-			return failf(r, -EBADMSG, "not a memtop recording");
+		if (r->pos == 0) { /* a frame, but no magic before it */
+			failf(r, -EBADMSG, "not a memtop recording");
+			break;
+		}
 		if (r->in_segment != (f.type == REC_HEADER)) {
 			failf(r, -EBADMSG,
 			      r->in_segment ? "a segment without a header"
@@ -457,9 +603,11 @@ long replay_at(const struct replay *r)
 
 long replay_count(struct replay *r)
 {
-	while (r->data) {
+	int rd = 0;
+
+	while (!rd && !r->counted) {
 		struct rec_frame f;
-		enum rec_scan s = rec_scan(r->data + r->scan_pos, r->len - r->scan_pos, &f);
+		enum rec_scan s = scan_at(r, &r->count_win, r->scan_pos, &f, &rd);
 
 		if (s == REC_SCAN_BAD || s == REC_SCAN_MORE)
 			break;
@@ -467,7 +615,12 @@ long replay_count(struct replay *r)
 			r->scanned++;
 		r->scan_pos += f.size;
 	}
-	r->tail = r->len - r->scan_pos;
+	r->tail = r->end > r->scan_pos ? r->end - r->scan_pos : 0;
+	if (r->has_src) { /* a source does not grow: this count is final */
+		r->counted = true;
+		free(r->count_win.buf);
+		r->count_win = (struct window){ 0 };
+	}
 	return r->scanned;
 }
 

@@ -3,7 +3,8 @@
  * replay.h - a recording (model/recording.h, docs/recording.md) read back
  * into a model: the bytes of a file or of a session's stream go in, the
  * model and status the live run had at each of its intervals come out, so
- * the same views and exports show them. Pure: no I/O.
+ * the same views and exports show them. Pure: no I/O (a file is read
+ * through the caller's read_at, replay_set_source()).
  *
  * The bytes are untrusted: every length, id and count is checked, a frame
  * that fails its CRC or does not make sense ends the replay at the last
@@ -39,9 +40,33 @@ struct replay;
 struct replay *replay_new(void);
 void replay_free(struct replay *r);
 
-/* Append bytes (a file's, or a session stream's as they arrive). The
- * replay keeps them, to rewind. 0, or -ENOMEM. */
+/* Append bytes (a session stream's as they arrive). The replay keeps
+ * them, to rewind. 0, or -ENOMEM; -EINVAL after replay_set_source(). */
 int replay_append(struct replay *r, const void *d, size_t n);
+
+/* Bytes the replay reads when it needs them instead of keeping them (a
+ * file: --replay). read_at reads up to n bytes at offset off into buf and
+ * returns how many (fewer only at the end: the bytes stop there), or
+ * -errno. The replay never reads past size. */
+struct replay_source {
+	long (*read_at)(void *ctx, void *buf, size_t n, __u64 off);
+	void *ctx;
+	__u64 size;
+	size_t window; /* bytes read at a time; 0: REPLAY_WINDOW */
+};
+
+/* Read from src from now on, through a window of src->window bytes
+ * (larger only while a frame is: at most REC_MAX_PAYLOAD plus its 12
+ * bytes), so the bytes cost that window whatever the recording's size;
+ * counting its intervals (replay_count) reads it once more through a
+ * second window, freed once it reached the end. A rewind reads from the
+ * first byte again. Before any byte is appended or read. 0 or -EINVAL. */
+#define REPLAY_WINDOW (1u << 20)
+int replay_set_source(struct replay *r, const struct replay_source *src);
+
+/* Bytes the replay holds of the recording now (its windows, or what was
+ * appended): for tests of the bound. */
+size_t replay_bytes_held(const struct replay *r);
 
 /* Apply frames up to the end of the next interval: 1 when one closed (the
  * model ticked; show it unless replay_quiet()), 0 when the bytes end first

@@ -6,8 +6,10 @@
  * matches the rule's function ERE (the whole name), in a module matching
  * the rule's module ERE if it has one; a rule with a module and no
  * function covers every frame of that module (or, with unnamed_only, its
- * frames that have no symbol). Rules are compiled once; stacks are
- * interned, so each distinct stack is matched once.
+ * frames that have no symbol). Rules and --skip are compiled once, by the
+ * bounded matcher (util/pattern.h: the table's ERE fit its subset and its
+ * caps, as --skip must); stacks are interned, so each distinct stack is
+ * matched once.
  *
  * A rule belongs here when the frame allocates on behalf of its caller and
  * says nothing about why: the allocator itself, the allocation wrappers of
@@ -17,10 +19,11 @@
 #include "stacks/wrappers.h"
 
 #include <errno.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/pattern.h"
 
 static const struct wrapper_rule table[] = {
 	/* the allocators themselves, and memtop's in-process sampler */
@@ -78,53 +81,42 @@ static const struct wrapper_rule table[] = {
 #define NRULES (sizeof(table) / sizeof(table[0]))
 
 struct wrappers {
-	regex_t fn[NRULES];
-	regex_t mod[NRULES];
-	bool has_fn[NRULES], has_mod[NRULES];
-	regex_t user;
-	bool has_user;
+	struct pattern *fn[NRULES]; /* NULL: the rule has none */
+	struct pattern *mod[NRULES];
+	struct pattern *user;
 };
 
-static int compile(regex_t *re, const char *what, bool anchor_end)
+static struct pattern *compile(const char *what, bool anchor_end)
 {
-	size_t len = strlen(what) + 8;
-	char *pat = malloc(len);
-	int e;
+	char pat[PATTERN_MAX_LEN + 8];
 
-	if (!pat)
-		return -ENOMEM;
-	snprintf(pat, len, "^(%s)%s", what, anchor_end ? "$" : "");
-	e = regcomp(re, pat, REG_EXTENDED | REG_NOSUB) ? -EINVAL : 0;
-	free(pat);
-	return e;
+	snprintf(pat, sizeof(pat), "^(%s)%s", what, anchor_end ? "$" : "");
+	return pattern_compile(pat, NULL, 0);
 }
 
 struct wrappers *wrappers_new(const char *user_regex)
 {
 	struct wrappers *w = calloc(1, sizeof(*w));
 	size_t i;
+	int e;
 
 	if (!w) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	for (i = 0; i < NRULES; i++) {
-		if (table[i].function && compile(&w->fn[i], table[i].function, true))
+		if (table[i].function && !(w->fn[i] = compile(table[i].function, true)))
 			goto bad;
-		w->has_fn[i] = table[i].function != NULL;
-		if (table[i].module && compile(&w->mod[i], table[i].module, false))
+		if (table[i].module && !(w->mod[i] = compile(table[i].module, false)))
 			goto bad;
-		w->has_mod[i] = table[i].module != NULL;
 	}
-	if (user_regex) {
-		if (regcomp(&w->user, user_regex, REG_EXTENDED | REG_NOSUB))
-			goto bad;
-		w->has_user = true;
-	}
+	if (user_regex && !(w->user = pattern_compile(user_regex, NULL, 0)))
+		goto bad;
 	return w;
 bad:
+	e = errno;
 	wrappers_free(w);
-	errno = EINVAL;
+	errno = e;
 	return NULL;
 }
 
@@ -135,24 +127,21 @@ void wrappers_free(struct wrappers *w)
 	if (!w)
 		return;
 	for (i = 0; i < NRULES; i++) {
-		if (w->has_fn[i])
-			regfree(&w->fn[i]);
-		if (w->has_mod[i])
-			regfree(&w->mod[i]);
+		pattern_free(w->fn[i]);
+		pattern_free(w->mod[i]);
 	}
-	if (w->has_user)
-		regfree(&w->user);
+	pattern_free(w->user);
 	free(w);
 }
 
 /* Whether rule i matches f. */
 static bool rule_match(const struct wrappers *w, size_t i, const struct mt_frame *f)
 {
-	if (w->has_mod[i] && (!f->module || regexec(&w->mod[i], f->module, 0, NULL, 0)))
+	if (w->mod[i] && (!f->module || !pattern_match(w->mod[i], f->module)))
 		return false;
-	if (!w->has_fn[i])
+	if (!w->fn[i])
 		return !table[i].unnamed_only || !f->function;
-	return f->function && !regexec(&w->fn[i], f->function, 0, NULL, 0);
+	return f->function && pattern_match(w->fn[i], f->function);
 }
 
 bool wrappers_is_allocator(const struct wrappers *w, const struct mt_frame *f)
@@ -173,7 +162,7 @@ bool wrappers_match(const struct wrappers *w, const struct mt_frame *f)
 		if (rule_match(w, i, f))
 			return true;
 	}
-	return w->has_user && f->function && !regexec(&w->user, f->function, 0, NULL, 0);
+	return w->user && f->function && pattern_match(w->user, f->function);
 }
 
 size_t wrappers_table(const struct wrapper_rule **rules)

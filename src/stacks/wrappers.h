@@ -20,18 +20,20 @@
 /* One rule of the table. */
 struct wrapper_rule {
 	const char *family;   /* who the rule is for: "Rust", "sqlite", ... */
-	const char *function; /* POSIX ERE matched against the whole demangled
-			       * name; NULL: any frame of the module */
-	const char *module;   /* ERE matched against the module's file name
-			       * (from its start); NULL: any module */
+	const char *function; /* pattern (util/pattern.h, an ERE subset)
+			       * matched against the whole demangled name;
+			       * NULL: any frame of the module */
+	const char *module;   /* pattern matched against the module's file
+			       * name (from its start); NULL: any module */
 	bool unnamed_only;    /* with module: only frames without a symbol */
 	bool allocator;       /* the allocator itself, not a wrapper of it */
 };
 
 struct wrappers;
 
-/* The table plus user_regex (--skip, an ERE over the demangled name; NULL
- * for none). NULL with errno set: EINVAL for a bad user_regex, ENOMEM. */
+/* The table plus user_regex (--skip, a pattern of util/pattern.h matched
+ * anywhere in the demangled name; NULL for none). NULL with errno set:
+ * EINVAL for a user_regex pattern_compile() refuses, ENOMEM. */
 struct wrappers *wrappers_new(const char *user_regex);
 void wrappers_free(struct wrappers *w);
 

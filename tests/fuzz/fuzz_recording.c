@@ -10,7 +10,10 @@
  * to the end again, and the views' queries run on the model it left.
  * Checks the reader's contract: it stops at an error or at the end of the
  * bytes, never stands past the intervals its scan counted, and a rewind
- * lands where it was asked.
+ * lands where it was asked. Then the same bytes are read as --replay reads
+ * a file (replay_set_source) through a window of 1 to 97 bytes, which the
+ * frames straddle: it must end where the appended bytes ended, with the
+ * same error and count.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,6 +39,47 @@ static void use_model(struct mt_model *m)
 	}
 }
 
+struct mem {
+	const uint8_t *d;
+	size_t n;
+};
+
+static long mem_read_at(void *ctx, void *buf, size_t n, __u64 off)
+{
+	const struct mem *m = ctx;
+
+	if (off >= m->n)
+		return 0;
+	if (n > m->n - off)
+		n = m->n - off;
+	memcpy(buf, m->d + off, n);
+	return (long)n;
+}
+
+/* The bytes through a source: the same end as appended (at, e, err). */
+static void through_source(const uint8_t *data, size_t size, long at, int e, const char *err)
+{
+	struct mem m = { data, size };
+	struct replay_source src = {
+		.read_at = mem_read_at, .ctx = &m, .size = size, .window = 1 + size % 97
+	};
+	struct replay *rp = replay_new();
+	char err2[256];
+	int e2;
+
+	if (!rp)
+		return;
+	if (replay_set_source(rp, &src))
+		abort();
+	while ((e2 = replay_step(rp, err2, sizeof(err2))) == 1)
+		;
+	if (e2 != e || replay_at(rp) != at || (e < 0 && strcmp(err, err2)))
+		abort();
+	if (replay_at(rp) > replay_count(rp) - 1)
+		abort();
+	replay_free(rp);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct replay *rp = replay_new();
@@ -55,6 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (e < 0 && !memchr(err, '\0', sizeof(err)))
 		abort();
+	through_source(data, size, replay_at(rp), e, err);
 	use_model(replay_model(rp));
 	mid = replay_at(rp) / 2;
 	if (replay_at(rp) >= 0) {

@@ -539,3 +539,192 @@ def test_hostile_recordings_and_record_paths():
         if wl:
             wl.release()
         shutil.rmtree(lab, ignore_errors=True)
+
+
+# ==== Bounds on what a pattern or a recording costs (issue 28) ====
+
+PEAK = ("import resource,subprocess,sys\n"
+        "r=subprocess.run(sys.argv[1:],stdout=subprocess.PIPE,stderr=subprocess.PIPE)\n"
+        "sys.stdout.buffer.write(r.stdout)\nsys.stderr.buffer.write(r.stderr)\n"
+        "sys.stderr.write('PEAK_RSS_KB %d\\n' % "
+        "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+        "sys.exit(r.returncode if r.returncode >= 0 else 128 - r.returncode)\n")
+AUDIT_PATTERN = "a" + "+" * 26  # glibc's regcomp: killed for memory at 24 GB
+
+
+def run_peak(argv, timeout):
+    """argv run as the only child of a fresh python, which reports its peak
+    RSS: (returncode, stdout, stderr without that line, peak RSS in bytes,
+    seconds taken). The child starts as a copy of that python, whose RSS
+    (about 14 MB) is thus a floor: compare two runs, not one with a
+    constant."""
+    t0 = time.monotonic()
+    r = subprocess.run(["python3", "-c", PEAK] + [str(a) for a in argv], capture_output=True,
+                       text=True, timeout=timeout)
+    took = time.monotonic() - t0
+    m = re.search(r"^PEAK_RSS_KB (\d+)$", r.stderr, re.M)
+    check(m, "no peak RSS reported: %r" % r.stderr[-300:])
+    err = r.stderr[:m.start()] + r.stderr[m.end() + 1:]
+    return r.returncode, r.stdout, err, int(m.group(1)) << 10, took
+
+
+def make_seeds():
+    """tests/fuzz/make-seeds as a module: its recording encoder, written
+    from docs/recording.md."""
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader(
+        "make_seeds", os.path.join(ROOT, "tests", "fuzz", "make-seeds"))
+    mod = importlib.util.module_from_spec(importlib.util.spec_from_loader("make_seeds", loader))
+    loader.exec_module(mod)
+    return mod
+
+
+def with_skip(data, pattern):
+    """The recording data with its first header's --skip set to pattern
+    (HEADER: u16 version, u16 0, u64 session, u32 segment, u64 rate, u8
+    grouping, then str --skip), its length and CRC made good."""
+    s = make_seeds()
+    check(data[:8] == s.REC_MAGIC, "not a recording")
+    length, ftype, flags = struct.unpack_from("<IHH", data, 8)
+    check(ftype == s.R_HEADER, "no header after the magic")
+    payload = data[16:16 + length]
+    old = struct.unpack_from("<I", payload, 25)[0]
+    rest = payload[29 + (0 if old == 0xFFFFFFFF else old):]
+    return (data[:8] + s.rframe(ftype, payload[:25] + s.rstr(pattern) + rest, flags) +
+            data[16 + length + 4:])
+
+
+def test_skip_pattern_bounded():
+    """--skip is compiled by memtop's bounded matcher (util/pattern.c): the
+    audit's "a" and 26 '+' (glibc: 12.5 GB and 37 s at 24, killed at 26)
+    runs a live -b with memtop's peak RSS as without it; past the bounds (a
+    pattern of 300 bytes, a {m,n} nesting that would expand to 255^4
+    states) and a back reference are refused in one line, status 2, in
+    well under a second; a recording whose header carries those patterns
+    replays (the accepted one, within the same RSS) or is refused in one
+    line, exit 1."""
+    seed_path = os.path.join(ROOT, "tests", "fuzz", "recording", "seed-one-segment")
+    rc, plain, err, small, took = run_peak([MEMTOP, "--replay", seed_path, "--json"], 30)
+    check(rc == 0 and plain, "the seed does not replay: %r" % err)
+    wl = Workload("scenario_steady_leak", *WL).wait_ready()
+    d = tempfile.mkdtemp(prefix="memtop-pattern-")
+    try:
+        rss = {}
+        for name, extra in (("plain", ()), ("audit", ("--skip", AUDIT_PATTERN))):
+            rc, out, err, rss[name], took = run_peak(
+                [MEMTOP, "-b", "--json", "-n", "3", "-d", "0.3", "--max-overhead", "none",
+                 "-p", wl.pid] + list(extra), 90)
+            check(rc == 0 and len(out.splitlines()) == 3,
+                  "%s: rc %d, %d lines: %s" % (name, rc, len(out.splitlines()), err[-300:]))
+        print("peak RSS: %d MB without --skip, %d MB with the audit's pattern" %
+              (rss["plain"] >> 20, rss["audit"] >> 20))
+        check(rss["audit"] < rss["plain"] + (32 << 20),
+              "--skip %s: peak RSS %d MB against %d MB without it" %
+              (AUDIT_PATTERN, rss["audit"] >> 20, rss["plain"] >> 20))
+        for pattern, why in (("a" * 300, "a pattern of 300 bytes refused: longer than 256 bytes"),
+                             ("(((a{255}){255}){255}){255}", "more than 1024 states"),
+                             ("(a)\\1", "\\1 is not supported")):
+            rc, out, err, peak, took = run_peak([MEMTOP, "-b", "-p", wl.pid, "--skip", pattern],
+                                                30)
+            errs = err.splitlines()
+            check(rc == 2 and out == "" and len(errs) == 1 and errs[0].startswith("memtop: --skip: ")
+                  and why in errs[0], "--skip %.40s: rc %d, %r" % (pattern, rc, err))
+            check(took < 5 and peak < small + (16 << 20),
+                  "--skip %.40s: refused in %.1f s, peak %d MB" % (pattern, took, peak >> 20))
+        # the same patterns in a recording's header
+        seed = open(seed_path, "rb").read()
+        crafted = os.path.join(d, "crafted.mtr")
+        open(crafted, "wb").write(with_skip(seed, AUDIT_PATTERN))
+        rc, out, err, peak, took = run_peak([MEMTOP, "--replay", crafted, "--json"], 30)
+        check(rc == 0 and err == "" and len(out.splitlines()) == len(plain.splitlines()),
+              "a header with the audit's pattern: rc %d, %d lines, %r" %
+              (rc, len(out.splitlines()), err))
+        check(took < 10 and peak < small + (16 << 20),
+              "a header with the audit's pattern: %.1f s, %d MB" % (took, peak >> 20))
+        for pattern, why in (("a" * 300, "(300 bytes) is refused: longer than 256 bytes"),
+                             ("(((a{255}){255}){255}){255}", "more than 1024 states"),
+                             ("(a)\\1", "\\1 is not supported")):
+            open(crafted, "wb").write(with_skip(seed, pattern))
+            rc, out, err, peak, took = run_peak([MEMTOP, "--replay", crafted, "--json"], 30)
+            errs = err.splitlines()
+            check(rc == 1 and out == "" and len(errs) == 1 and
+                  "crafted.mtr: at byte 8: its --skip pattern" in errs[0] and why in errs[0],
+                  "a header with %.40s: rc %d, %r" % (pattern, rc, err))
+            check(took < 5 and peak < small + (16 << 20),
+                  "a header with %.40s: %.1f s, %d MB" % (pattern, took, peak >> 20))
+    finally:
+        wl.release()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def large_recording(path, size):
+    """A valid recording of at least size bytes, written with make-seeds'
+    encoder: one target and stack, then intervals of 1000 allocations and
+    their 1000 frees each (so the model stays small however long it is).
+    Returns the number of intervals shown (the first is quiet)."""
+    s = make_seeds()
+    k = 0
+    with open(path, "wb") as f:
+        strings = b"".join(s.rframe(s.R_STRING, struct.pack("<I", i + 1) + s.rstr(n))
+                           for i, n in enumerate(["leak_here", "app", "/usr/bin/app", "app.c",
+                                                  "malloc"]))
+        f.write(s.rheader(0x5eed, 0) + s.rinterval(10 ** 9, [], s.F_QUIET) +
+                s.rframe(s.R_TARGET, struct.pack("<I", 7)) + strings +
+                s.rstack(1, [(0x401000, 5, 0), (0x401100, 1, 42)]))
+        while f.tell() < size:
+            k += 1
+            t = k * 10 ** 9
+            f.write(b"".join(s.ralloc(1, 7, 0x10000 + 16 * i, 1000, t + i) for i in range(1000)))
+            f.write(b"".join(s.rframe(s.R_FREE, struct.pack("<IQQ", 7, 0x10000 + 16 * i,
+                                                            t + 5000 + i))
+                             for i in range(1000)))
+            f.write(s.rinterval(t + 10 ** 9 - 1, [7]))
+    return k
+
+
+def test_replay_streams_and_refuses_devices():
+    """--replay reads a file where it needs it, not into memory: a 64 MiB
+    recording replays (--json, every interval; -b -n 2) with memtop's peak
+    RSS within 16 MiB of a replay of a 6 KB one (was: the file's size on
+    top). /dev/zero (was: 2.3 GB in 10 s), /dev/urandom, a FIFO nobody
+    writes (which an open for reading would wait on), a directory: refused
+    in one line, exit 1, at once, /dev/zero still the device."""
+    d = tempfile.mkdtemp(prefix="memtop-stream-")
+    try:
+        seed = os.path.join(ROOT, "tests", "fuzz", "recording", "seed-one-segment")
+        rc, out, err, small, took = run_peak([MEMTOP, "--replay", seed, "--json"], 30)
+        check(rc == 0 and out, "the seed does not replay: %r" % err)
+        big = os.path.join(d, "big.mtr")
+        n = large_recording(big, 64 << 20)
+        size = os.path.getsize(big)
+        rc, out, err, peak, took = run_peak([MEMTOP, "--replay", big, "--json"], 120)
+        lines = out.splitlines()
+        print("a %d MB recording of %d intervals replayed in %.1f s, peak RSS %.1f MB "
+              "(a 6 KB one: %.1f MB)" % (size >> 20, n, took, peak / 2 ** 20, small / 2 ** 20))
+        check(rc == 0 and err == "" and len(lines) == n,
+              "the large recording: rc %d, %d of %d intervals, %r" % (rc, len(lines), n, err))
+        last = json.loads(lines[-1])
+        check(last["targets"][0]["pid"] == 7 and last["sites"][0]["function"] == "leak_here",
+              "the last interval is not the recording's: %s" % lines[-1][:300])
+        check(peak < small + (16 << 20),
+              "replaying %d MB took a peak RSS of %.1f MB (a small recording: %.1f MB)" %
+              (size >> 20, peak / 2 ** 20, small / 2 ** 20))
+        r = replay(big, "-b", "-n", "2")
+        check(r.returncode == 0 and r.stdout.count("FUNCTION (MODULE") == 2,
+              "-b -n 2 of the large recording: rc %d %r" % (r.returncode, r.stderr))
+        fifo = os.path.join(d, "fifo")
+        os.mkfifo(fifo)
+        for path in ("/dev/zero", "/dev/urandom", fifo, d):
+            rc, out, err, peak, took = run_peak([MEMTOP, "--replay", path, "--json"], 30)
+            errs = err.splitlines()
+            check(rc == 1 and out == "" and len(errs) == 1 and
+                  errs[0] == "memtop: %s: not a regular file (a device, FIFO, socket or "
+                  "directory): --replay reads a recording from a regular file only" % path,
+                  "--replay %s: rc %d %r" % (path, rc, err))
+            check(took < 5 and peak < small + (16 << 20),
+                  "--replay %s: %.1f s, peak %.1f MB" % (path, took, peak / 2 ** 20))
+        check(os.path.exists("/dev/zero") and os.stat("/dev/zero").st_rdev == os.makedev(1, 5),
+              "/dev/zero is no longer the device 1:5")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
