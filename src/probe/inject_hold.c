@@ -44,8 +44,8 @@ struct hold_answer {
 bool inject_hold_eintr_prone(long nr)
 {
 	static const long prone[] = {
-		SYS_epoll_wait,   SYS_epoll_pwait, SYS_semop,    SYS_semtimedop,
-		SYS_rt_sigtimedwait, SYS_msgrcv,   SYS_msgsnd,   SYS_io_getevents,
+		SYS_epoll_wait,      SYS_epoll_pwait, SYS_semop,  SYS_semtimedop,
+		SYS_rt_sigtimedwait, SYS_msgrcv,      SYS_msgsnd, SYS_io_getevents,
 #ifdef SYS_epoll_pwait2
 		SYS_epoll_pwait2,
 #endif
@@ -145,7 +145,7 @@ static void holder_signals(void)
 	sigprocmask(SIG_SETMASK, &all, NULL);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGALRM, &sa, NULL); /* no SA_RESTART */
-	signal(SIGCHLD, SIG_DFL);       /* stops are reported to waitpid() */
+	signal(SIGCHLD, SIG_DFL);      /* stops are reported to waitpid() */
 }
 
 /* The holder: never returns. */
@@ -257,8 +257,8 @@ static void reap_by(pid_t child, __u64 deadline_ns)
 int inject_hold(struct inject_session *s, inject_hold_fn work, void *ctx,
 		struct inject_hold_out *out, char *err, size_t errlen)
 {
-	__u64 deadline = clock_mono_ns() +
-			 (INJECT_HOLD_WORK_MS + INJECT_HOLD_GRACE_MS + 1000) * 1000000ULL;
+	__u64 deadline =
+		clock_mono_ns() + (INJECT_HOLD_WORK_MS + INJECT_HOLD_GRACE_MS + 1000) * 1000000ULL;
 	struct hold_answer a;
 	int fds[2], e;
 	pid_t child;
@@ -274,8 +274,7 @@ int inject_hold(struct inject_session *s, inject_hold_fn work, void *ctx,
 		e = -errno;
 		close(fds[0]);
 		close(fds[1]);
-		snprintf(err, errlen, "PID %d: cannot start the holder: %s", s->pid,
-			 strerror(-e));
+		snprintf(err, errlen, "PID %d: cannot start the holder: %s", s->pid, strerror(-e));
 		return e;
 	}
 	if (!child) {
