@@ -101,6 +101,16 @@ static void test_numbered_path(void **state)
 	}
 	assert_int_equal(export_numbered_path("heap.pb.gz", 1, buf, 15), -ENAMETOOLONG);
 	assert_int_equal(export_numbered_path("heap.pb.gz", 1, buf, 16), 0);
+
+	/* the names a series may take, for refusing another output there */
+	assert_true(export_is_numbered("heap.pb.gz", "heap.0001.pb.gz"));
+	assert_true(export_is_numbered("/t/out.folded", "/t/out.123456.folded"));
+	assert_true(export_is_numbered("/t/prof", "/t/prof.0002"));
+	assert_false(export_is_numbered("heap.pb.gz", "heap.001.pb.gz"));
+	assert_false(export_is_numbered("heap.pb.gz", "heap.00a1.pb.gz"));
+	assert_false(export_is_numbered("heap.pb.gz", "heap.0001.pb"));
+	assert_false(export_is_numbered("heap.pb.gz", "heap.pb.gz"));
+	assert_false(export_is_numbered("/t/prof", "/u/prof.0002"));
 }
 
 static mode_t current_umask(void)
