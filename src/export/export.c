@@ -25,6 +25,7 @@
 #include "export/pprof.h"
 #include "util/bytebuf.h"
 #include "util/out_file.h"
+#include "util/sanitize.h"
 
 /* ==== files ========================================================== */
 
@@ -116,15 +117,25 @@ struct folded_line {
 	__u64 value;
 };
 
-/* A frame name with the characters the format reserves (';' separates
- * frames, a newline ends the line) replaced. */
+/* A frame name as folded text: the characters the format reserves (';'
+ * separates frames) replaced by '_', and the terminal rule of
+ * util/sanitize.h applied (control characters, newlines included, and
+ * invalid UTF-8 become '?'). Folded stacks are text for people and
+ * flamegraph.pl, whatever they are written to: /dev/stdout on a terminal
+ * must not receive a target's escape sequences. */
 static void text_add_frame(struct bytebuf *t, const char *name)
 {
 	size_t i, start = t->len;
 
 	bytebuf_puts(t, name);
-	for (i = start; !t->err && i < t->len; i++)
-		if (t->data[i] == ';' || t->data[i] == '\n' || t->data[i] == '\r')
+	if (t->err || !t->data)
+		return;
+	/* the bytes keep a NUL after them (bytebuf.h); never longer once
+	 * sanitized */
+	sanitize_inplace((char *)t->data + start);
+	t->len = start + strlen((char *)t->data + start);
+	for (i = start; i < t->len; i++)
+		if (t->data[i] == ';')
 			t->data[i] = '_';
 }
 

@@ -165,6 +165,14 @@ static int stream_open(const char *path, const struct stat *st)
 	return fd;
 }
 
+bool out_file_is_terminal(const char *path)
+{
+	for (int i = 0; i < HELD_MAX; i++)
+		if (held[i].path && !strcmp(held[i].path, path))
+			return isatty(held[i].fd);
+	return false;
+}
+
 static int stream_write(int fd, const char *p, size_t len)
 {
 	while (len) {

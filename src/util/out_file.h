@@ -45,6 +45,11 @@ int out_file_write(const char *path, const void *data, size_t len, char *err, si
  * errors as out_file_write(). */
 int out_file_check(const char *path, char *err, size_t errlen);
 
+/* Is path, once out_file_check() opened it, a terminal (/dev/stdout or
+ * /dev/tty on one)? For the outputs that are not text: a gzipped profile
+ * on a terminal would be bytes the terminal interprets. */
+bool out_file_is_terminal(const char *path);
+
 /* Does path name something that is written through (not a regular file
  * or nothing)? */
 bool out_file_is_stream(const char *path);
