@@ -29,7 +29,9 @@
 #include <strings.h>
 
 #include "memtop/abi.h"
+#include "export/export.h"
 #include "export/serve_addr.h"
+#include "util/out_file.h"
 #include "util/pattern.h"
 
 #ifndef MEMTOP_VERSION
@@ -274,6 +276,12 @@ static const char cli_trailer[] =
 	"sends SIGTERM to that group and to every descendant it followed, even\n"
 	"one that left the group, then SIGKILL to what still runs 1 s later.\n"
 	"In the TUI, d at q's question leaves them all running, unprobed.\n"
+	"\n"
+	"--output, --folded, --record (and FILE.1), --cmd-log, --output-every's\n"
+	"numbered files and the file --replay reads must be different files,\n"
+	"however they are spelled (a terminal or /dev/null may be shared). The\n"
+	"gzipped --output is not written to a terminal; --folded is text, with\n"
+	"control characters in names shown as ?.\n"
 	"\n"
 	"Examples:\n"
 	"  sudo memtop -p 4242                      watch a running process\n"
@@ -997,7 +1005,7 @@ static void cli_defaults(struct mt_config *cfg)
 }
 
 /* Exactly one target; dependent options need their base option. */
-static enum mt_cli_result cli_check(struct cli_ctx *c, bool push_every_set, bool output_every_set)
+static enum mt_cli_result cli_check_args(struct cli_ctx *c, bool push_every_set, bool output_every_set)
 {
 	const struct mt_config *cfg = c->cfg;
 	const char *given[3];
@@ -1062,6 +1070,103 @@ static enum mt_cli_result cli_check(struct cli_ctx *c, bool push_every_set, bool
 		return cli_error(
 			c, "--daemon runs without a display: -b and --json cannot be given with it");
 	return MT_CLI_RUN;
+}
+
+/* ==== Two outputs, one file ================================================ */
+
+/* A file memtop writes (or, for --replay, reads while it writes the
+ * others), as the command line names it. */
+struct cli_file {
+	const char *opt;  /* "--output", ... */
+	const char *path; /* as given */
+	char buf[PATH_MAX + 8];
+};
+
+/* One line for two options that name one file; every output would lose
+ * the other's bytes (a file replaced over the recording being appended,
+ * two streams mixed in one FIFO). */
+static enum mt_cli_result cli_same_file(struct cli_ctx *c, const struct cli_file *a,
+					const struct cli_file *b)
+{
+	if (!strcmp(a->opt, "--replay"))
+		return cli_error(c, "%s %s would overwrite the recording --replay %s reads", b->opt,
+				 b->path, a->path);
+	if (!strcmp(a->opt, "--record-max"))
+		return cli_error(c,
+				 "%s %s is the second segment of --record %.*s (with --record-max): "
+				 "each would overwrite the other",
+				 b->opt, b->path, (int)(strlen(a->path) - 2), a->path);
+	return cli_error(c, "%s %s and %s %s name the same file: each would overwrite the other",
+			 a->opt, a->path, b->opt, b->path);
+}
+
+/* Every pair of files the run writes must be two files (out_file_same():
+ * by device and inode, else by canonical name), and none of them one of
+ * --output-every's numbered snapshots. A character device (a terminal,
+ * /dev/null) may be shared: it is written through, nothing replaced. */
+static enum mt_cli_result cli_check_outputs(struct cli_ctx *c, bool output_every_set)
+{
+	const struct mt_config *cfg = c->cfg;
+	struct cli_file f[6];
+	char base[PATH_MAX + 8], other[PATH_MAX + 8], dir[PATH_MAX];
+	size_t n = 0, i, j;
+
+	if (cfg->replay)
+		f[n++] = (struct cli_file){ .opt = "--replay", .path = cfg->replay };
+	if (cfg->record && (cfg->record_max || cfg->daemon)) {
+		f[n] = (struct cli_file){ .opt = "--record-max" };
+		snprintf(f[n].buf, sizeof(f[n].buf), "%s.1", cfg->record);
+		f[n].path = f[n].buf;
+		n++;
+	}
+	if (cfg->output)
+		f[n++] = (struct cli_file){ .opt = "--output", .path = cfg->output };
+	if (cfg->folded)
+		f[n++] = (struct cli_file){ .opt = "--folded", .path = cfg->folded };
+	if (cfg->record)
+		f[n++] = (struct cli_file){ .opt = "--record", .path = cfg->record };
+	if (cfg->cmd_log && cfg->cmd_argv)
+		f[n++] = (struct cli_file){ .opt = "--cmd-log", .path = cfg->cmd_log };
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
+			if (out_file_same(f[i].path, f[j].path) == OUT_FILE_SAME)
+				return cli_same_file(c, &f[i], &f[j]);
+	if (!output_every_set || !cfg->output)
+		return MT_CLI_RUN;
+	/* the snapshots go beside --output under its name (not its link
+	 * target's): its directory resolved, its name as given */
+	{
+		const char *slash = strrchr(cfg->output, '/');
+		size_t dlen = slash ? (size_t)(slash - cfg->output) : 0;
+
+		if (!slash)
+			snprintf(dir, sizeof(dir), ".");
+		else
+			snprintf(dir, sizeof(dir), "%.*s", (int)(dlen ? dlen : 1), cfg->output);
+		if (out_file_canonical(dir, base, sizeof(base)))
+			snprintf(base, sizeof(base), "%s", dir);
+		snprintf(base + strlen(base), sizeof(base) - strlen(base), "%s%s",
+			 strcmp(base, "/") ? "/" : "", slash ? slash + 1 : cfg->output);
+	}
+	for (i = 0; i < n; i++) {
+		if (!strcmp(f[i].opt, "--output"))
+			continue;
+		out_file_canonical(f[i].path, other, sizeof(other));
+		if (export_is_numbered(base, other))
+			return cli_error(c,
+					 "%s %s is one of --output-every's numbered snapshots of "
+					 "--output %s: each would overwrite the other",
+					 f[i].opt, f[i].path, cfg->output);
+	}
+	return MT_CLI_RUN;
+}
+
+/* The arguments' rules, then the files they name. */
+static enum mt_cli_result cli_check(struct cli_ctx *c, bool push_every_set, bool output_every_set)
+{
+	enum mt_cli_result r = cli_check_args(c, push_every_set, output_every_set);
+
+	return r == MT_CLI_RUN ? cli_check_outputs(c, output_every_set) : r;
 }
 
 enum mt_cli_result cli_parse(int argc, char **argv, struct mt_config *cfg, char *out, size_t outlen)

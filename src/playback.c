@@ -298,6 +298,21 @@ static int start_display(struct playback *pb)
 	return 0;
 }
 
+/* The model stands at an interval recorded before the live display
+ * started: is one the live run showed in the file? 1 (the model back where
+ * it was), 0 when the file ends first (nothing to replay), or -errno. */
+static int shown_interval_follows(struct playback *pb)
+{
+	long first = replay_at(pb->rp);
+	int e;
+
+	while ((e = step(pb)) == 1 && replay_quiet(pb->rp))
+		;
+	if (e == 1)
+		e = seek(pb, first) ? pb->error : 1;
+	return e;
+}
+
 /* The first interval, so that every view has a model to show. */
 static int first_interval(struct playback *pb)
 {
@@ -313,10 +328,16 @@ static int first_interval(struct playback *pb)
 		if (poll(&p, 1, (int)((deadline - now) / 1000000) + 1) > 0)
 			read_stream(pb);
 	}
+	if (e == 1 && pb->fd < 0 && replay_quiet(pb->rp))
+		e = shown_interval_follows(pb);
 	if (e == 1)
 		return 0;
 	if (e < 0)
 		say("%s: %s", pb->name, pb->err);
+	else if (pb->fd < 0 && replay_at(pb->rp) >= 0)
+		say("%s: no complete interval in it: it ends before the first interval the live run "
+		    "showed (memtop was stopped, or the disk filled, while it attached)",
+		    pb->name);
 	else if (pb->fd >= 0)
 		say("%s: %s", pb->name,
 		    pb->eof ? "the session closed the connection (a viewer of "
@@ -324,7 +345,7 @@ static int first_interval(struct playback *pb)
 			    : "no interval from the session within 5 s");
 	else
 		say("%s: %s", pb->name,
-		    replay_count(pb->rp) || replay_tail_bytes(pb->rp)
+		    replay_count(pb->rp) || replay_tail_bytes(pb->rp) || replay_model(pb->rp)
 			    ? "no complete interval in it"
 			    : "empty: not a memtop recording");
 	return -EINVAL;

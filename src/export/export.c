@@ -25,6 +25,7 @@
 #include "export/pprof.h"
 #include "util/bytebuf.h"
 #include "util/out_file.h"
+#include "util/sanitize.h"
 
 /* ==== files ========================================================== */
 
@@ -39,12 +40,11 @@ int export_check_path(const char *path, char *err, size_t errlen)
 	return out_file_check(path, err, errlen);
 }
 
-int export_numbered_path(const char *base, unsigned int n, char *buf, size_t len)
+size_t export_numbered_stem(const char *base)
 {
 	static const char gz_suffix[] = ".pb.gz";
 	const char *name = strrchr(base, '/'), *ext;
 	size_t blen = strlen(base), glen = sizeof(gz_suffix) - 1;
-	int w;
 
 	name = name ? name + 1 : base;
 	if (strlen(name) > glen && !strcmp(base + blen - glen, gz_suffix))
@@ -53,10 +53,32 @@ int export_numbered_path(const char *base, unsigned int n, char *buf, size_t len
 		ext = strrchr(name, '.');
 	if (!ext || ext == name) /* no extension, or a dot file like ".prof" */
 		ext = base + blen;
-	w = snprintf(buf, len, "%.*s.%04u%s", (int)(ext - base), base, n, ext);
+	return (size_t)(ext - base);
+}
+
+int export_numbered_path(const char *base, unsigned int n, char *buf, size_t len)
+{
+	size_t stem = export_numbered_stem(base);
+	int w = snprintf(buf, len, "%.*s.%04u%s", (int)stem, base, n, base + stem);
+
 	if (w < 0 || (size_t)w >= len)
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+bool export_is_numbered(const char *base, const char *name)
+{
+	size_t stem = export_numbered_stem(base), ext = strlen(base) - stem;
+	size_t len = strlen(name), digits;
+
+	if (len < stem + 1 + 4 + ext || strncmp(name, base, stem) || name[stem] != '.' ||
+	    strcmp(name + len - ext, base + stem))
+		return false;
+	digits = len - ext - stem - 1;
+	for (size_t i = 0; i < digits; i++)
+		if (name[stem + 1 + i] < '0' || name[stem + 1 + i] > '9')
+			return false;
+	return true;
 }
 
 /* ==== pprof =========================================================== */
@@ -95,15 +117,25 @@ struct folded_line {
 	__u64 value;
 };
 
-/* A frame name with the characters the format reserves (';' separates
- * frames, a newline ends the line) replaced. */
+/* A frame name as folded text: the characters the format reserves (';'
+ * separates frames) replaced by '_', and the terminal rule of
+ * util/sanitize.h applied (control characters, newlines included, and
+ * invalid UTF-8 become '?'). Folded stacks are text for people and
+ * flamegraph.pl, whatever they are written to: /dev/stdout on a terminal
+ * must not receive a target's escape sequences. */
 static void text_add_frame(struct bytebuf *t, const char *name)
 {
 	size_t i, start = t->len;
 
 	bytebuf_puts(t, name);
-	for (i = start; !t->err && i < t->len; i++)
-		if (t->data[i] == ';' || t->data[i] == '\n' || t->data[i] == '\r')
+	if (t->err || !t->data)
+		return;
+	/* the bytes keep a NUL after them (bytebuf.h); never longer once
+	 * sanitized */
+	sanitize_inplace((char *)t->data + start);
+	t->len = start + strlen((char *)t->data + start);
+	for (i = start; i < t->len; i++)
+		if (t->data[i] == ';')
 			t->data[i] = '_';
 }
 

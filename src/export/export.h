@@ -8,6 +8,7 @@
 #ifndef MEMTOP_EXPORT_H
 #define MEMTOP_EXPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -52,5 +53,13 @@ int export_check_path(const char *path, char *err, size_t errlen);
  * out.folded -> out.0001.folded, /tmp/prof -> /tmp/prof.0001.
  * 0 or -ENAMETOOLONG (buf too small). */
 int export_numbered_path(const char *base, unsigned int n, char *buf, size_t len);
+
+/* Where export_numbered_path() puts ".NNNN" in base: the length of the
+ * part before it (heap.pb.gz -> 4, /tmp/prof -> 9). */
+size_t export_numbered_stem(const char *base);
+
+/* Is name one of the files export_numbered_path() makes of base (the same
+ * directory spelling, any n)? */
+bool export_is_numbered(const char *base, const char *name);
 
 #endif /* MEMTOP_EXPORT_H */

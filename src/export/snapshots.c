@@ -26,6 +26,15 @@ int snapshots_init(struct snapshots *s, const struct mt_config *cfg, char *err, 
 	s->cfg = cfg;
 	if (cfg->output && (e = export_check_path(cfg->output, err, errlen)))
 		return e;
+	if (cfg->output && out_file_is_terminal(cfg->output)) {
+		/* gzip's own rule: compressed bytes are not for a terminal (a
+		 * target's names could even pass through a stored block) */
+		snprintf(err, errlen,
+			 "cannot write %s: a terminal (the profile is gzip-compressed binary: "
+			 "redirect it to a file, or use --folded for text)",
+			 cfg->output);
+		return -ENOTTY;
+	}
 	if (cfg->output && cfg->output_every > 0 && out_file_is_stream(cfg->output)) {
 		snprintf(err, errlen,
 			 "--output-every: %s is not a regular file (numbered snapshots are files beside it)",

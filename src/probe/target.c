@@ -68,11 +68,37 @@ static int stat_flags(pid_t pid, unsigned long *flags, char *state)
 	return 0;
 }
 
+/* The thread group (process) pid belongs to: the Tgid: of
+ * /proc/PID/status, pid itself for a process, its leader's for one of its
+ * other threads (whose /proc/TID reads like a process's). 0 when unknown. */
+static pid_t thread_group(pid_t pid)
+{
+	char buf[1024];
+	const char *t;
+	int tgid;
+
+	if (read_proc(pid, "status", buf, sizeof(buf)) <= 0)
+		return 0;
+	t = strstr(buf, "\nTgid:");
+	return t && sscanf(t + 6, "%d", &tgid) == 1 ? tgid : 0;
+}
+
+/* comm of pid into comm[16]: "?" when it cannot be read. */
+static void read_comm(pid_t pid, char comm[16])
+{
+	ssize_t n = read_proc(pid, "comm", comm, 16);
+
+	if (n <= 0)
+		strcpy(comm, "?");
+	else if (comm[n - 1] == '\n')
+		comm[n - 1] = '\0';
+}
+
 int target_check(pid_t pid, char comm[16], char *err, size_t errlen)
 {
 	unsigned long flags = 0;
 	char state = 0;
-	ssize_t n;
+	pid_t tgid;
 	int e;
 
 	if (pid <= 0) {
@@ -88,14 +114,18 @@ int target_check(pid_t pid, char comm[16], char *err, size_t errlen)
 		snprintf(err, errlen, "no process with PID %d", pid);
 		return -ESRCH;
 	}
-	n = read_proc(pid, "comm", comm, 16);
-	if (n <= 0)
-		strcpy(comm, "?");
-	else if (comm[n - 1] == '\n')
-		comm[n - 1] = '\0';
+	read_comm(pid, comm);
 	if (flags & PF_KTHREAD) {
 		snprintf(err, errlen,
 			 "PID %d (%s) is a kernel thread: it has no user-space allocator", pid, comm);
+		return -EINVAL;
+	}
+	tgid = thread_group(pid);
+	if (tgid > 0 && tgid != pid) {
+		/* a thread's probes would be its process's: watch that */
+		read_comm(tgid, comm);
+		snprintf(err, errlen, "%d is a thread of PID %d (%s), not a process: use -p %d",
+			 pid, tgid, comm, tgid);
 		return -EINVAL;
 	}
 	if (state == 'Z' || state == 'X') {

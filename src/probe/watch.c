@@ -261,11 +261,36 @@ static struct strpool_budget *charge_to(struct watch_set *ws, struct watched *w)
 	return strpool_charge(t ? &t->names : &w->names);
 }
 
+/* A failure to prepare or attach a process that was there when memtop
+ * found it, said as what happened when the cause is that it exited
+ * meanwhile (its maps, mapped files and probes went with it): not
+ * "cannot read /proc/N/map_files/...". A command memtop launched is its
+ * child, and its end is told by its wait status. */
+static int exited_meanwhile(const struct watched *w, int e, char *err, size_t errlen)
+{
+	if (e && e != -ENOMEM && !w->launched && !target_alive(w->pid)) {
+		snprintf(err, errlen, "PID %d (%s) exited while memtop was attaching", w->pid,
+			 w->comm);
+		return -ESRCH;
+	}
+	return e;
+}
+
+static int prepare_found(struct watch_set *ws, struct watched *w, char *err, size_t errlen);
+
 static int prepare_process(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
+{
+	int e = target_check(w->pid, w->comm, err, errlen);
+
+	return e ? e : exited_meanwhile(w, prepare_found(ws, w, err, errlen), err, errlen);
+}
+
+/* prepare_process() of a process target_check() found. */
+static int prepare_found(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
 	struct alloc_target serving;
 	char usdt[PATH_MAX];
-	int e = target_check(w->pid, w->comm, err, errlen);
+	int e = 0;
 
 	/* from now on this PID means this process running this program */
 	if (!e && target_identity(w->pid, &w->id)) {
@@ -730,7 +755,7 @@ static int attach_charged(struct watch_set *ws, struct watched *w, char *err, si
 static int attach_watched(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
 	struct strpool_budget *was = charge_to(ws, w);
-	int e = attach_charged(ws, w, err, errlen);
+	int e = exited_meanwhile(w, attach_charged(ws, w, err, errlen), err, errlen);
 
 	strpool_charge(was);
 	return e;

@@ -227,6 +227,16 @@ static void jw_escaped(struct json_writer *w, const char *str, size_t n)
 			esc = hex;
 		}
 		k = esc ? 0 : utf8_sequence(str + i, n - i, &cp);
+		if (k && (cp == 0x7f || (cp >= 0x80 && cp <= 0x9f))) {
+			/* DEL and C1 (CSI is U+009B) escaped too, so that no
+			 * control character reaches a terminal showing the JSON */
+			snprintf(hex, sizeof(hex), "\\u%04x", cp);
+			jw_write(w, str + run, i - run);
+			jw_puts(w, hex);
+			i += k;
+			run = i;
+			continue;
+		}
 		if (k) {
 			i += k;
 			continue;

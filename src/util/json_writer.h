@@ -11,7 +11,9 @@
  * is a no-op, so a caller may write a whole object and check once.
  *
  * Strings: '"' and '\' are escaped, \b \f \n \r \t use their short forms,
- * other bytes below 0x20 become \u00XX, valid UTF-8 is copied through and
+ * other bytes below 0x20, DEL and C1 (U+0080-U+009F, so that no control
+ * character reaches a terminal showing the line) become \u00XX, other
+ * valid UTF-8 is copied through and
  * every byte that is not part of a valid UTF-8 sequence (stray
  * continuation bytes, overlong forms, surrogates, > U+10FFFF, truncated
  * sequences) becomes \ufffd, one per byte. Doubles that are NaN or

@@ -165,6 +165,14 @@ static int stream_open(const char *path, const struct stat *st)
 	return fd;
 }
 
+bool out_file_is_terminal(const char *path)
+{
+	for (int i = 0; i < HELD_MAX; i++)
+		if (held[i].path && !strcmp(held[i].path, path))
+			return isatty(held[i].fd);
+	return false;
+}
+
 static int stream_write(int fd, const char *p, size_t len)
 {
 	while (len) {
@@ -363,4 +371,62 @@ int out_file_check(const char *path, char *err, size_t errlen)
 	close(fd);
 	unlink(tmp);
 	return 0;
+}
+
+/* ==== one file under two names ======================================== */
+
+int out_file_canonical(const char *path, char *buf, size_t len)
+{
+	char dir[PATH_MAX], base[PATH_MAX], real[PATH_MAX];
+	const char *slash;
+
+	snprintf(buf, len, "%s", path ? path : "");
+	if (!path || !*path)
+		return -EINVAL;
+	if (realpath(path, real)) {
+		if ((size_t)snprintf(buf, len, "%s", real) >= len)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	slash = strrchr(path, '/');
+	if (slash == path) {
+		snprintf(dir, sizeof(dir), "/");
+	} else if (slash) {
+		if ((size_t)(slash - path) >= sizeof(dir))
+			return -ENAMETOOLONG;
+		memcpy(dir, path, (size_t)(slash - path));
+		dir[slash - path] = '\0';
+	} else {
+		snprintf(dir, sizeof(dir), ".");
+	}
+	snprintf(base, sizeof(base), "%s", slash ? slash + 1 : path);
+	if (!realpath(dir, real))
+		return -errno;
+	if ((size_t)snprintf(buf, len, "%s%s%s", real, strcmp(real, "/") ? "/" : "", base) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+enum out_file_same out_file_same(const char *a, const char *b)
+{
+	char ca[PATH_MAX], cb[PATH_MAX];
+	struct stat sa, sb;
+	bool ea, eb;
+
+	if (!a || !b)
+		return OUT_FILE_DIFFERENT;
+	ea = !stat(a, &sa);
+	eb = !stat(b, &sb);
+	if (ea && eb) {
+		if (sa.st_dev != sb.st_dev || sa.st_ino != sb.st_ino)
+			return OUT_FILE_DIFFERENT;
+		return S_ISCHR(sa.st_mode) ? OUT_FILE_SHARED : OUT_FILE_SAME;
+	}
+	if (ea || eb)
+		return OUT_FILE_DIFFERENT;
+	/* neither exists: as spelled once resolved (a missing directory
+	 * leaves the name as given, refused later by the write check) */
+	out_file_canonical(a, ca, sizeof(ca));
+	out_file_canonical(b, cb, sizeof(cb));
+	return strcmp(ca, cb) ? OUT_FILE_DIFFERENT : OUT_FILE_SAME;
 }

@@ -45,8 +45,35 @@ int out_file_write(const char *path, const void *data, size_t len, char *err, si
  * errors as out_file_write(). */
 int out_file_check(const char *path, char *err, size_t errlen);
 
+/* Is path, once out_file_check() opened it, a terminal (/dev/stdout or
+ * /dev/tty on one)? For the outputs that are not text: a gzipped profile
+ * on a terminal would be bytes the terminal interprets. */
+bool out_file_is_terminal(const char *path);
+
 /* Does path name something that is written through (not a regular file
  * or nothing)? */
 bool out_file_is_stream(const char *path);
+
+/* ==== one file under two names ==========================================
+ * Two outputs given one file would overwrite each other (or mix their
+ * streams), so the command line refuses them. Whether two paths name one
+ * file is decided on what they lead to, not on their spelling: when both
+ * exist, by device and inode (so ./F, F, a symbolic link to F and a hard
+ * link of F are all F); when neither does, by canonical name (directory
+ * resolved, links and all, then the last component as given). One that
+ * exists and one that does not are two files. */
+enum out_file_same {
+	OUT_FILE_DIFFERENT, /* two files */
+	OUT_FILE_SAME,      /* one file: refuse */
+	OUT_FILE_SHARED,    /* one character device (a terminal, /dev/null):
+			     * written through in turn, nothing replaced or
+			     * lost, so two outputs may share it */
+};
+enum out_file_same out_file_same(const char *a, const char *b);
+
+/* path's canonical name into buf (as above: resolved when it exists, else
+ * its directory resolved and its last component appended). 0, or -errno
+ * (buf then holds path as given). */
+int out_file_canonical(const char *path, char *buf, size_t len);
 
 #endif /* MEMTOP_UTIL_OUT_FILE_H */

@@ -5,12 +5,14 @@
  * bytes: an ESC sequence in a function name must not retitle, recolour or
  * clear the user's terminal, a newline must not fake an output line.
  *
- * The one rule, used by every view (-b tables, stderr lines, the TUI):
- * valid UTF-8 is kept, except control characters (C0 including TAB, CR,
- * LF and ESC, DEL, C1 U+0080-U+009F), which become '?'; each byte of an
- * invalid sequence (overlong, surrogate, above U+10FFFF, truncated)
- * becomes '?'. JSON output escapes instead (util/json_writer.c), and the
- * exports keep the raw names (pprof string tables are bytes).
+ * The one rule, used by every view (-b tables, stderr lines, the TUI)
+ * and the folded stacks (text, often /dev/stdout): valid UTF-8 is kept,
+ * except control characters (C0 including TAB, CR, LF and ESC, DEL, C1
+ * U+0080-U+009F), which become '?'; each byte of an invalid sequence
+ * (overlong, surrogate, above U+10FFFF, truncated) becomes '?'. JSON
+ * output escapes instead (util/json_writer.c: control characters, DEL
+ * and C1 as \uXXXX), and pprof keeps the raw names (its string tables
+ * are bytes, gzipped, never written to a terminal).
  */
 #ifndef MEMTOP_UTIL_SANITIZE_H
 #define MEMTOP_UTIL_SANITIZE_H

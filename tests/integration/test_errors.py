@@ -6,12 +6,13 @@ running undisturbed."""
 
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
 
 from memtop_test import (Memtop, Workload, assert_nothing_left, assert_one_error_line,
-                         bpf_snapshot, check, fail, target, workload_path)
+                         bpf_snapshot, check, fail, workload_path)
 
 QUICK = ("-b", "--json", "-n", "2", "-d", "0.2")
 PRIV_RE = r"root|CAP_BPF|CAP_PERFMON"
@@ -55,25 +56,89 @@ def test_kernel_thread():
     expect_error(QUICK + ("-p", "2"), r"kernel")
 
 
-def test_pid_exits_during_attach():
-    """`sleep 0.05` exits while memtop attaches. Either memtop noticed during
-    attach (one error line) or it attached first and then ended cleanly
-    because its only target exited (status 0, target shown dead). Either way
-    nothing is left and memtop does not hang or crash."""
-    before = bpf_snapshot()
-    sleeper = subprocess.Popen(["sleep", "0.05"])
+def bpf_fds(pid):
+    """The kinds of BPF objects pid holds open: 'bpf-prog', 'bpf_link', ..."""
+    kinds = set()
     try:
-        m = Memtop(*QUICK, "-p", sleeper.pid)
-        rc = m.drain(timeout=20)
-    finally:
-        sleeper.wait()
-    if rc == 0:
-        check(m.records, "status 0 but no record")
-        t = target(m.records[-1], sleeper.pid)
-        check(t["alive"] is False, "status 0 but the exited target is shown alive: %s" % t)
-    else:
-        assert_one_error_line(m, rc)
-    assert_nothing_left(before)
+        for fd in os.listdir("/proc/%d/fd" % pid):
+            try:
+                link = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+            except OSError:
+                continue
+            if link.startswith("anon_inode:bpf"):
+                kinds.add(link.split(":", 1)[1].strip("[]"))
+    except OSError:
+        pass
+    return kinds
+
+
+def stopped(pid, deadline):
+    """Wait (polling, with a deadline) until pid is in the stopped state."""
+    while True:
+        with open("/proc/%d/stat" % pid) as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                return
+        check(time.monotonic() < deadline, "memtop %d did not stop" % pid)
+        time.sleep(0.001)
+
+
+def test_pid_exits_during_attach():
+    """The target dies, and is reaped, after memtop found and prepared it and
+    before memtop attached: memtop is stopped (SIGSTOP) once it holds its
+    BPF programs but no link (prepared, not attached: the target's links
+    are its first ones after the calibration's), the target is killed and
+    reaped, memtop goes on. One line says that the target exited while
+    memtop was attaching (was: `cannot read /proc/N/map_files/...: No such
+    file or directory`), status 1, nothing on stdout, nothing left. A stop
+    that lands on the calibration's link is let go and the moment waited
+    for again; a round that missed it (memtop attached) starts afresh."""
+    before = bpf_snapshot()
+    for attempt in range(5):
+        w = Workload("mt_sites").wait_ready()
+        m = Memtop(*QUICK, "-p", w.pid)
+        deadline = time.monotonic() + 30
+        caught = False
+        while m.poll() is None and time.monotonic() < deadline:
+            kinds = bpf_fds(m.pid)
+            if "bpf-prog" not in kinds or "bpf_link" in kinds:
+                time.sleep(0.001)  # polling memtop's descriptors, not synchronising
+                continue
+            m.send(signal.SIGSTOP)
+            stopped(m.pid, deadline)
+            kinds = bpf_fds(m.pid)
+            if "bpf-prog" in kinds and "bpf_link" not in kinds and not m.err.lines:
+                caught = True
+                break
+            m.send(signal.SIGCONT)
+        if not caught:
+            m.kill()
+            w.kill()
+            continue
+        pid = w.pid
+        w.popen.kill()
+        w.popen.wait(10)  # reaped: no zombie either
+        m.send(signal.SIGCONT)
+        rc = m.wait(30)
+        assert_one_error_line(m, rc, r"^memtop: PID %d \(mt_sites\) exited while memtop was "
+                              r"attaching$" % pid)
+        check(not m.out.lines, "stdout must stay empty on error, got: %s" % m.out.lines[:3])
+        assert_nothing_left(before)
+        return
+    fail("memtop was never caught between loading its programs and attaching (5 rounds)")
+
+
+def test_thread_id_given_to_p():
+    """-p with the ID of a thread that is not its process's leader: one line
+    naming the process it belongs to and the -p to give (was: `process N
+    exited while attaching`), the process undisturbed."""
+    w = Workload("mt_threads").wait_ready()
+    tids = sorted(int(t) for t in os.listdir("/proc/%d/task" % w.pid) if int(t) != w.pid)
+    check(tids, "mt_threads has no thread besides its leader")
+    expect_error(QUICK + ("-p", tids[0]),
+                 r"^memtop: %d is a thread of PID %d \(mt_threads\), not a process: use -p %d$"
+                 % (tids[0], w.pid, w.pid))
+    check(w.poll() is None, "the process died while memtop refused its thread")
+    check(os.path.exists("/proc/%d/task/%d" % (w.pid, tids[0])), "the thread is gone")
 
 
 def test_static_binary():

@@ -25,6 +25,7 @@ import atexit
 import ctypes
 import os
 import pty
+import re
 import shutil
 import signal
 import stat
@@ -33,8 +34,9 @@ import subprocess
 import tempfile
 import threading
 import time
+import tty
 
-from memtop_test import (ROOT, Memtop, Proc, assert_nothing_left, bpf_snapshot, check, fail,
+from memtop_test import (MEMTOP, ROOT, Memtop, Proc, assert_nothing_left, bpf_snapshot, check, fail,
                          sites_by_function)
 
 SRC = os.path.join(ROOT, "tests", "workloads", "hostile")
@@ -521,3 +523,94 @@ def test_escape_sequences_in_comm():
           "JSON should carry the real symbol name, escaped: %r" %
           [x["function"] for x in rec["sites"]])
     j.wait(30)
+
+
+def on_a_terminal(args, timeout=60):
+    """memtop with args, its stdin, stdout and stderr one pty (raw: the
+    bytes memtop writes are the bytes the terminal gets): (exit status,
+    those bytes)."""
+    master, slave = pty.openpty()
+    tty.setraw(slave)
+    env = dict(os.environ, TERM="xterm-256color", LANG="C.UTF-8")
+    p = subprocess.Popen([MEMTOP] + [str(a) for a in args], stdin=slave, stdout=slave,
+                         stderr=slave, env=env, close_fds=True)
+    os.close(slave)
+    got = []
+    try:
+        while True:
+            try:
+                b = os.read(master, 65536)
+            except OSError:  # EIO: every writer closed the terminal
+                break
+            if not b:
+                break
+            got.append(b)
+        rc = p.wait(timeout=timeout)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        os.close(master)
+    return rc, b"".join(got)
+
+
+def control_bytes(data):
+    """Control characters in data that a terminal would act on: C0 but the
+    newline, DEL, C1 (raw bytes 0x80-0x9f outside a UTF-8 sequence, or
+    U+0080-U+009F encoded), as a sorted list of code points."""
+    text = data.decode("utf-8", "surrogateescape")
+    bad = set()
+    for c in text:
+        o = ord(c)
+        if (o < 0x20 and c != "\n") or o == 0x7f or 0x80 <= o <= 0x9f:
+            bad.add(o)
+        elif 0xdc80 <= o <= 0xdc9f:  # an undecodable byte 0x80-0x9f
+            bad.add(o - 0xdc00)
+    return sorted(bad)
+
+
+def test_escape_sequences_on_a_terminal():
+    """Two targets (nobody's) that name themselves with terminal escapes:
+    one allocates through a function whose symbol carries them, the other
+    runs from a stripped copy of the program whose file name carries them
+    (its frames are FILE+0xOFFSET). memtop -b with --folded /dev/stdout,
+    its stdout and stderr a terminal: neither the tables, nor the folded
+    stacks (comm-PID prefixes, function and file names), nor any stderr
+    line puts an ESC, another C0 or a C1 byte on it; the folded lines are
+    there, sanitized ('?'; ';' as '_'). The same with --json. --output
+    /dev/stdout on the terminal (a gzipped profile) is refused in one
+    line before anything is attached."""
+    d = lab()
+    exe = build(d, lib=False)[0]
+    named = os.path.join(d, "hos\x1b[2Jtile\x1b]0;T\x07")
+    shutil.copy(exe, named)
+    subprocess.run(["strip", "-s", named], check=True)
+    os.chown(named, 65534, 65534)
+    evil = "ev\x1b]0;PWN\x07\x1b[2J"
+    _, a = start([exe, "--comm", evil, "--evil-sym", "yes", "--leak", "yes"])
+    _, b = start([named, "--comm", "st\x1b[31mripped", "--leak", "yes"])
+    before = bpf_snapshot()
+    pids = "%d,%d" % (a, b)
+    for mode in (("-b",), ("-b", "--json")):
+        rc, out = on_a_terminal([*mode, "-n", "4", "-d", "0.3", "--rate", "4K",
+                                 "--folded", "/dev/stdout", "-p", pids])
+        text = out.decode("utf-8", "replace")
+        check(rc == 0, "memtop %s exited with %s: %r" % (" ".join(mode), rc, text[-400:]))
+        bad = control_bytes(out)
+        check(not bad, "%s: control characters %s reach the terminal: %r" %
+              (" ".join(mode), ["0x%02x" % c for c in bad], text[-400:]))
+        folded = [l for l in text.splitlines() if re.match(r"^\S.*-\d+;.* \d+$", l)]
+        check(any(l.startswith("ev?]0_PWN??[2J-%d;" % a) and "hostile_evil?]0_PWN??[2J" in l
+                  for l in folded),
+              "no sanitized folded line of the evil symbol: %r" % folded[:6])
+        check(any(l.startswith("st?[31mripped-%d;" % b) and "hos?[2Jtile?]0_T?+0x" in l
+                  for l in folded),
+              "no sanitized folded line of the evil file name: %r" % folded[:6])
+    assert_nothing_left(before)
+    rc, out = on_a_terminal(["-b", "-n", "2", "--output", "/dev/stdout", "-p", pids])
+    text = out.decode("utf-8", "replace")
+    lines = [l for l in text.splitlines() if l.strip()]
+    check(rc == 1 and len(lines) == 1 and re.match(
+        r"^memtop: cannot write /dev/stdout: a terminal \(the profile is gzip-compressed binary",
+        lines[0]), "--output on a terminal: rc %s, %r" % (rc, text[-400:]))
+    assert_nothing_left(before)

@@ -28,6 +28,7 @@ import fcntl
 import gzip
 import os
 import re
+import shutil
 import signal
 import stat
 import subprocess
@@ -68,6 +69,64 @@ def test_dev_null_stays_a_device():
     m = Memtop(*QUICK, "--output", "/dev/null", "--output-every", "1", "-p", pid)
     assert_one_error_line(m, m.wait(10), r"--output-every: /dev/null is not a regular file")
     check(not [f for f in os.listdir("/dev") if f.startswith("null.")], "files appeared in /dev")
+
+
+def test_two_outputs_one_file_refused():
+    """Two file options naming one file would lose one of them (before,
+    `--output F --record F` replaced the recording with the profile at the
+    end). Every spelling is refused at parse time, one line, status 2,
+    before anything is attached or created: the same string, ./F, a
+    directory through a symlink or "..", a symlink to the file, a hard link
+    of it, --record-max's second segment FILE.1, one of --output-every's
+    numbered snapshots, --cmd-log, and the recording --replay reads.
+    Existing files keep their bytes. /dev/null given twice is still
+    written through (test_dev_null_stays_a_device)."""
+    _, pid = busy()
+    d = tempfile.mkdtemp(prefix="memtop-same-")
+    try:
+        os.mkdir(os.path.join(d, "sub"))
+        os.symlink("sub", os.path.join(d, "sublink"))
+        with open(os.path.join(d, "G"), "w") as f:
+            f.write("keep\n")
+        os.symlink("G", os.path.join(d, "L"))
+        os.link(os.path.join(d, "G"), os.path.join(d, "H"))
+        same = r"name the same file: each would overwrite the other$"
+        cases = [
+            (("--output", "F", "--record", "F"), r"--output F and --record F " + same),
+            (("--output", "F", "--folded", "./F"), r"--output F and --folded \./F " + same),
+            (("--output", "sub/../sub/x", "--record", "sublink/x"),
+             r"--output sub/\.\./sub/x and --record sublink/x " + same),
+            (("--output", "L", "--folded", "G"), r"--output L and --folded G " + same),
+            (("--folded", "H", "--record", "G"), r"--folded H and --record G " + same),
+            (("--record", "r", "--record-max", "1M", "--output", "r.1"),
+             r"--output r\.1 is the second segment of --record r \(with --record-max\)"),
+            (("--output", "h.pb.gz", "--output-every", "5", "--folded", "./h.0002.pb.gz"),
+             r"--folded \./h\.0002\.pb\.gz is one of --output-every's numbered snapshots of "
+             r"--output h\.pb\.gz"),
+        ]
+        before = bpf_snapshot()
+        for args, pattern in cases:
+            m = Memtop(*QUICK, *args, "-p", pid, cwd=d)
+            rc = m.wait(20)
+            assert_one_error_line(m, rc, r"^memtop: " + pattern)
+            check(rc == 2, "%s: exit status %s, not 2" % (" ".join(args), rc))
+        m = Memtop(*QUICK, "--output", "F", "--cmd-log", "./F", "--", "true", cwd=d)
+        rc = m.wait(20)
+        assert_one_error_line(m, rc, r"^memtop: --output F and --cmd-log \./F " + same)
+        check(rc == 2, "--cmd-log: exit status %s, not 2" % rc)
+        m = Memtop("-b", "--replay", "G", "--folded", "L", cwd=d)
+        rc = m.wait(20)
+        assert_one_error_line(m, rc, r"^memtop: --folded L would overwrite the recording "
+                              r"--replay G reads$")
+        check(rc == 2, "--replay: exit status %s, not 2" % rc)
+        assert_nothing_left(before)
+        left = sorted(os.listdir(d))
+        check(left == ["G", "H", "L", "sub", "sublink"], "files were created: %s" % left)
+        check(not os.listdir(os.path.join(d, "sub")), "files were created in sub/")
+        with open(os.path.join(d, "G")) as f:
+            check(f.read() == "keep\n", "G was written")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def test_fifo_output():

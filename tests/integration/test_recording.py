@@ -168,6 +168,65 @@ def test_replay_cut_and_corrupt_files():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def frame_ends(data):
+    """(end offset, type, flags) of every frame of a one-segment recording
+    (docs/recording.md: an 8-byte magic, then u32 length, u16 type, u16
+    flags, the payload, u32 CRC)."""
+    out, at = [], 8
+    while at + 8 <= len(data):
+        length, ftype, flags = struct.unpack_from("<IHH", data, at)
+        at += 8 + length + 4
+        if at > len(data):
+            break
+        out.append((at, ftype, flags))
+    return out
+
+
+def test_replay_cut_before_a_shown_interval():
+    """A recording cut (by a full disk, or memtop stopped while attaching)
+    before the first interval its live run showed holds nothing to replay:
+    at frame boundaries up to that interval's end (each interval's among
+    them), and inside frames, --replay (-b and --json) says so in one line and exits 1, with
+    nothing on stdout (was: the intervals recorded before the display
+    started, none of them shown, status 0 and not a word). With that
+    interval complete, the live run's first line comes back, status 0."""
+    d = tempfile.mkdtemp(prefix="memtop-rec-")
+    try:
+        live, rec = record_and_kill(d, 2)
+        data = open(rec, "rb").read()
+        frames = frame_ends(data)
+        intervals = [(end, flags) for end, ftype, flags in frames if ftype == 10]
+        shown = [end for end, flags in intervals if not flags & 2]
+        check(shown, "no interval the live run showed in %d frames" % len(frames))
+        check(any(end < shown[0] for end, _ in intervals),
+              "no interval recorded before the display started: nothing to cut before")
+        cut = os.path.join(d, "cut.mtr")
+        # every interval's end before it, the first frames' ends, twenty
+        # frame ends spread over the rest, and a few bytes into each
+        ends = [end for end, _, _ in frames if end < shown[0]]
+        picked = set(ends[:8]) | set(ends[::max(1, len(ends) // 20)]) | {
+            end for end, _ in intervals if end < shown[0]}
+        cuts = sorted(picked | {e + 3 for e in picked if e + 3 < shown[0]} | {shown[0] - 1})
+        for keep in cuts:
+            open(cut, "wb").write(data[:keep])
+            for mode in ("-b", "--json"):
+                r = replay(cut, mode)
+                errs = [l for l in r.stderr.splitlines() if l.strip()]
+                check(r.returncode == 1 and r.stdout == "" and len(errs) == 1 and
+                      re.match(r"^memtop: .*cut\.mtr: no complete interval in it", errs[0]),
+                      "cut at %d of %d (first shown interval ends at %d), %s: rc %d, "
+                      "stdout %r, stderr %r" % (keep, len(data), shown[0], mode, r.returncode,
+                                                r.stdout[:200], r.stderr))
+        open(cut, "wb").write(data[:shown[0]])
+        r = replay(cut, "--json")
+        got = [json.loads(l) for l in r.stdout.splitlines()]
+        check(r.returncode == 0 and got == live[:1],
+              "cut after the first shown interval: rc %d, %d lines: %r" %
+              (r.returncode, len(got), r.stderr))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def test_record_max_bound():
     d = tempfile.mkdtemp(prefix="memtop-rec-")
     try:

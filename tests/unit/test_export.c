@@ -101,6 +101,16 @@ static void test_numbered_path(void **state)
 	}
 	assert_int_equal(export_numbered_path("heap.pb.gz", 1, buf, 15), -ENAMETOOLONG);
 	assert_int_equal(export_numbered_path("heap.pb.gz", 1, buf, 16), 0);
+
+	/* the names a series may take, for refusing another output there */
+	assert_true(export_is_numbered("heap.pb.gz", "heap.0001.pb.gz"));
+	assert_true(export_is_numbered("/t/out.folded", "/t/out.123456.folded"));
+	assert_true(export_is_numbered("/t/prof", "/t/prof.0002"));
+	assert_false(export_is_numbered("heap.pb.gz", "heap.001.pb.gz"));
+	assert_false(export_is_numbered("heap.pb.gz", "heap.00a1.pb.gz"));
+	assert_false(export_is_numbered("heap.pb.gz", "heap.0001.pb"));
+	assert_false(export_is_numbered("heap.pb.gz", "heap.pb.gz"));
+	assert_false(export_is_numbered("/t/prof", "/u/prof.0002"));
 }
 
 static mode_t current_umask(void)
@@ -299,6 +309,40 @@ static void test_folded(void **state)
 	model_free(m);
 }
 
+/* Folded stacks are text for a terminal as much as for flamegraph.pl: a
+ * target's escape sequences, newlines and invalid bytes in its comm or
+ * function names come out as '?', ';' as '_'. */
+static void test_folded_sanitized(void **state)
+{
+	struct mt_model_opts o = { .rate = 1, .group = MT_GROUP_STACK };
+	struct mt_model *m = model_new(&o);
+	const struct mt_frame a[] = {
+		frame("malloc", "libc.so.6", 0x7f0000001000, 0),
+		frame("evil\x1b]0;PWN\a\x1b[2J", "app", 0x401000, 0),
+		frame("new\nline\r\t\x7f\xc2\x9b\xff caf\xc3\xa9", "app", 0x402000, 0),
+	};
+	struct mt_target *t;
+	char *out;
+	size_t len;
+
+	(void)state;
+	assert_non_null(m);
+	t = model_target(m, 10, true);
+	snprintf(t->comm, sizeof(t->comm), "ev\x1b[31m");
+	alloc(m, 10, 0x1000, 64, a, 3, false);
+	t = model_target(m, 20, true);
+	snprintf(t->comm, sizeof(t->comm), "ok");
+	alloc(m, 20, 0x1000, 8, a, 3, false);
+	model_tick(m, 1000000000ULL);
+	assert_int_equal(export_folded_buf(m, &out, &len), 0);
+	assert_string_equal(out, "ev?[31m-10;new?line????? caf\xc3\xa9;evil?]0_PWN??[2J 64\n"
+				 "ok-20;new?line????? caf\xc3\xa9;evil?]0_PWN??[2J 8\n");
+	for (size_t i = 0; i < len; i++)
+		assert_true((unsigned char)out[i] >= 0x20 || out[i] == '\n');
+	free(out);
+	model_free(m);
+}
+
 static void test_folded_empty(void **state)
 {
 	struct mt_model_opts o = { .rate = 1 };
@@ -356,10 +400,11 @@ static void test_pprof_file(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_numbered_path), cmocka_unit_test(test_write_file),
-		cmocka_unit_test(test_write_errors),  cmocka_unit_test(test_write_fails_midway),
-		cmocka_unit_test(test_folded),        cmocka_unit_test(test_folded_empty),
-		cmocka_unit_test(test_pprof_file),    cmocka_unit_test(test_check_path),
+		cmocka_unit_test(test_numbered_path),    cmocka_unit_test(test_write_file),
+		cmocka_unit_test(test_write_errors),     cmocka_unit_test(test_write_fails_midway),
+		cmocka_unit_test(test_folded),           cmocka_unit_test(test_folded_empty),
+		cmocka_unit_test(test_folded_sanitized), cmocka_unit_test(test_pprof_file),
+		cmocka_unit_test(test_check_path),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -50,7 +50,13 @@ static void test_escaping_table(void **state)
 		C("\b\f\n\r\t", "\"\\b\\f\\n\\r\\t\""),
 		C("\x01\x1f", "\"\\u0001\\u001f\""),
 		C("a\0b", "\"a\\u0000b\""),
-		C("\x7f", "\"\x7f\""),
+		/* DEL and C1 (UTF-8 encoded) escaped: no control character
+		 * reaches a terminal that shows the JSON */
+		C("\x7f", "\"\\u007f\""),
+		C("a\xc2\x9b"
+		  "2J",
+		  "\"a\\u009b2J\""),
+		C("\xc2\x80\xc2\x9f\xc2\xa0", "\"\\u0080\\u009f\xc2\xa0\""),
 		/* Valid UTF-8 of every length passes through. */
 		C("caf\xc3\xa9", "\"caf\xc3\xa9\""),
 		C("\xe2\x82\xac", "\"\xe2\x82\xac\""),

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,6 +205,42 @@ static void test_links(void **state)
 	assert_true(S_ISLNK(st.st_mode));
 }
 
+/* One file under two names: by inode when both exist, by canonical name
+ * when neither does; a character device may be shared. */
+static void test_same(void **state)
+{
+	char a[256], canon[PATH_MAX], real[PATH_MAX];
+	int fd;
+
+	(void)state;
+	fd = open(at("f"), O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(symlink("f", at("sym")), 0);
+	snprintf(a, sizeof(a), "%s", at("f"));
+	assert_int_equal(link(a, at("hard")), 0);
+	assert_int_equal(mkfifo(at("fifo"), 0600), 0);
+	assert_int_equal(mkdir(at("sub"), 0700), 0);
+	snprintf(a, sizeof(a), "%s", at("f"));
+	assert_int_equal(out_file_same(a, at("sym")), OUT_FILE_SAME);
+	assert_int_equal(out_file_same(a, at("hard")), OUT_FILE_SAME);
+	assert_int_equal(out_file_same(a, at("sub/../f")), OUT_FILE_SAME);
+	assert_int_equal(out_file_same(a, at("new")), OUT_FILE_DIFFERENT);
+	snprintf(a, sizeof(a), "%s", at("new"));
+	assert_int_equal(out_file_same(a, at("sub/../new")), OUT_FILE_SAME);
+	assert_int_equal(out_file_same(a, at("sub/new")), OUT_FILE_DIFFERENT);
+	snprintf(a, sizeof(a), "%s", at("fifo"));
+	assert_int_equal(out_file_same(a, at("./fifo")), OUT_FILE_SAME);
+	assert_int_equal(out_file_same("/dev/null", "/dev/null"), OUT_FILE_SHARED);
+	assert_int_equal(out_file_same("/dev/null", "/dev/zero"), OUT_FILE_DIFFERENT);
+
+	assert_int_equal(out_file_canonical(at("sub/../new"), canon, sizeof(canon)), 0);
+	assert_non_null(realpath(dir, real));
+	assert_int_equal(strncmp(canon, real, strlen(real)), 0);
+	assert_string_equal(canon + strlen(real), "/new");
+	assert_int_equal(out_file_canonical(at("nodir/x"), canon, sizeof(canon)), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -212,6 +249,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fifo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_links, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_same, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
