@@ -157,11 +157,12 @@ $(OUTPUT)/libmemtop-sampler.so: $(SAMPLER_SRCS) $(wildcard src/sampler/*.h) incl
 
 # The sampler memtop maps into a running process itself (--inject,
 # docs/inject.md): no C library, no imports, and no relocation at all,
-# which the recipe checks.
+# which the recipe checks. It keeps frame pointers: the frame-pointer walk
+# (--stack-copy 0) climbs through it to the caller of malloc.
 $(OUTPUT)/libmemtop-inject.so: src/sampler/inject_sampler.c $(wildcard src/sampler/*.h) include/memtop/sampler_abi.h | $(OUTPUT)
 	$(call msg,SO,$@)
 	$(Q)$(CC) $(SAMPLER_CFLAGS) $(WARN) -std=gnu11 -Isrc -Iinclude -fPIC -shared -nostdlib \
-		-ffreestanding -fno-stack-protector -fvisibility=hidden -fno-plt \
+		-ffreestanding -fno-stack-protector -fvisibility=hidden -fno-plt -fno-omit-frame-pointer \
 		-Wl,--no-undefined -Wl,-z,noexecstack -Wl,-z,noseparate-code -o $@ $<
 	$(Q)if readelf -rW $@ | grep -q '^ *[0-9a-f]\{12,\} '; then \
 		echo "$@ has relocations: memtop cannot map it"; rm -f $@; exit 1; fi

@@ -68,8 +68,25 @@ _Static_assert(sizeof(struct mt_sampler_header) == MT_SAMPLER_HEADER_SIZE,
 #define MT_INJECT_FILTER_SLOTS 8192 /* live sampled addresses per hash, for free()'s test */
 #define MT_INJECT_ENTRY_PREFIX "mt_inject_"
 #define MT_INJECT_MAGIC 0x6a6974706f746d6dULL /* "mmtoptij" */
-#define MT_INJECT_VERSION 6
+#define MT_INJECT_VERSION 7
 #define MT_INJECT_TABLE_SLOTS 65536 /* sampled addresses tracked at once */
+#define MT_INJECT_SLOTS_SYMBOL \
+	"mt_inject_slots" /* MT_INJECT_THREAD_SLOTS x struct mt_inject_slot */
+#define MT_INJECT_THREAD_SLOTS 64
+
+/* One per group of threads (hashed from the thread's TCB address), a
+ * cache line each: the sampling countdown, and the calls counted while a
+ * tool is attached (the alloc semaphore up for allocations, the free one
+ * for frees), each added with one uncontended atomic add, so memtop's
+ * sums over the slots are exact. */
+struct mt_inject_slot {
+	__s64 left; /* bytes to the next sample; 0: not drawn yet */
+	__u64 rng;  /* 0: not seeded yet */
+	__u64 alloc_calls;
+	__u64 alloc_bytes;
+	__u64 free_calls; /* of a non-NULL pointer */
+	__u64 pad[3];
+};
 
 /* The poke stub runs a program of records in the scratch area, one after
  * the other, until MT_POKE_END (then int3, with %r15 at that record) or a

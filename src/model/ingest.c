@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "memtop/abi.h"
+#include "memtop/sampler_abi.h"
 #include "stacks/python.h"
 #include "util/strpool.h"
 
@@ -150,6 +151,28 @@ static double phase_duty(const struct mt_target *t, const struct mt_event_alloc 
 	return d < 1 ? d : 1;
 }
 
+/* Is f a frame of memtop's own sampler (preloaded or loaded into the
+ * process), where a USDT sample's stack starts? */
+static bool sampler_frame(const struct mt_frame *f)
+{
+	const char *m = f->module;
+
+	return m && (!strcmp(m, "memfd:" MT_INJECT_MEMFD_NAME) || !strcmp(m, "libmemtop-sampler.so"));
+}
+
+/* A stack without the sampler's frames on top: it starts at the call of
+ * the allocator, as a uprobe's sample (taken at the return) does. */
+static int drop_sampler_frames(struct mt_frame *frames, int nf)
+{
+	int k = 0;
+
+	while (k < nf - 1 && sampler_frame(&frames[k]))
+		k++;
+	if (k)
+		memmove(frames, frames + k, (size_t)(nf - k) * sizeof(*frames));
+	return nf - k;
+}
+
 static int ingest_alloc(struct ingest *in, const struct mt_event_alloc *ev)
 {
 	const struct mt_event_py *py = in->py ? python_of(in, ev) : NULL;
@@ -171,6 +194,7 @@ static int ingest_alloc(struct ingest *in, const struct mt_event_alloc *ev)
 					 MT_STACK_MAX_FRAMES - nf);
 	if (i < nips)
 		truncated = true;
+	nf = drop_sampler_frames(frames, nf);
 	if (!cfi && !truncated && nf > 0)
 		truncated = !is_outermost(frames[nf - 1].function);
 	if (py)

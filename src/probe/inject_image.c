@@ -83,6 +83,8 @@ static int image_symbols(struct inject_image *im, char *err, size_t errlen)
 				im->table = sym[j].st_value;
 			else if (!strcmp(name, MT_INJECT_FILTER_SYMBOL))
 				im->filter = sym[j].st_value;
+			else if (!strcmp(name, MT_INJECT_SLOTS_SYMBOL))
+				im->slots = sym[j].st_value;
 			else if (!strncmp(name, MT_INJECT_ENTRY_PREFIX,
 					  strlen(MT_INJECT_ENTRY_PREFIX)))
 				for (k = 0; k < MT_IFN_COUNT; k++)
@@ -91,7 +93,7 @@ static int image_symbols(struct inject_image *im, char *err, size_t errlen)
 						im->entry[k] = sym[j].st_value;
 		}
 	}
-	if (!im->ctl || !im->poke || !im->scratch || !im->table || !im->filter) {
+	if (!im->ctl || !im->poke || !im->scratch || !im->table || !im->filter || !im->slots) {
 		snprintf(err, errlen, "the injected sampler lacks its symbols (stripped?)");
 		return -ENOEXEC;
 	}

@@ -29,7 +29,7 @@ struct inject_image {
 	int nload;
 	__u64 span; /* address space the segments need */
 	/* link-time addresses */
-	__u64 ctl, poke, scratch, table, filter;
+	__u64 ctl, poke, scratch, table, filter, slots;
 	__u64 entry[MT_IFN_COUNT];
 };
 

@@ -49,7 +49,6 @@
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define likely(x) __builtin_expect(!!(x), 1)
 
-#define COUNTDOWNS 64
 #define PAGE 4096
 
 volatile unsigned short otel_memory_alloc_semaphore __attribute__((section(".probes")));
@@ -70,12 +69,8 @@ SHARED unsigned short mt_inject_filter[MT_INJECT_FILTER_SLOTS];
 /* The program mt_inject_poke runs (sampler_abi.h), ended by MT_POKE_END. */
 SHARED struct mt_poke_record mt_inject_scratch[MT_INJECT_SCRATCH_RECORDS + 1];
 
-struct countdown {
-	__s64 left; /* bytes to the next sample; 0: not drawn yet */
-	__u64 rng;  /* 0: not seeded yet */
-} __attribute__((aligned(64)));
-
-static struct countdown countdowns[COUNTDOWNS];
+/* Countdowns and exact call counts, per group of threads (sampler_abi.h). */
+SHARED struct mt_inject_slot mt_inject_slots[MT_INJECT_THREAD_SLOTS] __attribute__((aligned(64)));
 
 /* The stub memtop runs in a stopped thread to rewrite GOT slots and change
  * page protections around the stores, in one go (sampler_abi.h): one
@@ -125,17 +120,17 @@ static __u64 thread_id(void)
 	return tcb;
 }
 
-static struct countdown *countdown_mine(void)
+static struct mt_inject_slot *slot_mine(void)
 {
-	return &countdowns[(thread_id() * 0x9E3779B97F4A7C15ULL) >> 58]; /* 64 slots */
+	return &mt_inject_slots[(thread_id() * 0x9E3779B97F4A7C15ULL) >> 58]; /* 64 slots */
 }
 
-static __s64 countdown_draw(struct countdown *c)
+static __s64 countdown_draw(struct mt_inject_slot *c)
 {
 	double rate = (double)mt_inject_ctl.rate;
 
 	if (!c->rng)
-		c->rng = sm_mix64(mt_inject_ctl.seed ^ sm_mix64((__u64)(c - countdowns))) | 1;
+		c->rng = sm_mix64(mt_inject_ctl.seed ^ sm_mix64((__u64)(c - mt_inject_slots))) | 1;
 	return sm_gap(sm_next(&c->rng), rate);
 }
 
@@ -145,16 +140,14 @@ static __s64 countdown_draw(struct countdown *c)
  * hashed from their TCB addresses) may lose an update of each other's,
  * which shifts that slot's next sample by one allocation's size, and never
  * anything worse. */
-static bool sample_take(size_t size)
+static bool sample_take(struct mt_inject_slot *c, size_t size)
 {
-	struct countdown *c;
 	__s64 left;
 
 	if (!size)
 		return false;
 	if (mt_inject_ctl.rate <= 1)
 		return true;
-	c = countdown_mine();
 	left = __atomic_load_n(&c->left, __ATOMIC_RELAXED);
 	if (likely(left > (__s64)size)) {
 		__atomic_store_n(&c->left, left - (__s64)size, __ATOMIC_RELAXED);
@@ -193,22 +186,31 @@ static ONE_SITE void fire_free(void *ptr)
 
 static void py_poll_if_pending(void);
 
-/* After an allocation of size bytes returned ptr. */
+/* After an allocation of size bytes returned ptr: counted, maybe sampled. */
 static __attribute__((noinline)) void sample_new(void *ptr, size_t size)
 {
+	struct mt_inject_slot *c = slot_mine();
+
+	__atomic_fetch_add(&c->alloc_calls, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->alloc_bytes, size, __ATOMIC_RELAXED);
 	py_poll_if_pending();
-	if (ptr && sample_take(size) && table_insert((__u64)ptr))
+	if (ptr && sample_take(c, size) && table_insert((__u64)ptr))
 		fire_alloc(ptr, size);
 }
 
-/* Before ptr is released. */
-static __attribute__((noinline)) void sample_gone(void *ptr)
+/* A free of ptr while a tool is attached: counted, and told if sampled. */
+static __attribute__((noinline)) void free_seen(void *ptr)
 {
-	if (ptr && table_remove((__u64)ptr))
+	if (!ptr)
+		return;
+	__atomic_fetch_add(&slot_mine()->free_calls, 1, __ATOMIC_RELAXED);
+	if (addr_table_maybe(mt_inject_filter, (__u64)ptr) && table_remove((__u64)ptr))
 		fire_free(ptr);
 }
 
 #define ALLOC_ON() unlikely(otel_memory_alloc_semaphore)
+/* A tool is attached to the free probe: every free is counted. */
+#define FREE_COUNTED() unlikely(otel_memory_free_semaphore)
 /* ptr may be sampled: a tool is attached and ptr's filter counter is not
  * zero (one load more than the no-tool path). */
 #define FREE_ON(ptr) \
@@ -269,8 +271,8 @@ EXPORT void *mt_inject_malloc(size_t size)
 
 EXPORT void mt_inject_free(void *ptr)
 {
-	if (FREE_ON(ptr))
-		sample_gone(ptr);
+	if (FREE_COUNTED())
+		free_seen(ptr);
 	ORIG(FREE, free_fn *)(ptr);
 }
 
@@ -297,7 +299,9 @@ EXPORT void *mt_inject_realloc(void *old, size_t size)
 			fire_alloc(old, size);
 		return p;
 	}
-	if (ALLOC_ON())
+	if (old && !size && FREE_COUNTED())
+		__atomic_fetch_add(&slot_mine()->free_calls, 1, __ATOMIC_RELAXED); /* a free */
+	else if (ALLOC_ON())
 		sample_new(p, size);
 	return p;
 }
@@ -329,9 +333,11 @@ EXPORT void *mt_inject_valloc(size_t size)
 	FORWARD_SAMPLED(VALLOC, size_fn, size, size);
 }
 
+/* pvalloc hands out whole pages; the size asked for is what counts, as
+ * for the uprobes. */
 EXPORT void *mt_inject_pvalloc(size_t size)
 {
-	FORWARD_SAMPLED(PVALLOC, size_fn, (size + PAGE - 1) & ~(size_t)(PAGE - 1), size);
+	FORWARD_SAMPLED(PVALLOC, size_fn, size, size);
 }
 
 /* ==== C++ operator new and delete of an allocator that defines them ====
@@ -366,28 +372,28 @@ EXPORT void *mt_inject__ZnamRKSt9nothrow_t(size_t size, const void *tag)
 
 EXPORT void mt_inject__ZdlPv(void *ptr)
 {
-	if (FREE_ON(ptr))
-		sample_gone(ptr);
+	if (FREE_COUNTED())
+		free_seen(ptr);
 	ORIG(DELETE, free_fn *)(ptr);
 }
 
 EXPORT void mt_inject__ZdaPv(void *ptr)
 {
-	if (FREE_ON(ptr))
-		sample_gone(ptr);
+	if (FREE_COUNTED())
+		free_seen(ptr);
 	ORIG(DELETE_ARRAY, free_fn *)(ptr);
 }
 
 EXPORT void mt_inject__ZdlPvm(void *ptr, size_t size)
 {
-	if (FREE_ON(ptr))
-		sample_gone(ptr);
+	if (FREE_COUNTED())
+		free_seen(ptr);
 	ORIG(DELETE_SIZED, delete_sized_fn *)(ptr, size);
 }
 
 EXPORT void mt_inject__ZdaPvm(void *ptr, size_t size)
 {
-	if (FREE_ON(ptr))
-		sample_gone(ptr);
+	if (FREE_COUNTED())
+		free_seen(ptr);
 	ORIG(DELETE_ARRAY_SIZED, delete_sized_fn *)(ptr, size);
 }
