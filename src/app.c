@@ -37,6 +37,7 @@
 #include "stacks/python.h"
 #include "export/record.h"
 #include "export/session.h"
+#include "export/settings.h"
 #include "export/snapshots.h"
 #include "model/stats.h"
 #include "stacks/symbolize.h"
@@ -133,6 +134,7 @@ static void vsay(const char *fmt, va_list ap)
 	fprintf(stderr, "memtop: %s\n", sanitize_inplace(line));
 }
 
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void fail(const char *fmt, ...)
 {
 	va_list ap;
@@ -142,6 +144,7 @@ static void fail(const char *fmt, ...)
 	va_end(ap);
 }
 
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
 {
 	va_list ap;
@@ -1026,7 +1029,6 @@ static void teardown(struct app *a)
 {
 	session_close(a->sess);
 	a->sess = NULL;
-	snapshots_fini(&a->snap);
 	if (a->keep_command) {
 		pid_t pid = watch_keep_command(&a->ws);
 
@@ -1036,6 +1038,8 @@ static void teardown(struct app *a)
 			    a->status.cmd_log ? a->status.cmd_log : "?");
 	}
 	watch_fini(&a->ws); /* probes first: the targets stop trapping at once */
+	/* then the last outputs, whose failure is the run's last word */
+	snapshots_fini(&a->snap);
 	if (a->fe_started)
 		a->fe->stop(&a->fe_ctx);
 	bpf_loader_ring_free(a->ring);
@@ -1073,14 +1077,20 @@ static void announce(const struct app *a)
 		const struct watched *w = &a->ws.v[i];
 		const struct attach_info *info = &w->attached;
 
-		say("attached to PID %d (%s): %s%s%s, %s mode, %d probes (%d slow), %.0f ns per probe hit: %s",
+		char why[96] = "";
+
+		if (!w->inj && !w->go && !w->usdt && w->uprobes_why[0])
+			snprintf(why, sizeof(why), " (not in-process: %s)", w->uprobes_why);
+		say("attached to PID %d (%s): %s%s%s%s%s, %s mode, %d probes (%d slow), %.0f ns per "
+		    "probe hit: %s",
 		    w->pid, w->comm,
-		    w->go     ? "the Go runtime's own sampling"
+		    w->inj    ? "memtop's sampler, in-process"
+		    : w->go   ? "the Go runtime's own sampling"
 		    : w->usdt ? "its own sampler"
 			      : w->alloc->name,
 		    w->extra.alloc ? " and " : "", w->extra.alloc ? w->extra.alloc->name : "",
-		    attach_mode_name(info->mode), info->nprobes, info->nslow, a->status.trap_ns,
-		    info->detail);
+		    w->inj || w->go || w->usdt ? "" : " uprobes", why, attach_mode_name(info->mode),
+		    info->nprobes, info->nslow, a->status.trap_ns, info->detail);
 	}
 	if (a->status.cgroup.on)
 		say("following new processes of %s", a->ws.cgroup_dir);
@@ -1290,8 +1300,26 @@ static int command_outcome(struct app *a)
 	return 1;
 }
 
-int app_run(const struct mt_config *cfg)
+/* The settings file's inject default, unless the command line chose
+ * (--inject, --no-inject) or --no-config: into *run, a copy of cfg. */
+static const struct mt_config *with_settings(const struct mt_config *cfg, struct mt_config *run)
 {
+	struct mt_settings s;
+	char path[PATH_MAX], err[PATH_MAX + 64];
+
+	*run = *cfg;
+	settings_init(&s);
+	if (cfg->no_config || (cfg->given & MT_GIVEN_INJECT) || settings_path(path, sizeof(path)) ||
+	    settings_load(&s, path, err, sizeof(err)) || s.inject < 0)
+		return run; /* a file with an error is said by the live view */
+	run->inject_mode = (enum mt_inject_mode)s.inject;
+	return run;
+}
+
+int app_run(const struct mt_config *given)
+{
+	struct mt_config run_cfg;
+	const struct mt_config *cfg = with_settings(given, &run_cfg);
 	struct app a = { .cfg = cfg, .sigfd = -1, .exits_fd = -1, .daemon_fd = -1 };
 	char err[512];
 	int code;

@@ -118,6 +118,7 @@ enum {
 	OPT_MAX_OVERHEAD,
 	OPT_NO_PRELOAD,
 	OPT_INJECT,
+	OPT_NO_INJECT,
 	OPT_CMD_LOG,
 	OPT_RECORD,
 	OPT_RECORD_MAX,
@@ -238,11 +239,15 @@ static const struct cli_opt cli_opts[] = {
 	  "with -- CMD, do not preload memtop's in-process sampler: trap "
 	  "glibc's allocator with uprobes instead" },
 	{ "inject", OPT_INJECT, NULL, SEC_OVERHEAD,
-	  "with -p or --cgroup, load memtop's in-process sampler into each "
-	  "running process (briefly stopping one thread with ptrace) and watch "
-	  "its probes: a few ns per allocator call instead of a trap; in CPython "
-	  "it also wraps the object allocator, so pymalloc's objects are seen; "
-	  "memtop puts the process back as it was when it exits (docs/inject.md)" },
+	  "with -p or --cgroup, sample in-process or fail: without it memtop "
+	  "loads its sampler into each running process when it can (one thread "
+	  "held a few ms with ptrace; a few ns per allocator call instead of a "
+	  "trap; CPython's object allocator wrapped too), puts the process back "
+	  "when it exits, and uses uprobes, saying why, where it cannot "
+	  "(docs/inject.md)" },
+	{ "no-inject", OPT_NO_INJECT, NULL, SEC_OVERHEAD,
+	  "never change a watched process: uprobes only, kept within "
+	  "--max-overhead by sampling part of the time" },
 
 	{ "help", 'h', NULL, SEC_OTHER, "show this help and exit" },
 	{ "version", 'V', NULL, SEC_OTHER, "show the version and exit" },
@@ -352,6 +357,7 @@ struct cli_ctx {
 	struct cli_out out;
 	char label[32]; /* the current option as typed: "-d" or "--delay" */
 	bool cgroup_set;
+	bool inject_given; /* --inject or --no-inject */
 };
 
 /* Put one "memtop: ..." line into out, replacing whatever was there;
@@ -873,8 +879,16 @@ static enum mt_cli_result cli_option(struct cli_ctx *c, int val, const char *arg
 		cfg->no_preload = true;
 		return MT_CLI_RUN;
 	case OPT_INJECT:
-		cfg->inject = true;
+	case OPT_NO_INJECT: {
+		enum mt_inject_mode m = val == OPT_INJECT ? MT_INJECT_ALWAYS : MT_INJECT_NEVER;
+
+		if (c->inject_given && cfg->inject_mode != m)
+			return cli_error(c, "--inject and --no-inject cannot be combined");
+		c->inject_given = true;
+		cfg->given |= MT_GIVEN_INJECT;
+		cfg->inject_mode = m;
 		return MT_CLI_RUN;
+	}
 	case OPT_CMD_LOG:
 		return cli_nonempty(c, arg, "file name", &cfg->cmd_log);
 	case OPT_RECORD:
@@ -1023,16 +1037,18 @@ static enum mt_cli_result cli_check_args(struct cli_ctx *c, bool push_every_set,
 		if (n)
 			return cli_error(c, "%s shows recorded data: %s cannot be given with it",
 					 what, given[0]);
-		if (cfg->record || cfg->daemon || cfg->push_url || cfg->serve || cfg->inject ||
+		if (cfg->record || cfg->daemon || cfg->push_url || cfg->serve || c->inject_given ||
 		    cfg->record_max)
 			return cli_error(c, "%s shows recorded data: %s cannot be given with it",
 					 what,
-					 cfg->record     ? "--record"
-					 : cfg->daemon   ? "--daemon"
-					 : cfg->push_url ? "--push"
-					 : cfg->serve    ? "--serve"
-					 : cfg->inject   ? "--inject"
-							 : "--record-max");
+					 cfg->record       ? "--record"
+					 : cfg->daemon     ? "--daemon"
+					 : cfg->push_url   ? "--push"
+					 : cfg->serve      ? "--serve"
+					 : c->inject_given ? (cfg->inject_mode == MT_INJECT_ALWAYS
+								      ? "--inject"
+								      : "--no-inject")
+							   : "--record-max");
 		if (cfg->attach && (cfg->batch || cfg->replay || cfg->output || cfg->folded))
 			return cli_error(c, "memtop attach opens the TUI: %s cannot be given with it",
 					 cfg->replay   ? "--replay"
@@ -1055,9 +1071,11 @@ static enum mt_cli_result cli_check_args(struct cli_ctx *c, bool push_every_set,
 				 "--no-preload is for -- CMD: memtop preloads its sampler only "
 				 "into a command it starts (%s)",
 				 given[0]);
-	if (cfg->inject && cfg->cmd_argv)
-		return cli_error(c, "--inject is for running processes (-p, --cgroup): "
-				    "-- CMD already starts the command with the sampler");
+	if (c->inject_given && cfg->cmd_argv)
+		return cli_error(c,
+				 "%s is for running processes (-p, --cgroup): -- CMD starts the "
+				 "command with the sampler preloaded (--no-preload: uprobes)",
+				 cfg->inject_mode == MT_INJECT_ALWAYS ? "--inject" : "--no-inject");
 	if (output_every_set && !cfg->output)
 		return cli_error(c, "--output-every needs --output FILE");
 	if (push_every_set && !cfg->push_url)

@@ -20,9 +20,10 @@ enum mt_group {
 /* Settings the command line gave (mt_config.given), which win over the
  * settings file the TUI reads (export/settings.h). */
 enum mt_given {
-	MT_GIVEN_DELAY = 1 << 0, /* -d */
-	MT_GIVEN_GROUP = 1 << 1, /* --group */
-	MT_GIVEN_THEME = 1 << 2, /* --theme */
+	MT_GIVEN_DELAY = 1 << 0,  /* -d */
+	MT_GIVEN_GROUP = 1 << 1,  /* --group */
+	MT_GIVEN_THEME = 1 << 2,  /* --theme */
+	MT_GIVEN_INJECT = 1 << 3, /* --inject or --no-inject */
 };
 
 #define MT_MAX_PIDS 256
@@ -32,6 +33,14 @@ enum mt_probe_mode {
 	MT_PROBE_AUTO = 0,  /* session when the kernel has it, else uretprobe */
 	MT_PROBE_SESSION,   /* uprobe_multi session: return trap only when sampled */
 	MT_PROBE_URETPROBE, /* entry uprobe + uretprobe on every call */
+};
+
+/* Whether memtop may change a running process to sample it in-process
+ * (docs/inject.md): the sampler loaded, its allocator calls rerouted. */
+enum mt_inject_mode {
+	MT_INJECT_AUTO = 0, /* when it can: uprobes, with the reason, when not */
+	MT_INJECT_NEVER,    /* --no-inject: uprobes only, nothing written */
+	MT_INJECT_ALWAYS,   /* --inject: in-process or the run fails */
 };
 
 struct mt_config {
@@ -69,17 +78,17 @@ struct mt_config {
 	double push_every;    /* --push-every SECS, default 15 */
 	const char *serve;    /* --serve ADDR (export/serve.h) */
 
-	double max_overhead_pct; /* --max-overhead PCT of one CPU per target */
-	bool no_preload;         /* --no-preload */
-	bool inject;             /* --inject: load the sampler into -p/--cgroup processes */
-	const char *cmd_log;     /* --cmd-log FILE: -- CMD's stdout and stderr */
-	const char *record;      /* --record FILE (export/record.h) */
-	__u64 record_max;        /* --record-max SIZE; 0: unbounded */
-	const char *replay;      /* --replay FILE: no targets, the recording's data */
-	bool daemon;             /* --daemon: headless, detached, on a session socket */
-	bool attach;             /* memtop attach [ID|SOCKET]: a viewer of a session */
-	const char *attach_to;   /* its argument; NULL: list the sessions */
-	int verbose;             /* -v, repeatable */
+	double max_overhead_pct;         /* --max-overhead PCT of one CPU per target */
+	bool no_preload;                 /* --no-preload */
+	enum mt_inject_mode inject_mode; /* --inject, --no-inject, default auto */
+	const char *cmd_log;             /* --cmd-log FILE: -- CMD's stdout and stderr */
+	const char *record;              /* --record FILE (export/record.h) */
+	__u64 record_max;                /* --record-max SIZE; 0: unbounded */
+	const char *replay;              /* --replay FILE: no targets, the recording's data */
+	bool daemon;                     /* --daemon: headless, detached, on a session socket */
+	bool attach;                     /* memtop attach [ID|SOCKET]: a viewer of a session */
+	const char *attach_to;           /* its argument; NULL: list the sessions */
+	int verbose;                     /* -v, repeatable */
 };
 
 #endif /* MEMTOP_CONFIG_H */

@@ -128,17 +128,42 @@ enum mt_inject_fn {
 	MT_IFN_DELETE_ARRAY,
 	MT_IFN_DELETE_SIZED,
 	MT_IFN_DELETE_ARRAY_SIZED,
+	/* jemalloc's own API (redis frees with sdallocx): rerouted only
+	 * when the allocator behind malloc defines it, like the above */
+	MT_IFN_MALLOCX,
+	MT_IFN_RALLOCX,
+	MT_IFN_DALLOCX,
+	MT_IFN_SDALLOCX,
+	/* C++17's aligned operator new and delete, likewise */
+	MT_IFN_NEW_ALIGNED,
+	MT_IFN_NEW_ARRAY_ALIGNED,
+	MT_IFN_NEW_ALIGNED_NOTHROW,
+	MT_IFN_NEW_ARRAY_ALIGNED_NOTHROW,
+	MT_IFN_DELETE_ALIGNED,
+	MT_IFN_DELETE_ARRAY_ALIGNED,
+	MT_IFN_DELETE_SIZED_ALIGNED,
+	MT_IFN_DELETE_ARRAY_SIZED_ALIGNED,
+	/* the nothrow deletes (what a nothrow new's failed constructor calls) */
+	MT_IFN_DELETE_NOTHROW,
+	MT_IFN_DELETE_ARRAY_NOTHROW,
+	MT_IFN_DELETE_ALIGNED_NOTHROW,
+	MT_IFN_DELETE_ARRAY_ALIGNED_NOTHROW,
 	MT_IFN_COUNT
 };
 
 #define MT_IFN_FIRST_CXX MT_IFN_NEW
 
-#define MT_INJECT_FN_NAMES                                                                \
-	{                                                                                 \
-		"malloc", "free", "calloc", "realloc", "memalign", "aligned_alloc",       \
-			"posix_memalign", "valloc", "pvalloc", "_Znwm", "_Znam",          \
-			"_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZdlPv", "_ZdaPv", \
-			"_ZdlPvm", "_ZdaPvm"                                              \
+#define MT_INJECT_FN_NAMES                                                                           \
+	{                                                                                            \
+		"malloc", "free", "calloc", "realloc", "memalign", "aligned_alloc",                  \
+			"posix_memalign", "valloc", "pvalloc", "_Znwm", "_Znam",                     \
+			"_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZdlPv", "_ZdaPv",            \
+			"_ZdlPvm", "_ZdaPvm", "mallocx", "rallocx", "dallocx", "sdallocx",           \
+			"_ZnwmSt11align_val_t", "_ZnamSt11align_val_t",                              \
+			"_ZnwmSt11align_val_tRKSt9nothrow_t", "_ZnamSt11align_val_tRKSt9nothrow_t",  \
+			"_ZdlPvSt11align_val_t", "_ZdaPvSt11align_val_t", "_ZdlPvmSt11align_val_t",  \
+			"_ZdaPvmSt11align_val_t", "_ZdlPvRKSt9nothrow_t", "_ZdaPvRKSt9nothrow_t",    \
+			"_ZdlPvSt11align_val_tRKSt9nothrow_t", "_ZdaPvSt11align_val_tRKSt9nothrow_t" \
 	}
 
 /* CPython's object allocator (docs/python.md). In a CPython 3.11 process

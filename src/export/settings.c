@@ -23,12 +23,15 @@
 #define MAX_FILE (16 * 1024)
 
 static const char *const group_names[] = { "function", "line", "stack" };
+/* enum mt_inject_mode */
+static const char *const inject_names[] = { "auto", "never", "always" };
 
 void settings_init(struct mt_settings *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->invert = -1;
 	s->group = -1;
+	s->inject = -1;
 }
 
 int settings_path(char *buf, size_t len)
@@ -115,6 +118,15 @@ static int parse_line(struct mt_settings *s, char *key, char *v, const char **wh
 			       ? (*why = "hidden_columns too long", -EINVAL)
 			       : 0;
 	}
+	if (!strcmp(key, "inject")) {
+		for (int i = 0; i < 3; i++) {
+			if (!strcmp(v, inject_names[i])) {
+				s->inject = i;
+				return 0;
+			}
+		}
+		return *why = "inject is auto, never or always", -EINVAL;
+	}
 	if (!strcmp(key, "export_dir"))
 		return set_text(s->export_dir, sizeof(s->export_dir), v)
 			       ? (*why = "export_dir too long", -EINVAL)
@@ -183,6 +195,8 @@ int settings_format(const struct mt_settings *s, char *buf, size_t len)
 		OUT("hidden_columns = %s\n", s->hidden_columns);
 	if (s->export_dir[0])
 		OUT("export_dir = %s\n", s->export_dir);
+	if (s->inject >= 0 && s->inject < 3)
+		OUT("inject = %s\n", inject_names[s->inject]);
 #undef OUT
 	return (int)used;
 }

@@ -36,6 +36,7 @@ struct mt_settings {
 	bool have_hidden;          /* hidden_columns was given (maybe empty) */
 	char hidden_columns[128];  /* column titles separated by spaces */
 	char export_dir[PATH_MAX]; /* "": the current directory */
+	int inject;                /* enum mt_inject_mode for -p/--cgroup; -1: unset */
 };
 
 /* Nothing set. */

@@ -119,6 +119,13 @@ struct mt_target {
 	pid_t pid;
 	char comm[16];
 	char allocator[16]; /* what is probed: "glibc", "jemalloc", "tcmalloc", "usdt" */
+	/* How its allocations are seen (docs/inject.md): "in-process" (the
+	 * sampler memtop loaded into it), "preloaded" (a sampler it runs
+	 * itself), "go-runtime", "uprobes"; and with uprobes, why not
+	 * in-process ("static binary"), or "" when it was not memtop's to
+	 * choose (--no-inject, -- CMD --no-preload). */
+	char mechanism[16];
+	char mechanism_why[64];
 	/* A managed runtime whose heap is its own (probe/runtime.h), or "";
 	 * the strings are static. */
 	char runtime[16];

@@ -442,7 +442,23 @@ void rec_put_interval(struct bytebuf *b, const struct mt_model *m, const struct 
 	rec_put_u32(b, (__u32)n);
 	for (i = 0; i < n; i++)
 		put_target(b, model_target_at(m, i));
+	/* added at the payload's end, which a reader of the first layout
+	 * skips: how each target is watched, in the same order */
+	for (i = 0; i < n; i++) {
+		rec_put_str(b, model_target_at(m, i)->mechanism);
+		rec_put_str(b, model_target_at(m, i)->mechanism_why);
+	}
 	rec_frame_end(b, f);
+}
+
+bool rec_get_target_how(struct rec_cur *c, struct rec_target *t)
+{
+	t->mechanism[0] = t->mechanism_why[0] = '\0';
+	if (!c->n)
+		return true; /* written before the field was */
+	get_into(c, t->mechanism, sizeof(t->mechanism));
+	get_into(c, t->mechanism_why, sizeof(t->mechanism_why));
+	return !c->bad;
 }
 
 bool rec_get_interval(struct rec_cur *c, __u64 *now_ns, struct mt_drops *d, struct mt_status *st,

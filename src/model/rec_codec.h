@@ -82,6 +82,8 @@ struct rec_target {
 	pid_t pid;
 	char comm[16];
 	char allocator[16];
+	char mechanism[16];
+	char mechanism_why[64];
 	char runtime[16];
 	const char *runtime_heap, *runtime_tool; /* interned, or NULL */
 	__u64 rss_bytes;
@@ -94,5 +96,9 @@ struct rec_target {
 bool rec_get_interval(struct rec_cur *c, __u64 *now_ns, struct mt_drops *d, struct mt_status *st,
 		      __u32 *ntargets);
 bool rec_get_target(struct rec_cur *c, struct rec_target *t);
+/* After the *ntargets targets: how each is watched (mechanism,
+ * mechanism_why), in the same order; "" when the interval was written
+ * without them. */
+bool rec_get_target_how(struct rec_cur *c, struct rec_target *t);
 
 #endif /* MEMTOP_REC_CODEC_H */

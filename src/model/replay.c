@@ -448,18 +448,41 @@ static int apply_interval(struct replay *r, struct rec_cur *c, __u16 flags)
 	struct mt_drops d;
 	__u64 now;
 	__u32 n, i;
+	pid_t *pids;
 
 	if (!rec_get_interval(c, &now, &d, &r->status, &n))
 		return failf(r, -EBADMSG, "a malformed interval");
 	if (now < r->last_now_ns)
 		return failf(r, -EBADMSG, "an interval that ends before the last one");
+	/* a target takes more than 4 bytes of the payload */
+	pids = n <= c->n / 4 ? malloc((n ? n : 1) * sizeof(*pids)) : NULL;
+	if (!pids)
+		return failf(r, -EBADMSG, "a malformed interval");
 	for (i = 0; i < n; i++) {
 		struct rec_target t;
 
-		if (!rec_get_target(c, &t))
+		if (!rec_get_target(c, &t)) {
+			free(pids);
 			return failf(r, -EBADMSG, "a malformed target in an interval");
+		}
 		set_target(r->model, &t);
+		pids[i] = t.pid;
 	}
+	/* then how each is watched, in the same order */
+	for (i = 0; i < n; i++) {
+		struct mt_target *mt = model_target(r->model, pids[i], false);
+		struct rec_target t;
+
+		if (!rec_get_target_how(c, &t)) {
+			free(pids);
+			return failf(r, -EBADMSG, "a malformed target in an interval");
+		}
+		if (mt) {
+			memcpy(mt->mechanism, t.mechanism, sizeof(mt->mechanism));
+			memcpy(mt->mechanism_why, t.mechanism_why, sizeof(mt->mechanism_why));
+		}
+	}
+	free(pids);
 	*model_drops(r->model) = d;
 	model_tick(r->model, now);
 	r->last_now_ns = now;

@@ -94,6 +94,32 @@ static int prog_protect(struct poke_prog *p, const struct mt_maps *maps, const s
 	return e;
 }
 
+/* Run the k records at scratch in the held thread. A record that fails,
+ * a store into memory no longer mapped (the stub faults there: the
+ * SIGSEGV is never delivered) or an mprotect of a page no longer mapped
+ * (the stub stops there), is one of an object dlclose'd since memtop read
+ * the process: it is skipped and the run goes on from the next one. */
+static int chunk_run(struct inject_state *st, struct inject_session *s, __u64 scratch, size_t k)
+{
+	const __u64 rec = sizeof(struct mt_poke_record), end = scratch + k * rec;
+	__u64 from = scratch;
+
+	for (;;) {
+		struct user_regs_struct r;
+		int e = inject_session_run(s, st->base + st->im.poke, from, &r);
+
+		if (e && e != -EFAULT)
+			return e;
+		if (!e && r.r15 == end)
+			return 0;
+		if (r.r15 < from || r.r15 >= end || (r.r15 - scratch) % rec)
+			return e ? e : -EFAULT; /* not stopped at a record: not ours to skip */
+		if (!e && (long)r.rax >= 0)
+			return -EFAULT;
+		from = r.r15 + rec;
+	}
+}
+
 /* Run p in the held thread, MT_INJECT_SCRATCH_RECORDS at a time; each
  * record comes back as the stub left it (a store's d: what it found). */
 static int prog_run(struct inject_state *st, struct inject_session *s, struct poke_prog *p)
@@ -105,15 +131,12 @@ static int prog_run(struct inject_state *st, struct inject_session *s, struct po
 	while (i < p->n) {
 		size_t k =
 			p->n - i < MT_INJECT_SCRATCH_RECORDS ? p->n - i : MT_INJECT_SCRATCH_RECORDS;
-		struct user_regs_struct r;
 		int e = inject_mem_write(s->mem_fd, scratch, &p->v[i], k * sizeof(p->v[0]));
 
 		if (!e)
 			e = inject_mem_write(s->mem_fd, scratch + k * sizeof(end), &end, sizeof(end));
 		if (!e)
-			e = inject_session_run(s, st->base + st->im.poke, scratch, &r);
-		if (!e && r.r15 != scratch + k * sizeof(end))
-			e = (long)r.rax < 0 ? (int)r.rax : -EFAULT; /* a failed mprotect */
+			e = chunk_run(st, s, scratch, k);
 		if (!e) /* what each compare-and-swap found */
 			e = inject_mem_read(s->mem_fd, scratch, &p->v[i], k * sizeof(p->v[0]));
 		if (e)
@@ -276,6 +299,42 @@ static int ctl_fill(struct inject_state *st, int fd, __u64 rate)
 	if (!e)
 		e = ctl_write_field(st, fd, offsetof(struct mt_inject_ctl, attached_pid), &me, 4);
 	return e;
+}
+
+/* The sampler's counts now, summed over its slots. */
+static int counts_read(const struct inject_state *st, struct mt_inject_counts *c)
+{
+	struct mt_inject_slot v[MT_INJECT_THREAD_SLOTS];
+	char path[64];
+	int fd, e, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", st->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	e = inject_mem_read(fd, st->base + st->im.slots, v, sizeof(v));
+	close(fd);
+	memset(c, 0, sizeof(*c));
+	for (i = 0; !e && i < MT_INJECT_THREAD_SLOTS; i++) {
+		c->alloc_calls += v[i].alloc_calls;
+		c->alloc_bytes += v[i].alloc_bytes;
+		c->free_calls += v[i].free_calls;
+	}
+	return e;
+}
+
+int inject_counts(const struct inject_state *st, struct mt_inject_counts *c)
+{
+	struct mt_inject_counts now;
+	int e = counts_read(st, &now);
+
+	if (e)
+		return e; /* *c as it was */
+	*c = now;
+	c->alloc_calls -= st->counted_before.alloc_calls;
+	c->alloc_bytes -= st->counted_before.alloc_bytes;
+	c->free_calls -= st->counted_before.free_calls;
+	return 0;
 }
 
 int inject_python_state(const struct inject_state *st)
@@ -446,7 +505,8 @@ static int slots_scan(struct inject_state *st, int fd, struct got_slot **out, si
 			seen.cap = before.cap;
 		}
 		*n = 0;
-		e = inject_got_scan(fd, st->first, &seen, 0, st->entry, st->target, out, n);
+		e = inject_got_scan(fd, st->first, &seen, st->skip_dyn, st->entry, st->target, out,
+				    n);
 		if (!e) {
 			inject_got_seen_free(&st->seen);
 			st->seen = seen;
@@ -459,6 +519,45 @@ static int slots_scan(struct inject_state *st, int fd, struct got_slot **out, si
 		if (e != -EAGAIN || ++tries == LINK_MAP_TRIES)
 			return e;
 	}
+}
+
+/* A failed hold's reason in a few words (inject_state.why). */
+static const char *hold_refusal(int e)
+{
+	switch (e) {
+	case 0:
+		return NULL;
+	case -EPERM:
+		return "ptrace refused";
+	case -ESRCH:
+		return "exited or exec'd during the injection";
+	case -ETIMEDOUT:
+		return "the injection timed out";
+	case -EBADF:
+		return "a descriptor swapped during the injection";
+	default:
+		return "the injection failed";
+	}
+}
+
+int inject_blind_spot(pid_t pid, char *why, size_t len)
+{
+	struct inject_state st = { .pid = pid };
+	__u64 owner[MT_IFN_COUNT];
+	char path[64];
+	int fd, e, tries = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	do {
+		e = targets_read(&st, fd, owner);
+		if (!e)
+			e = inject_got_blind_spot(fd, st.first, owner[MT_IFN_MALLOC], why, len);
+	} while (e == -EAGAIN && ++tries < LINK_MAP_TRIES);
+	close(fd);
+	return e;
 }
 
 int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __u64 rate,
@@ -477,15 +576,18 @@ int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __
 		memcpy(st->py_api, py_api, sizeof(st->py_api));
 		st->python = true;
 	}
-	e = inject_check(pid, st->libc, sizeof(st->libc), err, errlen);
+	e = inject_check(pid, st->libc, sizeof(st->libc), err, errlen, &st->why);
 	if (e)
 		return e;
+	st->why = "sampler unreadable";
 	e = inject_image_open(&st->im, sampler_so, err, errlen);
 	if (e)
 		return e;
+	st->why = "memory unreadable";
 	e = inject_session_prepare(&s, pid, st->libc, err, errlen);
 	if (e)
 		goto fail_image;
+	st->why = "no link map";
 	e = targets_read(st, s.mem_fd, owner);
 	if (e || !st->target[MT_IFN_MALLOC] || !st->target[MT_IFN_FREE]) {
 		snprintf(err, errlen, "PID %d: cannot read its loader's link map: %s", pid,
@@ -499,11 +601,24 @@ int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __
 	for (k = MT_IFN_FIRST_CXX; k < MT_IFN_COUNT; k++)
 		if (owner[k] != owner[MT_IFN_MALLOC])
 			st->target[k] = 0;
+	/* an allocator other than the C library calls its own functions
+	 * through its GOT (jemalloc's aligned operator new calls
+	 * aligned_alloc): its machinery, counted once at its entry point.
+	 * glibc's strdup and the like are calls of the program's, seen. */
+	{
+		char base[64] = "";
+
+		inject_got_name(s.mem_fd, st->first, owner[MT_IFN_MALLOC], base, sizeof(base));
+		if (strncmp(base, "libc.so", 7))
+			st->skip_dyn = owner[MT_IFN_MALLOC];
+	}
 	st->reused = !inject_image_find(pid, &st->base);
 	if (st->reused) {
 		entries_set(st);
 		e = reuse_check(st, s.mem_fd, err, errlen);
 		if (e) {
+			st->why = e == -EBUSY ? "another memtop's sampler in it"
+					      : "another version's sampler in it";
 			st->base = 0; /* not ours to touch */
 			goto fail_session;
 		}
@@ -519,6 +634,7 @@ int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __
 	/* everything that only reads, before the stop: the slots (with the
 	 * entry points of a reused copy, to recognise slots a killed memtop
 	 * left rerouted) and the protections of their pages */
+	st->why = "GOT unreadable";
 	e = slots_scan(st, s.mem_fd, &st->slots, &st->nslots);
 	if (!e)
 		e = proc_maps_read(pid, &maps);
@@ -532,6 +648,7 @@ int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __
 	w.n = st->nslots;
 	w.map_image = !st->reused;
 	e = inject_hold(&s, hold_work_run, &w, &out, err, errlen);
+	st->why = hold_refusal(e);
 	if (out.base) {
 		st->base = out.base;
 		entries_set(st);
@@ -542,11 +659,13 @@ int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __
 	st->nslots = slots_keep(st->slots, st->nslots, &out);
 	free(out.flags);
 	st->attached = true;
+	counts_read(st, &st->counted_before); /* a reused copy's counts go on */
 	pause_record(st, &s);
 	inject_session_close(&s);
 	if (inject_image_path(pid, st->base, st->path, sizeof(st->path))) {
 		snprintf(err, errlen, "PID %d: the sampler mapping vanished", pid);
 		inject_detach(st, NULL, 0);
+		st->why = "the sampler mapping vanished";
 		return -ENOENT;
 	}
 	return 0;

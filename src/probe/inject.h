@@ -20,6 +20,12 @@
 
 #define INJECT_PY_RESTORE_MS 1000
 
+/* What the sampler counted while a tool was attached (sampler_abi.h,
+ * struct mt_inject_slot), summed over its slots. */
+struct mt_inject_counts {
+	__u64 alloc_calls, alloc_bytes, free_calls;
+};
+
 struct inject_state {
 	pid_t pid;
 	struct inject_image im;
@@ -32,6 +38,7 @@ struct inject_state {
 	struct got_slot *slots;     /* rerouted, with their old values */
 	size_t nslots;
 	struct got_seen seen; /* objects scanned */
+	__u64 skip_dyn;       /* an allocator whose own GOT is left alone, or 0 */
 	bool reused;          /* the sampler was already mapped */
 	bool attached;        /* slots rerouted, not yet restored */
 	__u64 pause_ns;       /* how long the last stop held the thread */
@@ -43,6 +50,8 @@ struct inject_state {
 	__u64 py_since_ns;             /* attach time, for the wrapping's deadline */
 	int py_said;                   /* the wrapping's state last said (-1: nothing yet) */
 	char py_note[256]; /* after a detach: why CPython's allocator was not given back, or "" */
+	const char *why;   /* after a failed attach: the reason in a few words */
+	struct mt_inject_counts counted_before; /* the sampler's counts at the attach */
 };
 
 /* Check pid may be injected (inject_check.h), map the sampler from
@@ -54,6 +63,16 @@ struct inject_state {
  * with one line in err and nothing left changed in the process. */
 int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __u64 rate,
 		  const __u64 *py_api, char *err, size_t errlen);
+
+/* Would the sampler miss allocations of pid (inject_got_blind_spot():
+ * malloc defined in the executable, an allocator API it does not
+ * reroute)? 1 with the reason in a few words in why, 0 when it would see
+ * them all, or -errno. Reads only. */
+int inject_blind_spot(pid_t pid, char *why, size_t len);
+
+/* The calls the sampler counted since this attach (exact: every call
+ * while memtop's probes are attached). 0 or -errno. */
+int inject_counts(const struct inject_state *st, struct mt_inject_counts *c);
 
 /* Where the wrapping of CPython's object allocator stands
  * (enum mt_py_hook_state), or -errno when it cannot be read. */

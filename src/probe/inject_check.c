@@ -70,7 +70,7 @@ static const char *status_field(const char *status, const char *key)
 	return NULL;
 }
 
-static int check_status(pid_t pid, char *err, size_t errlen)
+static int check_status(pid_t pid, char *err, size_t errlen, const char **why)
 {
 	char path[64], status[4096] = "";
 	const char *v;
@@ -78,6 +78,7 @@ static int check_status(pid_t pid, char *err, size_t errlen)
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	if (read_file(path, status, sizeof(status))) {
 		snprintf(err, errlen, "no process with PID %d", pid);
+		*why = "it exited";
 		return -ESRCH;
 	}
 	v = status_field(status, "State");
@@ -85,12 +86,14 @@ static int check_status(pid_t pid, char *err, size_t errlen)
 		snprintf(err, errlen,
 			 "PID %d is stopped (State %c): not injecting into a stopped process", pid,
 			 *v);
+		*why = "process stopped";
 		return -EBUSY;
 	}
 	v = status_field(status, "TracerPid");
 	if (v && atoi(v)) {
 		snprintf(err, errlen, "PID %d is already traced by PID %d: not injecting", pid,
 			 atoi(v));
+		*why = "already traced";
 		return -EBUSY;
 	}
 	v = status_field(status, "Seccomp");
@@ -98,12 +101,13 @@ static int check_status(pid_t pid, char *err, size_t errlen)
 		snprintf(err, errlen,
 			 "PID %d runs under a seccomp %s: the system calls injection needs could kill it",
 			 pid, atoi(v) == 1 ? "strict mode" : "filter");
+		*why = "seccomp";
 		return -EPERM;
 	}
 	return 0;
 }
 
-static int check_yama(pid_t pid, char *err, size_t errlen)
+static int check_yama(pid_t pid, char *err, size_t errlen, const char **why)
 {
 	char buf[16];
 
@@ -113,12 +117,13 @@ static int check_yama(pid_t pid, char *err, size_t errlen)
 		snprintf(err, errlen,
 			 "PID %d: Yama ptrace_scope is 3 (no process may be traced): cannot inject",
 			 pid);
+		*why = "ptrace refused: yama scope 3";
 		return -EPERM;
 	}
 	return 0;
 }
 
-static int check_exe(pid_t pid, char *err, size_t errlen)
+static int check_exe(pid_t pid, char *err, size_t errlen, const char **why)
 {
 	char path[64];
 	Elf64_Ehdr eh;
@@ -129,6 +134,7 @@ static int check_exe(pid_t pid, char *err, size_t errlen)
 	ef = elf_file_open(path);
 	if (!ef) {
 		snprintf(err, errlen, "PID %d: cannot read its executable: %s", pid, strerror(errno));
+		*why = "executable unreadable";
 		return -errno;
 	}
 	dynamic = elf_file_is_dynamic(ef);
@@ -136,12 +142,14 @@ static int check_exe(pid_t pid, char *err, size_t errlen)
 		elf_file_close(ef);
 		snprintf(err, errlen,
 			 "PID %d is not an x86-64 program: --inject supports x86-64 only", pid);
+		*why = "not x86-64";
 		return -ENOTSUP;
 	}
 	elf_file_close(ef);
 	if (!dynamic) {
 		snprintf(err, errlen,
 			 "PID %d is a static executable: no dynamic loader, no GOT to reroute", pid);
+		*why = "static binary";
 		return -ENOTSUP;
 	}
 	return 0;
@@ -161,7 +169,8 @@ static bool is_glibc_name(const char *path)
 	return !strncmp(b, "libc.so", 7) || (!strncmp(b, "libc-", 5) && strstr(b, ".so"));
 }
 
-static int check_libc(pid_t pid, char *libc, size_t libclen, char *err, size_t errlen)
+static int check_libc(pid_t pid, char *libc, size_t libclen, char *err, size_t errlen,
+		      const char **why)
 {
 	struct mt_maps maps;
 	const struct mt_map *cm = NULL;
@@ -173,6 +182,7 @@ static int check_libc(pid_t pid, char *libc, size_t libclen, char *err, size_t e
 
 	if (e) {
 		snprintf(err, errlen, "cannot read the memory map of PID %d: %s", pid, strerror(-e));
+		*why = "maps unreadable";
 		return e;
 	}
 	for (i = 0; i < maps.n; i++) {
@@ -193,6 +203,7 @@ static int check_libc(pid_t pid, char *libc, size_t libclen, char *err, size_t e
 	if (!ld || !c) {
 		snprintf(err, errlen, "PID %d has no glibc dynamic loader mapped%s%s: cannot inject",
 			 pid, musl ? " (it uses " : "", musl ? "musl)" : "");
+		*why = musl ? "musl" : "no glibc loader";
 		e = -ENOTSUP;
 	} else {
 		/* the mapped file itself, never its name resolved again: the
@@ -204,6 +215,7 @@ static int check_libc(pid_t pid, char *libc, size_t libclen, char *err, size_t e
 		    elf_file_func_offset(ef, "__libc_malloc", &off, &size)) {
 			snprintf(err, errlen,
 				 "PID %d: %s is not a glibc memtop knows: cannot inject", pid, c);
+			*why = "unknown C library";
 			e = -ENOTSUP;
 		} else {
 			snprintf(libc, libclen, "%s", c);
@@ -215,15 +227,15 @@ static int check_libc(pid_t pid, char *libc, size_t libclen, char *err, size_t e
 	return e;
 }
 
-int inject_check(pid_t pid, char *libc, size_t libclen, char *err, size_t errlen)
+int inject_check(pid_t pid, char *libc, size_t libclen, char *err, size_t errlen, const char **why)
 {
-	int e = check_status(pid, err, errlen);
+	int e = check_status(pid, err, errlen, why);
 
 	if (!e)
-		e = check_yama(pid, err, errlen);
+		e = check_yama(pid, err, errlen, why);
 	if (!e)
-		e = check_exe(pid, err, errlen);
+		e = check_exe(pid, err, errlen, why);
 	if (!e)
-		e = check_libc(pid, libc, libclen, err, errlen);
+		e = check_libc(pid, libc, libclen, err, errlen, why);
 	return e;
 }

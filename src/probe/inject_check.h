@@ -11,10 +11,11 @@
 #include <sys/types.h>
 
 /* 0 when pid can be injected, with the path of its glibc (as in its maps)
- * in libc; else -errno and one line in err saying why not: a stopped
- * process, a tracer already attached, a seccomp filter, Yama
- * ptrace_scope 3, a static executable, no glibc dynamic loader, a C
- * library that is not a known glibc, not x86-64. */
-int inject_check(pid_t pid, char *libc, size_t libclen, char *err, size_t errlen);
+ * in libc; else -errno, one line in err saying why not, and *why the
+ * reason in a few words ("static binary"): a stopped process, a tracer
+ * already attached, a seccomp filter, Yama ptrace_scope 3, a static
+ * executable, no glibc dynamic loader, a C library that is not a known
+ * glibc, not x86-64. */
+int inject_check(pid_t pid, char *libc, size_t libclen, char *err, size_t errlen, const char **why);
 
 #endif /* MEMTOP_PROBE_INJECT_CHECK_H */

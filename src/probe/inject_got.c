@@ -385,7 +385,7 @@ static int scan_table(int fd, const struct object *o, __u64 rel, __u64 size,
 			__u32 type = ELF64_R_TYPE(r[i].r_info), sym = ELF64_R_SYM(r[i].r_info);
 			struct got_slot s;
 			Elf64_Sym es;
-			char name[32];
+			char name[48];
 			int fn;
 
 			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || !sym)
@@ -450,6 +450,144 @@ int inject_got_scan(int mem_fd, __u64 first, struct got_seen *seen, __u64 skip_d
 			*nout = before; /* all of it next time */
 		else if (!e)
 			e = seen_add(seen, l.l_ld);
+		if (e)
+			return e;
+	}
+	return 0;
+}
+
+/* Allocation entry points the sampler does not reroute, which a program
+ * may call instead of malloc's family: jemalloc's xallocx (its mallocx,
+ * rallocx, dallocx and sdallocx are rerouted), tcmalloc's own API. */
+static const char *const unrerouted[] = {
+	"xallocx",
+	"tc_malloc",
+	"tc_free",
+	"tc_calloc",
+	"tc_realloc",
+	"tc_memalign",
+	"tc_posix_memalign",
+	"tc_valloc",
+	"tc_pvalloc",
+	"tc_new",
+	"tc_newarray",
+	"tc_new_nothrow",
+	"tc_newarray_nothrow",
+	"tc_delete",
+	"tc_deletearray",
+	"tc_malloc_skip_new_handler",
+};
+
+/* The first name of unrerouted[] a relocation of table [rel, rel +
+ * size) of o binds and the allocator's object al defines (a call another
+ * object answers, libstdc++'s aligned new, goes on to malloc's family),
+ * into name; 1 found, 0 not, -errno. */
+static int table_unrerouted(int fd, const struct object *o, __u64 rel, __u64 size,
+			    const struct object *al, char *name, size_t len)
+{
+	__u32 steps = 0;
+	Elf64_Rela r[RELA_CHUNK];
+	size_t i, k, j, done, n = size / sizeof(*r);
+
+	if (!rel || !n)
+		return 0;
+	if (n > MAX_RELA)
+		return -E2BIG;
+	for (done = 0; done < n; done += k) {
+		k = n - done < RELA_CHUNK ? n - done : RELA_CHUNK;
+		if (inject_mem_read(fd, rel + done * sizeof(*r), r, k * sizeof(*r)))
+			return 0; /* unmapped while read: dlclose'd */
+		for (i = 0; i < k; i++) {
+			__u32 type = ELF64_R_TYPE(r[i].r_info), sym = ELF64_R_SYM(r[i].r_info);
+			Elf64_Sym es;
+			char s[48];
+
+			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || !sym ||
+			    inject_mem_read(fd, o->symtab + (__u64)sym * sizeof(es), &es, sizeof(es)) ||
+			    str_read(fd, o, es.st_name, s, sizeof(s)))
+				continue;
+			for (j = 0; j < sizeof(unrerouted) / sizeof(unrerouted[0]); j++) {
+				if (!strcmp(s, unrerouted[j]) && object_lookup(fd, al, s, &steps)) {
+					snprintf(name, len, "%s", s);
+					return 1;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+/* The object whose dynamic section is at dyn, and its path's last
+ * component in base. 0 or -errno. */
+static int object_of(int fd, __u64 first, __u64 dyn, struct object *o, char *base, size_t len)
+{
+	__u64 at = first;
+	int n, e;
+
+	for (n = 0; at && n < MAX_OBJECTS; n++) {
+		struct lm l;
+
+		e = lm_read(fd, at, &l);
+		if (e)
+			return e;
+		if (l.l_ld == dyn) {
+			char path[256] = "";
+			const char *b;
+
+			if (l.l_name && !inject_mem_read(fd, l.l_name, path, sizeof(path) - 1))
+				path[sizeof(path) - 1] = '\0';
+			else
+				path[0] = '\0';
+			b = strrchr(path, '/');
+			snprintf(base, len, "%s", b ? b + 1 : path);
+			return object_read(fd, &l, o) ? -ENOENT : 0;
+		}
+		at = l.l_next;
+	}
+	return -ENOENT;
+}
+
+int inject_got_name(int mem_fd, __u64 first, __u64 dyn, char *base, size_t len)
+{
+	struct object o;
+
+	return object_of(mem_fd, first, dyn, &o, base, len);
+}
+
+int inject_got_blind_spot(int mem_fd, __u64 first, __u64 malloc_owner, char *why, size_t len)
+{
+	struct object al;
+	__u64 at = first;
+	char name[48], base[64];
+	int n, e = object_of(mem_fd, first, malloc_owner, &al, base, sizeof(base));
+
+	if (e)
+		return e;
+	if (!strcmp(base, "libmemtop-sampler.so")) {
+		/* preloaded, in front of an allocator it passes through */
+		snprintf(why, len, "memtop's preloaded sampler in front of its allocator");
+		return 1;
+	}
+	for (n = 0; at && n < MAX_OBJECTS; n++) {
+		struct object o;
+		struct lm l;
+
+		e = lm_read(mem_fd, at, &l);
+		if (e)
+			return e;
+		if (n == 0 && l.l_ld && l.l_ld == malloc_owner) {
+			snprintf(why, len, "malloc defined in the executable");
+			return 1;
+		}
+		at = l.l_next;
+		/* the allocator's own calls of its own API are its business */
+		if (!l.l_ld || l.l_ld == malloc_owner || object_read(mem_fd, &l, &o))
+			continue;
+		e = table_unrerouted(mem_fd, &o, o.jmprel, o.pltrelsz, &al, name, sizeof(name));
+		if (!e)
+			e = table_unrerouted(mem_fd, &o, o.rela, o.relasz, &al, name, sizeof(name));
+		if (e == 1)
+			snprintf(why, len, "calls %s, not rerouted", name);
 		if (e)
 			return e;
 	}

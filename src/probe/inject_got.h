@@ -60,6 +60,20 @@ int inject_got_scan(int mem_fd, __u64 first, struct got_seen *seen, __u64 skip_d
 		    const __u64 entry[MT_IFN_COUNT], const __u64 target[MT_IFN_COUNT],
 		    struct got_slot **out, size_t *nout);
 
+/* The last component of the path of the object whose dynamic section is
+ * at dyn ("libjemalloc.so.2"; "" for the executable). 0 or -errno. */
+int inject_got_name(int mem_fd, __u64 first, __u64 dyn, char *base, size_t len);
+
+/* Allocations the sampler would not see in this process: malloc defined
+ * in the executable itself (malloc_owner: the dynamic section of the
+ * object that defines it, inject_got_targets(); the executable's own
+ * calls bind without a GOT), or a relocation of an entry point the
+ * allocator itself defines and the sampler does not reroute (jemalloc's
+ * xallocx, tcmalloc's tc_malloc, its aligned operator new). 1 with a few
+ * words in why, 0 when none, -EAGAIN
+ * (the link map changed under the walk) or -errno. */
+int inject_got_blind_spot(int mem_fd, __u64 first, __u64 malloc_owner, char *why, size_t len);
+
 /* Is the object whose dynamic section is at dyn still loaded? */
 bool inject_got_loaded(int mem_fd, __u64 first, __u64 dyn);
 

@@ -264,13 +264,15 @@ int inject_session_run(struct inject_session *s, __u64 rip, __u64 arg, struct us
 	if (ptrace(PTRACE_SETREGS, s->tid, 0, &r) < 0)
 		return -errno;
 	e = resume_until_trap(s, PTRACE_CONT);
-	if (e)
+	if (e && e != -EFAULT)
 		return e;
+	/* stopped at the int3, or where the code faulted (the signal is never
+	 * delivered): the registers say where */
 	if (ptrace(PTRACE_GETREGS, s->tid, 0, &r) < 0)
 		return -errno;
 	if (after)
 		*after = r;
-	return r.rip > rip ? 0 : -EFAULT;
+	return e ? e : r.rip > rip ? 0 : -EFAULT;
 }
 
 int inject_session_end(struct inject_session *s)

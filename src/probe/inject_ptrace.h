@@ -65,7 +65,9 @@ int inject_session_begin(struct inject_session *s, pid_t tid, char *err, size_t 
 int inject_session_syscall(struct inject_session *s, long nr, const __u64 args[6], long *ret);
 
 /* Run the code at rip with rdi = arg until it executes int3; its
- * registers then go to *after (may be NULL). 0 or -errno. */
+ * registers then go to *after (may be NULL). 0 or -errno; -EFAULT when the
+ * code faulted, with the registers at the fault in *after (the signal is
+ * never delivered). */
 int inject_session_run(struct inject_session *s, __u64 rip, __u64 arg,
 		       struct user_regs_struct *after);
 

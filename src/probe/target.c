@@ -490,3 +490,25 @@ bool target_alive(pid_t pid)
 		return false;
 	return state != 'Z' && state != 'X';
 }
+
+bool target_env_is(pid_t pid, const char *name, const char *value)
+{
+	char path[64], buf[65536];
+	size_t k = strlen(name), off;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	for (off = 0; off < (size_t)n; off += strlen(buf + off) + 1)
+		if (!strncmp(buf + off, name, k) && buf[off + k] == '=')
+			return !strcmp(buf + off + k + 1, value);
+	return false;
+}

@@ -60,6 +60,10 @@ int target_brk(pid_t pid, __u64 *brk);
 __u64 target_cpu_ns(pid_t pid);
 /* Whether pid still exists (a zombie counts as gone). */
 bool target_alive(pid_t pid);
+
+/* Did pid start with name=value in its environment (/proc/PID/environ,
+ * its first 64 KiB)? */
+bool target_env_is(pid_t pid, const char *name, const char *value);
 /* The process group of a live pid (not a zombie). 0, or -ESRCH. */
 int target_group(pid_t pid, pid_t *pgrp);
 

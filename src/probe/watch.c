@@ -118,6 +118,12 @@ static bool python_api(pid_t pid, __u64 api[MT_PY_API_COUNT])
 	char msg[PATH_MAX + 128];
 	int e;
 
+	/* PYTHONMALLOC=malloc or malloc_debug: objects come from malloc,
+	 * already seen there; a wrap of the object allocator would sample
+	 * each of them twice */
+	if (target_env_is(pid, "PYTHONMALLOC", "malloc") ||
+	    target_env_is(pid, "PYTHONMALLOC", "malloc_debug"))
+		return false;
 	if (proc_maps_read(pid, &maps))
 		return false;
 	e = python_detect(pid, &maps, &py, api, msg, sizeof(msg));
@@ -180,6 +186,8 @@ static int prepare_injected(struct watch_set *ws, struct watched *w, char *err, 
 	e = inject_attach(w->inj, w->pid, so, ws->env.cfg->rate, python_api(w->pid, py) ? py : NULL,
 			  err, errlen);
 	if (e) {
+		snprintf(w->uprobes_why, sizeof(w->uprobes_why), "%s",
+			 w->inj->why ? w->inj->why : "the injection failed");
 		free(w->inj);
 		w->inj = NULL;
 		return e;
@@ -194,6 +202,11 @@ static int prepare_injected(struct watch_set *ws, struct watched *w, char *err, 
 	     w->pid, w->inj->reused ? "reused" : "injected", w->inj->nslots, w->inj->pause_ns / 1e6,
 	     w->inj->reach_ns / 1e6);
 	return 0;
+}
+
+const char *watch_mechanism(const struct watched *w)
+{
+	return w->inj ? "in-process" : w->go ? "go-runtime" : w->usdt ? "preloaded" : "uprobes";
 }
 
 /* Put an injected process back: its GOT slots to their old values. */
@@ -234,7 +247,7 @@ static int prepare_go_exe(struct watch_set *ws, struct watched *w, const char *p
 		return e == -ENOENT ? 1 : e;
 	w->go = true;
 	snprintf(w->lib, sizeof(w->lib), "%s", path);
-	if (ws->env.cfg->inject)
+	if (ws->env.cfg->inject_mode == MT_INJECT_ALWAYS)
 		warn(ws,
 		     "PID %d is a Go program (%s): its runtime samples itself, --inject is not "
 		     "needed and not done",
@@ -277,6 +290,8 @@ static int exited_meanwhile(const struct watched *w, int e, char *err, size_t er
 }
 
 static int prepare_found(struct watch_set *ws, struct watched *w, char *err, size_t errlen);
+static int prepare_cheapest(struct watch_set *ws, struct watched *w,
+			    const struct alloc_target *serving);
 
 static int prepare_process(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
@@ -304,14 +319,14 @@ static int prepare_found(struct watch_set *ws, struct watched *w, char *err, siz
 			return e;
 		e = 0;
 	}
-	if (!e && ws->env.cfg->inject)
+	if (!e && ws->env.cfg->inject_mode == MT_INJECT_ALWAYS) {
+		/* any allocator works behind the sampler; a known one is named */
+		w->alloc = alloc_resolve_pid(w->pid, &serving, &w->extra, err, errlen)
+				   ? NULL
+				   : serving.alloc;
+		w->extra = (struct alloc_target){ 0 };
 		return prepare_injected(ws, w, err, errlen);
-	if (!e && injected_before(w->pid))
-		warn(ws,
-		     "PID %d: its allocator calls pass through a sampler a killed memtop left in it; "
-		     "without --inject memtop changes nothing in a process and watches it with "
-		     "uprobes (--inject takes the sampler over and puts its GOT back at exit)",
-		     w->pid);
+	}
 	/* the allocator malloc binds to must be one memtop has a table for
 	 * (glibc, jemalloc, tcmalloc), also for a process running the
 	 * sampler, which forwards to it */
@@ -326,15 +341,53 @@ static int prepare_found(struct watch_set *ws, struct watched *w, char *err, siz
 	 * at a fraction of the cost of trapping its allocator. Not when its
 	 * sampler sees no call: in front of an allocator other than glibc's
 	 * the preloaded sampler passes every call through (memtop_sampler.c),
-	 * and memtop's injected copy, still mapped after an --inject session
-	 * that ended cleanly, has had its GOT slots put back, and an orphaned
-	 * one is not memtop's to drive without --inject: its probes would
+	 * and memtop's injected copy, still mapped after an injection that
+	 * ended cleanly, has had its GOT slots put back: their probes would
 	 * never fire */
 	w->usdt = ws->env.cfg->probe_mode == MT_PROBE_AUTO && serving.alloc == allocators_glibc() &&
 		  inject_image_find(w->pid, &(__u64){ 0 }) != 0 &&
 		  !usdt_find_in_process(w->pid, "otel_memory", usdt, sizeof(usdt));
-	if (w->usdt)
+	if (w->usdt) {
 		snprintf(w->lib, sizeof(w->lib), "%s", usdt);
+		return 0;
+	}
+	return prepare_cheapest(ws, w, &serving);
+}
+
+/* The default (no --inject, no --no-inject): in-process when memtop can
+ * (docs/inject.md, "The budget chooses"), else uprobes as prepared, with
+ * the reason kept and said. 0: w is prepared one way or the other. */
+static int prepare_cheapest(struct watch_set *ws, struct watched *w,
+			    const struct alloc_target *serving)
+{
+	const struct mt_config *cfg = ws->env.cfg;
+	char err[512];
+
+	w->uprobes_why[0] = '\0';
+	if (cfg->inject_mode == MT_INJECT_NEVER) {
+		if (injected_before(w->pid))
+			warn(ws,
+			     "PID %d: its allocator calls pass through a sampler a killed memtop "
+			     "left in it; with --no-inject memtop changes nothing in a process and "
+			     "watches it with uprobes",
+			     w->pid);
+		return 0;
+	}
+	if (cfg->probe_mode != MT_PROBE_AUTO)
+		snprintf(w->uprobes_why, sizeof(w->uprobes_why), "--probe-mode %s",
+			 cfg->probe_mode == MT_PROBE_SESSION ? "session" : "uretprobe");
+	else if (serving->prefix[0])
+		snprintf(w->uprobes_why, sizeof(w->uprobes_why), "allocator called as %smalloc",
+			 serving->prefix);
+	else if (w->extra.alloc)
+		snprintf(w->uprobes_why, sizeof(w->uprobes_why), "a second allocator (%s)",
+			 w->extra.alloc->name);
+	else if (inject_blind_spot(w->pid, w->uprobes_why, sizeof(w->uprobes_why)) == 1)
+		; /* calls the sampler would not see: the uprobes see them */
+	else if (!prepare_injected(ws, w, err, sizeof(err)))
+		return 0;
+	else
+		warn(ws, "%s: watching it with uprobes", err);
 	return 0;
 }
 
@@ -586,6 +639,24 @@ static bool samples_itself(const struct watched *w)
 	return w->usdt || w->go;
 }
 
+/* Does memtop count w's calls exactly: its allocator probed, or memtop's
+ * sampler in it, which counts every call while memtop is attached? */
+static bool counts_exact(const struct watched *w)
+{
+	return !samples_itself(w) || w->inj;
+}
+
+/* The calls memtop's sampler in w counted, in t's exact counters (the
+ * USDT probes' hits and samples stay the BPF side's). */
+static void injected_counts(struct watched *w, struct mt_target *t)
+{
+	/* once the process is gone its memory is too: its last counts stay */
+	inject_counts(w->inj, &w->inj_counts);
+	t->counters.alloc_calls = w->inj_counts.alloc_calls;
+	t->counters.alloc_bytes = w->inj_counts.alloc_bytes;
+	t->counters.free_calls = w->inj_counts.free_calls;
+}
+
 /* A Go target: its version and runtime.MemProfileRate for the views, and
  * the rate's address for the BPF side once it is known (a PIE launched by
  * memtop is placed only at its exec). */
@@ -732,7 +803,12 @@ static int attach_charged(struct watch_set *ws, struct watched *w, char *err, si
 	w->python_checked = !w->launched;
 	if (w->python_checked)
 		watch_python(ws, w);
-	snprintf(t->allocator, sizeof(t->allocator), "%s", ws->info.allocator);
+	/* in-process, the allocator behind the sampler, where memtop knows it */
+	snprintf(t->allocator, sizeof(t->allocator), "%s",
+		 w->inj && w->alloc ? w->alloc->name : ws->info.allocator);
+	snprintf(t->mechanism, sizeof(t->mechanism), "%s", watch_mechanism(w));
+	snprintf(t->mechanism_why, sizeof(t->mechanism_why), "%s",
+		 w->inj || w->go || w->usdt ? "" : w->uprobes_why);
 	w->attached = ws->info; /* ws->info is the next attach's once it starts */
 	set_runtime(t, w->pid);
 	if (w->usdt && !w->inj && !strcmp(t->runtime, "CPython"))
@@ -743,7 +819,7 @@ static int attach_charged(struct watch_set *ws, struct watched *w, char *err, si
 	t->alive = true;
 	t->exit_ns = 0;
 	t->start_ns = clock_mono_ns();
-	t->counters_exact = !samples_itself(w);
+	t->counters_exact = counts_exact(w);
 	t->slowdown_pct = 0;
 	t->phase_seen = 1.0;
 	slowdown_init(&w->cost, ws->env.trap_ns, samples_itself(w));
@@ -1018,7 +1094,9 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns)
 		/* a reused PID is another process: this one has ended */
 		change = w->id.start_ticks ? target_compare(w->pid, &w->id) : TARGET_SAME;
 		bpf_loader_read_counters(ws->env.bpf, w->pid, &t->counters);
-		t->rates_exact = !samples_itself(w); /* and the probes were on: the caller */
+		if (w->inj)
+			injected_counts(w, t);
+		t->rates_exact = counts_exact(w); /* and the probes were on: the caller */
 		if (w->launched && waitpid(w->pid, &st, WNOHANG) == w->pid) {
 			w->gone = true;
 			reaped = st;

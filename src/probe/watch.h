@@ -25,6 +25,7 @@
 #include "probe/attach.h"
 #include "probe/bpf_loader.h"
 #include "probe/go_runtime.h"
+#include "probe/inject.h"
 #include "probe/phase_share.h"
 #include "probe/slowdown.h"
 #include "config.h"
@@ -72,8 +73,11 @@ struct watched {
 	bool pending;  /* to be (re)attached: new in the cgroup, or exec'd */
 	__u64 pending_since_ns;
 	struct mt_probe_set *probes;
-	struct inject_state *inj;      /* --inject: the sampler memtop put in it, or NULL */
-	const struct allocator *alloc; /* the allocator malloc binds to (allocators.h) */
+	struct inject_state *inj;               /* the sampler memtop put in it, or NULL */
+	struct mt_inject_counts inj_counts;     /* the sampler's, as last read */
+	char uprobes_why[64];                   /* why it is not sampled in-process, when memtop
+			       * could have done it ("" otherwise) */
+	const struct allocator *alloc;          /* the allocator malloc binds to (allocators.h) */
 	char alloc_prefix[MT_ALLOC_PREFIX_MAX]; /* its C-name prefix ("" or "je_") */
 	/* a prefixed allocator the program calls besides it (je_malloc of a
 	 * statically linked jemalloc), probed too; alloc NULL: none */
@@ -86,6 +90,10 @@ struct watched {
 	struct strpool_budget names;
 	struct attach_info attached; /* its probes, as said in the "attached" line */
 };
+
+/* How w's allocations are seen: "in-process", "go-runtime", "preloaded"
+ * or "uprobes" (docs/inject.md). */
+const char *watch_mechanism(const struct watched *w);
 
 /* The probes' cost over a window, for the worst target. */
 struct watch_cost {

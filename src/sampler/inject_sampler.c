@@ -397,3 +397,143 @@ EXPORT void mt_inject__ZdaPvm(void *ptr, size_t size)
 		free_seen(ptr);
 	ORIG(DELETE_ARRAY_SIZED, delete_sized_fn *)(ptr, size);
 }
+
+/* ==== jemalloc's own API, where the allocator defines it ====
+ *
+ * mallocx/rallocx/dallocx/sdallocx (jemalloc(3)): redis-server frees with
+ * sdallocx. The flags (alignment, zeroing, arenas, tcaches) pass through
+ * unchanged; xallocx, which resizes in place, is not rerouted (memtop
+ * watches such a process with uprobes, inject.h). */
+
+typedef void *mallocx_fn(size_t size, int flags);
+typedef void *rallocx_fn(void *ptr, size_t size, int flags);
+typedef void dallocx_fn(void *ptr, int flags);
+typedef void sdallocx_fn(void *ptr, size_t size, int flags);
+
+EXPORT void *mt_inject_mallocx(size_t size, int flags)
+{
+	FORWARD_SAMPLED(MALLOCX, mallocx_fn, size, size, flags);
+}
+
+EXPORT void *mt_inject_rallocx(void *old, size_t size, int flags)
+{
+	bool was = false;
+	void *p;
+
+	if (old && FREE_ON(old) && table_remove((__u64)old)) {
+		was = true;
+		fire_free(old);
+	}
+	p = ORIG(RALLOCX, rallocx_fn *)(old, size, flags);
+	if (!p && was) {
+		/* failed: the old block is still there, and still sampled */
+		if (table_insert((__u64)old))
+			fire_alloc(old, size);
+		return p;
+	}
+	if (ALLOC_ON())
+		sample_new(p, size);
+	return p;
+}
+
+EXPORT void mt_inject_dallocx(void *ptr, int flags)
+{
+	if (FREE_COUNTED())
+		free_seen(ptr);
+	ORIG(DALLOCX, dallocx_fn *)(ptr, flags);
+}
+
+EXPORT void mt_inject_sdallocx(void *ptr, size_t size, int flags)
+{
+	if (FREE_COUNTED())
+		free_seen(ptr);
+	ORIG(SDALLOCX, sdallocx_fn *)(ptr, size, flags);
+}
+
+/* ==== C++17's aligned operator new and delete, where the allocator
+ * defines them (jemalloc, tcmalloc) ==== */
+
+typedef void *new_aligned_fn(size_t size, size_t align);
+typedef void *new_aligned_nothrow_fn(size_t size, size_t align, const void *tag);
+typedef void delete_aligned_fn(void *ptr, size_t align);
+typedef void delete_sized_aligned_fn(void *ptr, size_t size, size_t align);
+
+EXPORT void *mt_inject__ZnwmSt11align_val_t(size_t size, size_t align)
+{
+	FORWARD_SAMPLED(NEW_ALIGNED, new_aligned_fn, size, size, align);
+}
+
+EXPORT void *mt_inject__ZnamSt11align_val_t(size_t size, size_t align)
+{
+	FORWARD_SAMPLED(NEW_ARRAY_ALIGNED, new_aligned_fn, size, size, align);
+}
+
+EXPORT void *mt_inject__ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, size_t align, const void *tag)
+{
+	FORWARD_SAMPLED(NEW_ALIGNED_NOTHROW, new_aligned_nothrow_fn, size, size, align, tag);
+}
+
+EXPORT void *mt_inject__ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t align, const void *tag)
+{
+	FORWARD_SAMPLED(NEW_ARRAY_ALIGNED_NOTHROW, new_aligned_nothrow_fn, size, size, align, tag);
+}
+
+EXPORT void mt_inject__ZdlPvSt11align_val_t(void *ptr, size_t align)
+{
+	if (FREE_COUNTED())
+		free_seen(ptr);
+	ORIG(DELETE_ALIGNED, delete_aligned_fn *)(ptr, align);
+}
+
+EXPORT void mt_inject__ZdaPvSt11align_val_t(void *ptr, size_t align)
+{
+	if (FREE_COUNTED())
+		free_seen(ptr);
+	ORIG(DELETE_ARRAY_ALIGNED, delete_aligned_fn *)(ptr, align);
+}
+
+EXPORT void mt_inject__ZdlPvmSt11align_val_t(void *ptr, size_t size, size_t align)
+{
+	if (FREE_COUNTED())
+		free_seen(ptr);
+	ORIG(DELETE_SIZED_ALIGNED, delete_sized_aligned_fn *)(ptr, size, align);
+}
+
+EXPORT void mt_inject__ZdaPvmSt11align_val_t(void *ptr, size_t size, size_t align)
+{
+	if (FREE_COUNTED())
+		free_seen(ptr);
+	ORIG(DELETE_ARRAY_SIZED_ALIGNED, delete_sized_aligned_fn *)(ptr, size, align);
+}
+
+/* The nothrow deletes take the tag after the pointer (and alignment). */
+typedef void delete_nothrow_fn(void *ptr, const void *tag);
+typedef void delete_aligned_nothrow_fn(void *ptr, size_t align, const void *tag);
+
+EXPORT void mt_inject__ZdlPvRKSt9nothrow_t(void *ptr, const void *tag)
+{
+	if (FREE_COUNTED())
+		free_seen(ptr);
+	ORIG(DELETE_NOTHROW, delete_nothrow_fn *)(ptr, tag);
+}
+
+EXPORT void mt_inject__ZdaPvRKSt9nothrow_t(void *ptr, const void *tag)
+{
+	if (FREE_COUNTED())
+		free_seen(ptr);
+	ORIG(DELETE_ARRAY_NOTHROW, delete_nothrow_fn *)(ptr, tag);
+}
+
+EXPORT void mt_inject__ZdlPvSt11align_val_tRKSt9nothrow_t(void *ptr, size_t align, const void *tag)
+{
+	if (FREE_COUNTED())
+		free_seen(ptr);
+	ORIG(DELETE_ALIGNED_NOTHROW, delete_aligned_nothrow_fn *)(ptr, align, tag);
+}
+
+EXPORT void mt_inject__ZdaPvSt11align_val_tRKSt9nothrow_t(void *ptr, size_t align, const void *tag)
+{
+	if (FREE_COUNTED())
+		free_seen(ptr);
+	ORIG(DELETE_ARRAY_ALIGNED_NOTHROW, delete_aligned_nothrow_fn *)(ptr, align, tag);
+}

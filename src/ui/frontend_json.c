@@ -227,6 +227,12 @@ static void write_target(struct json_writer *w, const struct mt_target *t)
 	kv_int(w, "pid", t->pid);
 	kv_string(w, "comm", t->comm);
 	kv_string(w, "allocator", t->allocator);
+	kv_string(w, "mechanism", t->mechanism);
+	jw_key(w, "mechanism_reason");
+	if (t->mechanism_why[0])
+		jw_string(w, t->mechanism_why);
+	else
+		jw_null(w);
 	write_unseen(w, t);
 	kv_bool(w, "alive", t->alive);
 	if (t->alive) {

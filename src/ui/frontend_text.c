@@ -41,8 +41,8 @@ static void print_targets(struct mt_model *m)
 
 	/* ALLOCATOR holds the longest name attach.c makes, a chained pair
 	 * such as "glibc+jemalloc" (14) */
-	printf("%7s %-15s %-14s %-7s %7s %7s %9s %8s %12s %12s\n", "PID", "COMM", "ALLOCATOR",
-	       "STATE", "RSS", "HEAP", "ALLOC/s", "CALLS/s", "ALLOCS", "FREES");
+	printf("%7s %-15s %-14s %-10s %-7s %7s %7s %9s %8s %12s %12s\n", "PID", "COMM", "ALLOCATOR",
+	       "HOW", "STATE", "RSS", "HEAP", "ALLOC/s", "CALLS/s", "ALLOCS", "FREES");
 	for (i = 0; i < model_target_count(m); i++) {
 		const struct mt_target *t = model_target_at(m, i);
 		char allocs[24] = "-", frees[24] = "-", state[16];
@@ -62,10 +62,10 @@ static void print_targets(struct mt_model *m)
 			snprintf(rate, sizeof(rate), "-");
 			snprintf(calls, sizeof(calls), "-");
 		}
-		printf("%7d %-15s %-14s %-7s %7s %7s %7s/s %8s %12s %12s\n", t->pid,
+		printf("%7d %-15s %-14s %-10s %-7s %7s %7s %7s/s %8s %12s %12s\n", t->pid,
 		       sanitize_text(comm, sizeof(comm), t->comm),
-		       t->allocator[0] ? t->allocator : "-", fig_state(state, sizeof(state), t),
-		       fmt_bytes(rss, sizeof(rss), t->rss_bytes),
+		       t->allocator[0] ? t->allocator : "-", t->mechanism[0] ? t->mechanism : "-",
+		       fig_state(state, sizeof(state), t), fmt_bytes(rss, sizeof(rss), t->rss_bytes),
 		       fmt_bytes(heap, sizeof(heap), t->inuse_bytes), rate, calls, allocs, frees);
 	}
 	/* how each dead one ended, in words; its figures above are as at its death */

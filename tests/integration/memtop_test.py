@@ -63,7 +63,8 @@ REL_SLACK = 0.02
 TEST_RATE = 4096
 
 TARGET_FIELDS = {"pid": int, "comm": str, "alive": bool, "rss_bytes": int,
-                 "alloc_calls": int, "free_calls": int, "alloc_bytes": int}
+                 "alloc_calls": int, "free_calls": int, "alloc_bytes": int,
+                 "mechanism": str, "mechanism_reason": (str, type(None))}
 EXACT_COUNTERS = ("alloc_calls", "free_calls", "alloc_bytes")
 SITE_FIELDS = {"function": (str, type(None)), "module": (str, type(None)),
                "file": (str, type(None)), "line": (int, type(None)),
@@ -582,14 +583,16 @@ def assert_nothing_left(before, settle=3.0):
     the same test runner's other lanes holds open (its /proc/PID/fdinfo
     names them); uprobe events, which name no holder, only while such a
     memtop runs. A memtop that is not the runner's (a developer's) excuses
-    nothing: run the tests on a machine without one."""
+    nothing, unless MEMTOP_TEST_EXCUSE_OTHERS=1 (a shared development
+    machine; never in CI)."""
     ours = {p.pid for p in _started}
     runner = _runner_pid()
+    others = os.environ.get("MEMTOP_TEST_EXCUSE_OTHERS") == "1"
     deadline = time.monotonic() + settle
     while True:
         extra = bpf_snapshot() - before
         lanes = {pid for pid in _memtop_pids() - ours
-                 if runner is not None and _descends_from(pid, runner)}
+                 if others or (runner is not None and _descends_from(pid, runner))}
         held = _bpf_held_by(lanes)
         left = {x for x in extra
                 if not (x[0] in ("prog", "link") and (x[0], x[1]) in held)

@@ -45,14 +45,15 @@ class EnvWorkload(Workload):
         Proc.__init__(self, [os.path.join(WORKLOADS, name)] + list(args), name=name, env=env)
 
 
-def run_apis(name, allocator, env=None):
+def run_apis(name, allocator, env=None, mechanism="in-process", extra=()):
     """--mode=apis under memtop -p at --rate 4K: exact counters, estimates
-    per entry point, the allocator named."""
+    per entry point, the allocator and the mechanism named."""
     w = EnvWorkload(name, "--mode=apis", "--iterations=200", "--duration=2",
                     env=env).wait_ready()
-    m = Memtop("-b", "--json", "-d", "0.5", *RATE_ARGS, "-p", w.pid)
+    m = Memtop("-b", "--json", "-d", "0.5", *RATE_ARGS, *extra, "-p", w.pid)
     first = m.first_record()
     assert_eq("allocator of pid %d" % w.pid, target(first, w.pid).get("allocator"), allocator)
+    assert_eq("mechanism of pid %d" % w.pid, target(first, w.pid).get("mechanism"), mechanism)
     w.trigger()
     truth = w.read_truth(timeout=60)
     last = m.records_after(truth["time"], count=2)
@@ -112,6 +113,15 @@ def test_jemalloc_apis_pid():
     run_apis("mt_jemalloc", "jemalloc")
 
 
+def test_allocator_tables_without_inject():
+    """The uprobe path's probe tables (--no-inject, the default's fallback)
+    over every entry point of glibc, jemalloc and tcmalloc: exact counters
+    and estimates, as in-process."""
+    run_apis("mt_jemalloc", "jemalloc", mechanism="uprobes", extra=("--no-inject",))
+    run_apis("mt_tcmalloc", "tcmalloc", mechanism="uprobes", extra=("--no-inject",))
+    run_apis("mt_family_libc", "glibc", mechanism="uprobes", extra=("--no-inject",))
+
+
 def test_jemalloc_scenario_pid():
     run_scenario("mt_jemalloc", "jemalloc")
 
@@ -127,7 +137,7 @@ def test_jemalloc_static_apis_pid():
     """mt_jemalloc linked with Debian's static libjemalloc_pic.a: jemalloc
     lives in the executable (mallocx in its .symtab only) and is probed
     there, every entry point counted exactly."""
-    run_apis("mt_jemalloc_static", "jemalloc")
+    run_apis("mt_jemalloc_static", "jemalloc", mechanism="uprobes")
 
 
 def test_jemalloc_linked_scenarios_pid_and_command():
@@ -215,7 +225,9 @@ def test_jemalloc_linked_scenarios_pid_and_command():
 def test_tcmalloc_apis_pid():
     """A -ltcmalloc program: its C names, tc_*, operator new/delete; sized
     delete of page-aligned blocks forwards to tc_free and counts once."""
-    run_apis("mt_tcmalloc", "tcmalloc")
+    # it calls tcmalloc's own API (tc_malloc ...), which the sampler does
+    # not reroute: uprobes, by default too
+    run_apis("mt_tcmalloc", "tcmalloc", mechanism="uprobes")
 
 
 def test_tcmalloc_scenario_pid():
@@ -328,8 +340,10 @@ def test_cgroup_mixed_allocators():
 
 def test_redis_server_pid():
     """Debian's redis-server (jemalloc 5.3) on a unix socket, fed a bounded
-    redis-benchmark: memtop attaches to jemalloc, shows redis's own call
-    sites (zmalloc's callers, not zmalloc), and redis stays alive."""
+    redis-benchmark: with default options memtop samples it in-process
+    (jemalloc behind the sampler; redis frees with sdallocx, rerouted too),
+    shows redis's own call sites (zmalloc's callers, not zmalloc), and
+    redis stays alive."""
     server = shutil.which("redis-server")
     bench = shutil.which("redis-benchmark")
     check(server and bench, "redis-server and redis-benchmark are needed (make deps)")
@@ -354,8 +368,11 @@ def test_redis_server_pid():
         rec = m.record(10)
         check(r.poll() is None, "redis-server died under memtop: rc %s" % r.poll())
         t = target(rec, r.pid)
-        check(t["alive"] and t["samples"] > 20 and t["probe_hits"] > 20000,
-              "redis-server: expected its 20000 requests to trap and be sampled: %s" % t)
+        # in-process by default: every call counted, the sampled ones fire
+        check(t["alive"] and t["samples"] > 20 and t["mechanism"] == "in-process" and
+              t["counters_exact"] and t["alloc_calls"] > 20000,
+              "redis-server: expected its 20000 requests to be counted and sampled "
+              "in-process: %s" % t)
         sites = sites_by_function(rec)
         named = [f for f in sites if f and not f.startswith(("zmalloc", "ztrymalloc", "zcalloc",
                                                              "zrealloc", "je_"))]

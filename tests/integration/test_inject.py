@@ -169,21 +169,39 @@ def test_inject_reinject_cycles_with_threads():
 
 def test_plain_attach_after_a_clean_inject():
     """After an --inject session ends cleanly (GOT slots put back, the
-    sampler left mapped for reuse), a plain memtop -p on the process traps
-    its allocator again: the mapped sampler sees no call any more, so a
-    watch of its USDT probes would show nothing, forever."""
+    sampler left mapped for reuse), memtop -p --no-inject on the process
+    traps its allocator again: the mapped sampler sees no call any more,
+    so a watch of its USDT probes would show nothing, forever. (A plain
+    -p reuses the sampler: test_default_reuses_a_clean_sampler.)"""
     w = start("churn", "2")
     m = inject_memtop(w.pid, "-n", "3")
     run_to_end(m, "the --inject session")
     check(sampler_mapped(w.pid), "the sampler should stay mapped for reuse")
-    m = Memtop("-b", "--json", "-d", "0.3", "-n", "6", "-p", w.pid)
+    m = Memtop("-b", "--json", "-d", "0.3", "-n", "6", "--no-inject", "-p", w.pid)
     first = m.first_record()
-    check(first["overhead"]["mode"] != "usdt", "plain -p watches the idle sampler: mode %s (%s)" %
+    check(first["overhead"]["mode"] != "usdt", "--no-inject watches the idle sampler: mode %s (%s)" %
           (first["overhead"]["mode"], m.err.text()[-300:]))
     check(m.drain(timeout=30) == 0, "memtop did not end cleanly: %s" % m.err.text()[-300:])
     got = target(m.records[-1], w.pid)
     check(got["samples"] > 0 and got["probe_hits"] > 0,
           "plain -p after --inject sampled nothing: %s" % got)
+    finish_churn(w)
+
+
+def test_default_reuses_a_clean_sampler():
+    """With default options, a process whose sampler an earlier session
+    left mapped (GOT put back) is sampled in-process again: the copy is
+    reused, its GOT rerouted and put back, and JSON says so."""
+    w = start("churn", "2")
+    m = inject_memtop(w.pid, "-n", "3")
+    run_to_end(m, "the --inject session")
+    m = Memtop("-b", "--json", "-d", "0.3", "-n", "6", "-p", w.pid)
+    first = m.first_record()
+    t = target(first, w.pid)
+    check(t["mechanism"] == "in-process" and t["mechanism_reason"] is None,
+          "default mode: %s (%s)" % (t, m.err.text()[-300:]))
+    check("sampler reused" in m.err.text(), "no reuse said: %s" % m.err.text()[-300:])
+    run_to_end(m, "the default session")
     finish_churn(w)
 
 
@@ -232,7 +250,7 @@ def test_inject_exec_while_injected():
 
 def test_inject_sigkill_memtop():
     """memtop killed with SIGKILL mid-session: the target keeps running
-    correctly through the sampler's pass-through. The next plain -p only
+    correctly through the sampler's pass-through. The next --no-inject only
     observes (uprobes, nothing written, and says why); the next --inject
     takes the orphaned sampler over, samples through it and puts the GOT
     back when it exits."""
@@ -251,9 +269,9 @@ def test_inject_sigkill_memtop():
             break
         check(time.monotonic() - t0 < 30, "no progress after memtop's SIGKILL")
     rerouted = got_sections(w.pid)
-    m2 = Memtop("-b", "--json", "-d", "0.3", "-p", w.pid, "-n", "3")
+    m2 = Memtop("-b", "--json", "-d", "0.3", "--no-inject", "-p", w.pid, "-n", "3")
     rec = m2.first_record()
-    check(rec["overhead"]["mode"] != "usdt", "plain -p drove the orphaned sampler")
+    check(rec["overhead"]["mode"] != "usdt", "--no-inject drove the orphaned sampler")
     check(m2.wait(20) == 0, "plain memtop: %s" % m2.err.text()[-400:])
     check("a killed memtop left" in m2.err.text(), "no word of the sampler: %s" % m2.err.text())
     check("held" not in m2.err.text() and "GOT restored" not in m2.err.text(),
@@ -358,7 +376,8 @@ def test_inject_accuracy():
     first = m.first_record()
     check(first["overhead"]["mode"] == "usdt", "mode %s (%s)" % (first["overhead"]["mode"],
                                                                m.err.text()))
-    check(target(first, w.pid)["counters_exact"] is False, "usdt mode shows exact counters")
+    check(target(first, w.pid)["counters_exact"] is True,
+          "the injected sampler's counts are not exact: %s" % target(first, w.pid))
     w.trigger()
     truth = w.read_truth(timeout=60)
     last = m.records_after(truth["time"], count=2)
@@ -366,6 +385,9 @@ def test_inject_accuracy():
     check(d["events"] == 0 and d["live_map_full"] == 0, "memtop dropped data: %s" % d)
     test_core.check_site_estimates(last, truth, test_core.SITES)
     test_core.check_growth_and_bounds(m.records, truth)
+    # the sampler counted every call since memtop attached (before the
+    # workload's phase), exactly
+    test_core.assert_counters_equal(last, w.pid, truth)
     w.release()
     check(m.drain(timeout=20) == 0, "memtop did not end cleanly: %s" % m.err.text()[-500:])
 
@@ -432,12 +454,13 @@ def test_inject_refusals():
     st.release()
 
 
-def test_plain_p_never_drives_a_fake_sampler():
+def test_no_inject_never_drives_a_fake_sampler():
     """A process running as nobody maps a copy of the sampler under its
     memfd name with a dead memtop's PID in the control block, as a killed
-    memtop would leave it (tests/workloads/hostile/fake_sampler.c). A plain
-    -p only reads it: no thread is ever traced, its memory is what it was,
-    and memtop says why it watches with uprobes (issue 28 item 4)."""
+    memtop would leave it (tests/workloads/hostile/fake_sampler.c).
+    --no-inject (changes disallowed) only reads it: no thread is ever
+    traced, its memory is what it was, and memtop says why it watches with
+    uprobes (issue 28 item 4)."""
     import test_hostile
     d = test_hostile.lab()
     exe, so = os.path.join(d, "fake_sampler"), os.path.join(d, "libmemtop-inject.so")
@@ -472,16 +495,16 @@ def test_plain_p_never_drives_a_fake_sampler():
 
     th = threading.Thread(target=watch_tracer, daemon=True)
     th.start()
-    m = Memtop("-b", "--json", "-d", "0.3", "-p", pid, "-n", "3")
+    m = Memtop("-b", "--json", "-d", "0.3", "--no-inject", "-p", pid, "-n", "3")
     rec = m.first_record()
     rc = m.wait(30)
     stop.set()
     th.join(5)
     check(rc == 0, "memtop exited %s: %s" % (rc, m.err.text()[-400:]))
-    check(rec["overhead"]["mode"] != "usdt", "plain -p drove the fake sampler's probes")
+    check(rec["overhead"]["mode"] != "usdt", "--no-inject drove the fake sampler's probes")
     check("a killed memtop left" in m.err.text(), "no word of the sampler: %s" % m.err.text())
-    check(not traced, "plain -p ptrace-stopped thread(s) %s" % sorted(set(traced)))
-    check(ctl_bytes() == before, "plain -p wrote into the fake sampler's control block")
+    check(not traced, "--no-inject ptrace-stopped thread(s) %s" % sorted(set(traced)))
+    check(ctl_bytes() == before, "--no-inject wrote into the fake sampler's control block")
     check(p.poll() is None, "the fake sampler died")
     p.popen.stdin.close()
     check(p.wait(10) == 0, "the fake sampler failed: %s" % p.err.text()[-300:])

@@ -1,4 +1,5 @@
-"""The overhead budget end to end: on a process whose allocator calls make
+"""The overhead budget of the uprobe path (--no-inject) end to end: on a
+process whose allocator calls make
 up most of its own work, memtop measures the probes' cost against the
 target's CPU time, backs off to a duty cycle under --max-overhead, says
 so (and stops claiming exact counts), and still finds the leak; with
@@ -28,7 +29,7 @@ def test_budget_backs_off_and_says_so():
     # 2 MiB/s of leak at --rate 64K: about 2 samples/s even at the smallest
     # duty, so the leak stays in view
     w = start_leaker("2")
-    m = Memtop("-b", "--json", "-d", "0.5", "--rate", "64K", "--max-overhead", "10",
+    m = Memtop("-b", "--json", "-d", "0.5", "--no-inject", "--rate", "64K", "--max-overhead", "10",
                "-p", w.pid)
     recs = records(m, 10)
     first, last = recs[0], recs[-1]
@@ -56,7 +57,7 @@ def test_budget_backs_off_and_says_so():
 
 def test_no_budget_never_backs_off():
     w = start_leaker()
-    m = Memtop("-b", "--json", "-d", "0.5", "--max-overhead", "none", "-p", w.pid)
+    m = Memtop("-b", "--json", "-d", "0.5", "--no-inject", "--max-overhead", "none", "-p", w.pid)
     recs = records(m, 6)
     for r in recs:
         check(r["overhead"]["backed_off"] is False and r["overhead"]["duty"] == 1,

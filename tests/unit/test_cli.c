@@ -123,12 +123,12 @@ static void test_defaults(void **state)
 }
 
 static const char *const all_long_options[] = {
-	"--pid",        "--cgroup",       "--batch",        "--json",    "--delay",
-	"--iterations", "--top",          "--rate",         "--group",   "--skip",
-	"--probe-mode", "--stack-copy",   "--live-max",     "--theme",   "--ascii",
-	"--no-color",   "--output",       "--output-every", "--folded",  "--push",
-	"--push-every", "--max-overhead", "--no-preload",   "--verbose", "--help",
-	"--version",
+	"--pid",        "--cgroup",       "--batch",        "--json",      "--delay",
+	"--iterations", "--top",          "--rate",         "--group",     "--skip",
+	"--probe-mode", "--stack-copy",   "--live-max",     "--theme",     "--ascii",
+	"--no-color",   "--output",       "--output-every", "--folded",    "--push",
+	"--push-every", "--max-overhead", "--no-preload",   "--no-inject", "--verbose",
+	"--help",       "--version",
 };
 
 /* Help text with every run of blanks and newlines as one space, so a
@@ -378,6 +378,22 @@ static void test_target_rules(void **state)
 	    "--no-preload", "--cgroup", "x");
 	OK("--no-preload", "--", "./x");
 	assert_true(cfg.no_preload);
+	/* in-process sampling: the default asks the process, the options
+	 * require it or rule it out, one of them, for running processes */
+	OK("-p", "1");
+	assert_int_equal(cfg.inject_mode, MT_INJECT_AUTO);
+	OK("-p", "1", "--inject");
+	assert_int_equal(cfg.inject_mode, MT_INJECT_ALWAYS);
+	OK("--cgroup", "x", "--no-inject");
+	assert_int_equal(cfg.inject_mode, MT_INJECT_NEVER);
+	OK("-p", "1", "--inject", "--inject");
+	ERR("memtop: --inject and --no-inject cannot be combined", "-p", "1", "--inject",
+	    "--no-inject");
+	ERR("memtop: --no-inject is for running processes (-p, --cgroup): -- CMD starts the "
+	    "command with the sampler preloaded (--no-preload: uprobes)",
+	    "--no-inject", "--", "./x");
+	ERR("memtop: --replay shows recorded data: --no-inject cannot be given with it", "--replay",
+	    "f", "--no-inject");
 
 	/* No arguments at all. */
 	memset(out, 'X', sizeof(out));
@@ -856,8 +872,8 @@ static void test_unknown_and_ambiguous(void **state)
 	ERR("memtop: unknown option '--bogus' (see memtop --help)", "-p", "1", "--bogus");
 	ERR("memtop: unknown option '--bogus' (see memtop --help)", "-p", "1", "--bogus=3");
 	ERR("memtop: option '--pus' is ambiguous (--push, --push-every)", "-p", "1", "--pus", "x");
-	ERR("memtop: option '--no' is ambiguous (--no-color, --no-config, --no-preload)", "-p", "1",
-	    "--no");
+	ERR("memtop: option '--no' is ambiguous (--no-color, --no-config, --no-preload, --no-inject)",
+	    "-p", "1", "--no");
 	ERR("memtop: option '--p' is ambiguous (--pid, --push, --push-every, --probe-mode)", "--p",
 	    "1");
 	ERR("memtop: unknown option '--' (see memtop --help)", "-p", "1", "--=x");

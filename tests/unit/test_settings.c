@@ -28,9 +28,11 @@ static void test_round_trip(void **state)
 	assert_int_equal(settings_parse(&s,
 					"# comment\n\nsort = in-use\ninvert = yes\n"
 					"group = line\ntheme = light\ninterval = 2.5\n"
-					"hidden_columns = OBJ/s AGE\n  export_dir =  /var/tmp  \n",
+					"hidden_columns = OBJ/s AGE\n  export_dir =  /var/tmp  \n"
+					"inject = never\n",
 					"t", err, sizeof(err)),
 			 0);
+	assert_int_equal(s.inject, MT_INJECT_NEVER);
 	assert_string_equal(s.sort, "in-use");
 	assert_int_equal(s.invert, 1);
 	assert_int_equal(s.group, MT_GROUP_LINE);
@@ -56,6 +58,7 @@ static void test_errors(void **state)
 	} bad[] = {
 		{ "sort = leak\nbogus = 1\n", "t:2: unknown setting" },
 		{ "group = tree\n", "t:1: group is function, line or stack" },
+		{ "inject = yes\n", "t:1: inject is auto, never or always" },
 		{ "interval = 0\n", "t:1: interval is 0.05 to 3600 seconds" },
 		{ "interval = 1,5\n", "t:1: interval is 0.05 to 3600 seconds" },
 		{ "invert = maybe\n", "t:1: invert is yes or no" },

@@ -50,8 +50,13 @@ static void header_unseen(struct tui *t, struct tui_header *h, size_t n)
 			pick = tg;
 	}
 	h->go_pid = 0;
+	h->ninjected = 0;
+	h->injected_pid = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct mt_target *tg = model_target_at(t->model, i);
+
+		if (tg->alive && !strcmp(tg->mechanism, "in-process") && !h->ninjected++)
+			h->injected_pid = tg->pid;
 
 		/* one with MemProfileRate 0 first: it is the one to warn about */
 		if (tg->alive && tg->go_version[0] && (!h->go_pid || !tg->go_rate)) {
@@ -215,6 +220,20 @@ static int warnings_collect(const struct tui *t, struct warning *w)
 			 "PID %d: Go heap as its runtime samples it; frees show once the GC sweeps them",
 			 (int)h->go_pid);
 		snprintf(w[n].brief, sizeof(w[n].brief), "GO GC FREES");
+		n++;
+	}
+	if (h->ninjected) {
+		/* memtop changed them: said until it exits and puts them back */
+		if (h->ninjected == 1)
+			snprintf(w[n].text, sizeof(w[n].text),
+				 "PID %d runs memtop's sampler (in-process): put back when memtop exits",
+				 (int)h->injected_pid);
+		else
+			snprintf(w[n].text, sizeof(w[n].text),
+				 "%d processes run memtop's sampler (in-process): put back when "
+				 "memtop exits",
+				 h->ninjected);
+		snprintf(w[n].brief, sizeof(w[n].brief), "INJECTED %d", h->ninjected);
 		n++;
 	}
 	if (h->untracked) {

@@ -137,6 +137,7 @@ struct tui_proc_row {
 	char comm[16];
 	bool alive;
 	bool exact;
+	char mechanism[16]; /* mt_target.mechanism; "" for the "all" row */
 	double rss_bytes;
 	double inuse_bytes;
 	double alloc_bytes_per_s;
@@ -206,6 +207,10 @@ struct tui_header {
 	bool unseen_growth;
 	double unseen_explains;
 	char unseen_runtime[16];
+	/* Live targets memtop changed (its sampler loaded in them); injected_pid:
+	 * the first, 0: none. */
+	int ninjected;
+	pid_t injected_pid;
 	/* The first live Go target (watched through its runtime, docs/go.md):
 	 * go_pid 0: none; go_rate its MemProfileRate (0: no samples come). */
 	pid_t go_pid;

@@ -33,6 +33,7 @@ static void procs_snapshot(struct tui *t)
 		r->pid = tg->pid;
 		memcpy(r->comm, tg->comm, sizeof(r->comm));
 		r->alive = tg->alive;
+		memcpy(r->mechanism, tg->mechanism, sizeof(r->mechanism));
 		r->exact = tg->rates_exact; /* again after a back-off ends */
 		r->rss_bytes = tg->rss_bytes;
 		r->inuse_bytes = tg->inuse_bytes;
@@ -74,11 +75,11 @@ static void draw_row(struct tui *t, int y, const struct tui_proc_row *r, bool al
 		snprintf(rate, sizeof(rate), "-");
 		snprintf(calls, sizeof(calls), "-");
 	}
-	tui_putf(t, y, 0, t->cols, a, "%7s %-15s %-6s %8s %8s %9s %8s %8s", pid, r->comm,
+	tui_putf(t, y, 0, t->cols, a, "%7s %-15s %-6s %-10s %8s %8s %9s %8s %8s", pid, r->comm,
 		 all        ? ""
 		 : r->alive ? "alive"
 			    : "exited",
-		 rss, heap, rate, calls, hits);
+		 r->mechanism, rss, heap, rate, calls, hits);
 }
 
 static void procs_draw(struct tui *t, int y, int h)
@@ -87,8 +88,9 @@ static void procs_draw(struct tui *t, int y, int h)
 	int rows = h - 1;
 
 	tui_fill(t, y, 0, t->cols, t->attr[THEME_TABLE_HEADER]);
-	tui_putf(t, y, 0, t->cols, t->attr[THEME_TABLE_HEADER], "%7s %-15s %-6s %8s %8s %9s %8s %8s",
-		 "PID", "COMM", "STATE", "RSS", "HEAP", "ALLOC/s", "CALLS/s", "HITS/s");
+	tui_putf(t, y, 0, t->cols, t->attr[THEME_TABLE_HEADER],
+		 "%7s %-15s %-6s %-10s %8s %8s %9s %8s %8s", "PID", "COMM", "STATE", "HOW", "RSS",
+		 "HEAP", "ALLOC/s", "CALLS/s", "HITS/s");
 	p->page = rows;
 	tui_list_follow(&p->scroll, p->sel, (int)p->nrows, rows);
 	for (int i = 0; i < rows && p->scroll + i < (int)p->nrows; i++)

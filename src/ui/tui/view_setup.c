@@ -106,6 +106,9 @@ static void setup_save(struct tui *t)
 		return;
 	}
 	settings_init(&s);
+	/* what the screen does not show (inject) is kept as the file has it */
+	settings_load(&s, t->setup.path, err, sizeof(err));
+	err[0] = '\0';
 	snprintf(s.sort, sizeof(s.sort), "%s", top_sort_name(t->top.sort));
 	for (char *p = s.sort; *p; p++)
 		*p = (char)tolower((unsigned char)*p);
