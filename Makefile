@@ -32,7 +32,7 @@ DEB_PKGS := clang-format golang-1.21-go golang-1.22-go golang-1.23-go libcapston
 	libncurses-dev zlib1g-dev libcurl4-openssl-dev libiberty-dev libcmocka-dev \
 	systemtap-sdt-dev pkg-config make gcc g++ python3 tmux golang-go bpftrace sqlite3 \
 	redis-server redis-tools libjemalloc-dev libgoogle-perftools-dev libclang-rt-14-dev libsqlite3-dev \
-	prometheus
+	prometheus python3-yaml
 
 PKGS     := libbpf libelf libdw libdebuginfod libunwind-generic ncursesw zlib libcurl
 CFLAGS   ?= -O2 -g
