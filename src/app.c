@@ -1379,6 +1379,9 @@ int app_run(const struct mt_config *cfg)
 	/* the display is still up: stop it before the final files' messages */
 	a.fe->stop(&a.fe_ctx);
 	a.fe_started = false;
+	if (a.fe->input_fd && a.status.cmd_log && !a.keep_command)
+		/* the line at the start was under the live view: again, after it */
+		say("the output of %s is in %s", cfg->cmd_argv[0], a.status.cmd_log);
 	/* what a live reader has not taken yet, for at most OUTQ_FINAL_WAIT_MS:
 	 * a stalled one must not hold the end past a second */
 	out_queue_free(a.outq, OUTQ_FINAL_WAIT_MS);

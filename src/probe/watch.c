@@ -474,8 +474,8 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 	if (foreign[0] || extra.alloc)
 		preload = false;
 	/* its output goes to a file, never over the TUI or into -b/--json */
-	log_fd = cmd_log_open(cfg->cmd_log, cfg->output, ws->launch.log_path,
-			      sizeof(ws->launch.log_path), &created, err, errlen);
+	log_fd = cmd_log_open(cfg->cmd_log, ws->launch.log_path, sizeof(ws->launch.log_path),
+			      &created, err, errlen);
 	if (log_fd < 0) {
 		ws->n--;
 		ws->launch.log_path[0] = '\0';
