@@ -37,8 +37,6 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-import yaml
-
 from memtop_test import (ROOT, TEST_RATE, Memtop, Proc, Workload, assert_estimate, check, fail,
                          site_value, truth_site)
 from test_export import (RATE_ARGS, WL_ARGS, decode_profile, go_pprof, leaf_total,
@@ -152,6 +150,13 @@ class Prometheus:
               PROMETHEUS)
         self.dir = tempfile.mkdtemp(prefix="memtop-prometheus-")
         self.proc = None
+        try:
+            self._start(config)
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self, config):
         cfg = os.path.join(self.dir, "prometheus.yml")
         with open(cfg, "w") as f:
             f.write(config + "\n")
@@ -225,21 +230,27 @@ class Prometheus:
 
     def close(self):
         if self.proc:
-            self.proc.send(signal.SIGTERM)
-            try:
-                self.proc.popen.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                pass
+            if self.proc.poll() is None:
+                self.proc.send(signal.SIGTERM)
+                try:
+                    self.proc.popen.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    pass
             self.proc.kill()
             check(not port_open(self.port), "prometheus still listens on %d" % self.port)
         shutil.rmtree(self.dir, ignore_errors=True)
         check(not os.path.exists(self.dir), "%s was not removed" % self.dir)
 
 
+def load_yaml(text):
+    import yaml  # python3-yaml (make deps); imported here, so that a
+    return yaml.safe_load(text)  # machine without it fails these tests only
+
+
 def prometheus_for(addr):
     """The page's prometheus.yml, its target moved to where memtop serves."""
     config = doc_block("prometheus.yml")
-    parsed = yaml.safe_load(config)
+    parsed = load_yaml(config)
     job = parsed["scrape_configs"][0]
     check(job["job_name"] == "memtop" and job["scrape_interval"] == "1s" and
           job["static_configs"][0]["targets"] == [DOC_SERVE],
@@ -360,7 +371,7 @@ def test_promtool_check_metrics():
 
 
 def test_parca_config_paths_read_by_go_pprof():
-    parsed = yaml.safe_load(doc_block("parca.yaml"))
+    parsed = load_yaml(doc_block("parca.yaml"))
     job = parsed["scrape_configs"][0]
     check(job["static_configs"][0]["targets"] == [DOC_SERVE], "parca.yaml targets %s" % job)
     enabled = {name: c for name, c in job["profiling_config"]["pprof_config"].items()
