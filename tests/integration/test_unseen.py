@@ -16,7 +16,8 @@ words, with the runtime found and the tool that sees its heap.
     runtime CPython, the words name tracemalloc;
   - node growing a JavaScript array: runtime Node/V8, with -p and with
     -- CMD (found once the command runs, never called "usdt");
-  - a JVM (java running a single-file program): runtime JVM."""
+  - a JVM (java running a single-file program): runtime JVM, with -p and
+    with -- CMD."""
 
 import os
 import re
@@ -226,6 +227,32 @@ def test_jvm_runtime_is_said():
                     " new java.util.ArrayList<>(); while (true) { keep.add(new int[1024]);"
                     " Thread.sleep(1); } } }\n")
         run_runtime([java, "-Xmx256m", src], "JVM", "jcmd")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_jvm_runtime_is_said_under_command():
+    """memtop -- java: libjvm.so is mapped only once the launcher runs, after
+    memtop attached; the runtime is found then, and the words name the JVM
+    and jcmd, never "usdt"."""
+    java = shutil.which("java")
+    check(java, "java is needed")
+    tmp = tempfile.mkdtemp(prefix="memtop-jvm-")
+    try:
+        src = os.path.join(tmp, "Grow.java")
+        with open(src, "w") as f:
+            f.write("public class Grow { public static void main(String[] a) throws Exception {"
+                    " java.util.List<int[]> keep = new java.util.ArrayList<>();"
+                    " while (true) { keep.add(new int[1024]); Thread.sleep(1); } } }\n")
+        m = Memtop("-b", "--json", "-d", "0.5", "--", java, "-Xmx256m", src)
+        pid = m.first_record()["targets"][0]["pid"]
+        t = wait_target(m, pid, lambda t: t.get("runtime") == "JVM", 10,
+                        "runtime JVM for memtop -- java")
+        words = t.get("unseen_memory") or ""
+        check("jcmd" in words and "usdt" not in words,
+              "the words for java under -- CMD: %r" % words)
+        m.send(signal.SIGINT)
+        m.drain(20)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
