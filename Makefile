@@ -31,7 +31,8 @@ PREFIX      ?= /usr/local
 DEB_PKGS := clang-format golang-1.21-go golang-1.22-go golang-1.23-go libcapstone-dev python3.11-dev libpython3.11 clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libunwind-dev \
 	libncurses-dev zlib1g-dev libcurl4-openssl-dev libiberty-dev libcmocka-dev \
 	systemtap-sdt-dev pkg-config make gcc g++ python3 tmux golang-go bpftrace sqlite3 \
-	redis-server redis-tools libjemalloc-dev libgoogle-perftools-dev libclang-rt-14-dev libsqlite3-dev
+	redis-server redis-tools libjemalloc-dev libgoogle-perftools-dev libclang-rt-14-dev libsqlite3-dev \
+	prometheus python3-yaml
 
 PKGS     := libbpf libelf libdw libdebuginfod libunwind-generic ncursesw zlib libcurl
 CFLAGS   ?= -O2 -g
@@ -86,7 +87,7 @@ GO_WORKLOADS := $(addprefix $(OUTPUT)/workloads/,mt_go mt_go_cgo mt_go_stripped 
 	$(addprefix mt_go_,$(GO_VERSIONS)))
 WORKLOADS += $(GO_WORKLOADS)
 
-.PHONY: all deps demo check check-quick unit integration bench clean install \
+.PHONY: all deps deps-clean demo check check-quick unit integration bench clean install \
 	werror asan analyze format format-check
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -207,21 +208,25 @@ unit: $(UNIT_BINS)
 integration: $(OUTPUT)/memtop $(WORKLOADS)
 	$(Q)tests/run-integration
 
-# The newer Go toolchains (golang-1.2x-go) come from bookworm-backports.
-BACKPORTS := /etc/apt/sources.list.d/memtop-bookworm-backports.sources
+# The newer Go toolchains (golang-1.2x-go) come from bookworm-backports:
+# tools/apt-backports adds it, from the mirror and keyring the machine's
+# bookworm suite already uses, only when one of them is missing and no
+# source has backports yet; deps-clean removes the one file it adds.
+# APT_ETC: the apt configuration to read and change (tests use a fake one).
+APT_ETC ?= /etc/apt
 deps:
 	$(Q)missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 		| grep -q 'ok installed' || echo $$p; done); \
-	if echo "$$missing" | grep -q 'golang-1\.2' && ! grep -rqs bookworm-backports /etc/apt/sources.list \
-		/etc/apt/sources.list.d; then \
-		echo "  APT      adding bookworm-backports (Go 1.21-1.23)"; \
-		printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-			> $(BACKPORTS); \
+	if echo "$$missing" | grep -q 'golang-1\.2'; then \
+		APT_ETC=$(APT_ETC) tools/apt-backports add || exit 1; \
 	fi; \
 	if [ -n "$$missing" ]; then \
 		echo "  APT      $$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
+
+deps-clean:
+	$(Q)APT_ETC=$(APT_ETC) tools/apt-backports remove
 
 # The inner loop (about two minutes): everything a change usually breaks.
 QUICK_TESTS := test_core test_errors test_stacks::test_chain test_sampler test_install

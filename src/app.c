@@ -687,7 +687,6 @@ static void budget_tick(struct app *a, __u64 now)
 	else if (!a->budget.unreachable && a->status.budget_unreachable)
 		budget_clear_note(a);
 	a->status.budget_unreachable = a->budget.unreachable;
-	a->status.counters_exact = !a->budget.ever_paused;
 	if (!a->budget.ever_paused)
 		return;
 	for (i = 0; i < model_target_count(a->model); i++)
@@ -721,11 +720,24 @@ static void cgroup_tick(struct app *a, __u64 now)
 		cg->time_to_max_s = (cg->mem.max - cg->mem.current) / fit.slope;
 }
 
+/* The run's counters are exact only if every target's are: none samples
+ * itself (usdt, Go) and the budget never paused the probes (docs/json.md). */
+static void status_counters_exact(struct app *a)
+{
+	size_t i;
+
+	a->status.counters_exact = !a->budget.ever_paused;
+	for (i = 0; i < model_target_count(a->model); i++)
+		if (!model_target_at(a->model, i)->counters_exact)
+			a->status.counters_exact = false;
+}
+
 static void update_status(struct app *a, int alive)
 {
 	double dt = model_interval_s(a->model), hits = 0;
 	size_t i;
 
+	status_counters_exact(a);
 	for (i = 0; i < model_target_count(a->model); i++)
 		hits += model_target_at(a->model, i)->probe_hits_per_s;
 	a->status.probe_hits_per_s = hits;
@@ -1370,6 +1382,7 @@ int app_run(const struct mt_config *given)
 	a.fe_ctx.status = &a.status;
 	a.fe_ctx.interval_s = cfg->interval_s;
 	model_tick(a.model, clock_mono_ns()); /* interval zero: the start line */
+	status_counters_exact(&a);
 	note_wall_clock(&a);
 	record_interval(&a, true);
 	e = a.fe->start(&a.fe_ctx);
@@ -1394,6 +1407,9 @@ int app_run(const struct mt_config *given)
 	/* the display is still up: stop it before the final files' messages */
 	a.fe->stop(&a.fe_ctx);
 	a.fe_started = false;
+	if (a.fe->input_fd && a.status.cmd_log && !a.keep_command)
+		/* the line at the start was under the live view: again, after it */
+		say("the output of %s is in %s", cfg->cmd_argv[0], a.status.cmd_log);
 	/* what a live reader has not taken yet, for at most OUTQ_FINAL_WAIT_MS:
 	 * a stalled one must not hold the end past a second */
 	out_queue_free(a.outq, OUTQ_FINAL_WAIT_MS);

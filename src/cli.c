@@ -147,8 +147,9 @@ static const struct cli_opt cli_opts[] = {
 	  "first allocation; everything after the first -- belongs to CMD" },
 	{ "cmd-log", OPT_CMD_LOG, "FILE", SEC_TARGETS,
 	  "with -- CMD, where its stdout and stderr go (default "
-	  "memtop-cmd-PID.log beside --output, else in the current directory): "
-	  "never over the display or into -b/--json output" },
+	  "memtop-cmd-PID.log in $XDG_STATE_HOME/memtop, else "
+	  "~/.local/state/memtop, the newest 20 kept; said on stderr): never "
+	  "over the display, into -b/--json output or the current directory" },
 
 	{ "batch", 'b', NULL, SEC_OUTPUT,
 	  "print text tables to stdout instead of the interactive view" },

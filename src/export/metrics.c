@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,15 +218,53 @@ static double site_value(const struct mt_site *s, enum sfield k)
 	}
 }
 
-static void write_sites(FILE *f, struct mt_site **v, size_t n)
+/* The sites left out of the exposition (those not among the n of v),
+ * summed: in-use bytes and bytes allocated per second, the families where
+ * a sum means something. False when none is left out. */
+static bool sum_others(struct mt_model *m, struct mt_site **v, size_t n, double *inuse,
+		       double *alloc_bps)
+{
+	size_t all = model_site_count(m), i, j;
+	bool any = false;
+
+	*inuse = *alloc_bps = 0;
+	for (i = 0; i < all; i++) {
+		const struct mt_site *s = model_site_at(m, i);
+
+		for (j = 0; j < n && v[j] != s; j++)
+			;
+		if (j < n)
+			continue;
+		*inuse += site_value(s, S_INUSE);
+		*alloc_bps += site_value(s, S_ALLOC_BPS);
+		any = true;
+	}
+	return any;
+}
+
+static void write_sites(FILE *f, struct mt_model *m, struct mt_site **v, size_t n)
 {
 	char num[24], fname[256];
 	const char *name;
+	double other[S_NFIELDS] = { 0 };
+	bool others = sum_others(m, v, n, &other[S_INUSE], &other[S_ALLOC_BPS]);
 	size_t i;
 	int k;
 
 	for (k = 0; k < S_NFIELDS; k++) {
 		family(f, sfields[k].name, "gauge", sfields[k].help);
+		if (others && (k == S_INUSE || k == S_ALLOC_BPS)) {
+			/* the rest as one series, so a sum over the family is
+			 * every site's, whatever the bound left out */
+			fprintf(f, "%s{", sfields[k].name);
+			put_label(f, "site", METRICS_OTHER_SITE, true);
+			put_label(f, "function", METRICS_OTHER_FUNCTION, false);
+			put_label(f, "module", "", false);
+			put_label(f, "file", "", false);
+			put_label(f, "line", "0", false);
+			fputc('}', f);
+			put_value(f, other[k]);
+		}
 		for (i = 0; i < n; i++) {
 			const struct mt_frame *fr = v[i]->frame;
 
@@ -330,7 +369,7 @@ int metrics_text(struct mt_model *m, const struct mt_status *st, double wall_s, 
 		old = uselocale(c_num);
 	write_status(f, m, st, wall_s);
 	write_targets(f, tv, nt);
-	write_sites(f, sites, ns);
+	write_sites(f, m, sites, ns);
 	if (c_num) {
 		uselocale(old);
 		freelocale(c_num);

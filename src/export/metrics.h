@@ -6,8 +6,11 @@
  * Label cardinality is bounded: at most METRICS_MAX_TARGETS targets (live
  * ones first, then by RSS) and the union of the METRICS_TOP_SITES sites
  * with the highest leak score and the METRICS_TOP_SITES with the most
- * bytes in use, so at most 2 * METRICS_TOP_SITES sites. docs/export.md
- * lists every metric.
+ * bytes in use, so at most 2 * METRICS_TOP_SITES sites. The sites left
+ * out are summed into one more series of the additive site families
+ * (in-use bytes, bytes allocated per second), labelled
+ * site="other", function="[other sites]", present only when some site
+ * is left out. docs/export.md lists every metric.
  */
 #ifndef MEMTOP_METRICS_H
 #define MEMTOP_METRICS_H
@@ -19,6 +22,8 @@
 
 #define METRICS_TOP_SITES 20
 #define METRICS_MAX_TARGETS 64
+#define METRICS_OTHER_SITE "other"
+#define METRICS_OTHER_FUNCTION "[other sites]"
 
 /* The exposition of m and st, taken at wall_s (unix seconds), into a
  * malloc'ed NUL-terminated *out of *len bytes. 0 or -ENOMEM. */

@@ -8,6 +8,7 @@
 #include "model/unseen.h"
 
 #include <stdio.h>
+#include <string.h>
 
 bool unseen_growth(const struct mt_target *t)
 {
@@ -17,7 +18,9 @@ bool unseen_growth(const struct mt_target *t)
 
 bool unseen_describe(const struct mt_target *t, char *buf, size_t len)
 {
-	const char *alloc = t->allocator[0] ? t->allocator : "the allocator";
+	/* usdt is how memtop listens, not an allocator: the process's own
+	 * sampler sees its malloc */
+	bool named = t->allocator[0] && strcmp(t->allocator, "usdt");
 	int n;
 
 	if (!len)
@@ -45,9 +48,9 @@ bool unseen_describe(const struct mt_target *t, char *buf, size_t len)
 				 t->runtime, t->runtime_heap, t->runtime_tool);
 		else
 			snprintf(buf + n, len - n,
-				 "the rest does not come from %s's malloc (a custom allocator, mmap, "
+				 "the rest does not come from %s%smalloc (a custom allocator, mmap, "
 				 "a runtime's own heap); the mmap sites show who maps it",
-				 alloc);
+				 named ? t->allocator : "", named ? "'s " : "");
 		return true;
 	}
 	if (t->go_version[0]) {

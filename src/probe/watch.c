@@ -38,6 +38,10 @@
 #endif
 #define SAMPLER_SO "libmemtop-sampler.so"
 #define INJECT_SO "libmemtop-inject.so"
+/* How many refreshes look for the runtime of a launched command (it
+ * loads libjvm.so at its start, after memtop attached). */
+#define RUNTIME_CHECKS_LAUNCHED 10
+
 /* How long a new process may take to map glibc before it is given up. */
 #define PENDING_TIMEOUT_NS (5 * 1000000000ULL)
 
@@ -548,8 +552,8 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 	if (foreign[0] || extra.alloc)
 		preload = false;
 	/* its output goes to a file, never over the TUI or into -b/--json */
-	log_fd = cmd_log_open(cfg->cmd_log, cfg->output, ws->launch.log_path,
-			      sizeof(ws->launch.log_path), &created, err, errlen);
+	log_fd = cmd_log_open(cfg->cmd_log, ws->launch.log_path, sizeof(ws->launch.log_path),
+			      &created, err, errlen);
 	if (log_fd < 0) {
 		ws->n--;
 		ws->launch.log_path[0] = '\0';
@@ -926,6 +930,7 @@ void watch_on_proc(struct watch_set *ws, pid_t pid, __u32 what)
 		w = add(ws, pid);
 		if (!w)
 			return;
+		w->joined = ws->cgroup_fd >= 0;
 	}
 	w->pending = true;
 	w->pending_since_ns = clock_mono_ns();
@@ -948,6 +953,11 @@ bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 		e = prepare_running(ws, w, err, sizeof(err));
 		if (!e)
 			e = attach_watched(ws, w, err, sizeof(err));
+		if (!e && w->joined) {
+			/* one line per process that joined the cgroup */
+			w->joined = false;
+			warn(ws, "PID %d (%s) joined %s: watched", w->pid, w->comm, ws->cgroup_dir);
+		}
 		if (!e)
 			continue;
 		if (e == -ESRCH) {
@@ -1127,6 +1137,15 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns)
 			w->python_checked = true;
 			if (!w->go)
 				watch_python(ws, w);
+		}
+		if (w->launched && !w->go && !t->runtime[0] &&
+		    w->runtime_checks < RUNTIME_CHECKS_LAUNCHED) {
+			/* a command was attached before its exec: its runtime
+			 * (libjvm.so, node) is mapped only once it runs */
+			w->runtime_checks++;
+			set_runtime(t, w->pid);
+			if (w->usdt && !w->inj && !strcmp(t->runtime, "CPython"))
+				t->runtime[0] = '\0'; /* as at attach: its objects are seen */
 		}
 		watch_go_rate(ws, w, t);
 		if (w->inj) {

@@ -66,6 +66,8 @@ struct watched {
 	bool go_rate_set;    /* ... if it was */
 	bool launched;       /* started by memtop: reaped and stopped by it */
 	bool python_checked; /* looked for a CPython interpreter in it */
+	bool joined;         /* new in the cgroup: said once when attached */
+	int runtime_checks;  /* a launched command: refreshes its runtime was looked for */
 	bool gone;
 	bool exited;   /* the exit was reported (watch_note_exit) */
 	int wstatus;   /* ... with this wait status */

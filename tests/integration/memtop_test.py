@@ -241,10 +241,11 @@ PROBE_MODE = os.environ.get("MEMTOP_TEST_PROBE_MODE", "")
 
 class Memtop(Proc):
     """build/memtop with the given arguments; stdin is /dev/null. With
-    -- CMD it runs in a temporary directory (self.cwd, removed by kill()),
-    where the command's output file memtop-cmd-PID.log lands unless
-    --cmd-log says otherwise. env: memtop's environment (the command's
-    too), else the test's."""
+    -- CMD it runs in a temporary directory (self.cwd, removed by kill())
+    with XDG_STATE_HOME in it, so the command's output file
+    memtop-cmd-PID.log lands in self.log_dir (self.cwd/state/memtop)
+    unless --cmd-log says otherwise. env: memtop's environment (the
+    command's too), else the test's."""
 
     def __init__(self, *args, stdin=subprocess.DEVNULL, prefix=(), cwd=None, env=None):
         args = [str(a) for a in args]
@@ -253,6 +254,11 @@ class Memtop(Proc):
             args = ["--probe-mode", PROBE_MODE] + args
         self.own_cwd = cwd is None and "--" in args
         self.cwd = tempfile.mkdtemp(prefix="memtop-cwd-") if self.own_cwd else cwd
+        self.log_dir = None
+        if self.own_cwd:
+            env = dict(os.environ if env is None else env)
+            env.setdefault("XDG_STATE_HOME", os.path.join(self.cwd, "state"))
+            self.log_dir = os.path.join(env["XDG_STATE_HOME"], "memtop")
         super().__init__(list(prefix) + [MEMTOP] + args, stdin=stdin, name="memtop",
                          cwd=self.cwd, env=env)
         self.records = []

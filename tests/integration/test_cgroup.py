@@ -90,7 +90,8 @@ def pids_in(rec):
 
 def test_cgroup_follows_new_processes():
     """Two processes inside before attach, a third started after: all three
-    are watched (their sites appear), and the cgroup block is reported."""
+    are watched (their sites appear), the third is said on stderr in one
+    line, and the cgroup block is reported."""
     cg = Cgroup("memtop-follow")
     try:
         a = cg.spawn(workload_path("cg_leaker"), "0.5")
@@ -116,6 +117,10 @@ def test_cgroup_follows_new_processes():
         check("cg_leak_site" in sites_by_function(rec),
               "cg_leak_site missing: %s" % list(sites_by_function(rec)))
         check(rec["cgroup"]["processes"] == 3, "processes %s" % rec["cgroup"])
+        # the newcomer is said once on stderr, those there at the start never
+        joined = [l for l in m.err.lines if " joined " in l]
+        check(len(joined) == 1 and joined[0] == "memtop: PID %d (cg_leaker) joined %s: watched"
+              % (c.pid, cg.path), "one line for the process that joined: %r" % joined)
     finally:
         for p in list(locals().values()):
             if isinstance(p, Proc):

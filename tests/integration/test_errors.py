@@ -177,6 +177,8 @@ def test_failed_command_leaves_no_log():
     made and named after the child's pid. A --cmd-log file the user gave
     is kept."""
     cwd = tempfile.mkdtemp(prefix="memtop-cwd-")
+    state = os.path.join(cwd, "state")
+    env = dict(os.environ, XDG_STATE_HOME=state)
     try:
         script = os.path.join(cwd, "bad-interpreter")
         with open(script, "w") as f:
@@ -185,15 +187,17 @@ def test_failed_command_leaves_no_log():
         for cmd, pattern in (("/nonexistent/cmd", r"/nonexistent/cmd"),
                              (script, r"cannot execute")):
             before = bpf_snapshot()
-            m = Memtop(*QUICK, "--", cmd, cwd=cwd)
+            m = Memtop(*QUICK, "--", cmd, cwd=cwd, env=env)
             assert_one_error_line(m, m.wait(20), pattern)
             assert_nothing_left(before)
             left = sorted(n for n in os.listdir(cwd) if n.endswith(".log"))
-            check(not left, "%s: left %s in the current directory" % (cmd, left))
+            if os.path.isdir(os.path.join(state, "memtop")):
+                left += os.listdir(os.path.join(state, "memtop"))
+            check(not left, "%s: left %s behind" % (cmd, left))
         given = os.path.join(cwd, "mine.log")
         with open(given, "w") as f:
             f.write("kept\n")
-        m = Memtop(*QUICK, "--cmd-log", given, "--", script, cwd=cwd)
+        m = Memtop(*QUICK, "--cmd-log", given, "--", script, cwd=cwd, env=env)
         assert_one_error_line(m, m.wait(20), r"cannot execute")
         check(os.path.exists(given), "the user's --cmd-log file was removed")
     finally:

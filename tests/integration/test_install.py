@@ -29,8 +29,9 @@ def test_install_tree_runs_command_in_usdt_mode():
         p = subprocess.run([os.path.join(prefix, "bin/memtop"), "-b", "--json", "-d", "0.5",
                             "--", workload_path("mt_sites"), "--start=1", "--hold=0.5",
                             "--out=" + out, "--iterations=500", "--duration=1"],
-                           capture_output=True, text=True, timeout=60,
-                           cwd=root)  # where the command's memtop-cmd-PID.log goes
+                           capture_output=True, text=True, timeout=60, cwd=root,
+                           # where the command's memtop-cmd-PID.log goes
+                           env=dict(os.environ, XDG_STATE_HOME=os.path.join(root, "state")))
         check(p.returncode == 0, "installed memtop -- CMD exited %d: %s" %
               (p.returncode, p.stderr[-800:]))
         recs = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]

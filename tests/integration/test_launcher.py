@@ -27,9 +27,9 @@ def sh_quote(s):
 def test_cmd_output_goes_to_a_file():
     """A command that prints JSON-looking and plain lines on stdout and a
     line on stderr: memtop's stdout holds only its own records, each
-    naming memtop-cmd-PID.log (the command's pid) in memtop's directory,
-    which holds what the command printed; with --output the file goes
-    beside it; -b text names it too."""
+    naming memtop-cmd-PID.log (the command's pid) in $XDG_STATE_HOME/memtop,
+    which holds what the command printed; with --output the file does not
+    go beside it, nor in the current directory; -b text names it too."""
     with tempfile.TemporaryDirectory() as tmp:
         truth = os.path.join(tmp, "truth")
         script = ('echo \'{"time": 1, "targets": [], "sites": []}\'; echo plain-stdout; '
@@ -41,7 +41,7 @@ def test_cmd_output_goes_to_a_file():
         check(rc == 0, "memtop exited %s: %s" % (rc, m.err.text()[-500:]))
         check(len(m.records) >= 2, "only %d records" % len(m.records))
         pid = read_truth_file(truth)["pid"]
-        name = "memtop-cmd-%d.log" % pid
+        name = os.path.join(m.log_dir, "memtop-cmd-%d.log" % pid)
         for r in m.records:
             check(r.get("cmd_log") == name, "record names cmd_log %r, expected %r" %
                   (r.get("cmd_log"), name))
@@ -50,7 +50,7 @@ def test_cmd_output_goes_to_a_file():
               "the command's stderr reached memtop's: %s" % m.err.lines)
         check(any(name in l for l in m.err.lines), "stderr does not name %s: %s" %
               (name, m.err.lines))
-        with open(os.path.join(m.cwd, name)) as f:
+        with open(name) as f:
             log = f.read()
         for line in ('"targets": []', "plain-stdout", "to-stderr"):
             check(line in log, "%r is not in %s: %r" % (line, name, log[:300]))
@@ -61,14 +61,73 @@ def test_cmd_output_goes_to_a_file():
                    "echo text-mode; sleep 2")
         rc = m.wait(30)
         check(rc == 0, "memtop -b exited %s: %s" % (rc, m.err.text()[-500:]))
-        logs = [f for f in os.listdir(os.path.dirname(out)) if re.match(r"memtop-cmd-\d+\.log$", f)]
-        check(len(logs) == 1, "no single memtop-cmd-PID.log beside --output: %s" %
-              os.listdir(os.path.dirname(out)))
+        check(os.listdir(os.path.dirname(out)) == ["heap.pb.gz"],
+              "beside --output: %s" % os.listdir(os.path.dirname(out)))
+        check(os.listdir(m.cwd) == ["state"], "in the current directory: %s" % os.listdir(m.cwd))
+        logs = [f for f in os.listdir(m.log_dir) if re.match(r"memtop-cmd-\d+\.log$", f)]
+        check(len(logs) == 1, "no single memtop-cmd-PID.log in %s: %s" %
+              (m.log_dir, os.listdir(m.log_dir)))
         shown = [l for l in m.out.lines if l.startswith("command output: ")]
-        check(shown and shown[0].endswith(logs[0]), "-b does not name the log: %s" % m.out.lines[:5])
+        check(shown and shown[0].endswith(os.path.join(m.log_dir, logs[0])),
+              "-b does not name the log: %s" % m.out.lines[:5])
         check(all("text-mode" not in l for l in m.out.lines), "the command's output is in -b's")
-        with open(os.path.join(os.path.dirname(out), logs[0])) as f:
+        with open(os.path.join(m.log_dir, logs[0])) as f:
             check("text-mode" in f.read(), "the command's line is not in its log")
+
+
+def test_cmd_log_default_leaves_cwd_empty():
+    """memtop -b -n 1 -- true from an empty directory leaves it empty: the
+    command's log goes to ~/.local/state/memtop (or $XDG_STATE_HOME/memtop),
+    which memtop names on stderr at the start and in -b; that directory
+    keeps the 20 newest memtop-cmd-PID.log files and nothing else of it is
+    touched."""
+    cwd = tempfile.mkdtemp(prefix="memtop-cwd-")
+    home = tempfile.mkdtemp(prefix="memtop-home-")
+    try:
+        state = os.path.join(home, ".local", "state", "memtop")
+        os.makedirs(state)
+        for i in range(1, 26):  # 25 old logs, memtop-cmd-1.log the oldest
+            path = os.path.join(state, "memtop-cmd-%d.log" % i)
+            with open(path, "w") as f:
+                f.write("old %d\n" % i)
+            os.utime(path, (1000000 + i, 1000000 + i))
+        for other in ("notes.txt", "memtop-cmd-x.log"):
+            with open(os.path.join(state, other), "w") as f:
+                f.write("mine\n")
+            os.utime(os.path.join(state, other), (1, 1))
+        env = {k: v for k, v in os.environ.items() if k != "XDG_STATE_HOME"}
+        env["HOME"] = home
+        m = Memtop("-b", "-n", "1", "-d", "0.2", "--", "true", cwd=cwd, env=env)
+        check(m.wait(30) == 0, "memtop -b -n 1 -- true: %s" % m.err.text()[-500:])
+        check(os.listdir(cwd) == [], "left in the current directory: %s" % os.listdir(cwd))
+        said = [re.match(r"^memtop: the output of true goes to (/\S+)$", l) for l in m.err.lines]
+        said = [g.group(1) for g in said if g]
+        check(len(said) == 1, "stderr does not say where the output goes: %s" % m.err.lines)
+        log = said[0]
+        check(os.path.dirname(log) == state and re.match(r"memtop-cmd-\d+\.log$",
+                                                          os.path.basename(log)),
+              "the log %s is not in %s" % (log, state))
+        check(os.path.isfile(log), "%s, named on stderr, does not exist" % log)
+        check(any(l == "command output: " + log for l in m.out.lines),
+              "-b does not name %s: %s" % (log, m.out.lines[:5]))
+        left = sorted(os.listdir(state))
+        logs = [n for n in left if re.match(r"memtop-cmd-\d+\.log$", n)]
+        check(len(logs) == 20, "%d logs kept, expected 20: %s" % (len(logs), left))
+        gone = ["memtop-cmd-%d.log" % i for i in range(1, 7)]
+        check(not set(gone) & set(left) and "notes.txt" in left and "memtop-cmd-x.log" in left,
+              "not the 6 oldest logs removed, or other files touched: %s" % left)
+        # $XDG_STATE_HOME wins over HOME
+        env["XDG_STATE_HOME"] = os.path.join(home, "xdg")
+        m = Memtop("-b", "-n", "1", "-d", "0.2", "--", "true", cwd=cwd, env=env)
+        check(m.wait(30) == 0, "memtop with XDG_STATE_HOME: %s" % m.err.text()[-500:])
+        check(os.listdir(cwd) == [], "left in the current directory: %s" % os.listdir(cwd))
+        made = os.listdir(os.path.join(home, "xdg", "memtop"))
+        check(len(made) == 1 and any(l.endswith(os.path.join(home, "xdg", "memtop", made[0]))
+                                     for l in m.err.lines),
+              "XDG_STATE_HOME/memtop holds %s; stderr: %s" % (made, m.err.lines))
+    finally:
+        shutil.rmtree(cwd, ignore_errors=True)
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def test_cmd_children_are_followed():
@@ -152,9 +211,9 @@ def end_family_run(args, command, size, end):
         wait_family(m.cwd, {m.pid}, lambda p: not p, 3,
                     "the command's family outlived memtop")
         assert_nothing_left(before)
-        logs = [n for n in os.listdir(m.cwd) if n.startswith("memtop-cmd-")]
+        logs = [n for n in os.listdir(m.log_dir) if n.startswith("memtop-cmd-")]
         check(len(logs) == 1, "the command's log: %s" % logs)
-        with open(os.path.join(m.cwd, logs[0])) as f:
+        with open(os.path.join(m.log_dir, logs[0])) as f:
             return rc, f.read()
     finally:
         for pid in family_in(m.cwd, {m.pid}):
@@ -234,14 +293,23 @@ def test_cmd_tui_quit_asks_what_becomes_of_it():
     """q with -- CMD running asks, showing the default: d leaves the
     command and its child running with no probe left (memtop names its
     pid), q again stops both (the command's process group, its own
-    session: the TUI's terminal does not stop it)."""
+    session: the TUI's terminal does not stop it) and names the command's
+    log again once the live view is gone."""
     pid, running, err, family = tui_quit(("d",))
     check(running, "d: the command (pid %d) did not keep running" % pid)
     check(len(family) == 2, "d: the command and its child do not both run: %s" % describe(family))
     check("PID %d" % pid in err and "keeps running" in err,
           "memtop did not say the command keeps running: %r" % err)
+    check("the output of sh is in" not in err, "d: the log named twice: %r" % err)
     pid, running, err, family = tui_quit(("q",))
     check(not running, "q q: the command (pid %d) still runs" % pid)
+    # where its output went, said at the start (under the live view) and
+    # again once the terminal is memtop's no more
+    start = re.findall(r"^memtop: the output of sh goes to (\S+)$", err, re.M)
+    end = re.findall(r"^memtop: the output of sh is in (\S+)$", err, re.M)
+    check(len(start) == 1 and end == start and
+          re.search(r"/\.local/state/memtop/memtop-cmd-%d\.log$" % pid, start[0]),
+          "the log is not named at the start and after the TUI: %r" % err)
 
 
 def test_cmd_counted_from_its_first_allocation():

@@ -39,6 +39,8 @@ def test_usdt_mode_sites_and_estimates():
     t = target(first, w.pid)
     check(t["counters_exact"] is False and t["alloc_calls"] is None,
           "usdt mode must not show exact counters: %s" % t)
+    check(first["overhead"]["counters_exact"] is False,
+          "the run claims exact counters while its one target's are not: %s" % first["overhead"])
     w.trigger()
     truth = w.read_truth(timeout=60)
     last = m.records_after(truth["time"], count=2)

@@ -198,6 +198,25 @@ def key_rows_from_docs():
     return rows
 
 
+def key_sections_from_docs():
+    """{section title: [(keys, help)]} from the generated tables of
+    docs/keybindings.md, in order."""
+    sections, cur = {}, None
+    with open(KEYS_DOC) as f:
+        for line in f:
+            h = re.match(r"^### (.+)$", line.rstrip("\n"))
+            if h:
+                cur = sections.setdefault(h.group(1), [])
+                continue
+            m = re.match(r"^\| (`.*`) \| (.*) \|$", line.rstrip("\n"))
+            if m and cur is not None:
+                keys = " ".join(re.findall(r"`([^`]+)`", m.group(1)))
+                cur.append((keys.replace("\\|", "|"), m.group(2)))
+    check(len(sections.get("Everywhere", ())) > 10,
+          "docs/keybindings.md has no Everywhere table: %s" % list(sections))
+    return sections
+
+
 def help_text(pane):
     """All lines of the help screen, paging down to the end."""
     seen = []
@@ -349,6 +368,40 @@ def test_tui_walkthrough():
         with gzip.open(path) as f:
             check(len(f.read()) > 100, "exported profile is empty")
 
+        p.keys("q")
+        check_clean_exit(p, 0)
+    finally:
+        s.close()
+
+
+def test_tui_help_first_page_quit_and_everywhere():
+    """On a 24-line terminal the help's first screen, before any scrolling,
+    says how to quit (the table's quit row, whose own section comes after
+    a screenful of keys), and every row of the docs' Everywhere table is
+    in the help's Everywhere section, keys and words."""
+    sections = key_sections_from_docs()
+    quit_row = [r for r in sections["Site table"] if r[1].startswith("Quit memtop")]
+    check(len(quit_row) == 1, "docs/keybindings.md has no quit row: %s" % sections["Site table"])
+    s = Session(120, 24, {"TERM": "screen-256color", "LANG": "C.UTF-8"})
+    p, pid = s.pane, s.wl.pid
+    try:
+        start(p, pid)
+        p.keys("?")
+        first = p.wait_for(lambda x: "keys, page 1/2" in x, 5, "the help")
+        keys, words = quit_row[0]
+        check(re.search(r"^  %s +%s" % (re.escape(keys), re.escape(words)), first, re.M),
+              "the help's first screen does not say how to quit:\n%s" % first)
+        text = help_text(p)
+        lines = text.split("\n")
+        start_at = next(i for i, l in enumerate(lines) if l.strip() == "Everywhere")
+        titles = [t for t in sections if t != "Everywhere"]
+        end_at = next(i for i in range(start_at + 1, len(lines)) if lines[i].strip() in titles)
+        everywhere = "\n".join(lines[start_at:end_at])
+        for keys, words in sections["Everywhere"]:
+            check(re.search(r"^  %s +%s" % (re.escape(keys), re.escape(words)), everywhere, re.M),
+                  "the help's Everywhere section lacks %r %r:\n%s" % (keys, words, everywhere))
+        p.keys("Escape")
+        p.wait_for(lambda x: "FUNCTION" in x, 5, "the table after closing help")
         p.keys("q")
         check_clean_exit(p, 0)
     finally:

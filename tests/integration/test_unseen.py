@@ -14,8 +14,10 @@ words, with the runtime found and the tool that sees its heap.
     (under -- CMD not the mappings memtop's child makes before its exec);
   - Debian's python3 growing a list of small objects (pymalloc arenas):
     runtime CPython, the words name tracemalloc;
-  - node growing a JavaScript array: runtime Node/V8;
-  - a JVM (java running a single-file program): runtime JVM."""
+  - node growing a JavaScript array: runtime Node/V8, with -p and with
+    -- CMD (found once the command runs, never called "usdt");
+  - a JVM (java running a single-file program): runtime JVM, with -p and
+    with -- CMD."""
 
 import os
 import re
@@ -188,6 +190,31 @@ def test_node_runtime_is_said():
                 "Node/V8", "heapsnapshot")
 
 
+def test_node_runtime_is_said_under_command():
+    """memtop -- node: the command is attached before its exec, so its
+    runtime is looked for again once it runs; the words name Node/V8 and
+    its tool, never "usdt" (how memtop listens to the preloaded sampler)."""
+    node = shutil.which("node")
+    check(node, "node is needed")
+    m = Memtop("-b", "--json", "-d", "0.5", "--", node, "-e",
+               "const keep = [];"
+               "setInterval(() => { for (let i = 0; i < 4000; i++) keep.push({i}); }, 10);")
+    rec = m.first_record()
+    pid = rec["targets"][0]["pid"]
+    t = wait_target(m, pid, lambda t: t.get("runtime") == "Node/V8", 10,
+                    "runtime Node/V8 for memtop -- node")
+    words = t.get("unseen_memory") or ""
+    check("heapsnapshot" in words and "usdt" not in words,
+          "the words for node under -- CMD: %r" % words)
+    t = wait_target(m, pid, lambda t: t.get("unseen_growth"), GROWTH_WITHIN_S + 10,
+                    "node's heap growth, unseen")
+    words = t.get("unseen_memory") or ""
+    check("Node/V8 allocates" in words and "usdt" not in words,
+          "the growth is not said to be Node's: %r" % words)
+    m.send(signal.SIGINT)
+    m.drain(20)
+
+
 def test_jvm_runtime_is_said():
     java = shutil.which("java")
     check(java, "java is needed")
@@ -200,6 +227,32 @@ def test_jvm_runtime_is_said():
                     " new java.util.ArrayList<>(); while (true) { keep.add(new int[1024]);"
                     " Thread.sleep(1); } } }\n")
         run_runtime([java, "-Xmx256m", src], "JVM", "jcmd")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_jvm_runtime_is_said_under_command():
+    """memtop -- java: libjvm.so is mapped only once the launcher runs, after
+    memtop attached; the runtime is found then, and the words name the JVM
+    and jcmd, never "usdt"."""
+    java = shutil.which("java")
+    check(java, "java is needed")
+    tmp = tempfile.mkdtemp(prefix="memtop-jvm-")
+    try:
+        src = os.path.join(tmp, "Grow.java")
+        with open(src, "w") as f:
+            f.write("public class Grow { public static void main(String[] a) throws Exception {"
+                    " java.util.List<int[]> keep = new java.util.ArrayList<>();"
+                    " while (true) { keep.add(new int[1024]); Thread.sleep(1); } } }\n")
+        m = Memtop("-b", "--json", "-d", "0.5", "--", java, "-Xmx256m", src)
+        pid = m.first_record()["targets"][0]["pid"]
+        t = wait_target(m, pid, lambda t: t.get("runtime") == "JVM", 10,
+                        "runtime JVM for memtop -- java")
+        words = t.get("unseen_memory") or ""
+        check("jcmd" in words and "usdt" not in words,
+              "the words for java under -- CMD: %r" % words)
+        m.send(signal.SIGINT)
+        m.drain(20)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

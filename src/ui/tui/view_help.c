@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * view_help.c - the help screen (?, F1 or h), two pages. The first: every
- * row of the key table, section by section, in the same order and words
+ * view_help.c - the help screen (?, F1 or h), two pages. The first: how
+ * to quit, then every row of the key table, section by section, in the
+ * same order and words
  * as docs/keybindings.md, then how the screen is being drawn (theme,
  * colours, glyphs); generated from the table at each draw, so it cannot
  * disagree with dispatch. The second (? again): the legend, one line per
@@ -38,6 +39,26 @@ static void legend_draw(struct tui *t, struct tui_page *pg)
 	}
 }
 
+/* How to quit, first, so the smallest help page shows it: the table's
+ * quit row (its own section, the site table's, comes after a screenful
+ * of keys that work everywhere). */
+static void quit_draw(struct tui *t, struct tui_page *pg)
+{
+	for (size_t i = 0; i < key_table_len; i++) {
+		const struct key_binding *b = &key_table[i];
+		char names[128];
+		int ln;
+
+		if (b->action != KA_QUIT)
+			continue;
+		ln = tui_page_line(pg);
+		keys_binding_names(b, names, sizeof(names));
+		tui_put(t, ln, 2, KEYS_COL - 3, t->attr[THEME_HELP_KEY], names);
+		tui_put(t, ln, KEYS_COL, t->cols - KEYS_COL, t->attr[THEME_NORMAL], b->help);
+		return;
+	}
+}
+
 static void help_draw(struct tui *t, int y, int h)
 {
 	struct tui_help *p = &t->help;
@@ -55,6 +76,7 @@ static void help_draw(struct tui *t, int y, int h)
 	}
 	tui_putf(t, tui_page_line(&pg), 0, t->cols, t->attr[THEME_TITLE],
 		 "memtop %s keys, page 1/2 (? next: the legend; Esc or q closes)", MEMTOP_VERSION);
+	quit_draw(t, &pg);
 	for (size_t s = 0; s < key_sections_len; s++) {
 		if (!keys_section_rows(&key_sections[s]))
 			continue;
