@@ -1335,6 +1335,7 @@ int app_run(const struct mt_config *given)
 	struct app a = { .cfg = cfg, .sigfd = -1, .exits_fd = -1, .daemon_fd = -1 };
 	char err[512];
 	int code;
+	bool unwritten;
 	struct watch_env env = { .cfg = cfg, .warn = on_warning, .warn_ctx = &a, .ended = on_ended };
 	int e;
 
@@ -1414,11 +1415,12 @@ int app_run(const struct mt_config *given)
 	 * a stalled one must not hold the end past a second */
 	out_queue_free(a.outq, OUTQ_FINAL_WAIT_MS);
 	a.outq = NULL;
-	if (snapshots_finish(&a.snap, a.model, err, sizeof(err))) {
-		fail("%s", err);
+	unwritten = snapshots_finish(&a.snap, a.model, err, sizeof(err)) != 0;
+	code = command_outcome(&a);
+	teardown(&a); /* the targets put back first, as they said so */
+	if (unwritten) {
+		fail("%s", err); /* the run's last word */
 		e = -EIO;
 	}
-	code = command_outcome(&a);
-	teardown(&a);
 	return e ? 1 : code;
 }

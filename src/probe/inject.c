@@ -710,6 +710,7 @@ int inject_rescan(struct inject_state *st, char *err, size_t errlen)
 	e = inject_session_prepare(&s, st->pid, st->libc, err, errlen);
 	if (e)
 		return e;
+	inject_got_seen_prune(s.mem_fd, st->first, &st->seen);
 	e = slots_scan(st, s.mem_fd, &fresh, &nfresh);
 	if (e == -EAGAIN)
 		e = 0; /* a dlopen/dlclose storm: the next refresh tries again */

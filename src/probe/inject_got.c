@@ -611,6 +611,18 @@ bool inject_got_loaded(int mem_fd, __u64 first, __u64 dyn)
 	return false;
 }
 
+int inject_got_seen_prune(int mem_fd, __u64 first, struct got_seen *seen)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < seen->n; i++) {
+		if (inject_got_loaded(mem_fd, first, seen->dyn[i]))
+			seen->dyn[k++] = seen->dyn[i];
+	}
+	seen->n = k;
+	return 0;
+}
+
 void inject_got_seen_free(struct got_seen *seen)
 {
 	free(seen->dyn);

@@ -26,6 +26,7 @@ const struct legend_row legend_rows[] = {
 	{ NULL, "live map full", "(MAP FULL) past --live-max: in-use stalls; raise --live-max" },
 	{ NULL, "heap seen explains", "(RSS UNSEEN) RSS grows where no probe sees: allocators.md" },
 	{ NULL, "runs RUNTIME", "(RUNTIME HEAP) JVM, V8, pymalloc or Go heap: its own tool" },
+	{ NULL, "memtop's sampler", "(INJECTED N) memtop changed it; put back when memtop exits" },
 
 	{ "Site table", "PID", "several targets: the process with most in-use; +: others too" },
 	{ NULL, "ALLOC/s", "bytes/s at the site over the last 10 s; ~: error above 25%" },
@@ -38,6 +39,7 @@ const struct legend_row legend_rows[] = {
 
 	{ "Process list", "PID COMM", "a watched process; the first line, *, stands for all of them" },
 	{ NULL, "STATE", "alive, or how it ended: exited, exit N, SIGSEGV..., OOM" },
+	{ NULL, "HOW", "in-process, go-runtime, preloaded or uprobes: inject.md" },
 	{ NULL, "RSS", "its resident memory, all of it (/proc)" },
 	{ NULL, "ALLOC/s", "bytes allocated per second, counted exactly by the probes" },
 	{ NULL, "HEAP", "the process's heap since attach, as in the header" },
