@@ -192,7 +192,7 @@ static long bytes_at(struct replay *r, struct window *w, size_t pos, size_t want
 		w->buf = nb;
 		w->cap = n;
 	}
-	if (w->len && pos >= w->off && pos < w->off + w->len) {
+	if (w->buf && w->len && pos >= w->off && pos < w->off + w->len) {
 		keep = w->off + w->len - pos;
 		memmove(w->buf, w->buf + (pos - w->off), keep);
 	}

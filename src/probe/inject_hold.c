@@ -259,7 +259,7 @@ int inject_hold(struct inject_session *s, inject_hold_fn work, void *ctx,
 {
 	__u64 deadline =
 		clock_mono_ns() + (INJECT_HOLD_WORK_MS + INJECT_HOLD_GRACE_MS + 1000) * 1000000ULL;
-	struct hold_answer a;
+	struct hold_answer a = { 0 };
 	int fds[2], e;
 	pid_t child;
 

@@ -346,7 +346,7 @@ int inject_image_map(const struct inject_image *im, struct inject_session *s, __
 {
 	static const char name[] = MT_INJECT_MEMFD_NAME;
 	long scratch, fd, at = 0;
-	struct stat st;
+	struct stat st = { 0 };
 	int e, mine = -1;
 
 	scratch = rcall(s, SYS_mmap, 0, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,

@@ -167,7 +167,7 @@ static void nice_restore(struct inject_session *s)
 
 int inject_session_begin(struct inject_session *s, pid_t tid, char *err, size_t errlen)
 {
-	int st, e;
+	int st = 0, e;
 
 	s->pending_sig = 0;
 	/* memtop's own priority up while the thread waits on it: on a busy
