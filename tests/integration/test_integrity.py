@@ -1,0 +1,139 @@
+"""Integrity of a process memtop changed (issue 23 item 4): with default
+options memtop loads its sampler into the process, and whatever the
+process computes must be what it computes bare. Each test runs the same
+deterministic work twice, bare and under a default memtop that attaches
+before the work, samples some of it and exits (putting the process back)
+while or after it runs, and
+compares what the program itself reports: redis-server's DEBUG DIGEST and
+key count after a fixed command stream (jemalloc behind the sampler), and
+a CPython program's checksum of the objects it built (the object
+allocator wrapped). glibc programs check their own bytes in
+test_inject (inject_target churn: CORRUPT on any byte not written)."""
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from memtop_test import Memtop, Proc, check, target
+
+
+# ==== redis-server ====
+
+def redis_commands(n=20000):
+    """A fixed stream of SET, LPUSH and HSET commands in the protocol."""
+    out = []
+    for i in range(n):
+        k = i % 5000
+        for args in (("SET", "key:%d" % k, "v%d-%s" % (i, "x" * (i % 300))),
+                     ("LPUSH", "list:%d" % (k % 97), "item%d" % i),
+                     ("HSET", "hash:%d" % (k % 31), "f%d" % k, "%d" % (i * 7))):
+            out.append("*%d\r\n" % len(args) +
+                       "".join("$%d\r\n%s\r\n" % (len(a), a) for a in args))
+    return "".join(out).encode()
+
+
+class Redis:
+    def __init__(self, tmp, name):
+        self.sock = os.path.join(tmp, name + ".sock")
+        self.proc = Proc([shutil.which("redis-server"), "--port", "0", "--unixsocket",
+                          self.sock, "--save", "", "--appendonly", "no", "--dir", tmp,
+                          "--enable-debug-command", "local"], name="redis-server " + name)
+        t0 = time.monotonic()
+        while not os.path.exists(self.sock):
+            check(self.proc.poll() is None, "redis-server exited: %s" %
+                  self.proc.err.text()[-300:])
+            check(time.monotonic() - t0 < 10, "redis-server made no socket in 10 s")
+            time.sleep(0.05)
+
+    def cli(self, *args, stdin=None):
+        r = subprocess.run([shutil.which("redis-cli"), "-s", self.sock] + list(args),
+                           input=stdin, capture_output=True, timeout=120)
+        check(r.returncode == 0, "redis-cli %s: %s" % (" ".join(args), r.stderr[-300:]))
+        return r.stdout.decode().strip()
+
+    def load(self, data):
+        self.cli("--pipe", stdin=data)
+
+    def state(self):
+        return self.cli("DEBUG", "DIGEST"), self.cli("DBSIZE")
+
+
+def test_redis_digest_same_as_bare():
+    check(shutil.which("redis-server") and shutil.which("redis-cli"),
+          "redis-server and redis-cli are needed (make deps)")
+    data = redis_commands()
+    tmp = tempfile.mkdtemp(prefix="memtop-integrity-")
+    try:
+        bare = Redis(tmp, "bare")
+        bare.load(data)
+        bare.load(data)
+        want = bare.state()
+        watched = Redis(tmp, "watched")
+        m = Memtop("-b", "--json", "-d", "0.5", "-p", watched.proc.pid)
+        t = target(m.first_record(), watched.proc.pid)
+        check(t["mechanism"] == "in-process", "redis-server not sampled in-process: %s" % t)
+        watched.load(data)
+        rec = m.record(10)
+        check(rec and target(rec, watched.proc.pid)["samples"] > 0,
+              "nothing sampled while redis loaded the stream")
+        m.send(signal.SIGINT)
+        check(m.wait(10) == 0, "memtop: %s" % m.err.text()[-400:])
+        check("GOT restored" in m.err.text(), "redis-server not put back: %s" %
+              m.err.text()[-400:])
+        watched.load(data)  # after memtop: through the GOT put back
+        got = watched.state()
+        check(got == want, "redis-server under memtop: digest and keys %s, bare %s" %
+              (got, want))
+        check(watched.proc.poll() is None, "redis-server died")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ==== CPython ====
+
+PY_WORK = r"""
+import hashlib, sys
+print("READY", flush=True)
+sys.stdin.readline()
+h = hashlib.sha256()
+keep = {}
+for i in range(300000):
+    s = "%d:%s" % (i, "y" * (i % 200))
+    keep[i % 20000] = (s, [i, i * 3, str(i)], {"k": s[:17]})
+    if i % 1000 == 0:
+        h.update(repr(sorted(keep.items())[:50]).encode())
+print("SUM", h.hexdigest(), len(keep), flush=True)
+sys.stdin.readline()
+"""
+
+
+def python_sum(watch):
+    p = Proc(["/usr/bin/python3", "-c", PY_WORK], stdin=subprocess.PIPE, name="python3")
+    line = p.out.get(20, "python READY")
+    check(line == "READY", "python3 did not start: %r %s" % (line, p.err.text()[-300:]))
+    m = None
+    if watch:
+        m = Memtop("-b", "--json", "-d", "0.5", "-p", p.pid)
+        t = target(m.first_record(), p.pid)
+        check(t["mechanism"] == "in-process", "python3 not sampled in-process: %s" % t)
+    p.popen.stdin.write(b"go\n")
+    p.popen.stdin.flush()
+    if m:
+        m.record(10)
+        m.send(signal.SIGINT)  # memtop leaves while the work goes on
+        check(m.wait(10) == 0, "memtop: %s" % m.err.text()[-400:])
+        check("GOT restored" in m.err.text(), "python3 not put back: %s" % m.err.text()[-400:])
+    line = p.out.get(120, "python SUM")
+    check(line and line.startswith("SUM"), "python3 printed %r: %s" % (line, p.err.text()[-300:]))
+    p.popen.stdin.close()
+    check(p.wait(20) == 0, "python3 failed: %s" % p.err.text()[-300:])
+    return line
+
+
+def test_cpython_result_same_as_bare():
+    want = python_sum(False)
+    got = python_sum(True)
+    check(got == want, "CPython under memtop computed %s, bare %s" % (got, want))
