@@ -181,6 +181,8 @@ static void account(struct mt_model *m, struct stack_agg *a, const struct totals
 	a->pub.inuse_objects = a->t.inuse_objects > 1e-6 ? a->t.inuse_objects : 0;
 	site_add(a->site, d);
 	if (t && !a->pub.stack->mmap) {
+		t->sampled_bytes += d->alloc_bytes;
+		t->sampled_objects += d->alloc_objects;
 		t->inuse_bytes += d->inuse_bytes;
 		t->inuse_objects += d->inuse_objects;
 		if (t->inuse_bytes < 0.5)
@@ -1190,10 +1192,17 @@ static void tick_targets(struct mt_model *m, double now_s, double dt)
 			continue; /* nothing of a dead target changes */
 		if (!t->alive)
 			d = closing_dt(m, t->exit_ns, dt);
-		t->alloc_calls_per_s =
-			per_s(t->counters.alloc_calls, t->prev_counters.alloc_calls, d);
-		t->alloc_bytes_per_s =
-			per_s(t->counters.alloc_bytes, t->prev_counters.alloc_bytes, d);
+		if (t->counters_exact || t->counters.alloc_calls) {
+			t->alloc_calls_per_s =
+				per_s(t->counters.alloc_calls, t->prev_counters.alloc_calls, d);
+			t->alloc_bytes_per_s =
+				per_s(t->counters.alloc_bytes, t->prev_counters.alloc_bytes, d);
+		} else { /* nothing counted: the samples' estimate (rates_exact false) */
+			t->alloc_calls_per_s = per_s(t->sampled_objects, t->prev_sampled_objects, d);
+			t->alloc_bytes_per_s = per_s(t->sampled_bytes, t->prev_sampled_bytes, d);
+		}
+		t->prev_sampled_bytes = t->sampled_bytes;
+		t->prev_sampled_objects = t->sampled_objects;
 		t->probe_hits_per_s = per_s(t->counters.probe_hits, t->prev_counters.probe_hits, d);
 		t->prev_counters = t->counters;
 		/* its last point is its last RSS and heap, at the tick that saw the death */

@@ -147,7 +147,9 @@ struct mt_target {
 	 * overhead budget paused the allocation probes. */
 	struct mt_proc_counters counters;
 	bool counters_exact;
-	/* Over the last model_tick() interval, from the exact counters. */
+	/* Over the last model_tick() interval, from the exact counters; for a
+	 * target memtop counts nothing of (the Go runtime's sampling, a
+	 * sampler the process runs itself), estimated from its samples. */
 	double alloc_calls_per_s;
 	double alloc_bytes_per_s;
 	double probe_hits_per_s;
@@ -165,6 +167,8 @@ struct mt_target {
 	/* Estimated from samples. */
 	double inuse_bytes;
 	double inuse_objects;
+	double sampled_bytes; /* allocated, all of its samples' estimates */
+	double sampled_objects;
 	/* History of rss and in-use for the target (stats.h). */
 	struct mt_target_stats stats;
 	__u32 nstacks; /* distinct stacks it has samples in */
@@ -174,6 +178,7 @@ struct mt_target {
 	struct strpool_budget names;
 	/* private to model.c */
 	struct mt_proc_counters prev_counters;
+	double prev_sampled_bytes, prev_sampled_objects;
 	bool final_done; /* its last interval after the death was closed */
 };
 

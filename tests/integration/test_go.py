@@ -115,12 +115,21 @@ def watch_until_verdict(pairs):
             if held[key] >= HOLD_RECORDS:
                 check_inuse(rec, w)
                 check_leak_stack(rec, w.name)
+                check_rate_estimated(rec, w)
                 del pending[key]
             else:
                 pending[key] = (w, m, why or "held %d records" % held[key])
     for w, m, why in pending.values():
         fail("%s: within %.0f s %s should rank first by leak score (>= %.0f) and %s score "
              "<= %.0f: %s" % (w.name, DEADLINE_S, LEAK, LEAK_MIN, CACHE, CACHE_MAX, why))
+
+
+def check_rate_estimated(rec, w):
+    """memtop counts none of a Go program's calls: its allocation rate is
+    the samples' estimate (not 0), and says it is not exact."""
+    t = target_of(rec, w.pid)
+    check(t["rates_exact"] is False and t["alloc_bytes_per_s"] > 0 and
+          t["alloc_calls_per_s"] > 0, "%s: allocation rate not estimated: %s" % (w.name, t))
 
 
 def check_inuse(rec, w):
