@@ -2,11 +2,17 @@
 /*
  * replay.c - a recording read back into a model (replay.h).
  *
- * The bytes appended are kept whole: rewinding is a fresh model fed from
- * the first byte again, which is exact (the model is a function of its
+ * The bytes appended are kept: rewinding is a fresh model fed from the
+ * first byte kept again, which is exact (the model is a function of its
  * inputs) and needs no snapshot of the model. A reader that reads on from
  * one segment into the next (a session stream, or FILE.1 then FILE) skips
- * the next segment's opening state (REC_F_KEY frames): it has it already.
+ * the next segment's opening state (REC_F_KEY frames): it has it already,
+ * and those frames' interval (the one just shown again) is not counted.
+ *
+ * An endless stream is bounded by replay_trim(): whole segments are
+ * forgotten from the front, the oldest segment kept then opens with its
+ * opening state, so a rewind starts there. Intervals keep their numbers
+ * (replay_first() is the oldest one still held).
  *
  * Dictionaries: strings and stacks have ids from 1, each defined before
  * use; a definition again (a later segment's opening state) is ignored.
@@ -23,6 +29,9 @@
 #include "model/rec_codec.h"
 #include "model/recording.h"
 #include "util/strpool.h"
+
+/* Segment starts remembered for replay_trim(). */
+#define REPLAY_SEGS 8
 
 struct rec_stack {
 	__u32 n;
@@ -57,7 +66,17 @@ struct replay {
 	/* counting (replay_count) */
 	size_t scan_pos;
 	long scanned;
-	size_t tail; /* bytes after the last complete frame */
+	size_t tail;  /* bytes after the last complete frame */
+	int scan_seg; /* segments scanned (their magic seen) */
+	/* where the last REPLAY_SEGS segments scanned start, and the intervals
+	 * counted before each */
+	size_t seg_off[REPLAY_SEGS];
+	long seg_count[REPLAY_SEGS];
+	int nseg;
+
+	/* forgetting (replay_trim) */
+	long first;     /* the interval the first byte kept opens with */
+	size_t dropped; /* bytes forgotten before data[0] */
 };
 
 struct replay *replay_new(void)
@@ -126,7 +145,7 @@ static int failf(struct replay *r, int e, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	snprintf(r->error_msg, sizeof(r->error_msg), "at byte %zu: %s", r->pos, what);
+	snprintf(r->error_msg, sizeof(r->error_msg), "at byte %zu: %s", r->dropped + r->pos, what);
 	r->error = e;
 	return e;
 }
@@ -434,11 +453,13 @@ int replay_rewind(struct replay *r, long k, char *err, size_t errlen)
 	const struct mt_replay_pos *pos = r->status.replay;
 	int e = 0;
 
-	if (k < 0 || k > r->at)
+	if (k < r->first)
+		k = r->first;
+	if (k > r->at)
 		return -ERANGE;
 	forget_model(r);
 	r->pos = 0;
-	r->at = -1;
+	r->at = r->first - 1;
 	r->segments = 0;
 	r->in_segment = false;
 	r->error = 0;
@@ -463,12 +484,81 @@ long replay_count(struct replay *r)
 
 		if (s == REC_SCAN_BAD || s == REC_SCAN_MORE)
 			break;
-		if (s == REC_SCAN_FRAME && f.type == REC_INTERVAL)
+		if (s == REC_SCAN_SEGMENT) {
+			if (r->nseg == REPLAY_SEGS) {
+				memmove(r->seg_off, r->seg_off + 1,
+					sizeof(r->seg_off) - sizeof(*r->seg_off));
+				memmove(r->seg_count, r->seg_count + 1,
+					sizeof(r->seg_count) - sizeof(*r->seg_count));
+				r->nseg--;
+			}
+			r->seg_off[r->nseg] = r->scan_pos;
+			r->seg_count[r->nseg++] = r->scanned;
+			r->scan_seg++;
+		}
+		/* as replay_step(): a later segment's opening interval is skipped */
+		if (s == REC_SCAN_FRAME && f.type == REC_INTERVAL &&
+		    !(r->scan_seg > 1 && (f.flags & REC_F_KEY)))
 			r->scanned++;
 		r->scan_pos += f.size;
 	}
 	r->tail = r->len - r->scan_pos;
 	return r->scanned;
+}
+
+size_t replay_bytes(const struct replay *r)
+{
+	return r->len;
+}
+
+long replay_first(const struct replay *r)
+{
+	return r->first;
+}
+
+int replay_trim(struct replay *r, int keep, char *err, size_t errlen)
+{
+	size_t cut;
+	long first;
+	int i, drop;
+	bool behind;
+
+	replay_count(r);
+	if (keep < 1 || r->nseg <= keep)
+		return 0;
+	drop = r->nseg - keep;
+	cut = r->seg_off[drop];
+	/* the segment's opening interval is the one shown before it began */
+	first = r->seg_count[drop] - 1;
+	if (!cut || first < r->first)
+		return 0;
+	behind = r->pos < cut;
+	memmove(r->data, r->data + cut, r->len - cut);
+	r->len -= cut;
+	r->dropped += cut;
+	r->scan_pos -= cut;
+	for (i = drop; i < r->nseg; i++) {
+		r->seg_off[i - drop] = r->seg_off[i] - cut;
+		r->seg_count[i - drop] = r->seg_count[i];
+	}
+	r->nseg -= drop;
+	r->first = first;
+	if (r->len < r->cap / 4 && r->cap > (1u << 20)) {
+		unsigned char *p = realloc(r->data, r->cap / 2);
+
+		if (p) {
+			r->data = p;
+			r->cap /= 2;
+		}
+	}
+	if (!behind) {
+		r->pos -= cut;
+		return 0;
+	}
+	/* the model stood in what was forgotten: it starts again at the oldest
+	 * interval kept */
+	r->at = first;
+	return replay_rewind(r, first, err, errlen) < 0 ? r->error : 1;
 }
 
 bool replay_quiet(const struct replay *r)

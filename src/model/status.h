@@ -97,6 +97,7 @@ struct mt_status {
  * may ask to move: MT_FE_SEEK with seek set). */
 struct mt_replay_pos {
 	long at;            /* the interval shown, 0 first */
+	long first;         /* the oldest one held (a viewer forgets old segments) */
 	long count;         /* intervals known so far */
 	bool live;          /* memtop attach: new intervals keep coming */
 	bool ended;         /* ... until the session closed the stream */

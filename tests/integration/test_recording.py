@@ -407,6 +407,104 @@ def test_stalled_viewer_never_stalls_the_session():
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
+def proc_rss_cpu(pid):
+    """(RSS bytes, CPU seconds, open descriptors) of a process."""
+    with open("/proc/%d/status" % pid) as f:
+        rss = int(re.search(r"^VmRSS:\s+(\d+) kB", f.read(), re.M).group(1)) << 10
+    with open("/proc/%d/stat" % pid) as f:
+        st = f.read()
+    fields = st[st.rindex(")") + 2:].split()
+    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return rss, cpu, len(os.listdir("/proc/%d/fd" % pid))
+
+
+def lsq_slope(points):
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    return sum((x - mx) * (y - my) for x, y in points) / sxx if sxx else 0.0
+
+
+def test_viewer_memory_flat_and_up_to_date():
+    """Issue 28: a viewer kept every byte of the stream (+0.53 MB/s while
+    the session's files stayed at 4 MB), and counted each later segment's
+    opening interval as one more it had not shown, so it never stood at
+    the end: its loop polled with no timeout, a third of a core, and its
+    header fell one interval behind per rotation. A session rotating every
+    few seconds (--record-max 256K) is followed for 60 s: the viewer's RSS
+    is flat once it holds two segments, it uses little CPU, and it shows
+    every interval it received, the newest within a few intervals of the
+    clock. { then goes back no further than the oldest interval kept."""
+    run_dir = tempfile.mkdtemp(prefix="memtop-run-")
+    os.chmod(run_dir, 0o700)
+    wl = Workload("scenario_sawtooth", "--start=0", "--duration=150",
+                  "--hold=150").wait_ready()
+    dm = Daemon(run_dir, wl.pid, ("--record-max", "256K"))
+    pane = None
+    try:
+        check(dm.id, "--daemon failed (%d): %s" % (dm.rc, dm.err))
+        pane = Pane(120, 30, {"TERM": "screen-256color", "LANG": "C.UTF-8",
+                              "MEMTOP_RUN_DIR": run_dir}, run_dir)
+        attach(pane, dm.id)
+        viewer = pane.child_pid("memtop")
+        rec = os.path.join(run_dir, "%d.rec" % dm.id)
+        samples, t0 = [], time.monotonic()
+        cpu0 = proc_rss_cpu(viewer)[1]
+        rotations, last = 0, 0
+        while time.monotonic() - t0 < 60:
+            time.sleep(2)  # the sampling period, not a wait for an event
+            rss, cpu, fds = proc_rss_cpu(viewer)
+            screen = pane.screen()
+            g = re.search(r"SESSION (\d+)/(\d+) (\d\d):(\d\d):(\d\d)", screen)
+            check(g, "no session header on the viewer:\n%s" % screen)
+            shown, received = int(g.group(1)), int(g.group(2))
+            now = time.localtime()
+            lag = (now.tm_hour * 3600 + now.tm_min * 60 + now.tm_sec -
+                   (int(g.group(3)) * 3600 + int(g.group(4)) * 60 + int(g.group(5)))) % 86400
+            size = os.path.getsize(rec)
+            rotations += size < last
+            last = size
+            samples.append((time.monotonic() - t0, rss, fds, shown, received, lag))
+        cpu = proc_rss_cpu(viewer)[1] - cpu0
+        table = "\n".join("%5.1fs rss %6d KiB fds %d %d/%d lag %ds" %
+                          (t, r >> 10, f, a, b, l) for t, r, f, a, b, l in samples)
+        check(rotations >= 4, "the session rotated %d times in 60 s:\n%s" % (rotations, table))
+        # it stands at the newest interval, within a few intervals of live
+        # (the header shows whole seconds; -d 0.3)
+        for t, _, _, shown, received, lag in samples:
+            check(shown == received and lag <= 2,
+                  "at %.0fs the viewer shows %d of %d intervals, %d s behind:\n%s" %
+                  (t, shown, received, lag, table))
+        check(samples[-1][3] > 150, "only %d intervals in 60 s" % samples[-1][3])
+        # memory: flat over the last half (the stream came at ~20 KiB/s)
+        half = [(t, r) for t, r, *_ in samples if t >= 30]
+        slope = lsq_slope(half)
+        rise = max(r for _, r in half) - min(r for _, r in half)
+        check(slope < 4096 and rise < (1 << 20),
+              "the viewer's RSS grows %.1f KiB/s (rose %d KiB) over the last 30 s:\n%s" %
+              (slope / 1024, rise >> 10, table))
+        check(len({f for _, _, f, *_ in samples}) == 1, "the viewer's descriptors changed:\n%s"
+              % table)
+        check(cpu / 60 < 0.10, "the viewer used %.0f%% of a core" % (100 * cpu / 60))
+        # back in time: no further than the oldest interval kept
+        pane.keys(*["{"] * 40)
+        pane.wait_for(lambda s: session_pos(pane) and
+                      session_pos(pane)[0] < session_pos(pane)[1] - 20, 10,
+                      "the viewer to go back")
+        at, _ = session_pos(pane)
+        check(at > 20, "the viewer went back to interval %d: the oldest segments were kept" %
+              at)
+        pane.keys("q")
+        pane.wait_for(lambda s: "ATTACH-RC=0" in s, 10, "the viewer to quit")
+    finally:
+        if pane:
+            pane.kill()
+        dm.stop()
+        wl.release()
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
 REPLAY_POS = re.compile(r"(PAUSED )?REPLAY (\d+)/(\d+)")
 
 
