@@ -201,7 +201,9 @@ static const struct cli_opt cli_opts[] = {
 	  "serve /debug/pprof/heap, /debug/pprof/allocs and /metrics over HTTP "
 	  "at ADDR: HOST:PORT, :PORT or PORT (then on 127.0.0.1; port 0 picks "
 	  "one, printed on stderr). Loopback unless a non-loopback IP address "
-	  "is spelled out: anyone who reaches it reads the profiles" },
+	  "is spelled out: anyone who reaches it reads the profiles. At most "
+	  "16 connections, 4 from one client (a user on this host, else an "
+	  "address): more are answered 503 at once" },
 
 	{ "record", OPT_RECORD, "FILE", SEC_RECORD,
 	  "append everything memtop learns to FILE as it happens (mode 0600; "
