@@ -221,7 +221,8 @@ static const struct cli_opt cli_opts[] = {
 	  "run headless in the background (survives the terminal and SIGHUP), "
 	  "serving the session on /run/memtop/PID.sock (root only) for "
 	  "`memtop attach`; records to --record FILE, else to "
-	  "/run/memtop/PID.rec" },
+	  "/run/memtop/PID.rec (removed when the session ends; a killed "
+	  "session's files are removed by the next --daemon or attach)" },
 
 	{ "max-overhead", OPT_MAX_OVERHEAD, "PCT", SEC_OVERHEAD,
 	  "how much the probes may slow a target down, in % of its own CPU "

@@ -14,10 +14,10 @@
 #include <linux/types.h>
 
 struct serve_peer {
-	bool local;     /* its socket was found on this host: uid says who */
-	uid_t uid;      /* local: the owner of the connecting socket */
-	__u8 addr[16];  /* not local: its address (IPv4 in the first 4 bytes) */
-	__u16 family;   /* AF_INET or AF_INET6; 0 when unknown */
+	bool local;    /* its socket was found on this host: uid says who */
+	uid_t uid;     /* local: the owner of the connecting socket */
+	__u8 addr[16]; /* not local: its address (IPv4 in the first 4 bytes) */
+	__u16 family;  /* AF_INET or AF_INET6; 0 when unknown */
 };
 
 /* The peer of the accepted TCP connection fd. A local peer is looked up

@@ -505,6 +505,134 @@ def test_viewer_memory_flat_and_up_to_date():
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
+def process_gone(pid):
+    """No process pid runs: none, or a zombie not reaped yet."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            st = f.read()
+    except OSError:
+        return True
+    return st[st.rindex(")") + 2] in "ZX"
+
+
+def session_files(run_dir, sid):
+    return sorted(f for f in os.listdir(run_dir) if f.split(".")[0] == str(sid))
+
+
+def rotated_daemon(run_dir, pid):
+    """A session at --record-max 64K that has rotated once (ID.rec.1)."""
+    dm = Daemon(run_dir, pid, ("--record-max", "64K"))
+    check(dm.id, "--daemon failed (%d): %s" % (dm.rc, dm.err))
+    wait(lambda: os.path.exists(os.path.join(run_dir, "%d.rec.1" % dm.id)), 30,
+         "session %d to rotate its recording" % dm.id)
+    return dm
+
+
+def test_session_files_go_when_it_ends():
+    """Issue 28: sessions' .rec files piled up in /run/memtop. A session
+    that ends (SIGTERM) removes its socket, its recording (both segments)
+    and its ID.pid mark; one whose recording --record named keeps that
+    file, which is the user's, and leaves nothing in the run directory."""
+    run_dir = tempfile.mkdtemp(prefix="memtop-run-")
+    os.chmod(run_dir, 0o700)
+    keep = tempfile.mkdtemp(prefix="memtop-rec-")
+    wl = Workload("scenario_sawtooth", "--start=0", "--duration=60", "--hold=60").wait_ready()
+    dm = None
+    try:
+        dm = rotated_daemon(run_dir, wl.pid)
+        names = session_files(run_dir, dm.id)
+        check(names == ["%d.%s" % (dm.id, x) for x in ("pid", "rec", "rec.1", "sock")],
+              "the session's files: %s" % names)
+        mark = open(os.path.join(run_dir, "%d.pid" % dm.id)).read().split()
+        with open("/proc/%d/stat" % dm.id) as f:
+            start = f.read().rsplit(")", 1)[1].split()[19]
+        check(mark == [str(dm.id), start], "%d.pid holds %r, the process started at %s" %
+              (dm.id, mark, start))
+        dm.stop()
+        check(os.listdir(run_dir) == [], "left behind after the session ended: %s" %
+              os.listdir(run_dir))
+        # --record FILE: that file stays, the run directory is left empty
+        rec = os.path.join(keep, "mine.rec")
+        dm = Daemon(run_dir, wl.pid, ("--record", rec))
+        check(dm.id, "--daemon --record failed: %s" % dm.err)
+        wait(lambda: os.path.exists(os.path.join(run_dir, "%d.sock" % dm.id)), 10,
+             "the session's socket")
+        dm.stop()
+        check(os.listdir(run_dir) == [], "left behind by a --record session: %s" %
+              os.listdir(run_dir))
+        r = replay(rec, "-b", "-n", "1")
+        check(r.returncode == 0, "the --record FILE of a session did not stay: %s" % r.stderr)
+    finally:
+        if dm:
+            dm.stop()
+        wl.release()
+        shutil.rmtree(run_dir, ignore_errors=True)
+        shutil.rmtree(keep, ignore_errors=True)
+
+
+def test_killed_session_files_removed_by_next_run():
+    """Issue 28: a session killed with SIGKILL cannot clean up. Its files
+    (socket, both segments, mark) stay until the next run that looks:
+    `memtop attach` listing, or a daemon starting, removes them and says
+    so with their size. A process that reused a gone session's PID (its
+    start time differs from the mark's) does not keep that session's files;
+    a session that runs keeps its own."""
+    run_dir = tempfile.mkdtemp(prefix="memtop-run-")
+    os.chmod(run_dir, 0o700)
+    env = dict(os.environ, MEMTOP_RUN_DIR=run_dir)
+    wl = Workload("scenario_sawtooth", "--start=0", "--duration=90", "--hold=90").wait_ready()
+    live = None
+    try:
+        killed = rotated_daemon(run_dir, wl.pid)
+        os.kill(killed.id, signal.SIGKILL)
+        wait(lambda: process_gone(killed.id), 30, "the killed session to be gone")
+        check(len(session_files(run_dir, killed.id)) == 4,
+              "a killed session's files: %s" % session_files(run_dir, killed.id))
+        # a gone session whose PID another process (the workload) has now:
+        # its mark names another start time, nobody listens on its socket
+        reused = int(wl.pid)
+        with open(os.path.join(run_dir, "%d.pid" % reused), "w") as f:
+            f.write("%d 12345\n" % reused)
+        with open(os.path.join(run_dir, "%d.rec" % reused), "wb") as f:
+            f.write(b"x" * 5000)
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(os.path.join(run_dir, "%d.sock" % reused))
+        s.close()
+        live = Daemon(run_dir, wl.pid)
+        check(live.id, "--daemon failed: %s" % live.err)
+        removed = re.findall(r"^memtop: removed the files of session (\d+) \((\d+) KiB\), "
+                             r"whose process is gone", live.err, re.M)
+        check(sorted(int(i) for i, _ in removed) == sorted([killed.id, reused]),
+              "the next daemon said %r" % live.err)
+        check(dict((int(i), int(k)) for i, k in removed)[reused] == 5,
+              "the reused PID's files were not counted as 5 KiB: %r" % removed)
+        check(session_files(run_dir, killed.id) == [] and session_files(run_dir, reused) == [],
+              "still there: %s" % os.listdir(run_dir))
+        # another one killed: `memtop attach` (the list) removes its files,
+        # says so, and lists the session that runs, whose files stay
+        killed2 = rotated_daemon(run_dir, wl.pid)
+        os.kill(killed2.id, signal.SIGKILL)
+        wait(lambda: process_gone(killed2.id), 30, "the second killed session to be gone")
+        r = subprocess.run([MEMTOP, "attach"], capture_output=True, text=True, timeout=20,
+                           env=env)
+        check(r.returncode == 0 and re.search(r"^ +%d +" % live.id, r.stdout, re.M) and
+              not re.search(r"^ +%d " % killed2.id, r.stdout, re.M),
+              "memtop attach listed %r" % r.stdout)
+        check(re.search(r"^memtop: removed the files of session %d \(\d+ KiB\)" % killed2.id,
+                        r.stderr, re.M), "memtop attach did not say it removed them: %r" %
+              r.stderr)
+        check(session_files(run_dir, killed2.id) == [], "still there: %s" % os.listdir(run_dir))
+        check(len(session_files(run_dir, live.id)) == 3, "the running session's files: %s" %
+              session_files(run_dir, live.id))
+        live.stop()
+        check(os.listdir(run_dir) == [], "left behind: %s" % os.listdir(run_dir))
+    finally:
+        if live:
+            live.stop()
+        wl.release()
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
 REPLAY_POS = re.compile(r"(PAUSED )?REPLAY (\d+)/(\d+)")
 
 
