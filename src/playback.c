@@ -143,7 +143,7 @@ static int load_file(struct playback *pb, const char *path)
 }
 
 /* Forget the stream's segments past STREAM_SEGMENTS. 1 when the model
- * stood in them and was rebuilt at the oldest interval kept. */
+ * stood in them and moved on past them. */
 static int trim_stream(struct playback *pb)
 {
 	int e = replay_trim(pb->rp, STREAM_SEGMENTS, pb->err, sizeof(pb->err));
@@ -153,7 +153,7 @@ static int trim_stream(struct playback *pb)
 	return e == 1;
 }
 
-/* What a session sent since. 0, 1 when trimming it rebuilt the model
+/* What a session sent since. 0, 1 when trimming it moved the model on
  * (trim_stream), or -EPIPE once the session closed the stream. */
 static int read_stream(struct playback *pb)
 {
@@ -172,7 +172,9 @@ static int read_stream(struct playback *pb)
 			e = -EPIPE;
 			break;
 		}
-		if (replay_append(pb->rp, buf, (size_t)n))
+		/* past a bad frame nothing more is shown: what follows is
+		 * not kept either */
+		if (!pb->error && replay_append(pb->rp, buf, (size_t)n))
 			return -ENOMEM;
 	}
 	return trim_stream(pb) && !e ? 1 : e;
@@ -344,12 +346,12 @@ static int run_tui(struct playback *pb)
 		if (pfd[1].revents)
 			return 0;
 		if (pfd[2].fd >= 0 && pfd[2].revents) {
-			bool rebuilt = read_stream(pb) == 1;
+			bool moved = read_stream(pb) == 1;
 
 			if (following && !pb->ctx.paused && seek(pb, LONG_MAX) == 0)
 				act |= show(pb, true);
-			else if (rebuilt)
-				act |= show(pb, true); /* what it showed was forgotten */
+			else if (moved)
+				act |= show(pb, true); /* it moved past what was forgotten */
 			else
 				update_pos(pb);
 			if (pb->eof) {

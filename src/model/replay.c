@@ -343,7 +343,11 @@ static int apply_interval(struct replay *r, struct rec_cur *c, __u16 flags)
 	model_tick(r->model, now);
 	r->last_now_ns = now;
 	r->quiet = flags & REC_F_QUIET;
-	r->at++;
+	/* after replay_trim() the oldest segment kept opens with interval
+	 * `first`: a KEY interval there is that one, as replay_count() has
+	 * it, however many a stream puts in */
+	if (!(flags & REC_F_KEY) || !r->first || r->at < r->first)
+		r->at++;
 	return 1;
 }
 
@@ -450,14 +454,22 @@ int replay_step(struct replay *r, char *err, size_t errlen)
 
 int replay_rewind(struct replay *r, long k, char *err, size_t errlen)
 {
-	const struct mt_replay_pos *pos = r->status.replay;
+	struct replay old = *r;
 	int e = 0;
 
 	if (k < r->first)
 		k = r->first;
 	if (k > r->at)
 		return -ERANGE;
-	forget_model(r);
+	/* the model and dictionaries stay aside until the new ones stand at
+	 * k: a rebuild that fails leaves the replay as it was. Only bytes
+	 * already applied are read again, so that takes a stream that tells
+	 * a segment's opening state apart from what came before it
+	 * (replay_trim()) */
+	r->model = NULL;
+	r->strings = NULL;
+	r->stacks = NULL;
+	r->nstacks = r->stacks_cap = r->nstrings = r->strings_cap = 0;
 	r->pos = 0;
 	r->at = r->first - 1;
 	r->segments = 0;
@@ -465,10 +477,23 @@ int replay_rewind(struct replay *r, long k, char *err, size_t errlen)
 	r->error = 0;
 	r->last_now_ns = 0;
 	memset(&r->status, 0, sizeof(r->status));
-	r->status.replay = pos;
+	r->status.replay = old.status.replay;
 	while (r->at < k && (e = replay_step(r, err, errlen)) == 1)
 		;
-	return e < 0 ? e : 0;
+	if (e < 0 || r->at < k) {
+		if (e >= 0) {
+			e = -EBADMSG;
+			if (err && errlen)
+				snprintf(err, errlen,
+					 "at byte %zu: the data ends before interval %ld",
+					 r->dropped + r->pos, k);
+		}
+		forget_model(r);
+		*r = old;
+		return e;
+	}
+	forget_model(&old);
+	return 0;
 }
 
 long replay_at(const struct replay *r)
@@ -521,7 +546,7 @@ int replay_trim(struct replay *r, int keep, char *err, size_t errlen)
 	size_t cut;
 	long first;
 	int i, drop;
-	bool behind;
+	bool moved;
 
 	replay_count(r);
 	if (keep < 1 || r->nseg <= keep)
@@ -532,9 +557,24 @@ int replay_trim(struct replay *r, int keep, char *err, size_t errlen)
 	first = r->seg_count[drop] - 1;
 	if (!cut || first < r->first)
 		return 0;
-	behind = r->pos < cut;
+	if (r->error)
+		return 0; /* nothing is applied past an error: nothing moves */
+	/* a model that stands in what is to be forgotten moves on past it
+	 * (a viewer paused far back): the same frames it would apply anyway */
+	moved = r->pos < cut;
+	while (r->pos < cut) {
+		int e = replay_step(r, err, errlen);
+
+		if (e < 0)
+			return e;
+		if (e == 0)
+			break; /* cannot be: the scan saw complete frames past cut */
+	}
+	if (r->pos < cut)
+		return 0;
 	memmove(r->data, r->data + cut, r->len - cut);
 	r->len -= cut;
+	r->pos -= cut;
 	r->dropped += cut;
 	r->scan_pos -= cut;
 	for (i = drop; i < r->nseg; i++) {
@@ -551,14 +591,7 @@ int replay_trim(struct replay *r, int keep, char *err, size_t errlen)
 			r->cap /= 2;
 		}
 	}
-	if (!behind) {
-		r->pos -= cut;
-		return 0;
-	}
-	/* the model stood in what was forgotten: it starts again at the oldest
-	 * interval kept */
-	r->at = first;
-	return replay_rewind(r, first, err, errlen) < 0 ? r->error : 1;
+	return moved;
 }
 
 bool replay_quiet(const struct replay *r)

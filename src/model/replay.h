@@ -51,16 +51,17 @@ int replay_append(struct replay *r, const void *d, size_t n);
 int replay_step(struct replay *r, char *err, size_t errlen);
 
 /* Rebuild the model from the first byte kept to the end of interval k
- * (replay_first() when k is before it; k <= replay_at()). 0 or -errno
- * (err). The model pointer changes. */
+ * (replay_first() when k is before it; k <= replay_at()). 0 (the model
+ * pointer changed), or -errno (err) with the replay left as it was. */
 int replay_rewind(struct replay *r, long k, char *err, size_t errlen);
 
 /* Forget whole segments from the front so that at most keep segments are
  * held (a session's endless stream: memory bounded as the session's own
  * files are). The intervals keep their numbers; the oldest one held is
- * replay_first(). 0 when the model goes on as it was, 1 when it stood in
- * what was forgotten and was rebuilt at replay_first() (the model pointer
- * changed), -errno (err) when that rebuild failed. */
+ * replay_first(). A model that stands in what is to be forgotten first
+ * moves on past it (replay_step()). 0 when the model did not move, 1 when
+ * it did (show it), -errno (err) when a frame on the way did not read
+ * (nothing was forgotten). Nothing is forgotten once the replay failed. */
 int replay_trim(struct replay *r, int keep, char *err, size_t errlen);
 
 /* The bytes held (appended, less what replay_trim() forgot). */
