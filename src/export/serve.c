@@ -535,11 +535,18 @@ static void refuse(struct serve *s, int fd, bool per_client)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* At most this many connections taken per turn of the loop: a client
+ * that connects as fast as it can does not keep the others waiting on
+ * the accept loop. */
+#define ACCEPT_PER_TURN 64
+
 static void on_accept(struct serve *s)
 {
-	int fd, i, free_i, same;
+	int fd, i, free_i, same, turn;
 
-	while ((fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+	for (turn = 0; turn < ACCEPT_PER_TURN &&
+		       (fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0;
+	     turn++) {
 		struct serve_peer peer;
 
 		serve_peer_of(fd, &peer);
