@@ -268,7 +268,7 @@ demo: deps
 # Long runs that look for growth (root): SOAK_MINUTES each (default 60),
 # niced so that they share the machine.
 SOAK_MINUTES ?= 60
-soak: $(OUTPUT)/memtop $(OUTPUT)/workloads/scenario_sawtooth
+soak: $(OUTPUT)/memtop $(OUTPUT)/workloads/scenario_bursts
 	$(Q)SOAK_MINUTES=$(SOAK_MINUTES) nice -n 10 tests/soak/viewer
 
 bench: deps

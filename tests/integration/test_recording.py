@@ -438,7 +438,7 @@ def test_viewer_memory_flat_and_up_to_date():
     clock. { then goes back no further than the oldest interval kept."""
     run_dir = tempfile.mkdtemp(prefix="memtop-run-")
     os.chmod(run_dir, 0o700)
-    wl = Workload("scenario_sawtooth", "--start=0", "--duration=150",
+    wl = Workload("scenario_bursts", "--start=0", "--duration=150",
                   "--hold=150").wait_ready()
     dm = Daemon(run_dir, wl.pid, ("--record-max", "256K"))
     pane = None
@@ -536,7 +536,7 @@ def test_session_files_go_when_it_ends():
     run_dir = tempfile.mkdtemp(prefix="memtop-run-")
     os.chmod(run_dir, 0o700)
     keep = tempfile.mkdtemp(prefix="memtop-rec-")
-    wl = Workload("scenario_sawtooth", "--start=0", "--duration=60", "--hold=60").wait_ready()
+    wl = Workload("scenario_bursts", "--start=0", "--duration=60", "--hold=60").wait_ready()
     dm = None
     try:
         dm = rotated_daemon(run_dir, wl.pid)
@@ -580,7 +580,7 @@ def test_killed_session_files_removed_by_next_run():
     run_dir = tempfile.mkdtemp(prefix="memtop-run-")
     os.chmod(run_dir, 0o700)
     env = dict(os.environ, MEMTOP_RUN_DIR=run_dir)
-    wl = Workload("scenario_sawtooth", "--start=0", "--duration=90", "--hold=90").wait_ready()
+    wl = Workload("scenario_bursts", "--start=0", "--duration=90", "--hold=90").wait_ready()
     live = None
     try:
         killed = rotated_daemon(run_dir, wl.pid)
