@@ -7,7 +7,6 @@
  */
 #include "export/serve_peer.h"
 
-#include <errno.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <unistd.h>
