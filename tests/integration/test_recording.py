@@ -434,8 +434,8 @@ def test_viewer_memory_flat_and_up_to_date():
     header fell one interval behind per rotation. A session rotating every
     few seconds (--record-max 256K) is followed for 60 s: the viewer's RSS
     is flat once it holds two segments, it uses little CPU, and it shows
-    every interval it received, the newest within a few intervals of the
-    clock. { then goes back no further than the oldest interval kept."""
+    every interval it received, the newest within a few intervals (3 s)
+    of the clock. { then goes back no further than the oldest interval kept."""
     run_dir = tempfile.mkdtemp(prefix="memtop-run-")
     os.chmod(run_dir, 0o700)
     wl = Workload("scenario_bursts", "--start=0", "--duration=150",
@@ -470,10 +470,11 @@ def test_viewer_memory_flat_and_up_to_date():
         table = "\n".join("%5.1fs rss %6d KiB fds %d %d/%d lag %ds" %
                           (t, r >> 10, f, a, b, l) for t, r, f, a, b, l in samples)
         check(rotations >= 4, "the session rotated %d times in 60 s:\n%s" % (rotations, table))
-        # it stands at the newest interval, within a few intervals of live
-        # (the header shows whole seconds; -d 0.3)
+        # it stands at the newest interval it received, within a few
+        # intervals of live (the header shows whole seconds; -d 0.3, and a
+        # second of slack for a loaded machine)
         for t, _, _, shown, received, lag in samples:
-            check(shown == received and lag <= 2,
+            check(shown == received and lag <= 3,
                   "at %.0fs the viewer shows %d of %d intervals, %d s behind:\n%s" %
                   (t, shown, received, lag, table))
         check(samples[-1][3] > 150, "only %d intervals in 60 s" % samples[-1][3])
