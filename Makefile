@@ -87,7 +87,7 @@ GO_WORKLOADS := $(addprefix $(OUTPUT)/workloads/,mt_go mt_go_cgo mt_go_stripped 
 	$(addprefix mt_go_,$(GO_VERSIONS)))
 WORKLOADS += $(GO_WORKLOADS)
 
-.PHONY: all deps deps-clean demo check check-quick unit integration bench clean install \
+.PHONY: all deps deps-clean demo check check-quick unit integration bench soak clean install \
 	werror asan analyze format format-check
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -270,6 +270,12 @@ check: deps
 demo: deps
 	$(Q)$(MAKE) -j$(JOBS) --no-print-directory all $(OUTPUT)/workloads/demo_leaky_server
 	$(Q)tests/demo.sh
+
+# Long runs that look for growth (root): SOAK_MINUTES each (default 60),
+# niced so that they share the machine.
+SOAK_MINUTES ?= 60
+soak: $(OUTPUT)/memtop $(OUTPUT)/workloads/scenario_bursts
+	$(Q)SOAK_MINUTES=$(SOAK_MINUTES) nice -n 10 tests/soak/viewer
 
 bench: deps
 	$(Q)$(MAKE) -j$(JOBS) --no-print-directory all $(WORKLOADS)

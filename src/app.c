@@ -107,6 +107,7 @@ struct app {
 	struct session *sess; /* --daemon's socket */
 	int daemon_fd;        /* --daemon: tells the waiting parent "ready"; -1 */
 	char rec_path[PATH_MAX];
+	bool marked;               /* --daemon: RUN_DIR/ID.pid written, the files go at the end */
 	size_t target_limits_said; /* (target, bound) pairs hit, as last said */
 };
 
@@ -1061,6 +1062,10 @@ static void teardown(struct app *a)
 	python_names_free(a->ingest.py);
 	proc_cache_free(a->pc);
 	recorder_close(a->rec); /* its last interval is written: nothing is lost */
+	/* --daemon: the session's files go with it (its own recording too;
+	 * one --record named is the user's) */
+	if (a->marked)
+		session_remove_files(session_run_dir(), getpid(), !a->cfg->record);
 	model_free(a->model);
 	if (a->sigfd >= 0)
 		close(a->sigfd);
@@ -1126,6 +1131,16 @@ static void describe_targets(const struct mt_config *cfg, char *buf, size_t len)
 		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? " " : "-- ", cfg->cmd_argv[i]);
 }
 
+/* A session whose process is gone, and whose files session_sweep()
+ * removed. */
+static void said_swept(void *ctx, pid_t id, unsigned long long bytes)
+{
+	(void)ctx;
+	say("removed the files of session %d (%llu KiB), whose process is gone: it ended "
+	    "without cleaning up (killed?)",
+	    (int)id, (bytes + 1023) >> 10);
+}
+
 static int open_recording(struct app *a)
 {
 	const struct mt_config *cfg = a->cfg;
@@ -1142,12 +1157,22 @@ static int open_recording(struct app *a)
 
 	if (!cfg->record && !cfg->daemon)
 		return 0;
-	if (!o.path) {
-		/* --daemon's own, beside its socket */
+	if (cfg->daemon) {
+		/* the run directory: checked, rid of what sessions killed
+		 * before they could clean up left, then this one's mark */
 		if (session_check_dir(session_run_dir(), err, sizeof(err))) {
 			fail("%s", err);
 			return -EPERM;
 		}
+		session_sweep(session_run_dir(), getpid(), said_swept, NULL);
+		if (session_mark(session_run_dir(), getpid(), err, sizeof(err))) {
+			fail("%s", err);
+			return -EIO;
+		}
+		a->marked = true;
+	}
+	if (!o.path) {
+		/* --daemon's own, beside its socket */
 		snprintf(a->rec_path, sizeof(a->rec_path), "%s/%d.rec", session_run_dir(),
 			 (int)getpid());
 		o.path = a->rec_path;

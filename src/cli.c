@@ -208,7 +208,9 @@ static const struct cli_opt cli_opts[] = {
 	  "serve /debug/pprof/heap, /debug/pprof/allocs and /metrics over HTTP "
 	  "at ADDR: HOST:PORT, :PORT or PORT (then on 127.0.0.1; port 0 picks "
 	  "one, printed on stderr). Loopback unless a non-loopback IP address "
-	  "is spelled out: anyone who reaches it reads the profiles" },
+	  "is spelled out: anyone who reaches it reads the profiles. At most "
+	  "16 connections, 4 from one client (a user on this host, else an "
+	  "address): more are answered 503 at once" },
 
 	{ "record", OPT_RECORD, "FILE", SEC_RECORD,
 	  "append everything memtop learns to FILE as it happens (mode 0600; "
@@ -226,7 +228,8 @@ static const struct cli_opt cli_opts[] = {
 	  "run headless in the background (survives the terminal and SIGHUP), "
 	  "serving the session on /run/memtop/PID.sock (root only) for "
 	  "`memtop attach`; records to --record FILE, else to "
-	  "/run/memtop/PID.rec" },
+	  "/run/memtop/PID.rec (removed when the session ends; a killed "
+	  "session's files are removed by the next --daemon or attach)" },
 
 	{ "max-overhead", OPT_MAX_OVERHEAD, "PCT", SEC_OVERHEAD,
 	  "how much the probes may slow a target down, in % of its own CPU "

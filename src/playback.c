@@ -9,7 +9,9 @@
  * the recording's own by default), Space pauses, [ ] { } seek; a seek
  * back rebuilds the model from the start (exact, and fast: the model only
  * adds up its inputs). A session (memtop attach) starts at its newest
- * interval and follows it while the view stands at the end.
+ * interval and follows it while the view stands at the end; it keeps the
+ * stream's last STREAM_SEGMENTS segments, as the session keeps its files,
+ * so its memory does not grow with the session's age.
  *
  * A file is read where the replay asks (replay_set_source): what --replay
  * holds is the model and a window of the file, whatever its size. Only a
@@ -44,6 +46,9 @@
 #define STREAM_CHUNK (256u << 10)
 /* How long a viewer waits for a session's first interval. */
 #define FIRST_INTERVAL_MS 5000
+/* Segments of a session's stream a viewer keeps to move back through: as
+ * many as the session keeps in its files (FILE.1 and FILE). */
+#define STREAM_SEGMENTS 2
 
 /* FILE.1 then FILE as one recording, read where the replay asks
  * (replay_set_source): the replay holds a window of it, not the file. */
@@ -196,10 +201,23 @@ static int load_file(struct playback *pb, const char *path)
 	return replay_set_source(pb->rp, &src);
 }
 
-/* What a session sent since. 0, or -EPIPE once it closed the stream. */
+/* Forget the stream's segments past STREAM_SEGMENTS. 1 when the model
+ * stood in them and moved on past them. */
+static int trim_stream(struct playback *pb)
+{
+	int e = replay_trim(pb->rp, STREAM_SEGMENTS, pb->err, sizeof(pb->err));
+
+	if (e < 0)
+		pb->error = e;
+	return e == 1;
+}
+
+/* What a session sent since. 0, 1 when trimming it moved the model on
+ * (trim_stream), or -EPIPE once the session closed the stream. */
 static int read_stream(struct playback *pb)
 {
 	static unsigned char buf[STREAM_CHUNK];
+	int e = 0;
 
 	for (;;) {
 		ssize_t n = read(pb->fd, buf, sizeof(buf));
@@ -207,14 +225,18 @@ static int read_stream(struct playback *pb)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return 0;
+			break;
 		if (n <= 0) {
 			pb->eof = true;
-			return -EPIPE;
+			e = -EPIPE;
+			break;
 		}
-		if (replay_append(pb->rp, buf, (size_t)n))
+		/* past a bad frame nothing more is shown: what follows is
+		 * not kept either */
+		if (!pb->error && replay_append(pb->rp, buf, (size_t)n))
 			return -ENOMEM;
 	}
+	return trim_stream(pb) && !e ? 1 : e;
 }
 
 /* ---- moving ------------------------------------------------------------------ */
@@ -235,6 +257,7 @@ static int step(struct playback *pb)
 static void update_pos(struct playback *pb)
 {
 	pb->pos.at = replay_at(pb->rp);
+	pb->pos.first = replay_first(pb->rp);
 	pb->pos.count = replay_count(pb->rp);
 	if (pb->error && pb->pos.count > pb->pos.at + 1)
 		pb->pos.count = pb->pos.at + 1; /* nothing past the bad frame */
@@ -391,7 +414,9 @@ static int run_tui(struct playback *pb)
 		int timeout = -1;
 
 		pb->pos.playing = !pb->ctx.paused && !at_end;
-		if (pb->pos.playing)
+		/* following, new intervals come from the stream: no timer (a
+		 * timeout of 0 here once spun the viewer on a core) */
+		if (pb->pos.playing && !following)
 			timeout = now >= next ? 0 : (int)((next - now) / 1000000) + 1;
 		else if (!pb->eof && pb->fd < 0)
 			timeout = 1000;
@@ -401,9 +426,12 @@ static int run_tui(struct playback *pb)
 		if (pfd[1].revents)
 			return 0;
 		if (pfd[2].fd >= 0 && pfd[2].revents) {
-			read_stream(pb);
+			bool moved = read_stream(pb) == 1;
+
 			if (following && !pb->ctx.paused && seek(pb, LONG_MAX) == 0)
 				act |= show(pb, true);
+			else if (moved)
+				act |= show(pb, true); /* it moved past what was forgotten */
 			else
 				update_pos(pb);
 			if (pb->eof) {

@@ -114,12 +114,30 @@ static bool session_name(const char *name, long *id)
 	return end != name && !errno && *id > 0 && !strcmp(end, ".sock");
 }
 
+/* A session whose process is gone, and whose files session_sweep()
+ * removed. */
+static void said_swept(void *ctx, pid_t id, unsigned long long bytes)
+{
+	(void)ctx;
+	fprintf(stderr,
+		"memtop: removed the files of session %d (%llu KiB), whose process is gone: it "
+		"ended without cleaning up (killed?)\n",
+		(int)id, (bytes + 1023) >> 10);
+}
+
 static int list_sessions(void)
 {
 	const char *dir = session_run_dir();
-	DIR *d = opendir(dir);
 	struct dirent *de;
+	struct stat st;
 	int found = 0;
+	DIR *d;
+
+	/* only memtop's user may: in a directory it owns, where no one
+	 * else writes (a run directory that is not is left alone) */
+	if (!lstat(dir, &st) && S_ISDIR(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 022))
+		session_sweep(dir, 0, said_swept, NULL);
+	d = opendir(dir);
 
 	if (!d) {
 		fprintf(stderr, "memtop: no sessions (%s: %s)\n", dir, strerror(errno));

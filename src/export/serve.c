@@ -40,9 +40,12 @@
 
 #include "export/metrics.h"
 #include "export/pprof.h"
+#include "export/serve_peer.h"
 #include "util/clock.h"
 
-#define LISTEN_BACKLOG 16
+/* Room for a burst of connections: one client's over its cap are taken
+ * and closed at once, and must not fill the queue in front of others. */
+#define LISTEN_BACKLOG 128
 /* A ?seconds= request waits N seconds, plus up to two intervals for the
  * ticks that start and end it, plus this. */
 #define WAIT_SLACK_S 10
@@ -103,8 +106,9 @@ struct conn {
 	const char *text; /* a static body, when body is NULL */
 	size_t text_len;
 	enum kind kind;
-	int slot; /* -1: none */
-	int code; /* the answer's status; 0: none yet */
+	int slot;               /* -1: none */
+	int code;               /* the answer's status; 0: none yet */
+	struct serve_peer peer; /* who, for SERVE_MAX_PER_CLIENT */
 };
 
 struct serve {
@@ -511,33 +515,63 @@ static void conn_close(struct serve *s, struct conn *c)
 	c->state = C_FREE;
 }
 
-static void on_accept(struct serve *s)
+/* Answer 503 and close at once: turned away without holding a slot. */
+static void refuse(struct serve *s, int fd, bool per_client)
 {
 	static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
 				   "Connection: close\r\n\r\n";
-	int fd, i;
+	static const char client[] =
+		"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
+		"Content-Length: 39\r\nConnection: close\r\n\r\n"
+		"too many connections from this client\r\n";
+	const char *a = per_client ? client : busy;
 
-	while ((fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
-		for (i = 0; i < SERVE_MAX_CONNS && s->conns[i].state != C_FREE; i++)
-			;
-		if (i == SERVE_MAX_CONNS) {
-			if (send(fd, busy, sizeof(busy) - 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
-				/* best effort */
+	if (send(fd, a, strlen(a), MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+		/* best effort */
+	}
+	close(fd);
+	pthread_mutex_lock(&s->lock);
+	s->st.refused++;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* At most this many connections taken per turn of the loop: a client
+ * that connects as fast as it can does not keep the others waiting on
+ * the accept loop. */
+#define ACCEPT_PER_TURN 64
+
+static void on_accept(struct serve *s)
+{
+	int fd, i, free_i, same, turn;
+
+	for (turn = 0; turn < ACCEPT_PER_TURN &&
+		       (fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0;
+	     turn++) {
+		struct serve_peer peer;
+
+		serve_peer_of(fd, &peer);
+		for (i = 0, free_i = -1, same = 0; i < SERVE_MAX_CONNS; i++) {
+			if (s->conns[i].state == C_FREE) {
+				if (free_i < 0)
+					free_i = i;
+			} else if (serve_peer_same(&s->conns[i].peer, &peer)) {
+				same++;
 			}
-			close(fd);
-			pthread_mutex_lock(&s->lock);
-			s->st.refused++;
-			pthread_mutex_unlock(&s->lock);
+		}
+		if (same >= SERVE_MAX_PER_CLIENT || free_i < 0) {
+			refuse(s, fd, same >= SERVE_MAX_PER_CLIENT);
 			continue;
 		}
 		pthread_mutex_lock(&s->lock);
 		s->st.open++;
 		pthread_mutex_unlock(&s->lock);
-		s->conns[i] = (struct conn){ .fd = fd,
-					     .state = C_READ,
-					     .slot = -1,
-					     .deadline_ms = ((__s64)(clock_mono_ns() / 1000000)) +
-							    SERVE_READ_TIMEOUT_S * 1000 };
+		s->conns[free_i] =
+			(struct conn){ .fd = fd,
+				       .state = C_READ,
+				       .slot = -1,
+				       .peer = peer,
+				       .deadline_ms = ((__s64)(clock_mono_ns() / 1000000)) +
+						      SERVE_READ_TIMEOUT_S * 1000 };
 	}
 }
 

@@ -12,7 +12,10 @@
  * are answered from the last published copy. ?seconds= requests are
  * handed to the main loop the same way (a slot per connection) and
  * completed by the first serve_publish() N seconds later. Every socket is
- * non-blocking: at most SERVE_MAX_CONNS connections, a request of at most
+ * non-blocking: at most SERVE_MAX_CONNS connections in all and
+ * SERVE_MAX_PER_CLIENT from one client (export/serve_peer.h: a user on this
+ * host, else an address; one past either is answered 503 and closed at
+ * once, so one client cannot hold every slot), a request of at most
  * SERVE_MAX_REQUEST bytes read within SERVE_READ_TIMEOUT_S, an answer
  * written within SERVE_WRITE_TIMEOUT_S, then Connection: close. Only GET;
  * other methods get 405, other paths 404.
@@ -30,6 +33,7 @@
 #include "model/status.h"
 
 #define SERVE_MAX_CONNS 16
+#define SERVE_MAX_PER_CLIENT 4
 #define SERVE_MAX_REQUEST 8192
 #define SERVE_READ_TIMEOUT_S 5
 #define SERVE_WRITE_TIMEOUT_S 10

@@ -10,14 +10,22 @@
  * dropped. The main thread hands the thread new descriptors of the
  * segments and their flushed sizes (session_publish); the thread alone
  * reads and closes them.
+ *
+ * A session's files are removed when it ends (session_remove_files), and
+ * those of a session that could not (SIGKILL) by the next run that looks
+ * in the run directory (session_sweep): a daemon starting, `memtop
+ * attach` listing.
  */
 #include "export/session.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +110,182 @@ int session_check_dir(const char *dir, char *err, size_t errlen)
 	}
 	close(fd);
 	return e;
+}
+
+/* ---- a session's files ------------------------------------------------------- */
+
+static const char *const file_suffix[] = { ".sock", ".rec", ".rec.1", ".pid" };
+
+/* The start time of process pid (clock ticks after boot), or 0 when it
+ * does not run (a zombie: it has ended, only not been reaped). */
+static unsigned long long proc_start(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* the command name may hold spaces and parentheses: fields count
+	 * from the last ')' (state is field 3, starttime field 22) */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+		return 0;
+	for (i = 3; p && i <= 22; i++) {
+		p = strchr(p + 1, ' ');
+		if (p && i == 22)
+			start = strtoull(p + 1, NULL, 10);
+	}
+	return start;
+}
+
+int session_mark(const char *dir, pid_t id, char *err, size_t errlen)
+{
+	char path[PATH_MAX], line[64];
+	int fd, n, e = 0;
+
+	snprintf(path, sizeof(path), "%s/%d.pid", dir, (int)id);
+	n = snprintf(line, sizeof(line), "%d %llu\n", (int)id, proc_start(id));
+	unlink(path); /* a gone session's of the same PID */
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, line, (size_t)n) != n)
+		e = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (e) {
+		snprintf(err, errlen, "cannot write %.300s: %s", path, strerror(-e));
+		unlink(path);
+	}
+	return e;
+}
+
+void session_remove_files(const char *dir, pid_t id, bool with_recording)
+{
+	char path[PATH_MAX];
+	size_t i;
+
+	for (i = 1; i < sizeof(file_suffix) / sizeof(*file_suffix); i++) {
+		if (!with_recording && strncmp(file_suffix[i], ".rec", 4) == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%d%s", dir, (int)id, file_suffix[i]);
+		unlink(path);
+	}
+}
+
+/* Whether a socket at path answers. */
+static bool socket_answers(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	bool busy;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return true; /* cannot tell: keep it */
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	busy = fd < 0 || !connect(fd, (struct sockaddr *)&sa, sizeof(sa)) || errno != ECONNREFUSED;
+	if (fd >= 0)
+		close(fd);
+	return busy;
+}
+
+/* Whether session id, of whose files one is in dirfd, still runs. */
+static bool session_runs(int dirfd, const char *dir, pid_t id)
+{
+	char name[64], path[PATH_MAX], line[64] = "";
+	unsigned long long start;
+	int fd, pid;
+	ssize_t n = -1;
+
+	snprintf(name, sizeof(name), "%d.pid", (int)id);
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, line, sizeof(line) - 1);
+		close(fd);
+	}
+	if (n > 0 && sscanf(line, "%d %llu", &pid, &start) == 2 && pid == id && start)
+		return proc_start(id) == start;
+	/* no mark: one setting up, or of an older memtop */
+	if (!proc_start(id))
+		return false;
+	snprintf(path, sizeof(path), "%s/%d.sock", dir, (int)id);
+	return access(path, F_OK) || socket_answers(path);
+}
+
+/* ID of a session's file name, or 0. */
+static pid_t session_file_id(const char *name)
+{
+	char *end;
+	long id;
+	size_t i;
+
+	errno = 0;
+	id = strtol(name, &end, 10);
+	if (end == name || errno || id <= 0 || id > INT32_MAX || name[0] == '+' || name[0] == '-')
+		return 0;
+	for (i = 0; i < sizeof(file_suffix) / sizeof(*file_suffix); i++)
+		if (!strcmp(end, file_suffix[i]))
+			return (pid_t)id;
+	return 0;
+}
+
+int session_sweep(const char *dir, pid_t self,
+		  void (*said)(void *ctx, pid_t id, unsigned long long bytes), void *ctx)
+{
+	pid_t ids[256];
+	size_t nids = 0, i, k;
+	int dirfd, removed = 0;
+	struct dirent *de;
+	DIR *d;
+
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dirfd < 0)
+		return 0;
+	d = fdopendir(dup(dirfd));
+	if (!d) {
+		close(dirfd);
+		return 0;
+	}
+	while ((de = readdir(d)) && nids < sizeof(ids) / sizeof(*ids)) {
+		pid_t id = session_file_id(de->d_name);
+
+		for (i = 0; id && i < nids && ids[i] != id; i++)
+			;
+		if (id && id != self && i == nids)
+			ids[nids++] = id;
+	}
+	closedir(d);
+	for (i = 0; i < nids; i++) {
+		unsigned long long bytes = 0;
+
+		if (session_runs(dirfd, dir, ids[i]))
+			continue;
+		for (k = 0; k < sizeof(file_suffix) / sizeof(*file_suffix); k++) {
+			char name[64];
+			struct stat st;
+
+			snprintf(name, sizeof(name), "%d%s", (int)ids[i], file_suffix[k]);
+			/* only what a session makes: a socket or a regular file */
+			if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) ||
+			    !(S_ISREG(st.st_mode) || S_ISSOCK(st.st_mode)))
+				continue;
+			if (!unlinkat(dirfd, name, 0) && S_ISREG(st.st_mode))
+				bytes += (unsigned long long)st.st_size;
+		}
+		removed++;
+		if (said)
+			said(ctx, ids[i], bytes);
+	}
+	close(dirfd);
+	return removed;
 }
 
 /* ---- the thread ------------------------------------------------------------ */

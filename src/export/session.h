@@ -19,6 +19,7 @@
 #ifndef MEMTOP_SESSION_H
 #define MEMTOP_SESSION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -32,6 +33,33 @@ const char *session_run_dir(void);
 /* Make sure dir exists, is a directory (not a symlink), owned by this
  * user and writable by no one else. 0 or -errno with err. */
 int session_check_dir(const char *dir, char *err, size_t errlen);
+
+/* A session's files in RUN_DIR are named after its ID (its PID): ID.sock,
+ * ID.rec and ID.rec.1 (its recording, unless --record named another),
+ * and ID.pid, "PID STARTTIME\n": the process and its start time (clock
+ * ticks after boot, the 22nd field of /proc/PID/stat), written before
+ * the others, so that a later run tells a session that is gone from a
+ * process that reused its PID. */
+
+/* Write RUN_DIR/ID.pid for this process (id == getpid()). 0, or -errno
+ * with err. */
+int session_mark(const char *dir, pid_t id, char *err, size_t errlen);
+
+/* Remove the session's files at its end: ID.pid, and its recording
+ * ID.rec and ID.rec.1 when with_recording (it was the session's own,
+ * not a --record FILE). The socket goes with session_close(). */
+void session_remove_files(const char *dir, pid_t id, bool with_recording);
+
+/* Sessions whose process is gone (killed with SIGKILL, crashed) leave
+ * their files: remove those of every such session in dir, except self.
+ * A session is gone when the process its ID.pid names no longer runs,
+ * or runs with another start time (its PID was reused); without an
+ * ID.pid (one still setting up, or of an older memtop), when no process
+ * has its PID, or its socket is there and nobody listens on it. said
+ * (may be NULL) is called once per session removed, with the bytes its
+ * files held. The number of sessions removed. */
+int session_sweep(const char *dir, pid_t self,
+		  void (*said)(void *ctx, pid_t id, unsigned long long bytes), void *ctx);
 
 struct session;
 

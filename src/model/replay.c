@@ -2,7 +2,7 @@
 /*
  * replay.c - a recording read back into a model (replay.h).
  *
- * Rewinding is a fresh model fed from the first byte again, which is
+ * Rewinding is a fresh model fed from the first byte kept again, which is
  * exact (the model is a function of its inputs) and needs no snapshot of
  * the model. The bytes are either appended and kept whole (a session's
  * stream), or read from a source when needed (a file), through a window
@@ -11,7 +11,13 @@
  * intervals reads the source once more through a second window, freed at
  * its end; nothing per interval is kept. A reader that reads on from
  * one segment into the next (a session stream, or FILE.1 then FILE) skips
- * the next segment's opening state (REC_F_KEY frames): it has it already.
+ * the next segment's opening state (REC_F_KEY frames): it has it already,
+ * and those frames' interval (the one just shown again) is not counted.
+ *
+ * An endless stream is bounded by replay_trim(): whole segments are
+ * forgotten from the front, the oldest segment kept then opens with its
+ * opening state, so a rewind starts there. Intervals keep their numbers
+ * (replay_first() is the oldest one still held).
  *
  * Dictionaries: strings and stacks have ids from 1, each defined before
  * use; a definition again (a later segment's opening state) is ignored.
@@ -29,6 +35,9 @@
 #include "model/recording.h"
 #include "util/pattern.h"
 #include "util/strpool.h"
+
+/* Segment starts remembered for replay_trim(). */
+#define REPLAY_SEGS 8
 
 struct rec_stack {
 	__u32 n;
@@ -77,6 +86,16 @@ struct replay {
 	long scanned;
 	bool counted; /* a source's count is final */
 	size_t tail;  /* bytes after the last complete frame */
+	int scan_seg; /* segments scanned (their magic seen) */
+	/* where the last REPLAY_SEGS segments scanned start, and the intervals
+	 * counted before each */
+	size_t seg_off[REPLAY_SEGS];
+	long seg_count[REPLAY_SEGS];
+	int nseg;
+
+	/* forgetting (replay_trim) */
+	long first;     /* the interval the first byte kept opens with */
+	size_t dropped; /* bytes forgotten before data[0] */
 };
 
 struct replay *replay_new(void)
@@ -257,7 +276,7 @@ static int failf(struct replay *r, int e, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	snprintf(r->error_msg, sizeof(r->error_msg), "at byte %zu: %s", r->pos, what);
+	snprintf(r->error_msg, sizeof(r->error_msg), "at byte %zu: %s", r->dropped + r->pos, what);
 	r->error = e;
 	return e;
 }
@@ -487,7 +506,11 @@ static int apply_interval(struct replay *r, struct rec_cur *c, __u16 flags)
 	model_tick(r->model, now);
 	r->last_now_ns = now;
 	r->quiet = flags & REC_F_QUIET;
-	r->at++;
+	/* after replay_trim() the oldest segment kept opens with interval
+	 * `first`: a KEY interval there is that one, as replay_count() has
+	 * it, however many a stream puts in */
+	if (!(flags & REC_F_KEY) || !r->first || r->at < r->first)
+		r->at++;
 	return 1;
 }
 
@@ -600,23 +623,46 @@ int replay_step(struct replay *r, char *err, size_t errlen)
 
 int replay_rewind(struct replay *r, long k, char *err, size_t errlen)
 {
-	const struct mt_replay_pos *pos = r->status.replay;
+	struct replay old = *r;
 	int e = 0;
 
-	if (k < 0 || k > r->at)
+	if (k < r->first)
+		k = r->first;
+	if (k > r->at)
 		return -ERANGE;
-	forget_model(r);
+	/* the model and dictionaries stay aside until the new ones stand at
+	 * k: a rebuild that fails leaves the replay as it was. Only bytes
+	 * already applied are read again, so that takes a stream that tells
+	 * a segment's opening state apart from what came before it
+	 * (replay_trim()) */
+	r->model = NULL;
+	r->strings = NULL;
+	r->stacks = NULL;
+	r->nstacks = r->stacks_cap = r->nstrings = r->strings_cap = 0;
 	r->pos = 0;
-	r->at = -1;
+	r->at = r->first - 1;
 	r->segments = 0;
 	r->in_segment = false;
 	r->error = 0;
 	r->last_now_ns = 0;
 	memset(&r->status, 0, sizeof(r->status));
-	r->status.replay = pos;
+	r->status.replay = old.status.replay;
 	while (r->at < k && (e = replay_step(r, err, errlen)) == 1)
 		;
-	return e < 0 ? e : 0;
+	if (e < 0 || r->at < k) {
+		if (e >= 0) {
+			e = -EBADMSG;
+			if (err && errlen)
+				snprintf(err, errlen,
+					 "at byte %zu: the data ends before interval %ld",
+					 r->dropped + r->pos, k);
+		}
+		forget_model(r);
+		*r = old;
+		return e;
+	}
+	forget_model(&old);
+	return 0;
 }
 
 long replay_at(const struct replay *r)
@@ -634,7 +680,21 @@ long replay_count(struct replay *r)
 
 		if (s == REC_SCAN_BAD || s == REC_SCAN_MORE)
 			break;
-		if (s == REC_SCAN_FRAME && f.type == REC_INTERVAL)
+		if (s == REC_SCAN_SEGMENT) {
+			if (r->nseg == REPLAY_SEGS) {
+				memmove(r->seg_off, r->seg_off + 1,
+					sizeof(r->seg_off) - sizeof(*r->seg_off));
+				memmove(r->seg_count, r->seg_count + 1,
+					sizeof(r->seg_count) - sizeof(*r->seg_count));
+				r->nseg--;
+			}
+			r->seg_off[r->nseg] = r->scan_pos;
+			r->seg_count[r->nseg++] = r->scanned;
+			r->scan_seg++;
+		}
+		/* as replay_step(): a later segment's opening interval is skipped */
+		if (s == REC_SCAN_FRAME && f.type == REC_INTERVAL &&
+		    !(r->scan_seg > 1 && (f.flags & REC_F_KEY)))
 			r->scanned++;
 		r->scan_pos += f.size;
 	}
@@ -645,6 +705,69 @@ long replay_count(struct replay *r)
 		r->count_win = (struct window){ 0 };
 	}
 	return r->scanned;
+}
+
+size_t replay_bytes(const struct replay *r)
+{
+	return r->len;
+}
+
+long replay_first(const struct replay *r)
+{
+	return r->first;
+}
+
+int replay_trim(struct replay *r, int keep, char *err, size_t errlen)
+{
+	size_t cut;
+	long first;
+	int i, drop;
+	bool moved;
+
+	replay_count(r);
+	if (keep < 1 || r->nseg <= keep)
+		return 0;
+	drop = r->nseg - keep;
+	cut = r->seg_off[drop];
+	/* the segment's opening interval is the one shown before it began */
+	first = r->seg_count[drop] - 1;
+	if (!cut || first < r->first)
+		return 0;
+	if (r->error)
+		return 0; /* nothing is applied past an error: nothing moves */
+	/* a model that stands in what is to be forgotten moves on past it
+	 * (a viewer paused far back): the same frames it would apply anyway */
+	moved = r->pos < cut;
+	while (r->pos < cut) {
+		int e = replay_step(r, err, errlen);
+
+		if (e < 0)
+			return e;
+		if (e == 0)
+			break; /* cannot be: the scan saw complete frames past cut */
+	}
+	if (r->pos < cut)
+		return 0;
+	memmove(r->data, r->data + cut, r->len - cut);
+	r->len -= cut;
+	r->pos -= cut;
+	r->dropped += cut;
+	r->scan_pos -= cut;
+	for (i = drop; i < r->nseg; i++) {
+		r->seg_off[i - drop] = r->seg_off[i] - cut;
+		r->seg_count[i - drop] = r->seg_count[i];
+	}
+	r->nseg -= drop;
+	r->first = first;
+	if (r->len < r->cap / 4 && r->cap > (1u << 20)) {
+		unsigned char *p = realloc(r->data, r->cap / 2);
+
+		if (p) {
+			r->data = p;
+			r->cap /= 2;
+		}
+	}
+	return moved;
 }
 
 bool replay_quiet(const struct replay *r)

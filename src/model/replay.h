@@ -75,9 +75,26 @@ size_t replay_bytes_held(const struct replay *r);
  * interval). */
 int replay_step(struct replay *r, char *err, size_t errlen);
 
-/* Rebuild the model from the first byte to the end of interval k (k <=
- * replay_at()). 0 or -errno (err). The model pointer changes. */
+/* Rebuild the model from the first byte kept to the end of interval k
+ * (replay_first() when k is before it; k <= replay_at()). 0 (the model
+ * pointer changed), or -errno (err) with the replay left as it was. */
 int replay_rewind(struct replay *r, long k, char *err, size_t errlen);
+
+/* Forget whole segments from the front so that at most keep segments are
+ * held (a session's endless stream: memory bounded as the session's own
+ * files are). The intervals keep their numbers; the oldest one held is
+ * replay_first(). A model that stands in what is to be forgotten first
+ * moves on past it (replay_step()). 0 when the model did not move, 1 when
+ * it did (show it), -errno (err) when a frame on the way did not read
+ * (nothing was forgotten). Nothing is forgotten once the replay failed. */
+int replay_trim(struct replay *r, int keep, char *err, size_t errlen);
+
+/* The bytes held (appended, less what replay_trim() forgot). */
+size_t replay_bytes(const struct replay *r);
+
+/* The oldest interval the bytes kept hold (0 until replay_trim() forgot
+ * some); replay_rewind() goes no further back. */
+long replay_first(const struct replay *r);
 
 /* The interval the model stands at (0: the first), -1 before any. */
 long replay_at(const struct replay *r);

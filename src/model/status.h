@@ -30,7 +30,7 @@ struct serve_status {
 	char address[80]; /* HOST:PORT it listens on */
 	__u64 answered;   /* requests answered 200 */
 	__u64 errors;     /* answered 4xx or 5xx (bad request, path, method, timeout) */
-	__u64 refused;    /* connections turned away: all slots busy (503) */
+	__u64 refused;    /* connections turned away (503): all slots busy, or 4 from that client */
 	__u64 open;       /* connections open now */
 };
 
@@ -97,6 +97,7 @@ struct mt_status {
  * may ask to move: MT_FE_SEEK with seek set). */
 struct mt_replay_pos {
 	long at;            /* the interval shown, 0 first */
+	long first;         /* the oldest one held (a viewer forgets old segments) */
 	long count;         /* intervals known so far */
 	bool live;          /* memtop attach: new intervals keep coming */
 	bool ended;         /* ... until the session closed the stream */

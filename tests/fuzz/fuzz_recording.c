@@ -6,14 +6,15 @@
  * write the file, or who plants a socket, controls.
  *
  * The input is appended in two pieces (as a stream arrives), replayed to
- * its end into the model, then rewound to its middle interval and played
+ * its end into the model, trimmed to its last segment as a viewer keeps a
+ * stream (replay_trim), then rewound to its middle interval and played
  * to the end again, and the views' queries run on the model it left.
  * Checks the reader's contract: it stops at an error or at the end of the
- * bytes, never stands past the intervals its scan counted, and a rewind
- * lands where it was asked. Then the same bytes are read as --replay reads
- * a file (replay_set_source) through a window of 1 to 97 bytes, which the
- * frames straddle: it must end where the appended bytes ended, with the
- * same error and count.
+ * bytes, never stands past the intervals its scan counted nor before the
+ * oldest one kept, and a rewind lands where it was asked. Then the same
+ * bytes are read as --replay reads a file (replay_set_source) through a
+ * window of 1 to 97 bytes, which the frames straddle: it must end where the
+ * appended bytes ended, with the same error and count.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -101,7 +102,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	through_source(data, size, replay_at(rp), e, err);
 	use_model(replay_model(rp));
+	replay_trim(rp, 1, err, sizeof(err));
+	if (replay_at(rp) > replay_count(rp) - 1 ||
+	    (replay_at(rp) >= 0 && replay_at(rp) < replay_first(rp)))
+		abort();
+	use_model(replay_model(rp));
 	mid = replay_at(rp) / 2;
+	if (mid < replay_first(rp))
+		mid = replay_first(rp);
 	if (replay_at(rp) >= 0) {
 		e = replay_rewind(rp, mid, err, sizeof(err));
 		if (!e && replay_at(rp) != mid)

@@ -468,6 +468,233 @@ def test_stalled_viewer_never_stalls_the_session():
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
+def proc_rss_cpu(pid):
+    """(RSS bytes, CPU seconds, open descriptors) of a process."""
+    with open("/proc/%d/status" % pid) as f:
+        rss = int(re.search(r"^VmRSS:\s+(\d+) kB", f.read(), re.M).group(1)) << 10
+    with open("/proc/%d/stat" % pid) as f:
+        st = f.read()
+    fields = st[st.rindex(")") + 2:].split()
+    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return rss, cpu, len(os.listdir("/proc/%d/fd" % pid))
+
+
+def lsq_slope(points):
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    return sum((x - mx) * (y - my) for x, y in points) / sxx if sxx else 0.0
+
+
+def test_viewer_memory_flat_and_up_to_date():
+    """Issue 28: a viewer kept every byte of the stream (+0.53 MB/s while
+    the session's files stayed at 4 MB), and counted each later segment's
+    opening interval as one more it had not shown, so it never stood at
+    the end: its loop polled with no timeout, a third of a core, and its
+    header fell one interval behind per rotation. A session rotating every
+    few seconds (--record-max 256K) is followed for 60 s: the viewer's RSS
+    is flat once it holds two segments, it uses little CPU, and it shows
+    every interval it received, the newest within a few intervals (3 s)
+    of the clock. { then goes back no further than the oldest interval kept."""
+    run_dir = tempfile.mkdtemp(prefix="memtop-run-")
+    os.chmod(run_dir, 0o700)
+    wl = Workload("scenario_bursts", "--start=0", "--duration=150",
+                  "--hold=150").wait_ready()
+    dm = Daemon(run_dir, wl.pid, ("--record-max", "256K"))
+    pane = None
+    try:
+        check(dm.id, "--daemon failed (%d): %s" % (dm.rc, dm.err))
+        pane = Pane(120, 30, {"TERM": "screen-256color", "LANG": "C.UTF-8",
+                              "MEMTOP_RUN_DIR": run_dir}, run_dir)
+        attach(pane, dm.id)
+        viewer = pane.child_pid("memtop")
+        rec = os.path.join(run_dir, "%d.rec" % dm.id)
+        samples, t0 = [], time.monotonic()
+        cpu0 = proc_rss_cpu(viewer)[1]
+        rotations, last = 0, 0
+        while time.monotonic() - t0 < 60:
+            time.sleep(2)  # the sampling period, not a wait for an event
+            rss, cpu, fds = proc_rss_cpu(viewer)
+            screen = pane.screen()
+            g = re.search(r"SESSION (\d+)/(\d+) (\d\d):(\d\d):(\d\d)", screen)
+            check(g, "no session header on the viewer:\n%s" % screen)
+            shown, received = int(g.group(1)), int(g.group(2))
+            now = time.localtime()
+            lag = (now.tm_hour * 3600 + now.tm_min * 60 + now.tm_sec -
+                   (int(g.group(3)) * 3600 + int(g.group(4)) * 60 + int(g.group(5)))) % 86400
+            size = os.path.getsize(rec)
+            rotations += size < last
+            last = size
+            samples.append((time.monotonic() - t0, rss, fds, shown, received, lag))
+        cpu = proc_rss_cpu(viewer)[1] - cpu0
+        table = "\n".join("%5.1fs rss %6d KiB fds %d %d/%d lag %ds" %
+                          (t, r >> 10, f, a, b, l) for t, r, f, a, b, l in samples)
+        check(rotations >= 4, "the session rotated %d times in 60 s:\n%s" % (rotations, table))
+        # it stands at the newest interval it received, within a few
+        # intervals of live (the header shows whole seconds; -d 0.3, and a
+        # second of slack for a loaded machine)
+        for t, _, _, shown, received, lag in samples:
+            check(shown == received and lag <= 3,
+                  "at %.0fs the viewer shows %d of %d intervals, %d s behind:\n%s" %
+                  (t, shown, received, lag, table))
+        check(samples[-1][3] > 150, "only %d intervals in 60 s" % samples[-1][3])
+        # memory: flat over the last half (the stream came at ~20 KiB/s)
+        half = [(t, r) for t, r, *_ in samples if t >= 30]
+        slope = lsq_slope(half)
+        rise = max(r for _, r in half) - min(r for _, r in half)
+        check(slope < 4096 and rise < (1 << 20),
+              "the viewer's RSS grows %.1f KiB/s (rose %d KiB) over the last 30 s:\n%s" %
+              (slope / 1024, rise >> 10, table))
+        check(len({f for _, _, f, *_ in samples}) == 1, "the viewer's descriptors changed:\n%s"
+              % table)
+        check(cpu / 60 < 0.10, "the viewer used %.0f%% of a core" % (100 * cpu / 60))
+        # back in time: no further than the oldest interval kept
+        pane.keys(*["{"] * 40)
+        pane.wait_for(lambda s: session_pos(pane) and
+                      session_pos(pane)[0] < session_pos(pane)[1] - 20, 10,
+                      "the viewer to go back")
+        at, _ = session_pos(pane)
+        check(at > 20, "the viewer went back to interval %d: the oldest segments were kept" %
+              at)
+        pane.keys("q")
+        pane.wait_for(lambda s: "ATTACH-RC=0" in s, 10, "the viewer to quit")
+    finally:
+        if pane:
+            pane.kill()
+        dm.stop()
+        wl.release()
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def process_gone(pid):
+    """No process pid runs: none, or a zombie not reaped yet."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            st = f.read()
+    except OSError:
+        return True
+    return st[st.rindex(")") + 2] in "ZX"
+
+
+def session_files(run_dir, sid):
+    return sorted(f for f in os.listdir(run_dir) if f.split(".")[0] == str(sid))
+
+
+def rotated_daemon(run_dir, pid):
+    """A session at --record-max 64K that has rotated once (ID.rec.1)."""
+    dm = Daemon(run_dir, pid, ("--record-max", "64K"))
+    check(dm.id, "--daemon failed (%d): %s" % (dm.rc, dm.err))
+    wait(lambda: os.path.exists(os.path.join(run_dir, "%d.rec.1" % dm.id)), 30,
+         "session %d to rotate its recording" % dm.id)
+    return dm
+
+
+def test_session_files_go_when_it_ends():
+    """Issue 28: sessions' .rec files piled up in /run/memtop. A session
+    that ends (SIGTERM) removes its socket, its recording (both segments)
+    and its ID.pid mark; one whose recording --record named keeps that
+    file, which is the user's, and leaves nothing in the run directory."""
+    run_dir = tempfile.mkdtemp(prefix="memtop-run-")
+    os.chmod(run_dir, 0o700)
+    keep = tempfile.mkdtemp(prefix="memtop-rec-")
+    wl = Workload("scenario_bursts", "--start=0", "--duration=60", "--hold=60").wait_ready()
+    dm = None
+    try:
+        dm = rotated_daemon(run_dir, wl.pid)
+        names = session_files(run_dir, dm.id)
+        check(names == ["%d.%s" % (dm.id, x) for x in ("pid", "rec", "rec.1", "sock")],
+              "the session's files: %s" % names)
+        mark = open(os.path.join(run_dir, "%d.pid" % dm.id)).read().split()
+        with open("/proc/%d/stat" % dm.id) as f:
+            start = f.read().rsplit(")", 1)[1].split()[19]
+        check(mark == [str(dm.id), start], "%d.pid holds %r, the process started at %s" %
+              (dm.id, mark, start))
+        dm.stop()
+        check(os.listdir(run_dir) == [], "left behind after the session ended: %s" %
+              os.listdir(run_dir))
+        # --record FILE: that file stays, the run directory is left empty
+        rec = os.path.join(keep, "mine.rec")
+        dm = Daemon(run_dir, wl.pid, ("--record", rec))
+        check(dm.id, "--daemon --record failed: %s" % dm.err)
+        wait(lambda: os.path.exists(os.path.join(run_dir, "%d.sock" % dm.id)), 10,
+             "the session's socket")
+        dm.stop()
+        check(os.listdir(run_dir) == [], "left behind by a --record session: %s" %
+              os.listdir(run_dir))
+        r = replay(rec, "-b", "-n", "1")
+        check(r.returncode == 0, "the --record FILE of a session did not stay: %s" % r.stderr)
+    finally:
+        if dm:
+            dm.stop()
+        wl.release()
+        shutil.rmtree(run_dir, ignore_errors=True)
+        shutil.rmtree(keep, ignore_errors=True)
+
+
+def test_killed_session_files_removed_by_next_run():
+    """Issue 28: a session killed with SIGKILL cannot clean up. Its files
+    (socket, both segments, mark) stay until the next run that looks:
+    `memtop attach` listing, or a daemon starting, removes them and says
+    so with their size. A process that reused a gone session's PID (its
+    start time differs from the mark's) does not keep that session's files;
+    a session that runs keeps its own."""
+    run_dir = tempfile.mkdtemp(prefix="memtop-run-")
+    os.chmod(run_dir, 0o700)
+    env = dict(os.environ, MEMTOP_RUN_DIR=run_dir)
+    wl = Workload("scenario_bursts", "--start=0", "--duration=90", "--hold=90").wait_ready()
+    live = None
+    try:
+        killed = rotated_daemon(run_dir, wl.pid)
+        os.kill(killed.id, signal.SIGKILL)
+        wait(lambda: process_gone(killed.id), 30, "the killed session to be gone")
+        check(len(session_files(run_dir, killed.id)) == 4,
+              "a killed session's files: %s" % session_files(run_dir, killed.id))
+        # a gone session whose PID another process (the workload) has now:
+        # its mark names another start time, nobody listens on its socket
+        reused = int(wl.pid)
+        with open(os.path.join(run_dir, "%d.pid" % reused), "w") as f:
+            f.write("%d 12345\n" % reused)
+        with open(os.path.join(run_dir, "%d.rec" % reused), "wb") as f:
+            f.write(b"x" * 5000)
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(os.path.join(run_dir, "%d.sock" % reused))
+        s.close()
+        live = Daemon(run_dir, wl.pid)
+        check(live.id, "--daemon failed: %s" % live.err)
+        removed = re.findall(r"^memtop: removed the files of session (\d+) \((\d+) KiB\), "
+                             r"whose process is gone", live.err, re.M)
+        check(sorted(int(i) for i, _ in removed) == sorted([killed.id, reused]),
+              "the next daemon said %r" % live.err)
+        check(dict((int(i), int(k)) for i, k in removed)[reused] == 5,
+              "the reused PID's files were not counted as 5 KiB: %r" % removed)
+        check(session_files(run_dir, killed.id) == [] and session_files(run_dir, reused) == [],
+              "still there: %s" % os.listdir(run_dir))
+        # another one killed: `memtop attach` (the list) removes its files,
+        # says so, and lists the session that runs, whose files stay
+        killed2 = rotated_daemon(run_dir, wl.pid)
+        os.kill(killed2.id, signal.SIGKILL)
+        wait(lambda: process_gone(killed2.id), 30, "the second killed session to be gone")
+        r = subprocess.run([MEMTOP, "attach"], capture_output=True, text=True, timeout=20,
+                           env=env)
+        check(r.returncode == 0 and re.search(r"^ +%d +" % live.id, r.stdout, re.M) and
+              not re.search(r"^ +%d " % killed2.id, r.stdout, re.M),
+              "memtop attach listed %r" % r.stdout)
+        check(re.search(r"^memtop: removed the files of session %d \(\d+ KiB\)" % killed2.id,
+                        r.stderr, re.M), "memtop attach did not say it removed them: %r" %
+              r.stderr)
+        check(session_files(run_dir, killed2.id) == [], "still there: %s" % os.listdir(run_dir))
+        check(len(session_files(run_dir, live.id)) == 3, "the running session's files: %s" %
+              session_files(run_dir, live.id))
+        live.stop()
+        check(os.listdir(run_dir) == [], "left behind: %s" % os.listdir(run_dir))
+    finally:
+        if live:
+            live.stop()
+        wl.release()
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
 REPLAY_POS = re.compile(r"(PAUSED )?REPLAY (\d+)/(\d+)")
 
 

@@ -7,7 +7,9 @@
  * was cut, a flipped byte ends the replay with an error at that frame,
  * frames with ids or counts that do not make sense are refused, and with
  * --record-max the two segments stay within the bound and FILE.1 + FILE
- * replays on from the rotated state.
+ * replays on from the rotated state; a session's endless stream, trimmed
+ * to its last segments as a viewer keeps it, holds bounded bytes, numbers
+ * its intervals as the whole stream does, and rewinds to its oldest kept.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -558,6 +560,114 @@ static void test_rotation(void **state)
 	model_free(m);
 }
 
+/* What a session's stream sent since *off of the segment *ino: the rest of
+ * FILE.1 once FILE was rotated, then FILE (export/session.c sends the
+ * same bytes). */
+static void stream_more(const char *path, ino_t *ino, size_t *off, struct replay **rps, int n)
+{
+	char older[PATH_MAX + 4];
+	unsigned char *d;
+	struct stat st;
+	size_t len;
+	int i;
+
+	snprintf(older, sizeof(older), "%s.1", path);
+	assert_int_equal(stat(path, &st), 0);
+	if (*ino && st.st_ino != *ino) {
+		d = slurp(older, &len);
+		for (i = 0; i < n; i++)
+			assert_int_equal(replay_append(rps[i], d + *off, len - *off), 0);
+		free(d);
+		*off = 0;
+	}
+	*ino = st.st_ino;
+	d = slurp(path, &len);
+	for (i = 0; i < n; i++)
+		assert_int_equal(replay_append(rps[i], d + *off, len - *off), 0);
+	free(d);
+	*off = len;
+}
+
+/* memtop attach: the stream of a session that rotates, kept whole and
+ * trimmed to 2 segments side by side. Both count the same intervals (a
+ * later segment's opening interval is not one more), the trimmed one holds
+ * at most about the session's bound, its model ends where the whole one's
+ * does, it rewinds no further than its oldest interval kept, and one left
+ * standing in what is forgotten moves on to the oldest kept. */
+static void test_stream_trimmed(void **state)
+{
+	char path[PATH_MAX], err[256];
+	const __u64 max = 64 << 10;
+	struct recorder *r = open_rec("stream.mtr", max, path);
+	struct mt_model *m = new_model();
+	struct mt_status st = { 0 };
+	struct replay *rps[3] = { replay_new(), replay_new(), replay_new() };
+	struct replay *whole = rps[0], *kept = rps[1], *behind = rps[2];
+	size_t off = 0, most = 0;
+	ino_t ino = 0;
+	long first;
+	int k, e, moved = 0;
+
+	recorder_watch(r, m);
+	for (k = 0; k < 400; k++) {
+		feed_at(m, &st, k % 6, k);
+		recorder_interval(r, m, &st, false);
+		stream_more(path, &ino, &off, rps, 3);
+		while ((e = replay_step(whole, err, sizeof(err))) == 1)
+			;
+		assert_int_equal(e, 0);
+		assert_int_equal(replay_trim(kept, 2, err, sizeof(err)), 0);
+		while ((e = replay_step(kept, err, sizeof(err))) == 1)
+			;
+		if (e)
+			fail_msg("%s", err);
+		assert_int_equal(replay_count(whole), k + 1);
+		assert_int_equal(replay_at(whole), k);
+		assert_int_equal(replay_count(kept), k + 1);
+		assert_int_equal(replay_at(kept), k);
+		if (replay_bytes(kept) > most)
+			most = replay_bytes(kept);
+		/* behind stays at its first interval until trimming forgets it */
+		if (k == 0)
+			assert_int_equal(replay_step(behind, err, sizeof(err)), 1);
+		e = replay_trim(behind, 2, err, sizeof(err));
+		assert_true(e == 0 || e == 1);
+		if (e == 1) {
+			moved++;
+			assert_int_equal(replay_at(behind), replay_first(behind));
+		}
+	}
+	recorder_close(r);
+	first = replay_first(kept);
+	assert_true(first > 300);
+	assert_true(replay_bytes(whole) > 4 * max);
+	/* two segments and the one that is opening: within the bound and a
+	 * segment more (and its opening state) */
+	assert_true(most <= max + max / 2 + 16384);
+	assert_true(moved >= 2);
+	/* moved on, not rebuilt: it is the whole stream's model */
+	while ((e = replay_step(behind, err, sizeof(err))) == 1)
+		;
+	assert_int_equal(replay_at(behind), replay_at(whole));
+	assert_same(replay_model(behind), replay_model(whole));
+	assert_int_equal(model_target(replay_model(kept), 7, false)->rss_bytes,
+			 model_target(m, 7, false)->rss_bytes);
+	assert_true(fabs(model_target(replay_model(kept), 7, false)->inuse_bytes -
+			 model_target(m, 7, false)->inuse_bytes) <=
+		    1e-6 * model_target(m, 7, false)->inuse_bytes + 200);
+	/* back to interval 0: the oldest kept, whose figures are the whole
+	 * stream's at that interval */
+	assert_int_equal(replay_rewind(kept, 0, err, sizeof(err)), 0);
+	assert_int_equal(replay_at(kept), first);
+	assert_int_equal(replay_rewind(whole, first, err, sizeof(err)), 0);
+	assert_int_equal(model_target(replay_model(kept), 7, false)->rss_bytes,
+			 model_target(replay_model(whole), 7, false)->rss_bytes);
+	assert_true(replay_status(kept)->wall_s == replay_status(whole)->wall_s);
+	for (k = 0; k < 3; k++)
+		replay_free(rps[k]);
+	model_free(m);
+}
+
 static void test_refuses_symlink(void **state)
 {
 	char path[PATH_MAX], link[PATH_MAX], err[512];
@@ -595,6 +705,7 @@ int main(void)
 		cmocka_unit_test(test_refuses_symlink),
 		cmocka_unit_test(test_replay_through_a_source),
 		cmocka_unit_test(test_header_pattern_bounded),
+		cmocka_unit_test(test_stream_trimmed),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

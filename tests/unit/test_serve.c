@@ -5,7 +5,9 @@
  * the Prometheus label-value escaping (backslash, quote, newline, control
  * bytes and invalid UTF-8), and the /metrics text of a model with more
  * sites than the cap: at most 2 * METRICS_TOP_SITES sites, the biggest
- * one in, every line a HELP, TYPE or sample line.
+ * one in, every line a HELP, TYPE or sample line; the client a loopback
+ * connection counts against is its socket's owner, whatever 127.x
+ * address it comes from.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,9 +19,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "export/metrics.h"
 #include "export/serve.h"
+#include "export/serve_peer.h"
 #include "util/strpool.h"
 
 static void expect_addr(const char *spec, int family, const char *host, int port, bool lo)
@@ -181,6 +187,48 @@ static void test_metrics_bounded(void **state)
 	model_free(m);
 }
 
+/* A connection from 127.0.0.N to a listener on 127.0.0.1: the accepted
+ * end's peer. */
+static void peer_from(int lfd, const char *from, struct serve_peer *p)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET }, src = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int c = socket(AF_INET, SOCK_STREAM, 0), fd;
+
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&a, &len), 0);
+	inet_pton(AF_INET, from, &src.sin_addr);
+	assert_int_equal(bind(c, (struct sockaddr *)&src, sizeof(src)), 0);
+	assert_int_equal(connect(c, (struct sockaddr *)&a, sizeof(a)), 0);
+	fd = accept(lfd, NULL, NULL);
+	assert_true(fd >= 0);
+	serve_peer_of(fd, p);
+	close(fd);
+	close(c);
+}
+
+static void test_peer_is_the_local_user(void **state)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct serve_peer p1, p2, far1, far2;
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(lfd, 4), 0);
+	peer_from(lfd, "127.0.0.1", &p1);
+	peer_from(lfd, "127.0.0.2", &p2);
+	close(lfd);
+	assert_true(p1.local && p2.local);
+	assert_int_equal(p1.uid, geteuid());
+	assert_true(serve_peer_same(&p1, &p2)); /* another 127.x is the same user */
+	/* remote peers are their addresses, never a local user */
+	far1 = (struct serve_peer){ .family = AF_INET, .addr = { 10, 0, 0, 1 } };
+	far2 = (struct serve_peer){ .family = AF_INET, .addr = { 10, 0, 0, 2 } };
+	assert_true(serve_peer_same(&far1, &far1));
+	assert_false(serve_peer_same(&far1, &far2));
+	far1.uid = p1.uid;
+	assert_false(serve_peer_same(&far1, &p1));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -188,6 +236,7 @@ int main(void)
 		cmocka_unit_test(test_addr_refused),
 		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_metrics_bounded),
+		cmocka_unit_test(test_peer_is_the_local_user),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -283,8 +283,8 @@ static int time_move(struct tui *t, enum key_action a)
 	/* several keys before the replay moved: each from where the last left it */
 	to = (t->seeking ? t->ctx->seek : pos->at) +
 	     (a == KA_TIME_BACK || a == KA_TIME_BACK_MORE ? -step : step);
-	if (to < 0)
-		to = 0;
+	if (to < pos->first)
+		to = pos->first;
 	if (to > pos->count - 1)
 		to = pos->count - 1;
 	t->ctx->seek = to;
