@@ -619,6 +619,9 @@ def test_session_files_go_when_it_ends():
         check(dm.id, "--daemon --record failed: %s" % dm.err)
         wait(lambda: os.path.exists(os.path.join(run_dir, "%d.sock" % dm.id)), 10,
              "the session's socket")
+        # a recording with an interval to show (one cut before it is refused)
+        wait(lambda: replay(rec, "-b", "-n", "1").returncode == 0, 20,
+             "a shown interval in the session's recording")
         dm.stop()
         check(os.listdir(run_dir) == [], "left behind by a --record session: %s" %
               os.listdir(run_dir))
