@@ -271,11 +271,13 @@ demo: deps
 	$(Q)$(MAKE) -j$(JOBS) --no-print-directory all $(OUTPUT)/workloads/demo_leaky_server
 	$(Q)tests/demo.sh
 
-# Long runs that look for growth (root): SOAK_MINUTES each (default 60),
-# niced so that they share the machine.
+# Long runs that look for growth (root), niced so that they share the
+# machine: a memtop attach viewer for SOAK_MINUTES (default 60), then
+# --replay of endless input (SOAK_REPLAY_S, default 60).
 SOAK_MINUTES ?= 60
 soak: $(OUTPUT)/memtop $(OUTPUT)/workloads/scenario_bursts
 	$(Q)SOAK_MINUTES=$(SOAK_MINUTES) nice -n 10 tests/soak/viewer
+	$(Q)nice -n 10 tests/soak/replay_endless
 
 bench: deps
 	$(Q)$(MAKE) -j$(JOBS) --no-print-directory all $(WORKLOADS)
