@@ -48,6 +48,18 @@ int settings_path(char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+/* v as the index of one of the three names into *out. 0 or -EINVAL. */
+static int parse_choice(const char *v, const char *const names[3], int *out)
+{
+	for (int i = 0; i < 3; i++) {
+		if (!strcmp(v, names[i])) {
+			*out = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 /* "DIGITS[.DIGITS]" without the locale's help. */
 static int parse_seconds(const char *v, double *out)
 {
@@ -96,15 +108,10 @@ static int parse_line(struct mt_settings *s, char *key, char *v, const char **wh
 			return *why = "invert is yes or no", -EINVAL;
 		return 0;
 	}
-	if (!strcmp(key, "group")) {
-		for (int i = 0; i < 3; i++) {
-			if (!strcmp(v, group_names[i])) {
-				s->group = i;
-				return 0;
-			}
-		}
-		return *why = "group is function, line or stack", -EINVAL;
-	}
+	if (!strcmp(key, "group"))
+		return parse_choice(v, group_names, &s->group)
+			       ? (*why = "group is function, line or stack", -EINVAL)
+			       : 0;
 	if (!strcmp(key, "theme"))
 		return set_text(s->theme, sizeof(s->theme), v) ? (*why = "theme too long", -EINVAL)
 							       : 0;
@@ -118,15 +125,10 @@ static int parse_line(struct mt_settings *s, char *key, char *v, const char **wh
 			       ? (*why = "hidden_columns too long", -EINVAL)
 			       : 0;
 	}
-	if (!strcmp(key, "inject")) {
-		for (int i = 0; i < 3; i++) {
-			if (!strcmp(v, inject_names[i])) {
-				s->inject = i;
-				return 0;
-			}
-		}
-		return *why = "inject is auto, never or always", -EINVAL;
-	}
+	if (!strcmp(key, "inject"))
+		return parse_choice(v, inject_names, &s->inject)
+			       ? (*why = "inject is auto, never or always", -EINVAL)
+			       : 0;
 	if (!strcmp(key, "export_dir"))
 		return set_text(s->export_dir, sizeof(s->export_dir), v)
 			       ? (*why = "export_dir too long", -EINVAL)

@@ -226,6 +226,21 @@ def test_debuglink_names_a_fifo_and_shadow():
     check(n == 0, "%s was opened or read %d times while memtop ran" % (SHADOW, n))
 
 
+def chroot_lab(root):
+    """root made a chroot nobody owns (glibc and its loader copied in), and
+    the doubled path a host reader would build (ROOT/ROOT/lib/...), made by
+    nobody: where an attacker plants what it wants. Returns that path."""
+    libdir = os.path.join(root, "lib", "x86_64-linux-gnu")
+    for src, dst in (("/lib/x86_64-linux-gnu/libc.so.6", libdir),
+                     ("/lib64/ld-linux-x86-64.so.2", os.path.join(root, "lib64"))):
+        os.makedirs(dst, exist_ok=True)
+        shutil.copy(src, dst)
+    subprocess.run(["chown", "-R", "65534:65534", root], check=True)
+    doubled = os.path.join(root, libdir.lstrip("/"))
+    as_nobody("mkdir", "-p", doubled)
+    return doubled
+
+
 def test_chrooted_target_plants_paths():
     """A target chrooted into a directory nobody owns: its maps show host
     paths (ROOT/lib/.../libc.so.6), so a host reader that prefixes
@@ -237,14 +252,7 @@ def test_chrooted_target_plants_paths():
     the real libc (allocations counted), name the site, and open neither."""
     root = lab()
     exe = build(root, lib=False)[0]
-    libdir = os.path.join(root, "lib", "x86_64-linux-gnu")
-    for src, dst in (("/lib/x86_64-linux-gnu/libc.so.6", libdir),
-                     ("/lib64/ld-linux-x86-64.so.2", os.path.join(root, "lib64"))):
-        os.makedirs(dst, exist_ok=True)
-        shutil.copy(src, dst)
-    subprocess.run(["chown", "-R", "65534:65534", root], check=True)
-    doubled = os.path.join(root, libdir.lstrip("/"))
-    as_nobody("mkdir", "-p", doubled)
+    doubled = chroot_lab(root)
     as_nobody("mkfifo", os.path.join(doubled, "libc.so.6"))
     bid = subprocess.run(["readelf", "-n", exe], capture_output=True, text=True).stdout
     bid = [l.split(":")[1].strip() for l in bid.splitlines() if "Build ID" in l]

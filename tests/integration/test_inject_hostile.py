@@ -42,7 +42,8 @@ import time
 
 import test_inject
 from memtop_test import Memtop, TestFailure, check, fail
-from test_hostile import SRC, OpenWatch, as_nobody, cc, lab, start as start_hostile
+from test_hostile import (SRC, OpenWatch, as_nobody, cc, chroot_lab, lab,
+                          start as start_hostile)
 
 ATTACKER_SRC = os.path.join(SRC, "inject_attacker.c")
 INJECT = ("-b", "--json", "-d", "0.3", "--inject")
@@ -720,14 +721,8 @@ def test_inject_libc_check_planted_symlinks():
     root = lab()
     chexe = os.path.join(root, "inject_attacker")
     shutil.copy(exe, chexe)
+    doubled = chroot_lab(root)
     libdir = os.path.join(root, "lib", "x86_64-linux-gnu")
-    for src, dst in (("/lib/x86_64-linux-gnu/libc.so.6", libdir),
-                     ("/lib64/ld-linux-x86-64.so.2", os.path.join(root, "lib64"))):
-        os.makedirs(dst, exist_ok=True)
-        shutil.copy(src, dst)
-    subprocess.run(["chown", "-R", "65534:65534", root], check=True)
-    doubled = os.path.join(root, libdir.lstrip("/"))
-    as_nobody("mkdir", "-p", doubled)
     as_nobody("ln", "-s", secret, os.path.join(doubled, "libc.so.6"))
     _, cpid = start_hostile(["/inject_attacker", "idle"],
                             prefix=("chroot", "--userspec=65534:65534", root))
