@@ -170,7 +170,10 @@ static void inject_python_report(struct watch_set *ws, struct watched *w)
 	}
 }
 
-/* --inject: put the sampler into the process and watch its USDT probes. */
+static void inject_end(struct watch_set *ws, struct watched *w);
+
+/* The in-process path (by default, or --inject): memtop's sampler put
+ * into the process, its USDT probes watched. */
 static int prepare_injected(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
 	__u64 py[MT_PY_API_COUNT];
@@ -182,6 +185,7 @@ static int prepare_injected(struct watch_set *ws, struct watched *w, char *err, 
 			 MEMTOP_LIBDIR);
 		return -ENOENT;
 	}
+	inject_end(ws, w); /* a process prepared again (it exec'd): its old image's */
 	w->inj = calloc(1, sizeof(*w->inj));
 	if (!w->inj) {
 		snprintf(err, errlen, "out of memory");
