@@ -365,10 +365,13 @@ static bool unrelocated_value(const struct object *o, __u64 v)
 	return !v || (o->base && v < o->dyn - o->base);
 }
 
-/* The slots of one object's relocation table at [rel, rel + size). */
-static int scan_table(int fd, const struct object *o, __u64 rel, __u64 size,
-		      const __u64 entry[MT_IFN_COUNT], const __u64 target[MT_IFN_COUNT],
-		      struct got_slot **out, size_t *nout, size_t *cap, bool *unrelocated)
+/* Call visit for each JUMP_SLOT and GLOB_DAT relocation of a named
+ * symbol in o's table [rel, rel + size), read RELA_CHUNK at a time, with
+ * the symbol's name (a relocation whose symbol cannot be read is
+ * skipped). Stops at visit's first nonzero return, which it returns; 0
+ * at the end, -E2BIG for a table past MAX_RELA, or the read's -errno. */
+static int rela_walk(int fd, const struct object *o, __u64 rel, __u64 size,
+		     int (*visit)(void *ctx, const Elf64_Rela *r, const char *name), void *ctx)
 {
 	Elf64_Rela r[RELA_CHUNK];
 	size_t i, k, done, n = size / sizeof(*r);
@@ -383,36 +386,61 @@ static int scan_table(int fd, const struct object *o, __u64 rel, __u64 size,
 		e = inject_mem_read(fd, rel + done * sizeof(*r), r, k * sizeof(*r));
 		for (i = 0; !e && i < k; i++) {
 			__u32 type = ELF64_R_TYPE(r[i].r_info), sym = ELF64_R_SYM(r[i].r_info);
-			struct got_slot s;
 			Elf64_Sym es;
 			char name[48];
-			int fn;
 
-			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || !sym)
-				continue;
-			if (inject_mem_read(fd, o->symtab + (__u64)sym * sizeof(es), &es, sizeof(es)) ||
+			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || !sym ||
+			    inject_mem_read(fd, o->symtab + (__u64)sym * sizeof(es), &es, sizeof(es)) ||
 			    str_read(fd, o, es.st_name, name, sizeof(name)))
 				continue;
-			fn = name_index(name);
-			if (fn < 0 || !target[fn])
-				continue;
-			s.dyn = o->dyn;
-			s.addr = o->base + r[i].r_offset;
-			s.fn = fn;
-			if (inject_mem_read(fd, s.addr, &s.orig, sizeof(s.orig)))
-				continue;
-			s.cur = s.orig;
-			if (s.orig && s.orig == entry[fn]) {
-				s.orig = target[fn]; /* rerouted by a memtop that is gone */
-			} else if (!s.orig || (s.orig != target[fn] && !own_address(o, s.orig))) {
-				if (unrelocated_value(o, s.orig))
-					*unrelocated = true; /* the loader has not got to it */
-				continue;                    /* or bound elsewhere on purpose */
-			}
-			e = slot_add(out, nout, cap, &s);
+			e = visit(ctx, &r[i], name);
 		}
 	}
 	return e;
+}
+
+/* What scan_table() collects into. */
+struct slot_scan {
+	int fd;
+	const struct object *o;
+	const __u64 *entry, *target;
+	struct got_slot **out;
+	size_t *nout, *cap;
+	bool *unrelocated;
+};
+
+static int slot_visit(void *ctx, const Elf64_Rela *r, const char *name)
+{
+	struct slot_scan *c = ctx;
+	int fn = name_index(name);
+	struct got_slot s;
+
+	if (fn < 0 || !c->target[fn])
+		return 0;
+	s.dyn = c->o->dyn;
+	s.addr = c->o->base + r->r_offset;
+	s.fn = fn;
+	if (inject_mem_read(c->fd, s.addr, &s.orig, sizeof(s.orig)))
+		return 0;
+	s.cur = s.orig;
+	if (s.orig && s.orig == c->entry[fn]) {
+		s.orig = c->target[fn]; /* rerouted by a memtop that is gone */
+	} else if (!s.orig || (s.orig != c->target[fn] && !own_address(c->o, s.orig))) {
+		if (unrelocated_value(c->o, s.orig))
+			*c->unrelocated = true; /* the loader has not got to it */
+		return 0;                       /* or bound elsewhere on purpose */
+	}
+	return slot_add(c->out, c->nout, c->cap, &s);
+}
+
+/* The slots of one object's relocation table at [rel, rel + size). */
+static int scan_table(int fd, const struct object *o, __u64 rel, __u64 size,
+		      const __u64 entry[MT_IFN_COUNT], const __u64 target[MT_IFN_COUNT],
+		      struct got_slot **out, size_t *nout, size_t *cap, bool *unrelocated)
+{
+	struct slot_scan c = { fd, o, entry, target, out, nout, cap, unrelocated };
+
+	return rela_walk(fd, o, rel, size, slot_visit, &c);
 }
 
 int inject_got_scan(int mem_fd, __u64 first, struct got_seen *seen, __u64 skip_dyn,
@@ -478,43 +506,42 @@ static const char *const unrerouted[] = {
 	"tc_malloc_skip_new_handler",
 };
 
-/* The first name of unrerouted[] a relocation of table [rel, rel +
- * size) of o binds and the allocator's object al defines (a call another
- * object answers, libstdc++'s aligned new, goes on to malloc's family),
- * into name; 1 found, 0 not, -errno. */
-static int table_unrerouted(int fd, const struct object *o, __u64 rel, __u64 size,
-			    const struct object *al, char *name, size_t len)
+/* What table_unrerouted() looks for with. */
+struct unrerouted_scan {
+	int fd;
+	const struct object *al;
+	__u32 steps;
+	char *name;
+	size_t len;
+};
+
+static int unrerouted_visit(void *ctx, const Elf64_Rela *r, const char *name)
 {
-	__u32 steps = 0;
-	Elf64_Rela r[RELA_CHUNK];
-	size_t i, k, j, done, n = size / sizeof(*r);
+	struct unrerouted_scan *c = ctx;
+	size_t j;
 
-	if (!rel || !n)
-		return 0;
-	if (n > MAX_RELA)
-		return -E2BIG;
-	for (done = 0; done < n; done += k) {
-		k = n - done < RELA_CHUNK ? n - done : RELA_CHUNK;
-		if (inject_mem_read(fd, rel + done * sizeof(*r), r, k * sizeof(*r)))
-			return 0; /* unmapped while read: dlclose'd */
-		for (i = 0; i < k; i++) {
-			__u32 type = ELF64_R_TYPE(r[i].r_info), sym = ELF64_R_SYM(r[i].r_info);
-			Elf64_Sym es;
-			char s[48];
-
-			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || !sym ||
-			    inject_mem_read(fd, o->symtab + (__u64)sym * sizeof(es), &es, sizeof(es)) ||
-			    str_read(fd, o, es.st_name, s, sizeof(s)))
-				continue;
-			for (j = 0; j < sizeof(unrerouted) / sizeof(unrerouted[0]); j++) {
-				if (!strcmp(s, unrerouted[j]) && object_lookup(fd, al, s, &steps)) {
-					snprintf(name, len, "%s", s);
-					return 1;
-				}
-			}
+	(void)r;
+	for (j = 0; j < sizeof(unrerouted) / sizeof(unrerouted[0]); j++) {
+		if (!strcmp(name, unrerouted[j]) && object_lookup(c->fd, c->al, name, &c->steps)) {
+			snprintf(c->name, c->len, "%s", name);
+			return 1;
 		}
 	}
 	return 0;
+}
+
+/* The first name of unrerouted[] a relocation of table [rel, rel +
+ * size) of o binds and the allocator's object al defines (a call another
+ * object answers, libstdc++'s aligned new, goes on to malloc's family),
+ * into name; 1 found, 0 not (a table that cannot be read is one of a
+ * dlclose'd object: not), -E2BIG. */
+static int table_unrerouted(int fd, const struct object *o, __u64 rel, __u64 size,
+			    const struct object *al, char *name, size_t len)
+{
+	struct unrerouted_scan c = { fd, al, 0, name, len };
+	int e = rela_walk(fd, o, rel, size, unrerouted_visit, &c);
+
+	return e < 0 && e != -E2BIG ? 0 : e;
 }
 
 /* The object whose dynamic section is at dyn, and its path's last
@@ -611,16 +638,29 @@ bool inject_got_loaded(int mem_fd, __u64 first, __u64 dyn)
 	return false;
 }
 
-int inject_got_seen_prune(int mem_fd, __u64 first, struct got_seen *seen)
+void inject_got_seen_prune(int mem_fd, __u64 first, struct got_seen *seen)
 {
+	struct got_seen now = { 0 };
+	__u64 at = first;
 	size_t i, k = 0;
+	int n;
 
-	for (i = 0; i < seen->n; i++) {
-		if (inject_got_loaded(mem_fd, first, seen->dyn[i]))
-			seen->dyn[k++] = seen->dyn[i];
+	/* the objects loaded now, in one walk of the chain */
+	for (n = 0; at && n < MAX_OBJECTS; n++) {
+		struct lm l;
+
+		if (lm_read(mem_fd, at, &l))
+			goto out; /* the chain changed under the walk: keep all */
+		if (l.l_ld && seen_add(&now, l.l_ld))
+			goto out;
+		at = l.l_next;
 	}
+	for (i = 0; i < seen->n; i++)
+		if (seen_has(&now, seen->dyn[i]))
+			seen->dyn[k++] = seen->dyn[i];
 	seen->n = k;
-	return 0;
+out:
+	inject_got_seen_free(&now);
 }
 
 void inject_got_seen_free(struct got_seen *seen)

@@ -79,8 +79,8 @@ bool inject_got_loaded(int mem_fd, __u64 first, __u64 dyn);
 
 /* Forget the objects of *seen no longer loaded: one loaded later at the
  * same address (a dlclose, then a dlopen) is scanned as the new object it
- * is. 0 or -errno. */
-int inject_got_seen_prune(int mem_fd, __u64 first, struct got_seen *seen);
+ * is. A chain that changes under the walk forgets nothing this time. */
+void inject_got_seen_prune(int mem_fd, __u64 first, struct got_seen *seen);
 
 void inject_got_seen_free(struct got_seen *seen);
 

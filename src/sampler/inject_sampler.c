@@ -264,6 +264,15 @@ typedef int posix_memalign_fn(void **memptr, size_t align, size_t size);
 		return p_;                                    \
 	} while (0)
 
+/* Forward a call that frees ptr; while a tool is attached it is counted,
+ * and told if ptr was sampled. */
+#define FORWARD_FREE(fn, type, ...)            \
+	do {                                   \
+		if (FREE_COUNTED())            \
+			free_seen(ptr);        \
+		ORIG(fn, type *)(__VA_ARGS__); \
+	} while (0)
+
 EXPORT void *mt_inject_malloc(size_t size)
 {
 	FORWARD_SAMPLED(MALLOC, size_fn, size, size);
@@ -271,9 +280,7 @@ EXPORT void *mt_inject_malloc(size_t size)
 
 EXPORT void mt_inject_free(void *ptr)
 {
-	if (FREE_COUNTED())
-		free_seen(ptr);
-	ORIG(FREE, free_fn *)(ptr);
+	FORWARD_FREE(FREE, free_fn, ptr);
 }
 
 EXPORT void *mt_inject_calloc(size_t nmemb, size_t size)
@@ -372,30 +379,22 @@ EXPORT void *mt_inject__ZnamRKSt9nothrow_t(size_t size, const void *tag)
 
 EXPORT void mt_inject__ZdlPv(void *ptr)
 {
-	if (FREE_COUNTED())
-		free_seen(ptr);
-	ORIG(DELETE, free_fn *)(ptr);
+	FORWARD_FREE(DELETE, free_fn, ptr);
 }
 
 EXPORT void mt_inject__ZdaPv(void *ptr)
 {
-	if (FREE_COUNTED())
-		free_seen(ptr);
-	ORIG(DELETE_ARRAY, free_fn *)(ptr);
+	FORWARD_FREE(DELETE_ARRAY, free_fn, ptr);
 }
 
 EXPORT void mt_inject__ZdlPvm(void *ptr, size_t size)
 {
-	if (FREE_COUNTED())
-		free_seen(ptr);
-	ORIG(DELETE_SIZED, delete_sized_fn *)(ptr, size);
+	FORWARD_FREE(DELETE_SIZED, delete_sized_fn, ptr, size);
 }
 
 EXPORT void mt_inject__ZdaPvm(void *ptr, size_t size)
 {
-	if (FREE_COUNTED())
-		free_seen(ptr);
-	ORIG(DELETE_ARRAY_SIZED, delete_sized_fn *)(ptr, size);
+	FORWARD_FREE(DELETE_ARRAY_SIZED, delete_sized_fn, ptr, size);
 }
 
 /* ==== jemalloc's own API, where the allocator defines it ====
@@ -438,16 +437,12 @@ EXPORT void *mt_inject_rallocx(void *old, size_t size, int flags)
 
 EXPORT void mt_inject_dallocx(void *ptr, int flags)
 {
-	if (FREE_COUNTED())
-		free_seen(ptr);
-	ORIG(DALLOCX, dallocx_fn *)(ptr, flags);
+	FORWARD_FREE(DALLOCX, dallocx_fn, ptr, flags);
 }
 
 EXPORT void mt_inject_sdallocx(void *ptr, size_t size, int flags)
 {
-	if (FREE_COUNTED())
-		free_seen(ptr);
-	ORIG(SDALLOCX, sdallocx_fn *)(ptr, size, flags);
+	FORWARD_FREE(SDALLOCX, sdallocx_fn, ptr, size, flags);
 }
 
 /* ==== C++17's aligned operator new and delete, where the allocator
@@ -480,30 +475,22 @@ EXPORT void *mt_inject__ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t al
 
 EXPORT void mt_inject__ZdlPvSt11align_val_t(void *ptr, size_t align)
 {
-	if (FREE_COUNTED())
-		free_seen(ptr);
-	ORIG(DELETE_ALIGNED, delete_aligned_fn *)(ptr, align);
+	FORWARD_FREE(DELETE_ALIGNED, delete_aligned_fn, ptr, align);
 }
 
 EXPORT void mt_inject__ZdaPvSt11align_val_t(void *ptr, size_t align)
 {
-	if (FREE_COUNTED())
-		free_seen(ptr);
-	ORIG(DELETE_ARRAY_ALIGNED, delete_aligned_fn *)(ptr, align);
+	FORWARD_FREE(DELETE_ARRAY_ALIGNED, delete_aligned_fn, ptr, align);
 }
 
 EXPORT void mt_inject__ZdlPvmSt11align_val_t(void *ptr, size_t size, size_t align)
 {
-	if (FREE_COUNTED())
-		free_seen(ptr);
-	ORIG(DELETE_SIZED_ALIGNED, delete_sized_aligned_fn *)(ptr, size, align);
+	FORWARD_FREE(DELETE_SIZED_ALIGNED, delete_sized_aligned_fn, ptr, size, align);
 }
 
 EXPORT void mt_inject__ZdaPvmSt11align_val_t(void *ptr, size_t size, size_t align)
 {
-	if (FREE_COUNTED())
-		free_seen(ptr);
-	ORIG(DELETE_ARRAY_SIZED_ALIGNED, delete_sized_aligned_fn *)(ptr, size, align);
+	FORWARD_FREE(DELETE_ARRAY_SIZED_ALIGNED, delete_sized_aligned_fn, ptr, size, align);
 }
 
 /* The nothrow deletes take the tag after the pointer (and alignment). */
@@ -512,28 +499,20 @@ typedef void delete_aligned_nothrow_fn(void *ptr, size_t align, const void *tag)
 
 EXPORT void mt_inject__ZdlPvRKSt9nothrow_t(void *ptr, const void *tag)
 {
-	if (FREE_COUNTED())
-		free_seen(ptr);
-	ORIG(DELETE_NOTHROW, delete_nothrow_fn *)(ptr, tag);
+	FORWARD_FREE(DELETE_NOTHROW, delete_nothrow_fn, ptr, tag);
 }
 
 EXPORT void mt_inject__ZdaPvRKSt9nothrow_t(void *ptr, const void *tag)
 {
-	if (FREE_COUNTED())
-		free_seen(ptr);
-	ORIG(DELETE_ARRAY_NOTHROW, delete_nothrow_fn *)(ptr, tag);
+	FORWARD_FREE(DELETE_ARRAY_NOTHROW, delete_nothrow_fn, ptr, tag);
 }
 
 EXPORT void mt_inject__ZdlPvSt11align_val_tRKSt9nothrow_t(void *ptr, size_t align, const void *tag)
 {
-	if (FREE_COUNTED())
-		free_seen(ptr);
-	ORIG(DELETE_ALIGNED_NOTHROW, delete_aligned_nothrow_fn *)(ptr, align, tag);
+	FORWARD_FREE(DELETE_ALIGNED_NOTHROW, delete_aligned_nothrow_fn, ptr, align, tag);
 }
 
 EXPORT void mt_inject__ZdaPvSt11align_val_tRKSt9nothrow_t(void *ptr, size_t align, const void *tag)
 {
-	if (FREE_COUNTED())
-		free_seen(ptr);
-	ORIG(DELETE_ARRAY_ALIGNED_NOTHROW, delete_aligned_nothrow_fn *)(ptr, align, tag);
+	FORWARD_FREE(DELETE_ARRAY_ALIGNED_NOTHROW, delete_aligned_nothrow_fn, ptr, align, tag);
 }
