@@ -7,7 +7,9 @@
  * syscall instruction). It blocks every signal but SIGALRM, which cuts
  * its waits at the deadlines (no SA_RESTART: waitpid() returns EINTR),
  * leaves memtop's process group (a terminal's ^C or a kill of the group
- * does not reach it), answers through a pipe and exits. memtop waits for
+ * does not reach it), closes every descriptor but /proc/PID/mem and its
+ * pipe (it holds none of memtop's BPF links), answers through the pipe
+ * and exits. memtop waits for
  * the answer, then for the holder's exit through a pidfd, both bounded.
  */
 #include "probe/inject_hold.h"
@@ -148,6 +150,27 @@ static void holder_signals(void)
 	signal(SIGCHLD, SIG_DFL);      /* stops are reported to waitpid() */
 }
 
+/* Close every descriptor the holder inherited from memtop but the two it
+ * uses, and give it /dev/null for 0, 1 and 2: a holder that outlives
+ * memtop (killed) or waits for a thread that would not stop holds no BPF
+ * program or link attached, and keeps no pipe of memtop's caller open. */
+static void holder_descriptors(int keep_a, int keep_b)
+{
+	unsigned int lo = (unsigned int)(keep_a < keep_b ? keep_a : keep_b);
+	unsigned int hi = (unsigned int)(keep_a < keep_b ? keep_b : keep_a);
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int i;
+
+	for (i = 0; i < 3 && null >= 0; i++)
+		if (i != keep_a && i != keep_b)
+			dup2(null, i);
+	if (lo > 3)
+		syscall(SYS_close_range, 3U, lo - 1, 0U);
+	if (hi > lo + 1)
+		syscall(SYS_close_range, lo + 1, hi - 1, 0U);
+	syscall(SYS_close_range, hi + 1, ~0U, 0U);
+}
+
 /* The holder: never returns. */
 static void holder(struct inject_session *s, inject_hold_fn work, void *ctx, int answer_fd)
 {
@@ -156,6 +179,7 @@ static void holder(struct inject_session *s, inject_hold_fn work, void *ctx, int
 	int e = -ESRCH, tries, end;
 
 	setpgid(0, 0);
+	holder_descriptors(s->mem_fd, answer_fd);
 	holder_signals();
 	alarm_in(INJECT_HOLD_WORK_MS);
 	for (tries = 0; tries < PICK_TRIES && e == -ESRCH; tries++) {

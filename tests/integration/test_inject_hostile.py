@@ -461,6 +461,8 @@ def catch_hold(pid, start_memtop, at=3, timeout=20, alone=False):
                 except OSError:
                     return m, False
                 fds.append((tfd,))
+                if t != m.pid:  # memtop's holder: it holds none of memtop's BPF
+                    HOLDER_BPF.extend(bpf_descriptors(t))
                 for _ in range(20000):
                     try:
                         os.kill(t, signal.SIGSTOP)
@@ -498,6 +500,28 @@ def catch_hold(pid, start_memtop, at=3, timeout=20, alone=False):
         for pair in fds:
             for fd in pair:
                 os.close(fd)
+
+
+# BPF objects a holder process was seen holding (catch_hold): none may be.
+HOLDER_BPF = []
+
+
+def bpf_descriptors(pid):
+    """["prog_id: N", "link_id: N", "map_id: N"] of the BPF objects whose
+    descriptors pid holds (its /proc/PID/fdinfo)."""
+    found = []
+    try:
+        fds = os.listdir("/proc/%d/fdinfo" % pid)
+    except OSError:
+        return found
+    for fd in fds:
+        try:
+            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
+                info = f.read()
+        except OSError:
+            continue
+        found += re.findall(r"^(?:prog|link|map)_id:\s+\d+", info, re.M)
+    return found
 
 
 def pinned_catch(pid, at):
@@ -587,10 +611,81 @@ def test_inject_sigkill_during_hold():
                             (when, e, status_text(w.poll()), m.err.text()[-200:] or "nothing"))
         w.kill()
     print("memtop SIGKILLed during the hold in %d of %d rounds" % (caught, rounds), flush=True)
+    if HOLDER_BPF:
+        problems.append("the holder held memtop's BPF objects (they stay attached while "
+                        "it lives): %s" % sorted(set(HOLDER_BPF))[:5])
     if caught < rounds / 2:
         problems.append("the hold was caught in only %d of %d rounds: too few to tell" %
                         (caught, rounds))
     report(problems, "hold caught in %d of %d rounds" % (caught, rounds))
+
+
+def exit_holder(pid, m, within=10):
+    """SIGINT memtop (attached with --inject to pid), then poll the TracerPid
+    of pid's threads until a tracer other than memtop (its holder, putting
+    the GOT back) is seen; freeze it, read the BPF descriptors it holds,
+    let it go. Returns that list, or None if no holder was seen."""
+    fds, me = [], os.getpid()
+    for tid in os.listdir("/proc/%d/task" % pid):
+        fds.append(os.open("/proc/%d/task/%s/status" % (pid, tid), os.O_RDONLY))
+    key = b"TracerPid:\t"
+    try:
+        m.send(signal.SIGINT)
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline and m.popen.poll() is None:
+            for fd in fds:
+                try:
+                    st = os.pread(fd, 4096, 0)
+                except OSError:
+                    continue
+                i = st.find(key)
+                t = int(st[i + len(key):st.index(b"\n", i)]) if i >= 0 else 0
+                if t in (0, me, m.pid) or t == os.getppid():
+                    continue
+                try:
+                    os.kill(t, signal.SIGSTOP)
+                except OSError:
+                    continue
+                try:
+                    return bpf_descriptors(t)
+                finally:
+                    os.kill(t, signal.SIGCONT)
+        return None
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def test_inject_exit_holder_holds_no_bpf():
+    """The holder memtop forks to put a process's GOT back at exit is a
+    fork of a memtop whose probes are attached: it must hold none of their
+    descriptors (a holder that outlives memtop, e.g. waiting for a thread
+    that will not stop, would keep them attached). Rounds of memtop
+    --inject on a churn target, each ended by SIGINT; the holder is caught
+    and frozen in at least one round, and in none holds a BPF object."""
+    caught, problems = 0, []
+    for r in range(8):
+        w = test_inject.start("churn", "2")
+        m = test_inject.inject_memtop(w.pid)
+        m.first_record()
+        held = exit_holder(w.pid, m)
+        if ends_within(m, 20) is None:
+            problems.append("round %d: memtop did not end" % (r + 1))
+            m.popen.kill()
+        if held is not None:
+            caught += 1
+            if held:
+                problems.append("round %d: the exit holder held %s" % (r + 1, held[:5]))
+        left = let_go(w.pid)
+        if left:
+            problems.append("round %d: %s" % (r + 1, left))
+        test_inject.finish_churn(w)
+        if caught >= 3:
+            break
+    print("exit holder caught in %d rounds" % caught, flush=True)
+    if not caught:
+        problems.append("the exit holder was never caught: nothing checked")
+    report(problems, "exit holder caught %d times" % caught)
 
 
 # ==== 5. dlopen/dlclose churn ====
