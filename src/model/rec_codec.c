@@ -7,6 +7,7 @@
  */
 #include "model/rec_codec.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "util/strpool.h"
@@ -367,6 +368,137 @@ static void get_push_serve(struct rec_cur *c, struct mt_status *st)
 
 enum { TARGET_COUNTERS_EXACT = 1, TARGET_RATES_EXACT = 2 };
 
+/* ---- a target's facts, by table ------------------------------------------ */
+
+#define FACT(id, kind, field)                                        \
+	{                                                            \
+		id, kind, #field, offsetof(struct mt_target, field), \
+			sizeof(((struct mt_target *)0)->field)       \
+	}
+
+/* Every fact of a target that the data path sets (the model computes the
+ * rest again from the replayed inputs). An id is never reused; a new fact
+ * is one new row, written and read with no other change. */
+static const struct rec_fact facts[] = {
+	FACT(1, REC_FACT_STR, comm),
+	FACT(2, REC_FACT_STR, allocator),
+	FACT(3, REC_FACT_STR, mechanism),
+	FACT(4, REC_FACT_STR, mechanism_why),
+	FACT(5, REC_FACT_STR, runtime),
+	FACT(6, REC_FACT_INTERNED, runtime_heap),
+	FACT(7, REC_FACT_INTERNED, runtime_tool),
+	FACT(8, REC_FACT_STR, go_version),
+	FACT(9, REC_FACT_INT, go_rate),
+	FACT(10, REC_FACT_INT, rss_bytes),
+	FACT(11, REC_FACT_INT, counters.alloc_calls),
+	FACT(12, REC_FACT_INT, counters.free_calls),
+	FACT(13, REC_FACT_INT, counters.alloc_bytes),
+	FACT(14, REC_FACT_INT, counters.samples),
+	FACT(15, REC_FACT_INT, counters.probe_hits),
+	FACT(16, REC_FACT_INT, counters_exact),
+	FACT(17, REC_FACT_INT, rates_exact),
+	FACT(18, REC_FACT_F64, slowdown_pct),
+	FACT(19, REC_FACT_INT, limits.stacks_folded),
+	FACT(20, REC_FACT_INT, limits.files_refused),
+	FACT(21, REC_FACT_INT, limits.maps_cut),
+	FACT(22, REC_FACT_INT, limits.names_refused),
+};
+
+_Static_assert(sizeof(facts) / sizeof(facts[0]) <= REC_MAX_FACTS, "a fact's id is 6 bits");
+
+const struct rec_fact *rec_facts(size_t *n)
+{
+	*n = sizeof(facts) / sizeof(facts[0]);
+	return facts;
+}
+
+/* On the wire a fact is a tag, its value's form in the top two bits (so
+ * a reader skips a fact it does not know) and its id below, then the
+ * value: a string, a u64 or an f64. */
+enum { WIRE_STR, WIRE_U64, WIRE_F64 };
+
+static __u8 wire_of(const struct rec_fact *x)
+{
+	return x->kind == REC_FACT_INT ? WIRE_U64 : x->kind == REC_FACT_F64 ? WIRE_F64 : WIRE_STR;
+}
+
+static void put_facts(struct bytebuf *b, const struct mt_target *t)
+{
+	const char *at = (const char *)t;
+	size_t i, n = sizeof(facts) / sizeof(facts[0]);
+
+	rec_put_u8(b, (__u8)n);
+	for (i = 0; i < n; i++) {
+		const struct rec_fact *x = &facts[i];
+		const void *v = at + x->offset;
+		__u64 u = 0;
+		double d;
+
+		rec_put_u8(b, (__u8)(wire_of(x) << 6 | x->id));
+		switch (x->kind) {
+		case REC_FACT_STR:
+			rec_put_str(b, v);
+			break;
+		case REC_FACT_INTERNED:
+			rec_put_str(b, *(const char *const *)v);
+			break;
+		case REC_FACT_INT:
+			memcpy(&u, v, x->size); /* the low bytes */
+			rec_put_u64(b, u);
+			break;
+		case REC_FACT_F64:
+			memcpy(&d, v, sizeof(d));
+			rec_put_f64(b, d);
+			break;
+		}
+	}
+}
+
+/* The table's row with this id and wire form, or NULL. */
+static const struct rec_fact *fact_of(__u8 id, __u8 wire)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(facts) / sizeof(facts[0]); i++)
+		if (facts[i].id == id && wire_of(&facts[i]) == wire)
+			return &facts[i];
+	return NULL;
+}
+
+bool rec_get_facts(struct rec_cur *c, struct mt_target *t, bool *got)
+{
+	char *at = (char *)t;
+	__u8 k, count;
+
+	memset(got, 0, sizeof(facts) / sizeof(facts[0]) * sizeof(*got));
+	if (!c->n)
+		return true; /* written before the table was */
+	count = rec_get_u8(c);
+	for (k = 0; k < count && !c->bad; k++) {
+		__u8 tag = rec_get_u8(c), wire = tag >> 6;
+		const struct rec_fact *x = fact_of(tag & 63, wire);
+		__u64 u;
+		double d;
+		size_t len;
+
+		if (wire == WIRE_STR && !x)
+			rec_get_str(c, &len);
+		else if (wire == WIRE_STR && x->kind == REC_FACT_STR)
+			get_into(c, at + x->offset, x->size);
+		else if (wire == WIRE_STR)
+			*(const char **)(at + x->offset) = get_interned(c);
+		else if (wire == WIRE_U64 && (u = rec_get_u64(c), x))
+			memcpy(at + x->offset, &u, x->size);
+		else if (wire == WIRE_F64 && (d = rec_get_f64(c), x))
+			memcpy(at + x->offset, &d, sizeof(d));
+		else if (wire > WIRE_F64)
+			c->bad = true; /* a form no writer has */
+		if (x && !c->bad)
+			got[x - facts] = true;
+	}
+	return !c->bad;
+}
+
 static void put_target(struct bytebuf *b, const struct mt_target *t)
 {
 	rec_put_u32(b, (__u32)t->pid);
@@ -448,6 +580,9 @@ void rec_put_interval(struct bytebuf *b, const struct mt_model *m, const struct 
 		rec_put_str(b, model_target_at(m, i)->mechanism);
 		rec_put_str(b, model_target_at(m, i)->mechanism_why);
 	}
+	/* then every fact of the table, in the same order */
+	for (i = 0; i < n; i++)
+		put_facts(b, model_target_at(m, i));
 	rec_frame_end(b, f);
 }
 

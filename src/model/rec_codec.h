@@ -96,6 +96,30 @@ struct rec_target {
 bool rec_get_interval(struct rec_cur *c, __u64 *now_ns, struct mt_drops *d, struct mt_status *st,
 		      __u32 *ntargets);
 bool rec_get_target(struct rec_cur *c, struct rec_target *t);
+/* A target's facts (what the data path sets on it), written after the
+ * mechanisms by one table: kind, id, and where the field is in struct
+ * mt_target. The replay applies the facts it finds over the first
+ * layout's fields, so a fact added to the table is recorded and replayed
+ * with no other change. */
+enum rec_fact_kind {
+	REC_FACT_STR,      /* a char array, cut to fit */
+	REC_FACT_INTERNED, /* a const char * into the string pool, or NULL */
+	REC_FACT_INT,      /* an integer of 1 to 8 bytes (x86-64: little-endian) */
+	REC_FACT_F64,      /* a double */
+};
+struct rec_fact {
+	__u8 id; /* 1..63, never reused */
+	__u8 kind;
+	const char *name; /* the field, for tests and messages */
+	size_t offset, size;
+};
+/* The table; at most REC_MAX_FACTS rows. */
+#define REC_MAX_FACTS 63
+const struct rec_fact *rec_facts(size_t *n);
+/* Read one target's facts into t; got[i] (one per rec_facts() row) says
+ * which were there. A recording written before the table has none. */
+bool rec_get_facts(struct rec_cur *c, struct mt_target *t, bool *got);
+
 /* After the *ntargets targets: how each is watched (mechanism,
  * mechanism_why), in the same order; "" when the interval was written
  * without them. */

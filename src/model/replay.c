@@ -501,6 +501,16 @@ static int apply_interval(struct replay *r, struct rec_cur *c, __u16 flags)
 			memcpy(mt->mechanism_why, t.mechanism_why, sizeof(mt->mechanism_why));
 		}
 	}
+	/* then every fact of the table (rec_codec.h), over the fields above */
+	for (i = 0; i < n; i++) {
+		struct mt_target *mt = model_target(r->model, pids[i], false), scratch;
+		bool got[REC_MAX_FACTS];
+
+		if (!rec_get_facts(c, mt ? mt : &scratch, got)) {
+			free(pids);
+			return failf(r, -EBADMSG, "a malformed target in an interval");
+		}
+	}
 	free(pids);
 	*model_drops(r->model) = d;
 	model_tick(r->model, now);

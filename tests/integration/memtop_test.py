@@ -314,6 +314,26 @@ class Memtop(Proc):
         return self.wait(max(0.1, timeout - (time.monotonic() - t0)))
 
 
+def assert_replay_equals_live(live, recording, *extra):
+    """memtop --replay RECORDING --json prints what the live run printed
+    (the JSON records `live`), interval by interval (docs/recording.md);
+    the recording may hold one interval more (it is written before each
+    line is printed). Returns the replayed records."""
+    r = subprocess.run([MEMTOP, "--replay", recording, "--json"] + [str(a) for a in extra],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0, "replay failed (%d): %s" % (r.returncode, r.stderr))
+    replayed = [json.loads(l) for l in r.stdout.splitlines()]
+    check(len(replayed) >= len(live), "replay has %d intervals, the live run printed %d" %
+          (len(replayed), len(live)))
+    for i, (a, b) in enumerate(zip(live, replayed)):
+        if a != b:
+            diff = [k for k in a if a[k] != b.get(k)]
+            fail("interval %d differs in %s:\nlive   %s\nreplay %s" %
+                 (i, diff, json.dumps({k: a[k] for k in diff})[:800],
+                  json.dumps({k: b.get(k) for k in diff})[:800]))
+    return replayed
+
+
 def workload_path(name):
     return os.path.join(WORKLOADS, name)
 

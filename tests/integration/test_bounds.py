@@ -30,9 +30,10 @@ import os
 import shutil
 import signal
 import struct
+import tempfile
 import time
 
-from memtop_test import Memtop, check, fail, sites_by_function
+from memtop_test import Memtop, assert_replay_equals_live, check, fail, sites_by_function
 from test_hostile import (MEMTOP_ARGS, NOBODY, as_nobody, bpf_snapshot, build, lab, start,
                           stop_quickly, tui_until, watch_until)
 
@@ -137,9 +138,11 @@ def test_names_past_a_targets_share():
     _, churner = start([exe, "--names", "600"], prefix=NOBODY + ("env", "-C", d))
     _, quiet = start([exe, "--lib", so, "--copies", "yes"])
     before = bpf_snapshot()
+    own = tempfile.mkdtemp(prefix="memtop-bounds-")  # root's, not the lab nobody writes in
+    recording = os.path.join(own, "names.mtr")
     # uprobes: each fresh copy is used once, before a refresh could reroute it
     m = Memtop(*MEMTOP_ARGS, "--no-inject", "--max-stacks", "512", "--top", "0", "-p",
-               "%d,%d" % (churner, quiet))
+               "%d,%d" % (churner, quiet), "--record", recording)
     rec = m.first_record()
     t0 = time.monotonic()
     while not target_of(rec, churner)["limits"]["names_refused"]:
@@ -171,6 +174,11 @@ def test_names_past_a_targets_share():
     check(len(said) <= 3 and all("PID %d " % churner in l for l in said) and
           "past its 8 MiB shown as [too many names]" in said[-1],
           "the churner's bound should be said once: %r" % said)
+    # the recording replays to the very lines printed, the limits included
+    while m.record(5) is not None:
+        pass
+    assert_replay_equals_live(m.records, recording, "--top", "0")
+    shutil.rmtree(own, ignore_errors=True)
     check(not any("PID %d " % quiet in l for l in said_lines(m)),
           "the quiet target reached a bound: %r" % said_lines(m))
     check(not any("in all" in l for l in m.err.lines),

@@ -21,7 +21,8 @@ import subprocess
 import tempfile
 import time
 
-from memtop_test import (MEMTOP, ROOT, Memtop, Workload, check, fail)
+from memtop_test import (MEMTOP, ROOT, Memtop, Workload, assert_replay_equals_live, check,
+                         fail)
 from test_tui import Pane
 
 NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
@@ -76,20 +77,8 @@ def test_record_sigkill_replay_json_equal():
     try:
         live, rec = record_and_kill(d, 8)
         check(os.stat(rec).st_mode & 0o777 == 0o600, "the recording is not mode 0600")
-        r = replay(rec, "--json", "--output", os.path.join(d, "end.pb.gz"),
-                   "--folded", os.path.join(d, "end.folded"))
-        check(r.returncode == 0, "replay failed (%d): %s" % (r.returncode, r.stderr))
-        replayed = [json.loads(l) for l in r.stdout.splitlines()]
-        # the recording is written before each line is printed: it holds
-        # every interval the live run printed, maybe one more
-        check(len(replayed) >= len(live), "replay has %d intervals, the live run printed %d" %
-              (len(replayed), len(live)))
-        for i, (a, b) in enumerate(zip(live, replayed)):
-            if a != b:
-                diff = [k for k in a if a[k] != b.get(k)]
-                fail("interval %d differs in %s:\nlive   %s\nreplay %s" %
-                     (i, diff, json.dumps({k: a[k] for k in diff})[:800],
-                      json.dumps({k: b.get(k) for k in diff})[:800]))
+        assert_replay_equals_live(live, rec, "--output", os.path.join(d, "end.pb.gz"),
+                                  "--folded", os.path.join(d, "end.folded"))
         check(any(s["function"] == "leak_steady" and s["inuse_bytes"] > 0
                   for s in live[-1]["sites"]), "the leak is not in the live JSON")
         # the exports are those of the last interval

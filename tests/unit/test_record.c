@@ -469,6 +469,63 @@ static void test_header_pattern_bounded(void **state)
 	model_free(m);
 }
 
+/* Every fact of the table (rec_codec.h) set to a value of its own on a
+ * live target comes back from the replay as it was: limits hit, a Go
+ * target's rate, how it is watched, all of them. */
+static void test_facts_round_trip(void **state)
+{
+	struct rec_header h = { .version = REC_VERSION, .rate = RATE };
+	struct mt_status st = { 0 };
+	struct mt_model *m = new_model();
+	struct mt_target *t = model_target(m, 7, true), *r;
+	const struct rec_fact *facts;
+	struct bytebuf b = { 0 };
+	struct replay *rp = replay_new();
+	char names[REC_MAX_FACTS][24], err[256];
+	size_t i, n;
+
+	facts = rec_facts(&n);
+	assert_true(n > 20);
+	for (i = 0; i < n; i++) {
+		char *at = (char *)t + facts[i].offset;
+		__u64 u = facts[i].size == 1 ? 1 : facts[i].id * 1000003ULL + 7;
+		double d = facts[i].id + 0.25;
+
+		snprintf(names[i], sizeof(names[i]), "fact %u", facts[i].id);
+		if (facts[i].kind == REC_FACT_STR)
+			snprintf(at, facts[i].size, "%s", names[i]);
+		else if (facts[i].kind == REC_FACT_INTERNED)
+			*(const char **)at = names[i];
+		else if (facts[i].kind == REC_FACT_INT)
+			memcpy(at, &u, facts[i].size);
+		else
+			memcpy(at, &d, sizeof(d));
+	}
+	model_tick(m, NS);
+	rec_put_bytes(&b, REC_MAGIC, REC_MAGIC_LEN);
+	rec_put_header(&b, &h);
+	rec_put_interval(&b, m, &st, 0);
+	assert_int_equal(replay_append(rp, b.data, b.len), 0);
+	assert_int_equal(replay_step(rp, err, sizeof(err)), 1);
+	r = model_target(replay_model(rp), 7, false);
+	assert_non_null(r);
+	for (i = 0; i < n; i++) {
+		const char *a = (const char *)t + facts[i].offset;
+		const char *z = (const char *)r + facts[i].offset;
+
+		if (facts[i].kind == REC_FACT_STR && strcmp(a, z))
+			fail_msg("%s: %s replayed as %s", facts[i].name, a, z);
+		else if (facts[i].kind == REC_FACT_INTERNED &&
+			 strcmp(*(const char *const *)a, *(const char *const *)z ?: "(null)"))
+			fail_msg("%s: replayed as %s", facts[i].name, *(const char *const *)z);
+		else if (facts[i].kind >= REC_FACT_INT && memcmp(a, z, facts[i].size))
+			fail_msg("%s: replayed otherwise", facts[i].name);
+	}
+	replay_free(rp);
+	bytebuf_fini(&b);
+	model_free(m);
+}
+
 /* A well-formed frame that does not make sense is refused, not applied. */
 static void test_bad_references(void **state)
 {
@@ -701,6 +758,7 @@ int main(void)
 		cmocka_unit_test(test_cut_anywhere),
 		cmocka_unit_test(test_flipped_byte),
 		cmocka_unit_test(test_bad_references),
+		cmocka_unit_test(test_facts_round_trip),
 		cmocka_unit_test(test_rotation),
 		cmocka_unit_test(test_refuses_symlink),
 		cmocka_unit_test(test_replay_through_a_source),
