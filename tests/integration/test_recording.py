@@ -94,6 +94,40 @@ def test_record_sigkill_replay_json_equal():
         shutil.rmtree(d, ignore_errors=True)
 
 
+GOLDEN = os.path.join(ROOT, "tests", "golden")
+
+
+def test_golden_replays():
+    """Each recording under tests/golden/ (a -- CMD run of
+    scenario_steady_leak, written by an earlier memtop) replays to exactly
+    the JSON and -b text kept beside it: a change that was not meant to
+    change what memtop prints does not, and older recordings still read
+    the same. A change that means to: tests/golden/update, and commit
+    its differences with it."""
+    recs = sorted(f for f in os.listdir(GOLDEN) if f.endswith(".mtr"))
+    check(recs, "no golden recording in %s" % GOLDEN)
+    env = dict(os.environ, TZ="UTC", COLUMNS="120")
+    for rec in recs:
+        name = rec[:-len(".mtr")]
+        for args, ext in ((["--json"], ".jsonl"), (["-b", "--top", "5"], ".txt")):
+            r = subprocess.run([MEMTOP, "--replay", os.path.join(GOLDEN, rec)] + args,
+                               capture_output=True, text=True, timeout=60, env=env)
+            check(r.returncode == 0, "replay of %s failed: %s" % (rec, r.stderr))
+            with open(os.path.join(GOLDEN, name + ext)) as f:
+                want = f.read().splitlines()
+            got = r.stdout.splitlines()
+            for i, (a, b) in enumerate(zip(want, got)):
+                if a != b:
+                    at = next(k for k in range(min(len(a), len(b)) + 1)
+                              if k == min(len(a), len(b)) or a[k] != b[k])
+                    fail("%s%s line %d differs at column %d:\nwant ...%s\ngot  ...%s\n"
+                         "(a change meant to: tests/golden/update)" %
+                         (name, ext, i + 1, at, a[max(0, at - 80):at + 120],
+                          b[max(0, at - 80):at + 120]))
+            check(len(want) == len(got), "%s%s: %d lines kept, the replay printed %d" %
+                  (name, ext, len(want), len(got)))
+
+
 def inside_a_frame(data, near):
     """An offset at or after `near` that is strictly inside a frame (docs/
     recording.md: an 8-byte magic, then frames of u32 length, u16 type, u16
