@@ -259,6 +259,29 @@ static void on_ended(void *ctx, pid_t pid, int wstatus, __u64 at_ns)
 		 t ? t->comm : "?", how);
 }
 
+/* The data path's reports about a watched process, into the model by its
+ * one door (watch.h). */
+static void on_facts(void *ctx, const struct mt_target_facts *f)
+{
+	struct app *a = ctx;
+
+	model_apply_facts(a->model, f);
+}
+
+static void on_dropped(void *ctx, pid_t pid)
+{
+	struct app *a = ctx;
+
+	model_drop_process(a->model, pid);
+}
+
+static struct strpool_budget *on_names(void *ctx, pid_t pid)
+{
+	struct app *a = ctx;
+
+	return a->model ? model_target_names(a->model, pid) : NULL;
+}
+
 /* One pass over the ring takes at most DRAIN_BUDGET_NS: libbpf consumes
  * until it has caught up, so a target that makes records faster than they
  * are unwound would otherwise keep the loop in the ring, away from signals
@@ -404,7 +427,6 @@ static int start_data_path(struct app *a)
 	a->ingest.on_proc = on_proc;
 	a->ingest.proc_ctx = a;
 	a->ws.env.bpf = a->bpf;
-	a->ws.env.model = a->model;
 	a->ws.env.pc = a->pc;
 	a->ws.env.unw = a->unw;
 	a->ws.env.py = a->ingest.py;
@@ -690,8 +712,12 @@ static void budget_tick(struct app *a, __u64 now)
 	a->status.budget_unreachable = a->budget.unreachable;
 	if (!a->budget.ever_paused)
 		return;
-	for (i = 0; i < model_target_count(a->model); i++)
-		model_target_at(a->model, i)->counters_exact = false;
+	for (i = 0; i < model_target_count(a->model); i++) {
+		struct mt_target_facts f = { .pid = model_target_at(a->model, i)->pid,
+					     .set = MT_FACT_EXACT };
+
+		model_apply_facts(a->model, &f); /* the probes missed calls */
+	}
 }
 
 /* ---- the loop ------------------------------------------------------------- */
@@ -1361,7 +1387,13 @@ int app_run(const struct mt_config *given)
 	char err[512];
 	int code;
 	bool unwritten;
-	struct watch_env env = { .cfg = cfg, .warn = on_warning, .warn_ctx = &a, .ended = on_ended };
+	struct watch_env env = { .cfg = cfg,
+				 .warn = on_warning,
+				 .warn_ctx = &a,
+				 .ended = on_ended,
+				 .facts = on_facts,
+				 .dropped = on_dropped,
+				 .names = on_names };
 	int e;
 
 	/* a reader of stdout or of a FIFO output that goes away is EPIPE,

@@ -18,7 +18,7 @@
 #include <stddef.h>
 
 #include "model/model.h"
-#include "model/status.h"
+#include "input/status.h"
 
 #define METRICS_TOP_SITES 20
 #define METRICS_MAX_TARGETS 64

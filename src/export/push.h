@@ -18,7 +18,7 @@
 #ifndef MEMTOP_PUSH_H
 #define MEMTOP_PUSH_H
 
-#include "model/status.h"
+#include "input/status.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -26,7 +26,7 @@
 
 #include "config.h"
 #include "model/model.h"
-#include "model/status.h"
+#include "input/status.h"
 
 struct recorder_opts {
 	const char *path;

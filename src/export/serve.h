@@ -30,7 +30,7 @@
 
 #include "export/serve_addr.h"
 #include "model/model.h"
-#include "model/status.h"
+#include "input/status.h"
 
 #define SERVE_MAX_CONNS 16
 #define SERVE_MAX_PER_CLIENT 4

@@ -14,7 +14,7 @@
 #include <linux/types.h>
 
 #include "config.h"
-#include "model/status.h"
+#include "input/status.h"
 #include "model/model.h"
 #include "export/push.h"
 #include "export/serve.h"

@@ -33,7 +33,7 @@
 #include "stacks/wrappers.h"
 #include "util/hmap.h"
 #include "util/strpool.h"
-#include "model/sampling.h"
+#include "util/sampling.h"
 
 /* Additive numbers shared by stack aggregates and sites. */
 struct totals {
@@ -865,6 +865,59 @@ void model_drop_process(struct mt_model *m, pid_t pid)
 static bool target_eq(const void *val, const void *key)
 {
 	return ((const struct mt_target *)val)->pid == *(const pid_t *)key;
+}
+
+int model_apply_facts(struct mt_model *m, const struct mt_target_facts *f)
+{
+	struct mt_target *t = model_target(m, f->pid, f->set & MT_FACT_WATCHED);
+
+	if (!t)
+		return f->set & MT_FACT_WATCHED ? -ENOMEM : -ENOENT;
+	if (f->set & MT_FACT_WATCHED) {
+		t->alive = true;
+		t->exit_ns = 0;
+		t->start_ns = f->watched_ns;
+	}
+	if (f->set & MT_FACT_COMM)
+		memcpy(t->comm, f->comm, sizeof(t->comm));
+	if (f->set & MT_FACT_HOW) {
+		memcpy(t->allocator, f->allocator, sizeof(t->allocator));
+		memcpy(t->mechanism, f->mechanism, sizeof(t->mechanism));
+		memcpy(t->mechanism_why, f->mechanism_why, sizeof(t->mechanism_why));
+	}
+	if (f->set & MT_FACT_RUNTIME) {
+		memcpy(t->runtime, f->runtime, sizeof(t->runtime));
+		t->runtime_heap = f->runtime_heap;
+		t->runtime_tool = f->runtime_tool;
+	}
+	if (f->set & MT_FACT_GO) {
+		memcpy(t->go_version, f->go_version, sizeof(t->go_version));
+		t->go_rate = f->go_rate;
+	}
+	if (f->set & MT_FACT_RSS)
+		t->rss_bytes = f->rss_bytes;
+	if (f->set & MT_FACT_COUNTERS)
+		t->counters = f->counters;
+	if (f->set & MT_FACT_EXACT)
+		t->counters_exact = f->counters_exact;
+	if (f->set & MT_FACT_RATES)
+		t->rates_exact = f->rates_exact;
+	if (f->set & MT_FACT_SLOWDOWN)
+		t->slowdown_pct = f->slowdown_pct;
+	if (f->set & MT_FACT_PHASE)
+		t->phase_seen = f->phase_seen;
+	if (f->set & MT_FACT_FILE_LIM) {
+		t->limits.files_refused = f->files_refused;
+		t->limits.maps_cut = f->maps_cut;
+	}
+	return 0;
+}
+
+struct strpool_budget *model_target_names(struct mt_model *m, pid_t pid)
+{
+	struct mt_target *t = model_target(m, pid, false);
+
+	return t ? &t->names : NULL;
 }
 
 struct mt_target *model_target(struct mt_model *m, pid_t pid, bool create)

@@ -22,6 +22,7 @@
 
 #include "config.h"
 #include "memtop/abi.h"
+#include "input/target_facts.h"
 #include "stacks/frame.h"
 #include "model/stats.h"
 #include "util/strpool.h"
@@ -255,6 +256,18 @@ int model_target_ended(struct mt_model *m, pid_t pid, const struct mt_target_end
 /* "exited with code 3", "killed by SIGSEGV (core dumped)", "OOM-killed
  * (cgroup 512.0 MiB of 512.0 MiB, oom_kill 1)", "exited" into buf. */
 void model_end_describe(const struct mt_target_end *e, char *buf, size_t len);
+
+/* What a data source reports about a target (input/target_facts.h): the
+ * one way the facts it carries enter the model. MT_FACT_WATCHED makes the
+ * target (or a new process reusing an ended one's pid), alive and watched
+ * from now, with every group the report carries; without it only an
+ * existing target takes the report. The groups not in f->set stay as
+ * they were. 0, -ENOENT (no such target) or -ENOMEM. */
+int model_apply_facts(struct mt_model *m, const struct mt_target_facts *f);
+
+/* The budget the names interned on pid's behalf are charged to
+ * (util/strpool.h), or NULL while it has no target. */
+struct strpool_budget *model_target_names(struct mt_model *m, pid_t pid);
 
 /* The target for pid; created when create is true. NULL if absent. */
 struct mt_target *model_target(struct mt_model *m, pid_t pid, bool create);

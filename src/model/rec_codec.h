@@ -18,7 +18,7 @@
 #include "config.h"
 #include "model/model.h"
 #include "model/recording.h"
-#include "model/status.h"
+#include "input/status.h"
 
 struct rec_header {
 	__u16 version; /* REC_VERSION when written */

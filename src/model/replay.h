@@ -19,7 +19,7 @@
 
 #include "config.h"
 #include "model/model.h"
-#include "model/status.h"
+#include "input/status.h"
 
 /* What the recording says about the run that wrote it (its first segment
  * header). */

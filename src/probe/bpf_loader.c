@@ -19,7 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "memtop.skel.h"
-#include "model/sampling.h"
+#include "util/sampling.h"
 
 /* BPF_TRACE_UPROBE_SESSION (kernel 6.13); not in the installed uapi. */
 #define MT_BPF_TRACE_UPROBE_SESSION 57

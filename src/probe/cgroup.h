@@ -9,7 +9,7 @@
 #ifndef MEMTOP_CGROUP_H
 #define MEMTOP_CGROUP_H
 
-#include "model/status.h"
+#include "input/status.h"
 
 #include <limits.h>
 #include <stdbool.h>

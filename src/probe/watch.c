@@ -59,6 +59,13 @@ static void warn(struct watch_set *ws, const char *fmt, ...)
 	ws->env.warn(ws->env.warn_ctx, msg);
 }
 
+/* Hand a report about a watched process to the caller (env.facts). */
+static void report(struct watch_set *ws, const struct mt_target_facts *f)
+{
+	if (ws->env.facts)
+		ws->env.facts(ws->env.warn_ctx, f);
+}
+
 void watch_init(struct watch_set *ws, const struct watch_env *env)
 {
 	memset(ws, 0, sizeof(*ws));
@@ -149,11 +156,10 @@ static void inject_python_report(struct watch_set *ws, struct watched *w)
 		return;
 	state = inject_python_state(w->inj);
 	if (state == MT_PY_HOOK_ON) {
-		struct mt_target *t =
-			ws->env.model ? model_target(ws->env.model, w->pid, false) : NULL;
+		/* pymalloc's objects are seen now: no word that they are not */
+		struct mt_target_facts f = { .pid = w->pid, .set = MT_FACT_RUNTIME };
 
-		if (t) /* pymalloc's objects are seen now: no word that they are not */
-			t->runtime[0] = '\0';
+		report(ws, &f);
 		warn(ws,
 		     "PID %d: CPython's object allocator wrapped: the objects pymalloc serves "
 		     "are sampled too",
@@ -277,9 +283,9 @@ static int prepare_go(struct watch_set *ws, struct watched *w, char *err, size_t
  * back. */
 static struct strpool_budget *charge_to(struct watch_set *ws, struct watched *w)
 {
-	struct mt_target *t = ws->env.model ? model_target(ws->env.model, w->pid, false) : NULL;
+	struct strpool_budget *b = ws->env.names ? ws->env.names(ws->env.warn_ctx, w->pid) : NULL;
 
-	return strpool_charge(t ? &t->names : &w->names);
+	return strpool_charge(b ? b : &w->names);
 }
 
 /* A failure to prepare or attach a process that was there when memtop
@@ -656,7 +662,7 @@ static bool counts_exact(const struct watched *w)
 
 /* The calls memtop's sampler in w counted, in t's exact counters (the
  * USDT probes' hits and samples stay the BPF side's). */
-static void injected_counts(struct watched *w, struct mt_target *t)
+static void injected_counts(struct watched *w, struct mt_target_facts *t)
 {
 	/* once the process is gone its memory is too: its last counts stay */
 	inject_counts(w->inj, &w->inj_counts);
@@ -668,7 +674,7 @@ static void injected_counts(struct watched *w, struct mt_target *t)
 /* A Go target: its version and runtime.MemProfileRate for the views, and
  * the rate's address for the BPF side once it is known (a PIE launched by
  * memtop is placed only at its exec). */
-static void watch_go_rate(struct watch_set *ws, struct watched *w, struct mt_target *t)
+static void watch_go_rate(struct watch_set *ws, struct watched *w, struct mt_target_facts *t)
 {
 	struct mt_go_proc proc = { .rate = 512 * 1024 };
 	bool held = w->launched && ws->launch.go_fd >= 0; /* before its exec */
@@ -677,7 +683,10 @@ static void watch_go_rate(struct watch_set *ws, struct watched *w, struct mt_tar
 	if (!w->go)
 		return;
 	snprintf(t->go_version, sizeof(t->go_version), "%s", w->gt.version);
-	t->runtime[0] = '\0'; /* its heap is seen: not a runtime memtop is blind to */
+	/* its heap is seen: not a runtime memtop is blind to */
+	t->runtime[0] = '\0';
+	t->runtime_heap = t->runtime_tool = NULL;
+	t->set |= MT_FACT_GO | MT_FACT_RUNTIME;
 	if (held)
 		proc.rate_addr = w->gt.pie ? 0 : w->gt.rate_vaddr;
 	else
@@ -695,11 +704,13 @@ static void watch_go_rate(struct watch_set *ws, struct watched *w, struct mt_tar
 
 /* The managed runtime of pid, for the words about memory memtop does not
  * see (model/unseen.h). */
-static void set_runtime(struct mt_target *t, pid_t pid)
+static void set_runtime(struct mt_target_facts *t, pid_t pid)
 {
 	struct runtime_info rt;
 
+	t->set |= MT_FACT_RUNTIME;
 	t->runtime[0] = '\0';
+	t->runtime_heap = t->runtime_tool = NULL;
 	if (runtime_detect(pid, &rt) || !rt.name)
 		return;
 	snprintf(t->runtime, sizeof(t->runtime), "%s", rt.name);
@@ -760,7 +771,12 @@ static struct mt_probe_set *attach_prepared(struct watch_set *ws, struct watched
 
 static int attach_charged(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
-	struct mt_target *t;
+	struct mt_target_facts f = { .pid = w->pid,
+				     .set = MT_FACT_WATCHED | MT_FACT_COMM | MT_FACT_HOW |
+					    MT_FACT_EXACT | MT_FACT_SLOWDOWN | MT_FACT_PHASE,
+				     .watched_ns = clock_mono_ns() };
+	struct mt_target_facts *t = &f;
+	struct strpool_budget *names;
 	int e = bpf_loader_add_target(ws->env.bpf, w->pid);
 
 	if (e) {
@@ -798,13 +814,6 @@ static int attach_charged(struct watch_set *ws, struct watched *w, char *err, si
 	}
 	if (w->extra.alloc)
 		attach_extra(ws, w);
-	t = model_target(ws->env.model, w->pid, true);
-	if (!t)
-		return -ENOMEM;
-	t->names.bytes += w->names.bytes;
-	t->names.refused += w->names.refused;
-	w->names = (struct strpool_budget){ 0 };
-	strpool_charge(&t->names);
 	memcpy(t->comm, w->comm, sizeof(t->comm));
 	/* a command is still memtop's child here, before its exec: its
 	 * interpreter is looked for at the first refresh */
@@ -824,12 +833,20 @@ static int attach_charged(struct watch_set *ws, struct watched *w, char *err, si
 		 * is attached (docs/python.md): pymalloc's objects are seen */
 		t->runtime[0] = '\0';
 	watch_go_rate(ws, w, t);
-	t->alive = true;
-	t->exit_ns = 0;
-	t->start_ns = clock_mono_ns();
 	t->counters_exact = counts_exact(w);
 	t->slowdown_pct = 0;
 	t->phase_seen = 1.0;
+	report(ws, t);
+	w->reported = true;
+	w->runtime_named = t->runtime[0] != '\0';
+	/* the names interned for it so far move to its target's budget */
+	names = ws->env.names ? ws->env.names(ws->env.warn_ctx, w->pid) : NULL;
+	if (names) {
+		names->bytes += w->names.bytes;
+		names->refused += w->names.refused;
+		w->names = (struct strpool_budget){ 0 };
+		strpool_charge(names);
+	}
 	slowdown_init(&w->cost, ws->env.trap_ns, samples_itself(w));
 	phase_share_init(&w->share);
 	w->pending = false;
@@ -927,7 +944,8 @@ void watch_on_proc(struct watch_set *ws, pid_t pid, __u32 what)
 	if (w && what == MT_PROC_EXEC) {
 		/* a new program: its old allocations and addresses are gone */
 		release(ws, w);
-		model_drop_process(ws->env.model, pid);
+		if (ws->env.dropped)
+			ws->env.dropped(ws->env.warn_ctx, pid);
 	} else if (w) {
 		return;
 	} else {
@@ -966,7 +984,7 @@ bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 			continue;
 		if (e == -ESRCH) {
 			/* gone while waiting: an exec'd target ends here */
-			if (model_target(ws->env.model, w->pid, false))
+			if (w->reported)
 				report_end(ws, w, -1, now_ns);
 			w->pending = false;
 			w->gone = true;
@@ -989,7 +1007,7 @@ static void measure(struct watch_set *ws, struct watched *w, __u64 now, enum slo
 {
 	struct mt_proc_counters c;
 	struct slowdown_reading r;
-	struct mt_target *t;
+	struct mt_target_facts f = { .pid = w->pid, .set = MT_FACT_PHASE };
 	__u64 cpu = target_cpu_ns(w->pid);
 
 	if (!cpu || bpf_loader_read_counters(ws->env.bpf, w->pid, &c))
@@ -1004,9 +1022,8 @@ static void measure(struct watch_set *ws, struct watched *w, __u64 now, enum slo
 	if (samples_itself(w))
 		return;
 	phase_share_feed(&w->share, now, c.phased_calls, c.free_calls, state, ws->duty);
-	t = model_target(ws->env.model, w->pid, false);
-	if (t)
-		t->phase_seen = phase_share_ratio(&w->share);
+	f.phase_seen = phase_share_ratio(&w->share);
+	report(ws, &f);
 }
 
 static bool measurable(const struct watched *w)
@@ -1046,13 +1063,13 @@ int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, struct wa
 	memset(out, 0, sizeof(*out));
 	for (i = 0; i < ws->n; i++) {
 		struct watched *w = &ws->v[i];
-		struct mt_target *t = model_target(ws->env.model, w->pid, false);
+		struct mt_target_facts f = { .pid = w->pid, .set = MT_FACT_SLOWDOWN };
 		struct slowdown_est est;
 
 		if (!measurable(w) || slowdown_window(&w->cost, since_ns, max_ns, &est))
 			continue;
-		if (t)
-			t->slowdown_pct = est.slowdown_pct;
+		f.slowdown_pct = est.slowdown_pct;
+		report(ws, &f);
 		if (!e && est.slowdown_pct <= out->slowdown_pct)
 			continue;
 		e = 0;
@@ -1099,11 +1116,12 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns)
 
 	for (i = 0; i < ws->n; i++) {
 		struct watched *w = &ws->v[i];
-		struct mt_target *t = model_target(ws->env.model, w->pid, false);
+		struct mt_target_facts f = { .pid = w->pid, .set = MT_FACT_COUNTERS | MT_FACT_RATES };
+		struct mt_target_facts *t = &f;
 		int st, reaped = -1;
 		enum target_change change;
 
-		if (w->gone || w->pending || !t)
+		if (w->gone || w->pending || !w->reported)
 			continue;
 		/* a reused PID is another process: this one has ended */
 		change = w->id.start_ticks ? target_compare(w->pid, &w->id) : TARGET_SAME;
@@ -1111,6 +1129,8 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns)
 		if (w->inj)
 			injected_counts(w, t);
 		t->rates_exact = counts_exact(w); /* and the probes were on: the caller */
+		report(ws, t);                    /* its last counts, whatever comes next */
+		t->set = 0;
 		if (w->launched && waitpid(w->pid, &st, WNOHANG) == w->pid) {
 			w->gone = true;
 			reaped = st;
@@ -1135,14 +1155,16 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns)
 			continue;
 		}
 		t->rss_bytes = target_rss(w->pid);
-		proc_cache_take_limits(ws->env.pc, w->pid, &t->limits.files_refused,
-				       &t->limits.maps_cut);
+		proc_cache_take_limits(ws->env.pc, w->pid, &w->files_refused, &w->maps_cut);
+		t->files_refused = w->files_refused;
+		t->maps_cut = w->maps_cut;
+		t->set |= MT_FACT_RSS | MT_FACT_FILE_LIM;
 		if (!w->python_checked) {
 			w->python_checked = true;
 			if (!w->go)
 				watch_python(ws, w);
 		}
-		if (w->launched && !w->go && !t->runtime[0] &&
+		if (w->launched && !w->go && !w->runtime_named &&
 		    w->runtime_checks < RUNTIME_CHECKS_LAUNCHED) {
 			/* a command was attached before its exec: its runtime
 			 * (libjvm.so, node) is mapped only once it runs */
@@ -1150,8 +1172,10 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns)
 			set_runtime(t, w->pid);
 			if (w->usdt && !w->inj && !strcmp(t->runtime, "CPython"))
 				t->runtime[0] = '\0'; /* as at attach: its objects are seen */
+			w->runtime_named = t->runtime[0] != '\0';
 		}
 		watch_go_rate(ws, w, t);
+		report(ws, t);
 		if (w->inj) {
 			/* objects dlopen'ed since: reroute their slots too */
 			char err[512];

@@ -29,7 +29,7 @@
 #include "probe/phase_share.h"
 #include "probe/slowdown.h"
 #include "config.h"
-#include "model/model.h"
+#include "input/target_facts.h"
 #include "stacks/proc_cache.h"
 #include "probe/target.h"
 #include "stacks/unwind.h"
@@ -37,7 +37,6 @@
 struct watch_env {
 	const struct mt_config *cfg;
 	struct mt_bpf *bpf;
-	struct mt_model *model;
 	struct proc_cache *pc;
 	struct unwinder *unw;    /* may be NULL */
 	struct python_names *py; /* names CPython frames (stacks/python.h); may be NULL */
@@ -49,6 +48,16 @@ struct watch_env {
 	 * -1 when unknown, and when it ended. The caller tells the model
 	 * (model_target_ended); may be NULL. */
 	void (*ended)(void *ctx, pid_t pid, int wstatus, __u64 at_ns);
+	/* What memtop learnt about a watched process (input/target_facts.h),
+	 * called with warn_ctx: the caller applies it to the model
+	 * (model_apply_facts); may be NULL. */
+	void (*facts)(void *ctx, const struct mt_target_facts *f);
+	/* A watched process exec'd: its live samples are gone (the caller
+	 * drops them, model_drop_process); may be NULL. */
+	void (*dropped)(void *ctx, pid_t pid);
+	/* The budget the names interned on pid's behalf are charged to once
+	 * it has a target (model_target_names), else NULL; may be NULL. */
+	struct strpool_budget *(*names)(void *ctx, pid_t pid);
 };
 
 struct inject_state;
@@ -66,8 +75,12 @@ struct watched {
 	bool go_rate_set;    /* ... if it was */
 	bool launched;       /* started by memtop: reaped and stopped by it */
 	bool python_checked; /* looked for a CPython interpreter in it */
-	bool joined;         /* new in the cgroup: said once when attached */
-	int runtime_checks;  /* a launched command: refreshes its runtime was looked for */
+	bool reported;       /* attached once: env.facts made its target */
+	bool runtime_named;  /* a runtime was reported for it */
+	__u64 files_refused; /* its limits so far (proc_cache_take_limits) */
+	__u64 maps_cut;
+	bool joined;        /* new in the cgroup: said once when attached */
+	int runtime_checks; /* a launched command: refreshes its runtime was looked for */
 	bool gone;
 	bool exited;   /* the exit was reported (watch_note_exit) */
 	int wstatus;   /* ... with this wait status */

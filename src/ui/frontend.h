@@ -17,7 +17,7 @@
 
 #include "config.h"
 #include "model/model.h"
-#include "model/status.h"
+#include "input/status.h"
 
 /* What a front end may ask of the loop; returned by tick()/input(). */
 enum mt_fe_action {

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "model/sampling.h"
+#include "util/sampling.h"
 
 #define ENTRIES 1024
 #define ENTRY (32 * 1024)

@@ -7,6 +7,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +15,7 @@
 #include <cmocka.h>
 
 #include "model/model.h"
-#include "model/sampling.h"
+#include "util/sampling.h"
 #include "util/strpool.h"
 #include "frame_fixture.h"
 
@@ -256,10 +257,51 @@ static void test_bad_skip_regex(void **state)
 	assert_null(model_new(&o));
 }
 
+/* model_apply_facts(): a report without MT_FACT_WATCHED reaches only a
+ * target that exists; one with it makes the target; the groups a report
+ * does not carry stay as they were. */
+static void test_facts_door(void **state)
+{
+	struct mt_model *m = new_model(MT_GROUP_FUNCTION, NULL);
+	struct mt_target_facts f = { .pid = 42, .set = MT_FACT_RSS, .rss_bytes = 4096 };
+	struct mt_target *t;
+
+	assert_int_equal(model_apply_facts(m, &f), -ENOENT);
+	assert_null(model_target(m, 42, false));
+	f = (struct mt_target_facts){ .pid = 42,
+				      .set = MT_FACT_WATCHED | MT_FACT_COMM | MT_FACT_HOW,
+				      .watched_ns = 7,
+				      .comm = "server",
+				      .allocator = "glibc",
+				      .mechanism = "uprobes",
+				      .mechanism_why = "static binary" };
+	assert_int_equal(model_apply_facts(m, &f), 0);
+	t = model_target(m, 42, false);
+	assert_non_null(t);
+	assert_true(t->alive);
+	assert_int_equal(t->start_ns, 7);
+	assert_string_equal(t->mechanism_why, "static binary");
+	f = (struct mt_target_facts){ .pid = 42,
+				      .set = MT_FACT_RSS | MT_FACT_FILE_LIM,
+				      .rss_bytes = 8192,
+				      .files_refused = 3,
+				      .maps_cut = 2 };
+	assert_int_equal(model_apply_facts(m, &f), 0);
+	assert_int_equal(t->rss_bytes, 8192);
+	assert_int_equal(t->limits.files_refused, 3);
+	assert_int_equal(t->limits.maps_cut, 2);
+	assert_string_equal(t->comm, "server"); /* not in that report: kept */
+	assert_string_equal(t->allocator, "glibc");
+	assert_ptr_equal(model_target_names(m, 42), &t->names);
+	assert_null(model_target_names(m, 43));
+	model_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_weights_and_frees),
+		cmocka_unit_test(test_facts_door),
 		cmocka_unit_test(test_untracked_counts_but_never_in_use),
 		cmocka_unit_test(test_site_skips_allocator_frames),
 		cmocka_unit_test(test_grouping_and_regrouping),

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "model/sampling.h"
+#include "util/sampling.h"
 #include "probe/budget.h"
 #include "probe/phase_share.h"
 

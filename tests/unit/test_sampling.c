@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "model/sampling.h"
+#include "util/sampling.h"
 #include "probe/budget.h"
 
 static __u32 table[MT_EXP_TABLE_SIZE];

@@ -19,7 +19,7 @@
 
 #include "ui/figures.h"
 #include "ui/format.h"
-#include "model/sampling.h"
+#include "util/sampling.h"
 #include "model/stats.h"
 #include "stacks/symbol_hint.h"
 

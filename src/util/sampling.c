@@ -3,7 +3,7 @@
  * sampling.c - exponential interval table, sample weights, and a user-space
  * twin of the BPF countdown (see sampling.h for the maths).
  */
-#include "model/sampling.h"
+#include "util/sampling.h"
 
 #include <math.h>
 

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * target_facts.h - what a data source reports about a process it watches:
+ * plain data, no functions. probe/ fills one and hands it to its caller,
+ * which applies it to the model (model_apply_facts(), the one way a
+ * target's facts enter it); `set` says which groups of fields the report
+ * carries, and the model keeps the others as they were.
+ */
+#ifndef MEMTOP_INPUT_TARGET_FACTS_H
+#define MEMTOP_INPUT_TARGET_FACTS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "memtop/abi.h"
+
+/* The groups of fields a report carries (mt_target_facts.set). */
+enum mt_fact_set {
+	MT_FACT_WATCHED = 1u << 0,   /* the watch (re)starts: the target is made if
+				      * it does not exist, alive from now */
+	MT_FACT_COMM = 1u << 1,      /* comm */
+	MT_FACT_HOW = 1u << 2,       /* allocator, mechanism, mechanism_why */
+	MT_FACT_RUNTIME = 1u << 3,   /* runtime, runtime_heap, runtime_tool */
+	MT_FACT_GO = 1u << 4,        /* go_version, go_rate */
+	MT_FACT_RSS = 1u << 5,       /* rss_bytes */
+	MT_FACT_COUNTERS = 1u << 6,  /* counters */
+	MT_FACT_EXACT = 1u << 7,     /* counters_exact */
+	MT_FACT_RATES = 1u << 8,     /* rates_exact */
+	MT_FACT_SLOWDOWN = 1u << 9,  /* slowdown_pct */
+	MT_FACT_PHASE = 1u << 10,    /* phase_seen */
+	MT_FACT_FILE_LIM = 1u << 11, /* files_refused, maps_cut */
+};
+
+struct mt_target_facts {
+	pid_t pid;
+	__u32 set;        /* enum mt_fact_set */
+	__u64 watched_ns; /* MT_FACT_WATCHED: since when (CLOCK_MONOTONIC) */
+	char comm[16];
+	char allocator[16];
+	char mechanism[16];
+	char mechanism_why[64];
+	/* a managed runtime whose heap is its own, or ""; the strings are
+	 * static */
+	char runtime[16];
+	const char *runtime_heap;
+	const char *runtime_tool;
+	char go_version[32];
+	__s64 go_rate; /* runtime.MemProfileRate: -1 unknown */
+	__u64 rss_bytes;
+	struct mt_proc_counters counters;
+	bool counters_exact;
+	bool rates_exact;
+	double slowdown_pct;
+	double phase_seen;
+	__u64 files_refused; /* totals so far */
+	__u64 maps_cut;
+};
+
+#endif /* MEMTOP_INPUT_TARGET_FACTS_H */
