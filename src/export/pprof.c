@@ -14,6 +14,7 @@
  * proto/profile.proto. Only pbuf.c knows how fields are encoded.
  */
 #include "export/pprof.h"
+#include "util/grow.h"
 
 #include <errno.h>
 #include <math.h>
@@ -67,25 +68,6 @@ enum { FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FI
 /* ==== growable arrays and intern tables =============================== */
 
 /* Make room for need elements of size elem in *arr. 0 or -ENOMEM. */
-static int grow(void *arr, size_t *cap, size_t need, size_t elem)
-{
-	void **p = arr;
-	size_t n = *cap ? *cap : 16;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	if (n > SIZE_MAX / elem)
-		return -ENOMEM;
-	q = realloc(*p, n * elem);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
 
 struct ient {
 	size_t off; /* into arena */
@@ -140,8 +122,8 @@ static long itab_intern(struct itab *t, const void *key, size_t len, bool *added
 	*added = false;
 	if (v)
 		return (long)((uintptr_t)v - 1);
-	if (grow(&t->ents, &t->cap, t->n + 1, sizeof(*t->ents)) ||
-	    grow(&t->arena, &t->acap, t->alen + len + 1, 1))
+	if (grow_array(&t->ents, &t->cap, t->n + 1, sizeof(*t->ents)) ||
+	    grow_array(&t->arena, &t->acap, t->alen + len + 1, 1))
 		return -ENOMEM;
 	if (hmap_put(&t->map, h, (void *)(uintptr_t)(t->n + 1)))
 		return -ENOMEM;
@@ -287,7 +269,8 @@ int pprof_add_sample_type(struct pprof *p, const char *type, const char *unit)
 		return -EBUSY;
 	t = str_index(p, type);
 	u = str_index(p, unit);
-	if (t < 0 || u < 0 || grow(&p->types, &p->types_cap, 2 * (p->ntypes + 1), sizeof(__u32)))
+	if (t < 0 || u < 0 ||
+	    grow_array(&p->types, &p->types_cap, 2 * (p->ntypes + 1), sizeof(__u32)))
 		return -ENOMEM;
 	p->types[2 * p->ntypes] = (__u32)t;
 	p->types[2 * p->ntypes + 1] = (__u32)u;
@@ -328,7 +311,7 @@ int pprof_add_comment(struct pprof *p, const char *text)
 {
 	long s = str_index(p, text);
 
-	if (s < 0 || grow(&p->comments, &p->comments_cap, p->ncomments + 1, sizeof(__u32)))
+	if (s < 0 || grow_array(&p->comments, &p->comments_cap, p->ncomments + 1, sizeof(__u32)))
 		return -ENOMEM;
 	p->comments[p->ncomments++] = (__u32)s;
 	return 0;
@@ -387,7 +370,7 @@ static long mapping_ref(struct pprof *p, pid_t pid, const struct mt_frame *f)
 	k.file = (__u32)file;
 	k.build_id = (__u32)build;
 	idx = itab_intern(&p->mappings, &k, sizeof(k), &added);
-	if (idx < 0 || grow(&p->minfo, &p->minfo_cap, (size_t)idx + 1, sizeof(*p->minfo)))
+	if (idx < 0 || grow_array(&p->minfo, &p->minfo_cap, (size_t)idx + 1, sizeof(*p->minfo)))
 		return -ENOMEM;
 	mi = &p->minfo[idx];
 	if (added) {
@@ -411,7 +394,7 @@ static long location_id(struct pprof *p, pid_t pid, const struct mt_frame *frame
 	bool added;
 	__u32 i;
 
-	if (grow(&p->scratch, &p->scratch_cap, len, 1))
+	if (grow_array(&p->scratch, &p->scratch_cap, len, 1))
 		return -ENOMEM;
 	map = mapping_ref(p, pid, outer);
 	if (map < 0)
@@ -447,7 +430,7 @@ static long location_id(struct pprof *p, pid_t pid, const struct mt_frame *frame
 
 static int push_loc(struct pprof *p, __u64 id)
 {
-	if (grow(&p->locs, &p->locs_cap, p->nlocs + 1, sizeof(*p->locs)))
+	if (grow_array(&p->locs, &p->locs_cap, p->nlocs + 1, sizeof(*p->locs)))
 		return -ENOMEM;
 	p->locs[p->nlocs++] = id;
 	return 0;
@@ -493,14 +476,15 @@ int pprof_add_sample(struct pprof *p, pid_t pid, const struct mt_frame *frames, 
 	for (i = 0; i < nlabels; i++) {
 		long k = str_index(p, labels[i].key), v = str_index(p, labels[i].str);
 
-		if (k < 0 || v < 0 || grow(&p->labs, &p->labs_cap, p->nlabs + 1, sizeof(*p->labs)))
+		if (k < 0 || v < 0 ||
+		    grow_array(&p->labs, &p->labs_cap, p->nlabs + 1, sizeof(*p->labs)))
 			goto nomem;
 		p->labs[p->nlabs].key = (__u32)k;
 		p->labs[p->nlabs].str = (__u32)v;
 		p->labs[p->nlabs++].num = labels[i].str ? 0 : labels[i].num;
 	}
-	if (grow(&p->vals, &p->vals_cap, p->nvals + p->ntypes, sizeof(*p->vals)) ||
-	    grow(&p->samples, &p->samples_cap, p->nsamples + 1, sizeof(*p->samples)))
+	if (grow_array(&p->vals, &p->vals_cap, p->nvals + p->ntypes, sizeof(*p->vals)) ||
+	    grow_array(&p->samples, &p->samples_cap, p->nsamples + 1, sizeof(*p->samples)))
 		goto nomem;
 	memcpy(p->vals + p->nvals, values, p->ntypes * sizeof(*values));
 	s = &p->samples[p->nsamples++];

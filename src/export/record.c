@@ -10,6 +10,7 @@
  * a failed write is cut back here.
  */
 #include "export/record.h"
+#include "util/grow.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -64,21 +65,6 @@ struct recorder {
 	size_t nstacks, stacks_cap;
 };
 
-static int push(void ***v, size_t *n, size_t *cap, void *item)
-{
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 256;
-		void **nv = realloc(*v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
-		*cap = ncap;
-	}
-	(*v)[(*n)++] = item;
-	return 0;
-}
-
 /* The recording ends here; the file keeps every interval before. */
 static void stop(struct recorder *r, const char *cause)
 {
@@ -114,7 +100,7 @@ static __u32 string_id(struct recorder *r, const char *s)
 	e->s = s;
 	e->id = (__u32)r->nstrings + 1;
 	if (hmap_put(&r->strings, h, e) ||
-	    push((void ***)&r->string_v, &r->nstrings, &r->strings_cap, e)) {
+	    grow_push((void ***)&r->string_v, &r->nstrings, &r->strings_cap, e)) {
 		hmap_del(&r->strings, h, string_eq, s);
 		free(e);
 		return 0;
@@ -195,7 +181,7 @@ static __u32 stack_id(struct recorder *r, const struct mt_frame *f, __u32 n)
 		};
 	d->id = (__u32)r->nstacks + 1;
 	if (hmap_put(&r->stacks, h, d) ||
-	    push((void ***)&r->stack_v, &r->nstacks, &r->stacks_cap, d)) {
+	    grow_push((void ***)&r->stack_v, &r->nstacks, &r->stacks_cap, d)) {
 		hmap_del(&r->stacks, h, stack_eq, &k);
 		stackdef_free(d);
 		return 0;

@@ -22,6 +22,7 @@
  * changes; a site all of whose processes ended is frozen the same way.
  */
 #include "model/model.h"
+#include "util/grow.h"
 
 #include <errno.h>
 #include <math.h>
@@ -113,21 +114,6 @@ struct mt_model {
 };
 
 /* ---- small helpers -------------------------------------------------- */
-
-static int vec_push(void ***v, size_t *n, size_t *cap, void *item)
-{
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		void **nv = realloc(*v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
-		*cap = ncap;
-	}
-	(*v)[(*n)++] = item;
-	return 0;
-}
 
 static void totals_add(struct totals *dst, const struct totals *d, int sign)
 {
@@ -298,7 +284,7 @@ static struct mt_stack *stack_intern(struct mt_model *m, const struct mt_sample_
 		free(r);
 		return NULL;
 	}
-	if (vec_push((void ***)&m->stack_v, &m->nstack, &m->stack_cap, r)) {
+	if (grow_push((void ***)&m->stack_v, &m->nstack, &m->stack_cap, r)) {
 		hmap_del(&m->stacks, h, stack_eq, &key);
 		free(r);
 		return NULL;
@@ -364,7 +350,7 @@ static struct mt_site *site_get(struct mt_model *m, const struct mt_stack *stack
 	s->stack = stack;
 	s->frame = key.frame;
 	site_stats_init(&s->stats);
-	if (hmap_put(&m->sites, h, s) || vec_push((void ***)&m->site_v, &m->nsite, &m->site_cap, s)) {
+	if (hmap_put(&m->sites, h, s) || grow_push((void ***)&m->site_v, &m->nsite, &m->site_cap, s)) {
 		hmap_del(&m->sites, h, site_eq, &key);
 		free(s);
 		return NULL;
@@ -413,7 +399,7 @@ static struct stack_agg *agg_get(struct mt_model *m, const struct mt_stack *stac
 		free(a);
 		return NULL;
 	}
-	if (vec_push((void ***)&m->agg_v, &m->nagg, &m->agg_cap, a)) {
+	if (grow_push((void ***)&m->agg_v, &m->nagg, &m->agg_cap, a)) {
 		hmap_del(&m->aggs, h, agg_eq, &key);
 		free(a);
 		return NULL;
@@ -947,7 +933,7 @@ struct mt_target *model_target(struct mt_model *m, pid_t pid, bool create)
 	t->start_ns = m->now_ns;
 	target_stats_init(&t->stats);
 	if (hmap_put(&m->targets, h, t) ||
-	    vec_push((void ***)&m->target_v, &m->ntarget, &m->target_cap, t)) {
+	    grow_push((void ***)&m->target_v, &m->ntarget, &m->target_cap, t)) {
 		hmap_del(&m->targets, h, target_eq, &pid);
 		free(t);
 		return NULL;

@@ -23,6 +23,7 @@
  * use; a definition again (a later segment's opening state) is ignored.
  */
 #include "model/replay.h"
+#include "util/grow.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -283,24 +284,6 @@ static int failf(struct replay *r, int e, const char *fmt, ...)
 
 /* ---- dictionaries --------------------------------------------------------- */
 
-static int grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *nv;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 256;
-	while (ncap < need)
-		ncap *= 2;
-	nv = realloc(*v, ncap * elem);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = ncap;
-	return 0;
-}
-
 /* id 0 is NULL; an id not defined yet makes the frame bad. */
 static bool string_of(const struct replay *r, __u32 id, const char **out)
 {
@@ -325,7 +308,7 @@ static int apply_string(struct replay *r, struct rec_cur *c)
 		return 0; /* defined already (a segment's opening state) */
 	if (id != r->nstrings + 1)
 		return failf(r, -EBADMSG, "string id %u skips ids", id);
-	if (grow((void **)&r->strings, &r->strings_cap, id, sizeof(*r->strings)))
+	if (grow_array(&r->strings, &r->strings_cap, id, sizeof(*r->strings)))
 		return failf(r, -ENOMEM, "out of memory");
 	r->strings[r->nstrings++] = s;
 	return 0;
@@ -348,7 +331,7 @@ static int apply_stack(struct replay *r, struct rec_cur *c)
 		return failf(r, -EBADMSG, "stack %u: %u frames in %zu bytes", id, n, c->n);
 	st.n = n;
 	st.frames = calloc(n ? n : 1, sizeof(*st.frames));
-	if (!st.frames || grow((void **)&r->stacks, &r->stacks_cap, id, sizeof(*r->stacks))) {
+	if (!st.frames || grow_array(&r->stacks, &r->stacks_cap, id, sizeof(*r->stacks))) {
 		free(st.frames);
 		return failf(r, -ENOMEM, "out of memory");
 	}

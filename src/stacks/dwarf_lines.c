@@ -23,6 +23,7 @@
  * process that maps it.
  */
 #include "stacks/dwarf_lines.h"
+#include "util/grow.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -77,15 +78,8 @@ static int table_add(struct range_table *t, Dwarf_Die *die, size_t cu)
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (hi <= lo)
 			continue;
-		if (t->n == t->cap) {
-			size_t ncap = t->cap ? t->cap * 2 : 16;
-			struct pc_range *v = realloc(t->v, ncap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			t->v = v;
-			t->cap = ncap;
-		}
+		if (grow_array(&t->v, &t->cap, t->n + 1, sizeof(*t->v)))
+			return -ENOMEM;
 		t->v[t->n++] = (struct pc_range){ lo, hi, *die, cu };
 	}
 	return 0;
@@ -135,15 +129,8 @@ static int cus_build(struct dwarf_lines *dl)
 	while (!dwarf_get_units(dl->dw, cu, &cu, &version, &unit_type, &cudie, NULL)) {
 		if (unit_type != DW_UT_compile && unit_type != DW_UT_skeleton)
 			continue;
-		if (dl->ncus == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct cu_info *v = realloc(dl->cus, ncap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			dl->cus = v;
-			cap = ncap;
-		}
+		if (grow_array(&dl->cus, &cap, dl->ncus + 1, sizeof(*dl->cus)))
+			return -ENOMEM;
 		dl->cus[dl->ncus] = (struct cu_info){ .cudie = cudie };
 		if (table_add(&dl->cu_ranges, &cudie, dl->ncus))
 			return -ENOMEM;

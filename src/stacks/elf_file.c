@@ -15,6 +15,7 @@
  * ID note and .gnu_debuglink are read by libdw's dwelf_* functions.
  */
 #include "stacks/elf_file.h"
+#include "util/grow.h"
 
 #include "util/strpool.h"
 
@@ -632,15 +633,8 @@ static int syms_collect(struct elf_file *ef, Elf_Scn *scn, size_t *cap)
 			ef->syms_cut = true;
 			break;
 		}
-		if (ef->nsyms == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 256;
-			struct elf_sym *v = realloc(ef->syms, ncap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			ef->syms = v;
-			*cap = ncap;
-		}
+		if (grow_array(&ef->syms, cap, ef->nsyms + 1, sizeof(*ef->syms)))
+			return -ENOMEM;
 		bind = GELF_ST_BIND(sym.st_info);
 		at = strchr(s, '@');
 		/* "__libc_start_main@@GLIBC_2.34" is shown without its version;

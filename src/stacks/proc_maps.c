@@ -12,6 +12,7 @@
  * address order, so a cut table is the lower part of the real one.
  */
 #include "stacks/proc_maps.h"
+#include "util/grow.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -171,16 +172,9 @@ int proc_maps_parse(const char *text, size_t len, struct mt_maps *out)
 			out->cut = true;
 			break;
 		}
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct mt_map *nv = realloc(v, ncap * sizeof(*nv));
-
-			if (!nv) {
-				err = -ENOMEM;
-				break;
-			}
-			v = nv;
-			cap = ncap;
+		if (grow_array(&v, &cap, n + 1, sizeof(*v))) {
+			err = -ENOMEM;
+			break;
 		}
 		err = parse_line(p, eol, &v[n]);
 		if (err)

@@ -10,6 +10,7 @@
  * monotonic rounding) and boxes of one row never overlap.
  */
 #include "ui/flame.h"
+#include "util/grow.h"
 
 #include <errno.h>
 #include <math.h>
@@ -272,15 +273,8 @@ double flame_match_total(const struct flame_node *node, const char *pattern)
 static int box_push(struct flame_layout *l, const struct flame_node *n, int x, int width,
 		    bool ancestor)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 256;
-		struct flame_box *b = realloc(l->box, cap * sizeof(*b));
-
-		if (!b)
-			return -ENOMEM;
-		l->box = b;
-		l->cap = cap;
-	}
+	if (grow_array(&l->box, &l->cap, l->n + 1, sizeof(*l->box)))
+		return -ENOMEM;
 	l->box[l->n++] = (struct flame_box){
 		.depth = n->depth,
 		.x = x,

@@ -370,9 +370,6 @@ char *tui_fmt_growth(char *buf, size_t len, double bytes);
 bool tui_list_move(int *sel, int n, int page, enum key_action a);
 /* Keep sel within [*scroll, *scroll + page). */
 void tui_list_follow(int *scroll, int sel, int n, int page);
-/* Make room for n elements of elem bytes in the growable array *v of *cap
- * elements. 0 or -ENOMEM (the array is unchanged then). */
-int tui_reserve(void **v, size_t *cap, size_t n, size_t elem);
 /* Movement actions on a view without a cursor: scroll over lines. */
 bool tui_scroll_move(int *scroll, int lines, int page, enum key_action a);
 /* A page of content lines that scrolls: each tui_page_line() call is the

@@ -6,6 +6,7 @@
  * Enter shows the site table restricted to the selected process.
  */
 #include "ui/tui/tui.h"
+#include "util/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@ static void procs_snapshot(struct tui *t)
 	size_t n = model_target_count(t->model), i;
 	struct tui_proc_row *all;
 
-	if (tui_reserve((void **)&p->rows, &p->cap, n + 1, sizeof(*p->rows))) {
+	if (grow_array(&p->rows, &p->cap, n + 1, sizeof(*p->rows))) {
 		tui_message(t, true, "out of memory");
 		return;
 	}

@@ -10,6 +10,7 @@
  * changes under it. A new sort, filter or grouping puts it back on top.
  */
 #include "ui/tui/tui.h"
+#include "util/grow.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -191,7 +192,7 @@ static void top_refresh(struct tui *t)
 	double *mine = pid_inuse(t, n);
 	struct site_pid *pids = site_pids(t, n);
 
-	if (!v || tui_reserve((void **)&p->rows, &p->cap, n, sizeof(*p->rows)) || (p->pid && !mine)) {
+	if (!v || grow_array(&p->rows, &p->cap, n, sizeof(*p->rows)) || (p->pid && !mine)) {
 		free(v);
 		free(mine);
 		free(pids);

@@ -376,17 +376,3 @@ int tui_page_line(struct tui_page *pg)
 
 	return r >= 0 && r < pg->h ? pg->y0 + r : -1;
 }
-
-int tui_reserve(void **v, size_t *cap, size_t n, size_t elem)
-{
-	void *nv;
-
-	if (n <= *cap)
-		return 0;
-	nv = realloc(*v, n * elem);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = n;
-	return 0;
-}
