@@ -16,6 +16,7 @@
 #include "stacks/symbol_hint.h"
 #include "util/clock.h"
 #include "util/json_writer.h"
+#include "ui/top_sites.h"
 
 /* One "key": value member; the _or_null forms write null unless present. */
 static void kv_uint(struct json_writer *w, const char *k, __u64 v)
@@ -145,7 +146,7 @@ static void write_site(struct json_writer *w, const struct mt_model *m, const st
 		jw_uint(w, s->size_hist[i]);
 	}
 	jw_object_end(w);
-	cap = model_site_inline_capacity(m, s, 0.9, &absorbed);
+	cap = model_site_inline_capacity(s, 0.9, &absorbed);
 	kv_uint_or_null(w, "inline_capacity_90", cap, cap);
 	if (cap)
 		kv_double(w, "inline_absorbed", absorbed, 3);
@@ -325,16 +326,13 @@ static int json_tick(struct mt_fe_ctx *ctx)
 	struct mt_model *m = ctx->model;
 	const struct mt_status *st = ctx->status;
 	const struct mt_drops *d = model_drops(m);
-	size_t n = model_site_count(m), i;
+	size_t n, i;
 	struct mt_site **sites;
 	struct json_writer w;
 
-	if (ctx->cfg->top > 0 && (size_t)ctx->cfg->top < n)
-		n = ctx->cfg->top;
-	sites = calloc(n ? n : 1, sizeof(*sites));
+	sites = top_sites(ctx, &n);
 	if (!sites)
 		return MT_FE_NONE;
-	n = model_sites_sorted(m, MT_SORT_LEAK, sites, n);
 
 	jw_init(&w, stdout);
 	jw_object_begin(&w);

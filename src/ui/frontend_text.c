@@ -15,6 +15,7 @@
 #include "ui/figures.h"
 #include "ui/format.h"
 #include "util/sanitize.h"
+#include "ui/top_sites.h"
 
 /* The last status message printed, so each is printed once. */
 struct text_state {
@@ -115,18 +116,15 @@ static int text_tick(struct mt_fe_ctx *ctx)
 	struct mt_model *m = ctx->model;
 	const struct mt_status *st = ctx->status;
 	const struct mt_drops *d = model_drops(m);
-	size_t n = model_site_count(m), i;
+	size_t n, i;
 	struct mt_site **sites;
 	char a[16], b[16], c[16], e[16], g[16], label[512];
 	time_t now = st->wall_s > 0 ? (time_t)st->wall_s : time(NULL);
 	struct tm tm;
 
-	if (ctx->cfg->top > 0 && (size_t)ctx->cfg->top < n)
-		n = ctx->cfg->top;
-	sites = calloc(n ? n : 1, sizeof(*sites));
+	sites = top_sites(ctx, &n);
 	if (!sites)
 		return MT_FE_NONE;
-	n = model_sites_sorted(m, MT_SORT_LEAK, sites, n);
 	localtime_r(&now, &tm);
 	printf("memtop %02d:%02d:%02d  interval %.1fs  rate %s  mode %s  events/s %.0f  lost %llu  untracked %llu\n",
 	       tm.tm_hour, tm.tm_min, tm.tm_sec, model_interval_s(m),
