@@ -48,6 +48,7 @@ struct totals {
 	__s64 truncated_samples;
 	__s64 untracked_samples;
 	__s64 size_hist[MT_SIZE_BUCKETS];
+	double size_objects[MT_SIZE_BUCKETS];
 };
 
 struct stack_agg {
@@ -128,8 +129,10 @@ static void totals_add(struct totals *dst, const struct totals *d, int sign)
 	dst->live_samples += sign * d->live_samples;
 	dst->truncated_samples += sign * d->truncated_samples;
 	dst->untracked_samples += sign * d->untracked_samples;
-	for (i = 0; i < MT_SIZE_BUCKETS; i++)
+	for (i = 0; i < MT_SIZE_BUCKETS; i++) {
 		dst->size_hist[i] += sign * d->size_hist[i];
+		dst->size_objects[i] += sign * d->size_objects[i];
+	}
 }
 
 /* The site's public fields are the sum of its aggregates' totals. */
@@ -146,8 +149,10 @@ static void site_add(struct mt_site *s, const struct totals *d)
 	s->live_samples += d->live_samples;
 	s->truncated_samples += d->truncated_samples;
 	s->untracked_samples += d->untracked_samples;
-	for (i = 0; i < MT_SIZE_BUCKETS; i++)
+	for (i = 0; i < MT_SIZE_BUCKETS; i++) {
 		s->size_hist[i] += d->size_hist[i];
+		s->size_objects[i] += d->size_objects[i];
+	}
 	/* floating sums drift below zero once everything is freed */
 	if (s->inuse_bytes < 0.5)
 		s->inuse_bytes = 0;
@@ -754,6 +759,7 @@ static int on_alloc(struct mt_model *m, const struct mt_sample_in *in)
 	d.samples = 1;
 	d.truncated_samples = in->truncated;
 	d.size_hist[size_hist_bucket(in->size, MT_SIZE_BUCKETS)] = 1;
+	d.size_objects[size_hist_bucket(in->size, MT_SIZE_BUCKETS)] = w;
 	if (!in->untracked) {
 		l = malloc(sizeof(*l));
 		if (l) {
@@ -991,20 +997,15 @@ double model_interval_s(const struct mt_model *m)
 	return m->interval_s;
 }
 
-__u64 model_site_inline_capacity(const struct mt_model *m, const struct mt_site *s, double frac,
-				 double *absorbed)
+__u64 model_site_inline_capacity(const struct mt_site *s, double frac, double *absorbed)
 {
-	double objs[MT_SIZE_BUCKETS], total = 0, fit = 0;
+	const double *objs = s->size_objects;
+	double total = 0, fit = 0;
 	__u64 cap;
 	int i;
 
-	for (i = 0; i < MT_SIZE_BUCKETS; i++) {
-		/* estimated objects: samples weighted at the bucket's middle */
-		__u64 mid = i == 0 ? 1 : (__u64)ldexp(1.5, i - 1);
-
-		objs[i] = s->size_hist[i] * sampling_weight(mid, m->rate);
+	for (i = 0; i < MT_SIZE_BUCKETS; i++)
 		total += objs[i];
-	}
 	cap = size_hist_inline_capacity(objs, MT_SIZE_BUCKETS, frac);
 	for (i = 0; cap && i < MT_SIZE_BUCKETS && ((__u64)1 << i) <= cap; i++)
 		fit += objs[i];

@@ -63,6 +63,10 @@ struct mt_site {
 	/* Sampled allocations per size_hist_bucket() bucket (counts of
 	 * samples): bucket i holds sizes in (2^(i-1), 2^i]. */
 	__u64 size_hist[MT_SIZE_BUCKETS];
+	/* The allocations those samples stand for, per bucket: each sample's
+	 * own weight (its size, the rate, the duty, a process's own sampler),
+	 * as alloc_objects sums them. What every view of sizes shows. */
+	double size_objects[MT_SIZE_BUCKETS];
 	/* History, slopes and leak score; updated by model_tick(). */
 	struct mt_site_stats stats;
 	/* Every process this site has data from has ended (model_target_ended):
@@ -319,8 +323,7 @@ const struct mt_site *model_stack_site(const struct mt_model *m, size_t i);
  * would hold at least frac of its allocations (estimated objects per size
  * bucket), and in *absorbed the share it would hold. 0 when none applies
  * (no samples, or above MT_INLINE_MAX). */
-__u64 model_site_inline_capacity(const struct mt_model *m, const struct mt_site *s, double frac,
-				 double *absorbed);
+__u64 model_site_inline_capacity(const struct mt_site *s, double frac, double *absorbed);
 
 /* A site's allocation rate in objects/s over the same window as its
  * smoothed byte rate (stats.rate_bytes_per_s), at its mix of sizes. */

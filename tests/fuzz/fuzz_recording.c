@@ -32,7 +32,7 @@ static void use_model(struct mt_model *m)
 		return;
 	n = model_sites_sorted(m, MT_SORT_LEAK, top, 16);
 	for (i = 0; i < n; i++)
-		model_site_inline_capacity(m, top[i], 0.9, &absorbed);
+		model_site_inline_capacity(top[i], 0.9, &absorbed);
 	for (i = 0; i < model_target_count(m); i++) {
 		char how[160];
 

@@ -257,6 +257,36 @@ static void test_bad_skip_regex(void **state)
 	assert_null(model_new(&o));
 }
 
+/* The sizes every view shows are the model's estimated objects: a sample
+ * drawn at half duty, or weighted by the process's own sampler, stands
+ * for as many objects in its size bucket as in alloc_objects. */
+static void test_size_objects_use_the_weights(void **state)
+{
+	struct mt_model *m = new_model(MT_GROUP_FUNCTION, NULL);
+	struct mt_frame st[2] = { frame("sized", 10), frame("main", 20) };
+	struct mt_sample_in in = { .pid = 7, .ts_ns = 1, .size = 100, .frames = st, .nframes = 2 };
+	struct mt_site *s;
+	double sum = 0;
+	int i;
+
+	model_target(m, 7, true);
+	in.addr = 0x1000;
+	in.duty = 0.5; /* the allocation probes were on half the time */
+	assert_int_equal(model_on_alloc(m, &in), 0);
+	in.addr = 0x2000;
+	in.duty = 0;
+	in.weight_bytes = 1 << 20; /* the process's sampler: this sample is 1 MiB */
+	assert_int_equal(model_on_alloc(m, &in), 0);
+	s = site_named(m, "sized");
+	assert_non_null(s);
+	for (i = 0; i < MT_SIZE_BUCKETS; i++)
+		sum += s->size_objects[i];
+	assert_true(fabs(sum - s->alloc_objects) < 1e-6);
+	assert_true(fabs(s->size_objects[7] - s->alloc_objects) < 1e-6);  /* (64, 128] */
+	assert_true(s->size_objects[7] > 2 * sampling_weight(100, RATE)); /* not the bare rate */
+	model_free(m);
+}
+
 /* model_apply_facts(): a report without MT_FACT_WATCHED reaches only a
  * target that exists; one with it makes the target; the groups a report
  * does not carry stay as they were. */
@@ -302,6 +332,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_weights_and_frees),
 		cmocka_unit_test(test_facts_door),
+		cmocka_unit_test(test_size_objects_use_the_weights),
 		cmocka_unit_test(test_untracked_counts_but_never_in_use),
 		cmocka_unit_test(test_site_skips_allocator_frames),
 		cmocka_unit_test(test_grouping_and_regrouping),

@@ -19,7 +19,6 @@
 
 #include "ui/figures.h"
 #include "ui/format.h"
-#include "util/sampling.h"
 #include "model/stats.h"
 #include "stacks/symbol_hint.h"
 
@@ -308,7 +307,6 @@ static void bucket_label(char *buf, size_t len, int i)
 static void draw_sizes(struct tui *t, struct tui_page *pg)
 {
 	const struct mt_site *s = &t->site.snap;
-	__u64 rate = model_rate(t->model);
 	/* buckets as size_hist_bucket(): a capacity of 2^i holds all of
 	 * bucket i and below */
 	double objs[MT_SIZE_BUCKETS] = { 0 }, bytes[MT_SIZE_BUCKETS] = { 0 };
@@ -322,7 +320,7 @@ static void draw_sizes(struct tui *t, struct tui_page *pg)
 
 		if (!s->size_hist[i])
 			continue;
-		objs[i] = s->size_hist[i] * sampling_weight((__u64)size, rate);
+		objs[i] = s->size_objects[i]; /* the model's weights (model.h) */
 		bytes[i] = objs[i] * size;
 		total += objs[i];
 		total_bytes += bytes[i];
@@ -352,7 +350,7 @@ static void draw_sizes(struct tui *t, struct tui_page *pg)
 			bw = 40;
 		tui_bar(t, y, 30, bw, objs[i] / max, t->attr[THEME_GRAPH]);
 	}
-	cap = model_site_inline_capacity(t->model, s, INLINE_FRACTION, &fit);
+	cap = model_site_inline_capacity(s, INLINE_FRACTION, &fit);
 	if (cap)
 		tui_putf(t, tui_page_line(pg), 2, t->cols - 2, t->attr[THEME_HEADER_VALUE],
 			 "an inline buffer of %s would absorb %.0f%% of these allocations",
