@@ -297,12 +297,6 @@ static const char cli_trailer[] =
 	"  sudo memtop -b --json -n 5 -- ./server   run ./server, print 5 JSON lines\n"
 	"  sudo memtop --cgroup <pod-uid>           watch every process of a pod\n";
 
-static const char *const cli_group_names[] = {
-	[MT_GROUP_FUNCTION] = "function",
-	[MT_GROUP_LINE] = "line",
-	[MT_GROUP_STACK] = "stack",
-};
-
 static const char *const cli_probe_mode_names[] = {
 	[MT_PROBE_AUTO] = "auto",
 	[MT_PROBE_SESSION] = "session",
@@ -806,7 +800,7 @@ static enum mt_cli_result cli_option(struct cli_ctx *c, int val, const char *arg
 		return cli_size(c, arg, 1, CLI_MAX_RATE, false, "1 to 1G", &cfg->rate);
 	case OPT_GROUP:
 		cfg->given |= MT_GIVEN_GROUP;
-		r = cli_choice(c, arg, cli_group_names, ARRAY_SIZE(cli_group_names), &choice);
+		r = cli_choice(c, arg, mt_group_names(), MT_GROUP_COUNT, &choice);
 		cfg->group = (enum mt_group)choice;
 		return r;
 	case OPT_SKIP:

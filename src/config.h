@@ -16,6 +16,16 @@ enum mt_group {
 	MT_GROUP_LINE,         /* one site per function+file:line */
 	MT_GROUP_STACK,        /* one site per full stack */
 };
+#define MT_GROUP_COUNT 3
+
+/* The names of enum mt_group, in its order: the one table --group,
+ * memtoprc and the TUI use. */
+static inline const char *const *mt_group_names(void)
+{
+	static const char *const names[MT_GROUP_COUNT] = { "function", "line", "stack" };
+
+	return names;
+}
 
 /* Settings the command line gave (mt_config.given), which win over the
  * settings file the TUI reads (export/settings.h). */

@@ -22,7 +22,6 @@
 
 #define MAX_FILE (16 * 1024)
 
-static const char *const group_names[] = { "function", "line", "stack" };
 /* enum mt_inject_mode */
 static const char *const inject_names[] = { "auto", "never", "always" };
 
@@ -109,7 +108,7 @@ static int parse_line(struct mt_settings *s, char *key, char *v, const char **wh
 		return 0;
 	}
 	if (!strcmp(key, "group"))
-		return parse_choice(v, group_names, &s->group)
+		return parse_choice(v, mt_group_names(), &s->group)
 			       ? (*why = "group is function, line or stack", -EINVAL)
 			       : 0;
 	if (!strcmp(key, "theme"))
@@ -188,7 +187,7 @@ int settings_format(const struct mt_settings *s, char *buf, size_t len)
 	if (s->invert >= 0)
 		OUT("invert = %s\n", s->invert ? "yes" : "no");
 	if (s->group >= 0 && s->group < 3)
-		OUT("group = %s\n", group_names[s->group]);
+		OUT("group = %s\n", mt_group_names()[s->group]);
 	if (s->theme[0])
 		OUT("theme = %s\n", s->theme);
 	if (s->interval_s > 0)

@@ -19,7 +19,6 @@
 
 static const char *const themes[] = { "default", "light", "high-contrast", "mono" };
 #define NTHEMES (int)(sizeof(themes) / sizeof(themes[0]))
-static const char *const group_names[] = { "function", "line", "stack" };
 
 enum { ROW_SORT, ROW_INVERT, ROW_GROUP, ROW_THEME, ROW_INTERVAL, ROW_COLUMNS };
 
@@ -150,7 +149,7 @@ static void row_text(struct tui *t, int i, const char **label, char *value, size
 		return;
 	case ROW_GROUP:
 		*label = "Group sites by";
-		snprintf(value, len, "%s", group_names[model_group(t->model)]);
+		snprintf(value, len, "%s", mt_group_names()[model_group(t->model)]);
 		return;
 	case ROW_THEME:
 		*label = "Theme";

@@ -42,7 +42,6 @@ enum { COL_PID, COL_ALLOC, COL_OBJ, COL_INUSE, COL_GROWTH, COL_LEAK, COL_AGE, CO
 #define LEAK_WIDE 14  /* a longer bar from 120 columns */
 #define LEAK_STEP 5   /* in the drop order: the bar goes after the 5th column */
 
-static const char *const group_names[] = { "function", "line", "stack" };
 
 const char *top_column_name(int i, bool *hideable)
 {
@@ -483,7 +482,7 @@ static bool top_action(struct tui *t, enum key_action a)
 			tui_message(t, true, "cannot regroup: %s", strerror(-e));
 		else
 			tui_message(t, false, "grouped by %s: each site keeps its past",
-				    group_names[g]);
+				    mt_group_names()[g]);
 		reorder(t);
 		return true;
 	}
@@ -502,7 +501,7 @@ static void top_status(struct tui *t, char *buf, size_t len)
 	if (p->pid)
 		n += snprintf(buf + n, len - n, ", %zu of PID %d (IN-USE: its own; Esc: all)",
 			      p->nrows, p->pid);
-	snprintf(buf + n, len - n, ", by %s, sorted by %s%s", group_names[model_group(t->model)],
+	snprintf(buf + n, len - n, ", by %s, sorted by %s%s", mt_group_names()[model_group(t->model)],
 		 columns[column_of(p->sort)].title, p->invert ? " (inverted)" : "");
 }
 
