@@ -30,7 +30,14 @@ Not a test: it prints numbers.
    samples/s x cost / CPU s per s, printed as "expected", beside memtop's
    own report of the target's slowdown.
 
-Knobs: ROUNDS=6 WINDOWS=5 RATE=100000 GO_BIN=build/workloads/mt_go.
+3. A program that does not import runtime/pprof (mt_go_noprof: its
+   MemProfileRate is 0, which memtop sets to 512 KiB while it watches,
+   docs/go.md): the same side-by-side rounds on two copies of it, so the
+   figure is what watching costs such a program in all: the runtime's own
+   sampling, now on, and memtop's probes.
+
+Knobs: ROUNDS=6 WINDOWS=5 RATE=100000 GO_BIN=build/workloads/mt_go
+NOPROF_BIN=build/workloads/mt_go_noprof.
 """
 
 import json
@@ -50,15 +57,16 @@ QUICK = "--quick" in sys.argv
 ROUNDS = int(os.environ.get("ROUNDS", "4" if QUICK else "6"))
 WINDOWS = int(os.environ.get("WINDOWS", "4" if QUICK else "5"))
 GO_BIN = os.environ.get("GO_BIN", os.path.join(BUILD, "workloads", "mt_go"))
+NOPROF_BIN = os.environ.get("NOPROF_BIN", os.path.join(BUILD, "workloads", "mt_go_noprof"))
 RATE = int(os.environ.get("RATE", "100000"))
 
 
 class Server:
     """One mt_go -mode=server; its "win" lines are read on a thread."""
 
-    def __init__(self, name, rate=None, *extra):
+    def __init__(self, name, rate=None, *extra, binary=None):
         self.name = name
-        self.proc = subprocess.Popen([GO_BIN, "-mode=server", "-rate", str(rate or RATE)] +
+        self.proc = subprocess.Popen([binary or GO_BIN, "-mode=server", "-rate", str(rate or RATE)] +
                                      list(extra), stdout=subprocess.PIPE)
         ready = self.proc.stdout.readline().decode().split()
         if ready[:1] != ["READY"]:
@@ -105,6 +113,8 @@ def watch(pid):
     m = subprocess.Popen([os.path.join(BUILD, "memtop"), "-b", "--json", "-d", "1", "-p",
                           str(pid)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     line = m.stderr.readline().decode()
+    if "runtime.MemProfileRate was 0" in line:  # a NOPROF_BIN server: memtop sets it
+        line = m.stderr.readline().decode()
     if "Go runtime" not in line:
         raise SystemExit("memtop: %s" % line.strip())
     return m
@@ -147,12 +157,14 @@ def per_sample_cost():
     return statistics.median(costs) if costs else float("nan")
 
 
-def side_by_side(label, *extra):
+def side_by_side(label, *extra, binary=None):
     """Part 1 on two servers started with extra arguments: per-round CPU
     ratios, memtop's reported slowdowns, samples/s and CPU s/s of the
-    watched copy."""
-    servers = [Server("A", None, *extra), Server("B", None, *extra)]
+    watched copy (and, in tput_ratios, its requests/s ratio the same
+    way)."""
+    servers = [Server("A", None, *extra, binary=binary), Server("B", None, *extra, binary=binary)]
     cpu_ratios, reported, rates, cpus = [], [], [], []
+    tput_ratios = []
     try:
         for r in range(1, ROUNDS + 1):
             watched, other = servers[(r - 1) % 2], servers[r % 2]
@@ -167,6 +179,7 @@ def side_by_side(label, *extra):
                 rates.append(recs[-1]["targets"][0]["samples"] / span)
                 cpus.append(watched.last[1] * watched.last[0] / 1e9)
             cpu_ratios.append(on[1] / bare[1])
+            tput_ratios.append(on[0] / bare[0])
             print("%s round %d: %s watched: CPU per request x%.4f (against %s, relative to "
                   "the bare windows)" % (label, r, watched.name, cpu_ratios[-1], other.name),
                   flush=True)
@@ -174,6 +187,7 @@ def side_by_side(label, *extra):
         for s in servers:
             s.proc.kill()
             s.proc.wait(timeout=30)
+    side_by_side.tput_ratios = tput_ratios
     return cpu_ratios, reported, rates, cpus, servers[0].version
 
 
@@ -181,10 +195,13 @@ def main():
     if os.geteuid() != 0:
         raise SystemExit("needs root")
     subprocess.run(["make", "--no-print-directory", "-C", ROOT, "build/memtop",
-                    os.path.relpath(GO_BIN, ROOT)], check=True, stdout=subprocess.DEVNULL)
+                    os.path.relpath(GO_BIN, ROOT), os.path.relpath(NOPROF_BIN, ROOT)],
+                   check=True, stdout=subprocess.DEVNULL)
     cost_ns = per_sample_cost()
     ratios, reported, rates, cpus, version = side_by_side("service")
     control, _, _, _, _ = side_by_side("control", "-profrate", "0")
+    noprof, np_reported, np_rates, np_cpus, _ = side_by_side("no-pprof", binary=NOPROF_BIN)
+    np_tput = side_by_side.tput_ratios
     rate, cpu = statistics.median(rates), statistics.median(cpus)
     print("go: %s, %d rounds x %d windows, memtop -p with plain defaults (Go runtime probes)" %
           (version, ROUNDS, WINDOWS))
@@ -199,6 +216,14 @@ def main():
           "of the control is this machine's noise" %
           (statistics.median(ratios), min(ratios), max(ratios), statistics.median(control),
            min(control), max(control)))
+    print("  a program without pprof (MemProfileRate 0, memtop sets it to 512 KiB while it "
+          "watches): %.0f samples/s on %.0f ms of CPU per s; CPU per request watched/bare "
+          "%.4f (rounds %.4f..%.4f), requests/s watched/bare %.4f (paced); memtop reported "
+          "%.2f%%: this is the runtime's own sampling and memtop's probes together" %
+          (statistics.median(np_rates) if np_rates else float("nan"),
+           1e3 * statistics.median(np_cpus) if np_cpus else float("nan"),
+           statistics.median(noprof), min(noprof), max(noprof), statistics.median(np_tput),
+           statistics.median(np_reported) if np_reported else float("nan")))
 
 
 if __name__ == "__main__":
