@@ -43,10 +43,13 @@ import (
 // way (mt_go_pprof: pprof_dump.go).
 var tickHook func()
 
+// startHook, when set, runs after READY, before the scenario starts.
+var startHook func()
+
 var (
-	leaked    [][]byte
-	cache     = map[int][]byte{}
-	churnSink []byte
+	leaked                            [][]byte
+	cache                             = map[int][]byte{}
+	churnSink                         []byte
 	leakBytes, cacheBytes, churnBytes int64
 )
 
@@ -144,6 +147,9 @@ func main() {
 		runtime.MemProfileRate = *profRate
 	}
 	fmt.Printf("READY %s %d\n", runtime.Version(), runtime.MemProfileRate)
+	if startHook != nil {
+		startHook()
+	}
 
 	start := time.Now()
 	if *mode == "server" {
@@ -182,7 +188,7 @@ func main() {
 				"truth": "mt_go", "time": float64(time.Now().UnixNano()) / 1e9,
 				"leak_bytes": leakBytes, "cache_bytes": cacheBytes, "churn_bytes": churnBytes,
 				"mem_profile_rate": runtime.MemProfileRate,
-				"buckhash_sys": ms.BuckHashSys,
+				"buckhash_sys":     ms.BuckHashSys,
 			})
 			fmt.Println(string(line))
 		}

@@ -7,7 +7,8 @@
 // so the GC's frees have all happened and the profile is published as of
 // that cycle), writes the heap profile to -heapprofile, prints
 // "HEAPPROFILE <path>" and stays stopped, allocating nothing, until
-// SIGUSR2.
+// SIGUSR2. With -waitstart the scenario starts only at a first SIGUSR2
+// after READY (a tool attaches first, and sees every allocation of it).
 package main
 
 import (
@@ -20,13 +21,21 @@ import (
 	"syscall"
 )
 
-var heapProfile = flag.String("heapprofile", "", "where SIGUSR1 writes the heap profile")
+var (
+	heapProfile = flag.String("heapprofile", "", "where SIGUSR1 writes the heap profile")
+	waitStart   = flag.Bool("waitstart", false, "start the scenario at SIGUSR2")
+)
 
 func init() {
 	dump := make(chan os.Signal, 1)
 	resume := make(chan os.Signal, 1)
 	signal.Notify(dump, syscall.SIGUSR1)
 	signal.Notify(resume, syscall.SIGUSR2)
+	startHook = func() {
+		if *waitStart {
+			<-resume
+		}
+	}
 	tickHook = func() {
 		select {
 		case <-dump:
