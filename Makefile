@@ -32,7 +32,7 @@ DEB_PKGS := clang-format golang-1.21-go golang-1.22-go golang-1.23-go libcapston
 	libncurses-dev zlib1g-dev libcurl4-openssl-dev libiberty-dev libcmocka-dev \
 	systemtap-sdt-dev pkg-config make gcc g++ python3 tmux golang-go bpftrace sqlite3 \
 	redis-server redis-tools libjemalloc-dev libgoogle-perftools-dev libclang-rt-14-dev libsqlite3-dev \
-	prometheus python3-yaml
+	prometheus python3-yaml rustc
 
 PKGS     := libbpf libelf libdw libdebuginfod libunwind-generic ncursesw zlib libcurl
 CFLAGS   ?= -O2 -g
@@ -91,6 +91,13 @@ GO_VERSIONS := 1.21 1.22 1.23
 GO_WORKLOADS := $(addprefix $(OUTPUT)/workloads/,mt_go mt_go_cgo mt_go_stripped \
 	mt_go_noprof mt_go_noprof_1.23 mt_go_pprof $(addprefix mt_go_,$(GO_VERSIONS)))
 WORKLOADS += $(GO_WORKLOADS)
+
+# The Rust workload (tests/workloads/rust/mt_rust.rs), built with the rustc
+# on PATH (make deps installs Debian's, 1.63 in bookworm) when there is one.
+RUSTC ?= $(shell command -v rustc 2>/dev/null)
+ifneq ($(RUSTC),)
+WORKLOADS += $(OUTPUT)/workloads/mt_rust
+endif
 
 .PHONY: all deps deps-clean demo check check-quick unit integration bench soak clean install \
 	werror asan analyze format format-check
@@ -320,6 +327,10 @@ $(OUTPUT)/workloads/mt_go_noprof: $(GO_MAIN) | $(OUTPUT)/workloads
 $(OUTPUT)/workloads/mt_go_noprof_1.23: $(GO_MAIN) | $(OUTPUT)/workloads
 	$(call msg,GO,$@)
 	$(Q)$(GO_ENV) CGO_ENABLED=0 /usr/lib/go-1.23/bin/go build -o $@ $^
+
+$(OUTPUT)/workloads/mt_rust: tests/workloads/rust/mt_rust.rs | $(OUTPUT)/workloads
+	$(call msg,RUSTC,$@)
+	$(Q)$(RUSTC) --edition 2021 -O -g -o $@ $<
 
 # runtime/pprof imported, its heap profile written on SIGUSR1
 $(OUTPUT)/workloads/mt_go_pprof: $(GO_MAIN) tests/workloads/go/pprof_dump.go | $(OUTPUT)/workloads
