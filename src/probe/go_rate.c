@@ -101,10 +101,10 @@ static void guard(int mem_fd, int pipe_fd, int pidfd, __u64 addr, __s64 set, __s
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
 	prctl(PR_SET_NAME, "memtop-gorate", 0, 0, 0);
-	/* above every number in use, then down to 0, 1, 2: no move
-	 * overwrites a descriptor still to be moved */
+	/* copies above 2 first, then down to 0, 1, 2: no move overwrites a
+	 * descriptor still to be moved */
 	for (int i = 0; i < 3; i++)
-		if ((fds[i] = fcntl(fds[i], F_DUPFD, 1024)) < 0)
+		if ((fds[i] = fcntl(fds[i], F_DUPFD, 3)) < 0)
 			_exit(1);
 	for (int i = 0; i < 3; i++)
 		if (dup2(fds[i], i) < 0)
