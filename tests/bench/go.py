@@ -128,14 +128,21 @@ def stop(m):
 
 
 def per_sample_cost():
-    """ns of the target's CPU per sample, and the samples/s it measured at."""
+    """ns of the target's CPU per sample memtop adds, and ns per sample the
+    runtime's own sampling costs (the same loop at MemProfileRate 0 beside
+    it, bare windows side by side)."""
     srv = Server("S", 20000, "-profrate", "4096")
-    costs = []
+    zero = Server("Z", 20000, "-profrate", "0")
+    costs, own = [], []
     try:
         for _ in range(max(2, ROUNDS // 2)):
             srv.skip()
+            zero.skip()
             srv.window()
-            bare = statistics.median(srv.window()[1] for _ in range(WINDOWS))
+            zero.window()
+            pairs = [(srv.window()[1], zero.window()[1]) for _ in range(WINDOWS)]
+            bare = statistics.median(p[0] for p in pairs)
+            bare_zero = statistics.median(p[1] for p in pairs)
             m = watch(srv.proc.pid)
             srv.skip()
             srv.window()
@@ -149,12 +156,17 @@ def per_sample_cost():
             cpu = statistics.median(w[1] for w in on)
             if per_req > 0:
                 costs.append((cpu - bare) / per_req)
-                print("per sample: bare %.0f ns/request, watched %.0f, %.2f samples/request: "
-                      "%.0f ns per sample" % (bare, cpu, per_req, costs[-1]), flush=True)
+                own.append((bare - bare_zero) / per_req)
+                print("per sample: bare %.0f ns/request (%.0f at MemProfileRate 0), watched %.0f, "
+                      "%.2f samples/request: memtop %.0f ns per sample, the runtime's own "
+                      "sampling %.0f" % (bare, bare_zero, cpu, per_req, costs[-1], own[-1]),
+                      flush=True)
     finally:
-        srv.proc.kill()
-        srv.proc.wait(timeout=30)
-    return statistics.median(costs) if costs else float("nan")
+        for p in (srv, zero):
+            p.proc.kill()
+            p.proc.wait(timeout=30)
+    nan = float("nan")
+    return (statistics.median(costs) if costs else nan), (statistics.median(own) if own else nan)
 
 
 def side_by_side(label, *extra, binary=None):
@@ -197,7 +209,7 @@ def main():
     subprocess.run(["make", "--no-print-directory", "-C", ROOT, "build/memtop",
                     os.path.relpath(GO_BIN, ROOT), os.path.relpath(NOPROF_BIN, ROOT)],
                    check=True, stdout=subprocess.DEVNULL)
-    cost_ns = per_sample_cost()
+    cost_ns, own_ns = per_sample_cost()
     ratios, reported, rates, cpus, version = side_by_side("service")
     control, _, _, _, _ = side_by_side("control", "-profrate", "0")
     noprof, np_reported, np_rates, np_cpus, _ = side_by_side("no-pprof", binary=NOPROF_BIN)
@@ -205,8 +217,8 @@ def main():
     rate, cpu = statistics.median(rates), statistics.median(cpus)
     print("go: %s, %d rounds x %d windows, memtop -p with plain defaults (Go runtime probes)" %
           (version, ROUNDS, WINDOWS))
-    print("  one sample costs the target %.0f ns (measured on a MemProfileRate 4096 loop)" %
-          cost_ns)
+    print("  one sample costs the target %.0f ns for memtop's probes and %.0f ns for the "
+          "runtime's own sampling (measured on a MemProfileRate 4096 loop)" % (cost_ns, own_ns))
     print("  the service: %.0f samples/s on %.0f ms of CPU per s: expected overhead %.2f%%; "
           "memtop reported %.2f%% (median)" %
           (rate, cpu * 1e3, 100 * rate * cost_ns / 1e9 / cpu,
@@ -216,12 +228,14 @@ def main():
           "of the control is this machine's noise" %
           (statistics.median(ratios), min(ratios), max(ratios), statistics.median(control),
            min(control), max(control)))
+    np_rate = statistics.median(np_rates) if np_rates else float("nan")
+    np_cpu = statistics.median(np_cpus) if np_cpus else float("nan")
     print("  a program without pprof (MemProfileRate 0, memtop sets it to 512 KiB while it "
-          "watches): %.0f samples/s on %.0f ms of CPU per s; CPU per request watched/bare "
-          "%.4f (rounds %.4f..%.4f), requests/s watched/bare %.4f (paced); memtop reported "
-          "%.2f%%: this is the runtime's own sampling and memtop's probes together" %
-          (statistics.median(np_rates) if np_rates else float("nan"),
-           1e3 * statistics.median(np_cpus) if np_cpus else float("nan"),
+          "watches): %.0f samples/s on %.0f ms of CPU per s: expected overhead %.2f%% (the "
+          "runtime's own sampling and memtop's probes); side by side, CPU per request "
+          "watched/bare %.4f (rounds %.4f..%.4f), requests/s watched/bare %.4f (paced); "
+          "memtop reported %.2f%%" %
+          (np_rate, 1e3 * np_cpu, 100 * np_rate * (cost_ns + own_ns) / 1e9 / np_cpu,
            statistics.median(noprof), min(noprof), max(noprof), statistics.median(np_tput),
            statistics.median(np_reported) if np_reported else float("nan")))
 
