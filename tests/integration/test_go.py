@@ -366,6 +366,20 @@ def test_no_pprof_memtop_killed():
     w.kill()
 
 
+def test_no_pprof_command():
+    """-- CMD on a program without pprof: the rate is set once its runtime
+    has started (runtime.main_init_done; before that the runtime writes its
+    own 0), and samples come."""
+    m = Memtop("-b", "--json", "--", os.path.join(WORKLOADS, "mt_go_noprof"), "-duration", "20")
+    rec, funcs = first_sample_record(m, "-- mt_go_noprof")
+    check(any(RATE_SET in l for l in m.stderr_lines()), "-- CMD: the rate was not said set: %s" %
+          m.err.text()[-400:])
+    words = rec["targets"][0]["unseen_memory"] or ""
+    check("set by memtop" in words, "-- CMD: the JSON does not say memtop set the rate: %r" %
+          words)
+    m.kill()
+
+
 def test_mem_profile_rate_zero():
     """With --no-inject memtop changes nothing: a process with
     runtime.MemProfileRate = 0 (the linker's, in mt_go_noprof) samples
