@@ -92,9 +92,10 @@ GO_WORKLOADS := $(addprefix $(OUTPUT)/workloads/,mt_go mt_go_cgo mt_go_stripped 
 	mt_go_noprof mt_go_noprof_1.23 mt_go_pprof $(addprefix mt_go_,$(GO_VERSIONS)))
 WORKLOADS += $(GO_WORKLOADS)
 
-# The Rust workload (tests/workloads/rust/mt_rust.rs), built with the rustc
-# on PATH (make deps installs Debian's, 1.63 in bookworm) when there is one.
-RUSTC ?= $(shell command -v rustc 2>/dev/null)
+# The Rust workload (tests/workloads/rust/mt_rust.rs), built when there is a
+# rustc: Debian's (make deps installs it, 1.63 in bookworm) before one on
+# PATH (rustup's), so the suite runs what a fresh machine runs.
+RUSTC ?= $(firstword $(wildcard /usr/bin/rustc) $(shell command -v rustc 2>/dev/null))
 ifneq ($(RUSTC),)
 WORKLOADS += $(OUTPUT)/workloads/mt_rust
 endif
