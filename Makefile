@@ -32,7 +32,7 @@ DEB_PKGS := clang-format golang-1.21-go golang-1.22-go golang-1.23-go libcapston
 	libncurses-dev zlib1g-dev libcurl4-openssl-dev libiberty-dev libcmocka-dev \
 	systemtap-sdt-dev pkg-config make gcc g++ python3 tmux golang-go bpftrace sqlite3 \
 	redis-server redis-tools libjemalloc-dev libgoogle-perftools-dev libclang-rt-14-dev libsqlite3-dev \
-	prometheus python3-yaml
+	prometheus python3-yaml rustc
 
 PKGS     := libbpf libelf libdw libdebuginfod libunwind-generic ncursesw zlib libcurl
 CFLAGS   ?= -O2 -g
@@ -83,13 +83,22 @@ WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(WORKLOAD_SRC
 # Go versions of bookworm-backports: static, cgo and stripped variants.
 # Caches stay inside the build tree and nothing is fetched, so a fresh
 # clone builds offline.
-GO_SRC      := tests/workloads/go/mt_go.go
+GO_MAIN     := tests/workloads/go/mt_go.go
+GO_SRC      := $(GO_MAIN) tests/workloads/go/memprofile_ref.go
 GO_ENV      = GOCACHE=$(abspath $(OUTPUT))/go-cache GOPATH=$(abspath $(OUTPUT))/go-path \
 	GOFLAGS= GOPROXY=off GOTOOLCHAIN=local GOTELEMETRY=off GO111MODULE=off
 GO_VERSIONS := 1.21 1.22 1.23
 GO_WORKLOADS := $(addprefix $(OUTPUT)/workloads/,mt_go mt_go_cgo mt_go_stripped \
-	$(addprefix mt_go_,$(GO_VERSIONS)))
+	mt_go_noprof mt_go_noprof_1.23 mt_go_pprof $(addprefix mt_go_,$(GO_VERSIONS)))
 WORKLOADS += $(GO_WORKLOADS)
+
+# The Rust workload (tests/workloads/rust/mt_rust.rs), built when there is a
+# rustc: Debian's (make deps installs it, 1.63 in bookworm) before one on
+# PATH (rustup's), so the suite runs what a fresh machine runs.
+RUSTC ?= $(firstword $(wildcard /usr/bin/rustc) $(shell command -v rustc 2>/dev/null))
+ifneq ($(RUSTC),)
+WORKLOADS += $(OUTPUT)/workloads/mt_rust
+endif
 
 .PHONY: all deps deps-clean demo check check-quick unit integration bench soak clean install \
 	werror asan analyze format format-check
@@ -304,11 +313,30 @@ install: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so $(OUTPUT)/libmemtop-inj
 
 $(OUTPUT)/workloads/mt_go: $(GO_SRC) | $(OUTPUT)/workloads
 	$(call msg,GO,$@)
-	$(Q)$(GO_ENV) CGO_ENABLED=0 go build -o $@ $<
+	$(Q)$(GO_ENV) CGO_ENABLED=0 go build -o $@ $^
 
 $(OUTPUT)/workloads/mt_go_stripped: $(GO_SRC) | $(OUTPUT)/workloads
 	$(call msg,GO,$@)
-	$(Q)$(GO_ENV) CGO_ENABLED=0 go build -ldflags='-s -w' -o $@ $<
+	$(Q)$(GO_ENV) CGO_ENABLED=0 go build -ldflags='-s -w' -o $@ $^
+
+# Nothing references runtime.MemProfile: MemProfileRate starts at 0
+# (docs/go.md), with Debian's go and with the newest Go memtop knows.
+$(OUTPUT)/workloads/mt_go_noprof: $(GO_MAIN) | $(OUTPUT)/workloads
+	$(call msg,GO,$@)
+	$(Q)$(GO_ENV) CGO_ENABLED=0 go build -o $@ $^
+
+$(OUTPUT)/workloads/mt_go_noprof_1.23: $(GO_MAIN) | $(OUTPUT)/workloads
+	$(call msg,GO,$@)
+	$(Q)$(GO_ENV) CGO_ENABLED=0 /usr/lib/go-1.23/bin/go build -o $@ $^
+
+$(OUTPUT)/workloads/mt_rust: tests/workloads/rust/mt_rust.rs | $(OUTPUT)/workloads
+	$(call msg,RUSTC,$@)
+	$(Q)$(RUSTC) --edition 2021 -O -g -o $@ $<
+
+# runtime/pprof imported, its heap profile written on SIGUSR1
+$(OUTPUT)/workloads/mt_go_pprof: $(GO_MAIN) tests/workloads/go/pprof_dump.go | $(OUTPUT)/workloads
+	$(call msg,GO,$@)
+	$(Q)$(GO_ENV) CGO_ENABLED=0 go build -o $@ $^
 
 $(OUTPUT)/workloads/mt_go_cgo: $(GO_SRC) tests/workloads/go/cgo.go | $(OUTPUT)/workloads
 	$(call msg,GO,$@)
@@ -316,7 +344,7 @@ $(OUTPUT)/workloads/mt_go_cgo: $(GO_SRC) tests/workloads/go/cgo.go | $(OUTPUT)/w
 
 $(OUTPUT)/workloads/mt_go_%: $(GO_SRC) | $(OUTPUT)/workloads
 	$(call msg,GO,$@)
-	$(Q)$(GO_ENV) CGO_ENABLED=0 /usr/lib/go-$*/bin/go build -o $@ $<
+	$(Q)$(GO_ENV) CGO_ENABLED=0 /usr/lib/go-$*/bin/go build -o $@ $(GO_SRC)
 
 # The tree's C is laid out by .clang-format (clang-format 14, Debian's):
 # make format rewrites it, make format-check (CI) fails on any difference.

@@ -251,7 +251,8 @@ static const struct cli_opt cli_opts[] = {
 	  "(docs/inject.md)" },
 	{ "no-inject", OPT_NO_INJECT, NULL, SEC_OVERHEAD,
 	  "never change a watched process: uprobes only, kept within "
-	  "--max-overhead by sampling part of the time" },
+	  "--max-overhead by sampling part of the time; a Go program's "
+	  "runtime.MemProfileRate of 0 is left at 0 (docs/go.md)" },
 
 	{ "help", 'h', NULL, SEC_OTHER, "show this help and exit" },
 	{ "version", 'V', NULL, SEC_OTHER, "show the version and exit" },

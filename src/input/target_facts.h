@@ -22,7 +22,7 @@ enum mt_fact_set {
 	MT_FACT_COMM = 1u << 1,      /* comm */
 	MT_FACT_HOW = 1u << 2,       /* allocator, mechanism, mechanism_why */
 	MT_FACT_RUNTIME = 1u << 3,   /* runtime, runtime_heap, runtime_tool */
-	MT_FACT_GO = 1u << 4,        /* go_version, go_rate */
+	MT_FACT_GO = 1u << 4,        /* go_version, go_rate, go_rate_by_memtop */
 	MT_FACT_RSS = 1u << 5,       /* rss_bytes */
 	MT_FACT_COUNTERS = 1u << 6,  /* counters */
 	MT_FACT_EXACT = 1u << 7,     /* counters_exact */
@@ -46,7 +46,8 @@ struct mt_target_facts {
 	const char *runtime_heap;
 	const char *runtime_tool;
 	char go_version[32];
-	__s64 go_rate; /* runtime.MemProfileRate: -1 unknown */
+	__s64 go_rate;          /* runtime.MemProfileRate: -1 unknown */
+	bool go_rate_by_memtop; /* go_rate is memtop's: the process had 0 */
 	__u64 rss_bytes;
 	struct mt_proc_counters counters;
 	bool counters_exact;

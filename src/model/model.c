@@ -885,6 +885,7 @@ int model_apply_facts(struct mt_model *m, const struct mt_target_facts *f)
 	if (f->set & MT_FACT_GO) {
 		memcpy(t->go_version, f->go_version, sizeof(t->go_version));
 		t->go_rate = f->go_rate;
+		t->go_rate_by_memtop = f->go_rate_by_memtop;
 	}
 	if (f->set & MT_FACT_RSS)
 		t->rss_bytes = f->rss_bytes;

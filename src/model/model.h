@@ -142,6 +142,7 @@ struct mt_target {
 	 * nothing, so no samples will come). Set by the caller. */
 	char go_version[32];
 	__s64 go_rate;
+	bool go_rate_by_memtop; /* go_rate is memtop's: the process had 0 */
 	bool alive;
 	__u64 rss_bytes;
 	__u64 start_ns;           /* CLOCK_MONOTONIC when memtop began watching */

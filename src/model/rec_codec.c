@@ -402,6 +402,7 @@ static const struct rec_fact facts[] = {
 	FACT(20, REC_FACT_INT, limits.files_refused),
 	FACT(21, REC_FACT_INT, limits.maps_cut),
 	FACT(22, REC_FACT_INT, limits.names_refused),
+	FACT(23, REC_FACT_INT, go_rate_by_memtop),
 };
 
 _Static_assert(sizeof(facts) / sizeof(facts[0]) <= REC_MAX_FACTS, "a fact's id is 6 bits");

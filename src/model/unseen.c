@@ -31,7 +31,8 @@ bool unseen_describe(const struct mt_target *t, char *buf, size_t len)
 			 "Go (%s): runtime.MemProfileRate is 0 in this process, so the Go "
 			 "runtime samples nothing and no samples will come (the linker sets it to 0 "
 			 "when nothing references runtime.MemProfile: importing runtime/pprof or "
-			 "net/http/pprof, or setting runtime.MemProfileRate, turns it on)",
+			 "net/http/pprof, or setting runtime.MemProfileRate, turns it on; memtop "
+			 "sets it itself unless --no-inject)",
 			 t->go_version);
 		return true;
 	}
@@ -54,10 +55,11 @@ bool unseen_describe(const struct mt_target *t, char *buf, size_t len)
 		return true;
 	}
 	if (t->go_version[0]) {
-		char rate[48];
+		char rate[64];
 
 		if (t->go_rate > 0)
-			snprintf(rate, sizeof(rate), "%lld bytes", (long long)t->go_rate);
+			snprintf(rate, sizeof(rate), "%lld bytes%s", (long long)t->go_rate,
+				 t->go_rate_by_memtop ? ", set by memtop: it was 0" : "");
 		else
 			snprintf(rate, sizeof(rate), "unknown, 512 KiB assumed");
 		snprintf(buf, len,

@@ -179,12 +179,15 @@ int go_runtime_inspect(const char *path, struct go_target *gt, char *err, size_t
 	}
 	if (!e && elf_file_object_symbol(ef, "runtime.MemProfileRate", &gt->rate_vaddr, &size))
 		gt->rate_vaddr = 0;
+	if (!e && elf_file_object_symbol(ef, "runtime.main_init_done", &gt->ready_vaddr, &size))
+		gt->ready_vaddr = 0;
 	go_binary_close(&gb);
 	elf_file_close(ef);
 	return e;
 }
 
-__u64 go_runtime_rate_addr(pid_t pid, const struct go_target *gt)
+/* vaddr, a link-time address in pid's executable, at run time. */
+static __u64 runtime_addr(pid_t pid, const struct go_target *gt, __u64 vaddr)
 {
 	char exe[64], link[4096];
 	struct mt_maps maps;
@@ -193,8 +196,8 @@ __u64 go_runtime_rate_addr(pid_t pid, const struct go_target *gt)
 	ssize_t n;
 	int found = -ENOENT;
 
-	if (!gt->rate_vaddr || !gt->pie)
-		return gt->rate_vaddr;
+	if (!vaddr || !gt->pie)
+		return vaddr;
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
 	n = readlink(exe, link, sizeof(link) - 1);
 	if (n <= 0 || proc_maps_read(pid, &maps))
@@ -206,7 +209,17 @@ __u64 go_runtime_rate_addr(pid_t pid, const struct go_target *gt)
 			found = elf_file_load_bias(ef, maps.v[i].start, maps.v[i].offset, &bias);
 	elf_file_close(ef);
 	proc_maps_free(&maps);
-	return found ? 0 : gt->rate_vaddr + bias;
+	return found ? 0 : vaddr + bias;
+}
+
+__u64 go_runtime_rate_addr(pid_t pid, const struct go_target *gt)
+{
+	return runtime_addr(pid, gt, gt->rate_vaddr);
+}
+
+__u64 go_runtime_ready_addr(pid_t pid, const struct go_target *gt)
+{
+	return runtime_addr(pid, gt, gt->ready_vaddr);
 }
 
 int go_runtime_read_rate(pid_t pid, __u64 addr, __s64 *rate)

@@ -30,6 +30,8 @@ struct go_target {
 	bool slow[GO_NFN];      /* the probed instruction is single-stepped */
 	__u64 rate_vaddr;       /* link-time address of runtime.MemProfileRate; 0:
 				 * unknown (stripped) */
+	__u64 ready_vaddr;      /* runtime.main_init_done, set once the runtime's
+				 * own start is done; 0: unknown */
 	bool pie;               /* position independent: addresses move by the load bias */
 	bool cgo;               /* dynamically linked (cgo) */
 	bool stripped;          /* no ELF symbol table: names from .gopclntab */
@@ -66,6 +68,9 @@ __u32 go_runtime_probe_point(const __u8 *code, size_t len, bool *emulated, bool 
 /* The runtime address of runtime.MemProfileRate in pid (load bias added
  * for a PIE), or 0 when unknown. */
 __u64 go_runtime_rate_addr(pid_t pid, const struct go_target *gt);
+
+/* The runtime address of runtime.main_init_done in pid, or 0. */
+__u64 go_runtime_ready_addr(pid_t pid, const struct go_target *gt);
 
 /* Read pid's runtime.MemProfileRate at runtime address addr. 0 or -errno. */
 int go_runtime_read_rate(pid_t pid, __u64 addr, __s64 *rate);

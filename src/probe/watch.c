@@ -29,6 +29,7 @@
 #include "probe/runtime.h"
 #include "probe/exits.h"
 #include "probe/go_attach.h"
+#include "probe/go_rate.h"
 #include "probe/usdt.h"
 #include "stacks/python.h"
 #include "util/clock.h"
@@ -671,6 +672,51 @@ static void injected_counts(struct watched *w, struct mt_target_facts *t)
 	t->counters.free_calls = w->inj_counts.free_calls;
 }
 
+/* A Go target whose runtime.MemProfileRate is 0 (nothing in it references
+ * runtime.MemProfile, or it set 0 itself): set to memtop's rate, once,
+ * unless --no-inject (docs/go.md). *rate: the rate now. */
+static void go_rate_turn_on(struct watch_set *ws, struct watched *w, __u64 addr, __s64 *rate)
+{
+	const struct mt_config *cfg = ws->env.cfg;
+	char err[256];
+	int e;
+
+	if (w->go_rate_hold || w->go_rate_tried || cfg->inject_mode == MT_INJECT_NEVER)
+		return;
+	e = go_rate_enable(w->pid, addr, go_runtime_ready_addr(w->pid, &w->gt), (__s64)cfg->rate,
+			   &w->go_rate_hold, err, sizeof(err));
+	if (e == -EAGAIN)
+		return; /* its runtime is still starting: at the next refresh */
+	w->go_rate_tried = true;
+	if (!e) {
+		*rate = go_rate_set_to(w->go_rate_hold);
+		warn(ws,
+		     "PID %d: runtime.MemProfileRate was 0 (the Go runtime sampled nothing): set to "
+		     "%lld, memtop's rate, while memtop watches, and put back at exit "
+		     "(--no-inject leaves it)",
+		     w->pid, (long long)*rate);
+	} else if (e != -EALREADY) {
+		warn(ws, "PID %d: runtime.MemProfileRate is 0 and memtop cannot set it: %s", w->pid,
+		     err);
+	}
+}
+
+/* memtop lets w go: its MemProfileRate back to what it was. */
+static void go_rate_turn_off(struct watch_set *ws, struct watched *w)
+{
+	int e;
+
+	if (!w->go_rate_hold)
+		return;
+	e = go_rate_restore(w->go_rate_hold);
+	w->go_rate_hold = NULL;
+	if (e == -EBUSY)
+		warn(ws,
+		     "PID %d: its program changed runtime.MemProfileRate while watched: "
+		     "left as it is",
+		     w->pid);
+}
+
 /* A Go target: its version and runtime.MemProfileRate for the views, and
  * the rate's address for the BPF side once it is known (a PIE launched by
  * memtop is placed only at its exec). */
@@ -693,7 +739,10 @@ static void watch_go_rate(struct watch_set *ws, struct watched *w, struct mt_tar
 		proc.rate_addr = go_runtime_rate_addr(w->pid, &w->gt);
 	if (held || go_runtime_read_rate(w->pid, proc.rate_addr, &rate))
 		rate = -1;
+	if (rate == 0)
+		go_rate_turn_on(ws, w, proc.rate_addr, &rate);
 	t->go_rate = rate;
+	t->go_rate_by_memtop = w->go_rate_hold != NULL && rate == go_rate_set_to(w->go_rate_hold);
 	if (rate > 0)
 		proc.rate = (__u64)rate;
 	if (!w->go_rate_set || proc.rate_addr != w->go_rate_addr) {
@@ -867,6 +916,8 @@ static void release(struct watch_set *ws, struct watched *w)
 	inject_end(ws, w);
 	attach_detach(w->probes);
 	w->probes = NULL;
+	go_rate_turn_off(ws, w);
+	w->go_rate_tried = false;
 	go_detach(w->go_probes);
 	w->go_probes = NULL;
 	w->go_rate_addr = 0;
@@ -1276,6 +1327,7 @@ void watch_fini(struct watch_set *ws)
 		inject_end(ws, &ws->v[i]);
 		attach_detach(ws->v[i].probes);
 		ws->v[i].probes = NULL;
+		go_rate_turn_off(ws, &ws->v[i]);
 		go_detach(ws->v[i].go_probes);
 		ws->v[i].go_probes = NULL;
 	}

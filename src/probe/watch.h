@@ -71,8 +71,12 @@ struct watched {
 			     * (gt says where; lib is the executable) */
 	struct go_target gt;
 	struct go_probes *go_probes;
-	__u64 go_rate_addr;  /* as last given to the BPF side ... */
-	bool go_rate_set;    /* ... if it was */
+	__u64 go_rate_addr; /* as last given to the BPF side ... */
+	bool go_rate_set;   /* ... if it was */
+	/* its MemProfileRate was 0 and memtop set it (go_rate.h), put back
+	 * when memtop lets the process go; tried: not again */
+	struct go_rate_hold *go_rate_hold;
+	bool go_rate_tried;
 	bool launched;       /* started by memtop: reaped and stopped by it */
 	bool python_checked; /* looked for a CPython interpreter in it */
 	bool reported;       /* attached once: env.facts made its target */

@@ -46,10 +46,18 @@ static const struct wrapper_rule table[] = {
 	 * (std::allocator, __gnu_cxx::new_allocator, vector growth, ...) */
 	{ "C++", "operator new.*|operator delete.*|std::.*|__gnu_cxx::.*" },
 	/* Rust: the global allocator shims and the alloc crate (Box, Vec and
-	 * RawVec growth, String, collections), hashbrown's table growth */
+	 * RawVec growth, String, collections), hashbrown (the HashMap of std:
+	 * its map, entry and table growth) */
 	{ "Rust", "__rust_(alloc|alloc_zeroed|realloc)|__rdl_(alloc|alloc_zeroed|realloc)|"
 		  "__rg_(alloc|alloc_zeroed|realloc)|<?alloc::.*|<[^>]* as alloc::.*|"
-		  "<?hashbrown::raw::.*" },
+		  "<?hashbrown::.*" },
+	/* Rust: the core crate has no allocator, so a frame of it on an
+	 * allocating stack only passes through to code that allocates for its
+	 * caller (core::fmt::write and the Formatter under format!,
+	 * Iterator::collect, Option::map_or_else in alloc::fmt::format); and
+	 * the Display and Debug impls that format! runs, which write through
+	 * String's core::fmt::Write */
+	{ "Rust", "<?core::.*|<[^>]* as core::fmt::.*" },
 	/* sqlite: every frame of the shared library (its allocation wrappers
 	 * sqlite3Malloc, sqlite3MemMalloc... are static, so unnamed in a
 	 * stripped libsqlite3), and the wrappers by name where sqlite is

@@ -30,7 +30,14 @@ Not a test: it prints numbers.
    samples/s x cost / CPU s per s, printed as "expected", beside memtop's
    own report of the target's slowdown.
 
-Knobs: ROUNDS=6 WINDOWS=5 RATE=100000 GO_BIN=build/workloads/mt_go.
+3. A program that does not import runtime/pprof (mt_go_noprof: its
+   MemProfileRate is 0, which memtop sets to 512 KiB while it watches,
+   docs/go.md): the same side-by-side rounds on two copies of it, so the
+   figure is what watching costs such a program in all: the runtime's own
+   sampling, now on, and memtop's probes.
+
+Knobs: ROUNDS=6 WINDOWS=5 RATE=100000 GO_BIN=build/workloads/mt_go
+NOPROF_BIN=build/workloads/mt_go_noprof.
 """
 
 import json
@@ -50,15 +57,16 @@ QUICK = "--quick" in sys.argv
 ROUNDS = int(os.environ.get("ROUNDS", "4" if QUICK else "6"))
 WINDOWS = int(os.environ.get("WINDOWS", "4" if QUICK else "5"))
 GO_BIN = os.environ.get("GO_BIN", os.path.join(BUILD, "workloads", "mt_go"))
+NOPROF_BIN = os.environ.get("NOPROF_BIN", os.path.join(BUILD, "workloads", "mt_go_noprof"))
 RATE = int(os.environ.get("RATE", "100000"))
 
 
 class Server:
     """One mt_go -mode=server; its "win" lines are read on a thread."""
 
-    def __init__(self, name, rate=None, *extra):
+    def __init__(self, name, rate=None, *extra, binary=None):
         self.name = name
-        self.proc = subprocess.Popen([GO_BIN, "-mode=server", "-rate", str(rate or RATE)] +
+        self.proc = subprocess.Popen([binary or GO_BIN, "-mode=server", "-rate", str(rate or RATE)] +
                                      list(extra), stdout=subprocess.PIPE)
         ready = self.proc.stdout.readline().decode().split()
         if ready[:1] != ["READY"]:
@@ -105,6 +113,8 @@ def watch(pid):
     m = subprocess.Popen([os.path.join(BUILD, "memtop"), "-b", "--json", "-d", "1", "-p",
                           str(pid)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     line = m.stderr.readline().decode()
+    if "runtime.MemProfileRate was 0" in line:  # a NOPROF_BIN server: memtop sets it
+        line = m.stderr.readline().decode()
     if "Go runtime" not in line:
         raise SystemExit("memtop: %s" % line.strip())
     return m
@@ -118,14 +128,21 @@ def stop(m):
 
 
 def per_sample_cost():
-    """ns of the target's CPU per sample, and the samples/s it measured at."""
+    """ns of the target's CPU per sample memtop adds, and ns per sample the
+    runtime's own sampling costs (the same loop at MemProfileRate 0 beside
+    it, bare windows side by side)."""
     srv = Server("S", 20000, "-profrate", "4096")
-    costs = []
+    zero = Server("Z", 20000, "-profrate", "0")
+    costs, own = [], []
     try:
         for _ in range(max(2, ROUNDS // 2)):
             srv.skip()
+            zero.skip()
             srv.window()
-            bare = statistics.median(srv.window()[1] for _ in range(WINDOWS))
+            zero.window()
+            pairs = [(srv.window()[1], zero.window()[1]) for _ in range(WINDOWS)]
+            bare = statistics.median(p[0] for p in pairs)
+            bare_zero = statistics.median(p[1] for p in pairs)
             m = watch(srv.proc.pid)
             srv.skip()
             srv.window()
@@ -139,20 +156,27 @@ def per_sample_cost():
             cpu = statistics.median(w[1] for w in on)
             if per_req > 0:
                 costs.append((cpu - bare) / per_req)
-                print("per sample: bare %.0f ns/request, watched %.0f, %.2f samples/request: "
-                      "%.0f ns per sample" % (bare, cpu, per_req, costs[-1]), flush=True)
+                own.append((bare - bare_zero) / per_req)
+                print("per sample: bare %.0f ns/request (%.0f at MemProfileRate 0), watched %.0f, "
+                      "%.2f samples/request: memtop %.0f ns per sample, the runtime's own "
+                      "sampling %.0f" % (bare, bare_zero, cpu, per_req, costs[-1], own[-1]),
+                      flush=True)
     finally:
-        srv.proc.kill()
-        srv.proc.wait(timeout=30)
-    return statistics.median(costs) if costs else float("nan")
+        for p in (srv, zero):
+            p.proc.kill()
+            p.proc.wait(timeout=30)
+    nan = float("nan")
+    return (statistics.median(costs) if costs else nan), (statistics.median(own) if own else nan)
 
 
-def side_by_side(label, *extra):
+def side_by_side(label, *extra, binary=None):
     """Part 1 on two servers started with extra arguments: per-round CPU
     ratios, memtop's reported slowdowns, samples/s and CPU s/s of the
-    watched copy."""
-    servers = [Server("A", None, *extra), Server("B", None, *extra)]
+    watched copy (and, in tput_ratios, its requests/s ratio the same
+    way)."""
+    servers = [Server("A", None, *extra, binary=binary), Server("B", None, *extra, binary=binary)]
     cpu_ratios, reported, rates, cpus = [], [], [], []
+    tput_ratios = []
     try:
         for r in range(1, ROUNDS + 1):
             watched, other = servers[(r - 1) % 2], servers[r % 2]
@@ -167,6 +191,7 @@ def side_by_side(label, *extra):
                 rates.append(recs[-1]["targets"][0]["samples"] / span)
                 cpus.append(watched.last[1] * watched.last[0] / 1e9)
             cpu_ratios.append(on[1] / bare[1])
+            tput_ratios.append(on[0] / bare[0])
             print("%s round %d: %s watched: CPU per request x%.4f (against %s, relative to "
                   "the bare windows)" % (label, r, watched.name, cpu_ratios[-1], other.name),
                   flush=True)
@@ -174,6 +199,7 @@ def side_by_side(label, *extra):
         for s in servers:
             s.proc.kill()
             s.proc.wait(timeout=30)
+    side_by_side.tput_ratios = tput_ratios
     return cpu_ratios, reported, rates, cpus, servers[0].version
 
 
@@ -181,15 +207,18 @@ def main():
     if os.geteuid() != 0:
         raise SystemExit("needs root")
     subprocess.run(["make", "--no-print-directory", "-C", ROOT, "build/memtop",
-                    os.path.relpath(GO_BIN, ROOT)], check=True, stdout=subprocess.DEVNULL)
-    cost_ns = per_sample_cost()
+                    os.path.relpath(GO_BIN, ROOT), os.path.relpath(NOPROF_BIN, ROOT)],
+                   check=True, stdout=subprocess.DEVNULL)
+    cost_ns, own_ns = per_sample_cost()
     ratios, reported, rates, cpus, version = side_by_side("service")
     control, _, _, _, _ = side_by_side("control", "-profrate", "0")
+    noprof, np_reported, np_rates, np_cpus, _ = side_by_side("no-pprof", binary=NOPROF_BIN)
+    np_tput = side_by_side.tput_ratios
     rate, cpu = statistics.median(rates), statistics.median(cpus)
     print("go: %s, %d rounds x %d windows, memtop -p with plain defaults (Go runtime probes)" %
           (version, ROUNDS, WINDOWS))
-    print("  one sample costs the target %.0f ns (measured on a MemProfileRate 4096 loop)" %
-          cost_ns)
+    print("  one sample costs the target %.0f ns for memtop's probes and %.0f ns for the "
+          "runtime's own sampling (measured on a MemProfileRate 4096 loop)" % (cost_ns, own_ns))
     print("  the service: %.0f samples/s on %.0f ms of CPU per s: expected overhead %.2f%%; "
           "memtop reported %.2f%% (median)" %
           (rate, cpu * 1e3, 100 * rate * cost_ns / 1e9 / cpu,
@@ -199,6 +228,16 @@ def main():
           "of the control is this machine's noise" %
           (statistics.median(ratios), min(ratios), max(ratios), statistics.median(control),
            min(control), max(control)))
+    np_rate = statistics.median(np_rates) if np_rates else float("nan")
+    np_cpu = statistics.median(np_cpus) if np_cpus else float("nan")
+    print("  a program without pprof (MemProfileRate 0, memtop sets it to 512 KiB while it "
+          "watches): %.0f samples/s on %.0f ms of CPU per s: expected overhead %.2f%% (the "
+          "runtime's own sampling and memtop's probes); side by side, CPU per request "
+          "watched/bare %.4f (rounds %.4f..%.4f), requests/s watched/bare %.4f (paced); "
+          "memtop reported %.2f%%" %
+          (np_rate, 1e3 * np_cpu, 100 * np_rate * (cost_ns + own_ns) / 1e9 / np_cpu,
+           statistics.median(noprof), min(noprof), max(noprof), statistics.median(np_tput),
+           statistics.median(np_reported) if np_reported else float("nan")))
 
 
 if __name__ == "__main__":

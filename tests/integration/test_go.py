@@ -13,7 +13,10 @@ leak score (>= 70) and the cache score <= 30 within 45 s, for the static
 and the cgo binary; -- CMD watches a static, stripped Go binary with names
 from its Go symbol table; --cgroup watches the Go processes in the
 cgroup and one started in it later; every Go version memtop knows is watched; a
-process whose MemProfileRate is 0 is said to give no samples; a version
+program whose MemProfileRate is 0 (mt_go_noprof: nothing references
+runtime.MemProfile) gets memtop's rate, said, and its 0 back when memtop
+exits, also when memtop is killed; with --no-inject its rate stays 0 and is
+said to give no samples; a version
 memtop does not know is refused in one line; a target whose section
 headers lie about its Go symbol table is still watched, named from its
 ELF symbols."""
@@ -256,19 +259,145 @@ def test_go_versions():
         w.kill()
 
 
+def truth_after(w, t_wall, timeout=10):
+    """The first truth line w prints with a time after t_wall (unix s)."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        line = w.out.get(max(0.1, timeout - (time.monotonic() - t0)), "%s truth" % w.name)
+        if line is None:
+            fail("%s exited (rc %s)" % (w.name, w.poll()))
+        if line.startswith("{"):
+            truth = parse_truth(line, w.name)
+            if truth["time"] > t_wall:
+                return truth
+    fail("%s: no truth line after %.1f within %.0f s" % (w.name, t_wall, timeout))
+
+
+def rate_guards():
+    """PIDs of the guards that put a MemProfileRate back (comm memtop-gorate)."""
+    out = set()
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/comm" % d) as f:
+                    if f.read().strip() == "memtop-gorate":
+                        out.add(int(d))
+            except OSError:
+                pass
+    return out
+
+
+RATE_SET = "runtime.MemProfileRate was 0"
+
+
+def test_no_pprof_leak_ranks_first():
+    """A Go program that references nothing of runtime.MemProfile (no
+    runtime/pprof: the linker sets MemProfileRate to 0), go1.19 and go1.23
+    side by side, under plain `memtop -b --json -p PID`: memtop sets the
+    rate to its own (512 KiB), says so, and the leak ranks first as with a
+    program that samples itself. When memtop exits (SIGINT) the program's
+    rate is 0 again; the runtime's profile buckets (BuckHashSys) stay."""
+    pairs, before_rate, t_attach = [], {}, {}
+    for binary in ("mt_go_noprof", "mt_go_noprof_1.23"):
+        w = GoWorkload(binary).wait_ready()
+        check(w.ready_line.endswith(" 0"), "%s starts with rate 0: %s" % (binary, w.ready_line))
+        before_rate[w.pid] = truth_after(w, 0)
+        t_attach[w.pid] = time.time()
+        m = Memtop("-b", "--json", "-p", w.pid)
+        rec = m.first_record()
+        said = [l for l in m.stderr_lines() if RATE_SET in l]
+        check(len(said) == 1 and "set to 524288" in said[0] and "put back at exit" in said[0],
+              "%s: memtop should say it set the rate: %s" % (binary, m.err.text()[-400:]))
+        pairs.append((w, m))
+    watch_until_verdict(pairs)
+    for w, m in pairs:
+        first = next(r for r in m.records if verdict(r, w.pid) is None)
+        print("%s: leak first (score %.0f, cache %.0f) %.1f s after memtop started; "
+              "at the end: score %.0f, cache %.0f" %
+              (w.name, heap_sites(first, w.pid)[LEAK]["leak_score"],
+               heap_sites(first, w.pid)[CACHE]["leak_score"], first["time"] - t_attach[w.pid],
+               heap_sites(m.records[-1], w.pid)[LEAK]["leak_score"],
+               heap_sites(m.records[-1], w.pid)[CACHE]["leak_score"]))
+        truth = truth_after(w, time.time())
+        check(truth["mem_profile_rate"] == 524288, "%s: rate while watched: %s" %
+              (w.name, truth))
+        check(target_of(m.records[-1], w.pid)["unseen_memory"].find("set by memtop") >= 0,
+              "%s: the JSON should say memtop set the rate: %s" %
+              (w.name, target_of(m.records[-1], w.pid)["unseen_memory"]))
+        m.send(signal.SIGINT)
+        check(m.wait(10) == 0, "%s: memtop's status %s" % (w.name, m.poll()))
+        after = truth_after(w, time.time())
+        check(after["mem_profile_rate"] == 0,
+              "%s: the rate after memtop exits: %s" % (w.name, after["mem_profile_rate"]))
+        # what stays: the runtime's bucket hash table (about 1.4 MB) and
+        # the buckets of the stacks sampled while memtop watched
+        print("%s: BuckHashSys %d before memtop, %d after it exited" %
+              (w.name, before_rate[w.pid]["buckhash_sys"], after["buckhash_sys"]))
+        check(after["buckhash_sys"] > before_rate[w.pid]["buckhash_sys"],
+              "%s: BuckHashSys %d before, %d after" %
+              (w.name, before_rate[w.pid]["buckhash_sys"], after["buckhash_sys"]))
+        w.kill()
+    check(not rate_guards(), "guards left after memtop exited: %s" % rate_guards())
+
+
+def test_no_pprof_memtop_killed():
+    """memtop killed with SIGKILL while the rate is its own: its guard puts
+    the 0 back and ends; nothing of memtop stays attached."""
+    w = GoWorkload("mt_go_noprof").wait_ready()
+    before = bpf_snapshot()
+    m = Memtop("-b", "--json", "-p", w.pid)
+    m.first_record()
+    check(truth_after(w, time.time())["mem_profile_rate"] == 524288, "rate not set")
+    guards = rate_guards()
+    check(len(guards) >= 1, "no guard process")
+    m.kill()  # SIGKILL
+    t_kill = time.time()
+    after = truth_after(w, t_kill)
+    if after["mem_profile_rate"] != 0:  # the guard runs at the pipe's EOF
+        after = truth_after(w, after["time"])
+    check(after["mem_profile_rate"] == 0, "rate after SIGKILL of memtop: %s" %
+          after["mem_profile_rate"])
+    t0 = time.monotonic()
+    while rate_guards() & guards and time.monotonic() - t0 < 5:
+        time.sleep(0.1)
+    check(not (rate_guards() & guards), "the guard outlived its work: %s" % guards)
+    assert_nothing_left(before)
+    check(w.poll() is None, "the target died")
+    w.kill()
+
+
+def test_no_pprof_command():
+    """-- CMD on a program without pprof: the rate is set once its runtime
+    has started (runtime.main_init_done; before that the runtime writes its
+    own 0), and samples come."""
+    m = Memtop("-b", "--json", "--", os.path.join(WORKLOADS, "mt_go_noprof"), "-duration", "20")
+    rec, funcs = first_sample_record(m, "-- mt_go_noprof")
+    check(any(RATE_SET in l for l in m.stderr_lines()), "-- CMD: the rate was not said set: %s" %
+          m.err.text()[-400:])
+    words = rec["targets"][0]["unseen_memory"] or ""
+    check("set by memtop" in words, "-- CMD: the JSON does not say memtop set the rate: %r" %
+          words)
+    m.kill()
+
+
 def test_mem_profile_rate_zero():
-    """A process with runtime.MemProfileRate = 0 samples nothing: said in the
-    JSON, in -b and in the live view's header, not shown as an empty
-    table."""
-    w = GoWorkload("mt_go", "-rate0").wait_ready()
+    """With --no-inject memtop changes nothing: a process with
+    runtime.MemProfileRate = 0 (the linker's, in mt_go_noprof) samples
+    nothing, which is said in the JSON, in -b and in the live view's
+    header, not shown as an empty table; the rate stays 0. A program that
+    set 0 itself (mt_go -rate0) under plain defaults gets memtop's rate."""
+    w = GoWorkload("mt_go_noprof").wait_ready()
     check(w.ready_line.endswith(" 0"), "READY line: %s" % w.ready_line)
-    m = Memtop("-b", "--json", "-n", "2", "-p", w.pid)
+    m = Memtop("-b", "--json", "-n", "2", "--no-inject", "-p", w.pid)
     rec = m.first_record()
     words = target_of(rec, w.pid)["unseen_memory"] or ""
     check("MemProfileRate is 0" in words and "no samples" in words,
           "the JSON should say MemProfileRate is 0: %r" % words)
     m.drain(10)
-    b = Memtop("-b", "-n", "1", "-p", w.pid)
+    check(not any(RATE_SET in l for l in m.stderr_lines()), "--no-inject set the rate: %s" %
+          m.err.text()[-300:])
+    check(truth_after(w, time.time())["mem_profile_rate"] == 0, "--no-inject changed the rate")
+    b = Memtop("-b", "-n", "1", "--no-inject", "-p", w.pid)
     rc = b.wait(15)
     check(rc == 0 and "MemProfileRate is 0" in b.out.text(), "-b: rc %s, %s" %
           (rc, b.out.text()[-400:]))
@@ -278,7 +407,8 @@ def test_mem_profile_rate_zero():
     d = tempfile.mkdtemp(prefix="memtop-go-tui-")
     p = Pane(120, 30, {"TERM": "screen-256color", "LANG": "C.UTF-8"}, d)
     try:
-        p.run("%s %s -p %d 2>memtop.err; echo MEMTOP-RC=$?" % (MEMTOP, " ".join(MEMTOP_ARGS), w.pid))
+        p.run("%s %s --no-inject -p %d 2>memtop.err; echo MEMTOP-RC=$?" %
+              (MEMTOP, " ".join(MEMTOP_ARGS), w.pid))
         p.wait_for(lambda scr: "Go MemProfileRate is 0" in scr or "GO RATE 0" in scr, 15,
                    "the header's warning that MemProfileRate is 0")
         p.keys("q")
@@ -287,6 +417,15 @@ def test_mem_profile_rate_zero():
         p.kill()
         shutil.rmtree(d, ignore_errors=True)
     w.kill()
+    own = GoWorkload("mt_go", "-rate0").wait_ready()
+    check(own.ready_line.endswith(" 0"), "READY line: %s" % own.ready_line)
+    m = Memtop("-b", "--json", "-p", own.pid)
+    rec, funcs = first_sample_record(m, "mt_go -rate0")
+    check(any(RATE_SET in l for l in m.stderr_lines()), "not said: %s" % m.err.text()[-300:])
+    m.send(signal.SIGINT)
+    check(m.wait(10) == 0, "memtop's status %s" % m.poll())
+    check(truth_after(own, time.time())["mem_profile_rate"] == 0, "mt_go -rate0: not put back")
+    own.kill()
 
 
 def test_unknown_version_refused():

@@ -5,10 +5,13 @@ a stripped file says how to get its symbols.
 sqlite is the hard case: Debian's libsqlite3 is stripped and its
 allocation wrappers (sqlite3Malloc, sqlite3MemMalloc) are static, so they
 have no name at all; the whole library is machinery to the table. The
-other families (Rust's alloc crate, GLib, xmalloc, CPython, C++) are
-checked by tests/unit/test_wrappers.c on their demangled names, and
-redis's zmalloc by test_allocators.py."""
+other families (GLib, xmalloc, CPython, C++) are checked by
+tests/unit/test_wrappers.c on their demangled names, and redis's zmalloc by
+test_allocators.py. Rust's standard library is checked on a real program
+too (mt_rust, built with Debian's rustc: make deps installs it), since
+which of its frames stay out of line depends on the compiler."""
 
+import re
 import shutil
 import time
 
@@ -81,4 +84,44 @@ def test_sqlite_cli_stripped():
           "hints do not name sqlite3-dbgsym and a build-ID path: %s" % sorted(set(hints))[:3])
     p.popen.stdin.close()
     p.wait(10)
+    m.drain(15)
+
+
+RUST_SITES = ("grow_vec", "fill_map", "build_string", "format_text", "collect_squares")
+
+
+def rust_function(name):
+    """memtop's name of mt_rust's function (legacy Rust mangling demangles to
+    mt_rust::NAME)."""
+    return "mt_rust::" + name
+
+
+def test_rust_std_growth_frames():
+    """A Rust program (Debian's rustc, -O) whose allocations all go through
+    the standard library's growth frames: Vec growth (alloc::raw_vec),
+    HashMap growth (hashbrown), String growth (alloc::string), format!
+    (alloc::fmt, core::fmt) and Iterator::collect. Each of the program's
+    five functions is a site of its own, no site is a frame of std, and
+    each one's in-use is what it kept (its truth) within sampling error."""
+    w = Workload("mt_rust").wait_ready()
+    m = Memtop("-b", "--json", "-d", "0.5", "--rate", "8K", "--max-overhead", "none", "-p", w.pid)
+    m.first_record()
+    w.trigger()
+    truth = w.read_truth(timeout=60)
+    rec = m.records_after(time.time(), count=2)
+    check(rec["dropped"]["events"] == 0, "memtop dropped samples: %s" % rec["dropped"])
+    sites = sites_by_function(rec)
+    names = sorted(map(str, sites))
+    std = [n for n in names if re.match(r"<?(alloc|core|std|hashbrown)::|__rust|__rdl", n)]
+    check(not std, "sites that are frames of Rust's standard library: %s" % std)
+    for name in RUST_SITES:
+        f = rust_function(name)
+        check(f in sites, "site %s missing: %s" % (f, names))
+        est, kept = sites[f].get("inuse_bytes", 0), truth[name + "_bytes"]
+        print("%s: in use %.2f MiB, kept %.2f MiB" % (f, est / 2**20, kept / 2**20))
+        check(0.85 * kept <= est <= 1.15 * kept,
+              "%s: in use %.2f MiB, the program kept %.2f MiB (dropped: %s; sites: %s)" %
+              (f, est / 2**20, kept / 2**20, rec["dropped"],
+               {str(n): round(s.get("inuse_bytes", 0)) for n, s in sites.items()}))
+    w.release()
     m.drain(15)

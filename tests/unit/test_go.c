@@ -181,9 +181,12 @@ static void test_stripped(void **state)
 		go_runtime_inspect(MT_GO_FIXTURE_DIR "/mt_go_stripped", &gt, err, sizeof(err)), 0);
 	assert_true(gt.stripped);
 	assert_int_equal(gt.rate_vaddr, 0); /* a data symbol: gone with .symtab */
+	assert_int_equal(gt.ready_vaddr, 0);
 	assert_int_equal(go_runtime_inspect(MT_GO_FIXTURE_DIR "/mt_go", &gt, err, sizeof(err)), 0);
 	assert_false(gt.stripped);
 	assert_true(gt.rate_vaddr != 0);
+	/* runtime.main_init_done: the runtime's start is over once it is set */
+	assert_true(gt.ready_vaddr != 0 && gt.ready_vaddr != gt.rate_vaddr);
 	for (int fn = 0; fn < GO_NFN; fn++) {
 		assert_true(gt.delta[fn] > 0); /* in the stack check, not the entry */
 		assert_false(gt.slow[fn]);

@@ -51,6 +51,14 @@ static void test_families(void **state)
 		{ "__rust_alloc", "app" },
 		{ "__rdl_alloc", "app" },
 		{ "hashbrown::raw::RawTable<T,A>::reserve_rehash", "app" },
+		{ "hashbrown::map::HashMap<K,V,S,A>::find_or_find_insert_index", "app" },
+		{ "hashbrown::rustc_entry::<impl hashbrown::map::HashMap<K,V,S,A>>::rustc_entry",
+		  "app" },
+		{ "core::fmt::write", "app" },
+		{ "<core::fmt::Formatter>::padding", "app" },
+		{ "<&T as core::fmt::Display>::fmt", "app" },
+		{ "core::iter::traits::iterator::Iterator::collect", "app" },
+		{ "core::option::Option<T>::map_or_else", "app" },
 		{ "sqlite3Malloc", "app" },
 		{ "sqlite3DbMallocRawNN", "app" },
 		{ "sqlite3_exec", "libsqlite3.so.0.8.6" },
@@ -82,6 +90,10 @@ static void test_families(void **state)
 		{ NULL, "libc.so.6" }, /* unnamed, not in a module rule */
 		{ "PyList_Append", "python3.11" },
 		{ "tc_connect", "app" },
+		{ "mt_rust::format_text", "app" },
+		{ "mt_rust::main::{{closure}}", "app" },
+		{ "<mt_rust::Cache as core::clone::Clone>::clone", "app" }, /* core:: only for fmt */
+		{ "corefile::load", "app" },                                /* not core:: */
 	};
 	struct wrappers *w = wrappers_new(NULL);
 	size_t i;

@@ -9,6 +9,16 @@
 //     seconds and then only replaces entries: a plateau;
 //   - churn (main.churn): short-lived 8 KiB buffers, dropped at once.
 //
+// The truth line's buckhash_sys is runtime.MemStats.BuckHashSys: the
+// memory of the runtime's heap profile buckets, which are never freed.
+//
+// Built three ways: mt_go (with memprofile_ref.go: a reference to
+// runtime.MemProfile, so the runtime samples at its default rate),
+// mt_go_noprof (this file alone: the linker sets MemProfileRate to 0, as in
+// any program that imports neither runtime/pprof nor net/http/pprof) and
+// mt_go_pprof (with pprof_dump.go: runtime/pprof imported, the heap profile
+// written on SIGUSR1).
+//
 // -rate0 sets runtime.MemProfileRate to 0 first (the runtime then samples
 // nothing), -profrate N to N (the bench's cost per sample: 4096 samples
 // nearly every request). -mode=server is the bench's server-like loop (no leak, no
@@ -28,10 +38,18 @@ import (
 	"time"
 )
 
+// tickHook, when a file of the build sets it, runs on the main goroutine
+// between two ticks of the scenario, when none of its allocations is under
+// way (mt_go_pprof: pprof_dump.go).
+var tickHook func()
+
+// startHook, when set, runs after READY, before the scenario starts.
+var startHook func()
+
 var (
-	leaked    [][]byte
-	cache     = map[int][]byte{}
-	churnSink []byte
+	leaked                            [][]byte
+	cache                             = map[int][]byte{}
+	churnSink                         []byte
 	leakBytes, cacheBytes, churnBytes int64
 )
 
@@ -128,12 +146,10 @@ func main() {
 	if *profRate >= 0 {
 		runtime.MemProfileRate = *profRate
 	}
-	// a real reference to runtime.MemProfile: without one the linker
-	// turns memory profiling off (MemProfileRate 0), as in a program that
-	// imports neither runtime/pprof nor net/http/pprof
-	var recs []runtime.MemProfileRecord
-	runtime.MemProfile(recs, false)
 	fmt.Printf("READY %s %d\n", runtime.Version(), runtime.MemProfileRate)
+	if startHook != nil {
+		startHook()
+	}
 
 	start := time.Now()
 	if *mode == "server" {
@@ -161,12 +177,18 @@ func main() {
 		for n := 0; n < *churnRate/8192/100; n++ {
 			churn()
 		}
+		if tickHook != nil {
+			tickHook()
+		}
 		if time.Since(lastTruth) >= time.Second {
 			lastTruth = time.Now()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
 			line, _ := json.Marshal(map[string]interface{}{
 				"truth": "mt_go", "time": float64(time.Now().UnixNano()) / 1e9,
 				"leak_bytes": leakBytes, "cache_bytes": cacheBytes, "churn_bytes": churnBytes,
 				"mem_profile_rate": runtime.MemProfileRate,
+				"buckhash_sys":     ms.BuckHashSys,
 			})
 			fmt.Println(string(line))
 		}
