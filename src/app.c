@@ -38,6 +38,7 @@
 #include "export/record.h"
 #include "export/session.h"
 #include "export/settings.h"
+#include "export/push.h"
 #include "export/snapshots.h"
 #include "model/stats.h"
 #include "stacks/symbolize.h"

@@ -16,20 +16,17 @@
 #include "config.h"
 #include "input/status.h"
 #include "model/model.h"
-#include "export/push.h"
-#include "export/serve.h"
+#include "export/exporters.h"
 
+/* The exporters a run asked for (exporters.h), started. */
 struct snapshots {
-	const struct mt_config *cfg;
-	struct push *push;
-	struct serve *serve;   /* --serve, or NULL */
-	bool served_said;      /* its address went to the status line */
-	unsigned int numbered; /* --output-every files written */
-	__u64 next_ns;         /* when the next numbered file is due; 0: none */
+	struct exporter_run run[8];
+	size_t n;
 };
 
-/* Check the output paths and start the push thread. 0, or -errno with one
- * line in err; nothing is left running then. */
+/* Start each exporter the run asks for (paths checked, the --serve
+ * address bound, the push thread started). 0, or -errno with one line in
+ * err; nothing is left running then. */
 int snapshots_init(struct snapshots *s, const struct mt_config *cfg, char *err, size_t errlen);
 
 /* After each model tick: numbered files and pushes that are due; results
@@ -42,7 +39,7 @@ void snapshots_tick(struct snapshots *s, struct mt_model *m, __u64 now_ns, struc
  * could not be written. */
 int snapshots_finish(struct snapshots *s, struct mt_model *m, char *err, size_t errlen);
 
-/* Stop the push thread without a last push (setup failed). */
+/* Stop them without a last output (setup failed). */
 void snapshots_fini(struct snapshots *s);
 
 #endif /* MEMTOP_SNAPSHOTS_H */
