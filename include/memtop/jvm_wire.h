@@ -9,7 +9,10 @@
  * MT_JW_START; the agent answers MT_JW_HELLO, then streams METHOD, SAMPLE,
  * FREE and STATS messages until memtop closes the connection, which ends
  * the session: the agent switches its events off and restores the JVM's
- * sampling interval. memtop treats every byte as untrusted.
+ * sampling interval. The events go on at memtop's MT_JW_GO, sent once its
+ * loop reads the stream (so what the JVM samples while memtop still sets
+ * up is not dropped in a full queue). memtop treats every byte as
+ * untrusted.
  */
 #ifndef MEMTOP_JVM_WIRE_H
 #define MEMTOP_JVM_WIRE_H
@@ -37,6 +40,7 @@ enum mt_jw_type {
 	MT_JW_SAMPLE = 4, /* struct mt_jw_sample, then nframes mt_jw_frame */
 	MT_JW_FREE = 5,   /* struct mt_jw_free, then n uint64_t tags */
 	MT_JW_STATS = 6,  /* struct mt_jw_stats */
+	MT_JW_GO = 7,     /* memtop -> agent, no payload: switch the events on */
 };
 
 struct mt_jw_hdr {
@@ -90,6 +94,9 @@ struct mt_jw_free {
 struct mt_jw_stats {
 	uint64_t samples; /* samples taken this session */
 	uint64_t dropped; /* samples and frees lost: the agent's queue was full */
+	uint64_t cost_ns; /* CPU time the session cost the JVM so far: its
+			   * threads in the agent's callbacks, and the agent's
+			   * own thread */
 };
 
 #endif /* MEMTOP_JVM_WIRE_H */

@@ -53,6 +53,7 @@
 #define FREE_CELLS 65536
 #define START_WAIT_MS 5000
 #define SEND_BUF (64 * 1024)
+#define TIMED_EVERY 16
 
 struct sample_cell {
 	uint64_t tag;
@@ -81,26 +82,43 @@ static struct jq samples, frees;
 static _Atomic uint32_t active_session;
 static uint32_t sessions_served;
 static _Atomic uint64_t next_tag = 1;
-static _Atomic uint64_t n_samples, n_dropped;
+static _Atomic uint64_t n_samples, n_dropped, callback_ns;
 
 static struct method *methods;
 static size_t methods_cap, methods_len;
 
 /* ---- in the JVM's threads: never wait ------------------------------------ */
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
 				     jclass klass, jlong size)
 {
+	static __thread uint32_t callbacks, my_tid;
 	struct sample_cell c;
 	jint n = 0;
+	uint64_t t0;
+	bool timed;
 
 	if (!atomic_load_explicit(&active_session, memory_order_relaxed))
 		return;
+	/* the thread's CPU clock is a system call: every TIMED_EVERY-th
+	 * callback is timed and counts for all of them */
+	timed = ++callbacks % TIMED_EVERY == 0;
+	t0 = timed ? thread_cpu_ns() : 0;
 	if ((*jvmti)->GetStackTrace(jvmti, NULL, 0, MT_JW_MAX_FRAMES, c.frames, &n) != JVMTI_ERROR_NONE)
 		n = 0;
 	c.tag = atomic_fetch_add_explicit(&next_tag, 1, memory_order_relaxed);
 	c.size = (uint64_t)size;
-	c.tid = (uint32_t)syscall(SYS_gettid);
+	if (!my_tid)
+		my_tid = (uint32_t)syscall(SYS_gettid);
+	c.tid = my_tid;
 	c.nframes = (uint16_t)n;
 	c.flags = 0;
 	if (n == MT_JW_MAX_FRAMES) {
@@ -109,11 +127,15 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
 		if ((*jvmti)->GetFrameCount(jvmti, NULL, &count) == JVMTI_ERROR_NONE && count > n)
 			c.flags |= MT_JWS_TRUNCATED;
 	}
-	if ((*jvmti)->SetTag(jvmti, object, (jlong)c.tag) != JVMTI_ERROR_NONE)
-		return;
-	atomic_fetch_add_explicit(&n_samples, 1, memory_order_relaxed);
-	if (!jq_push(&samples, &c, offsetof(struct sample_cell, frames) + n * sizeof(c.frames[0])))
-		atomic_fetch_add_explicit(&n_dropped, 1, memory_order_relaxed);
+	if ((*jvmti)->SetTag(jvmti, object, (jlong)c.tag) == JVMTI_ERROR_NONE) {
+		atomic_fetch_add_explicit(&n_samples, 1, memory_order_relaxed);
+		if (!jq_push(&samples, &c,
+			     offsetof(struct sample_cell, frames) + n * sizeof(c.frames[0])))
+			atomic_fetch_add_explicit(&n_dropped, 1, memory_order_relaxed);
+	}
+	if (timed)
+		atomic_fetch_add_explicit(&callback_ns, (thread_cpu_ns() - t0) * TIMED_EVERY,
+					  memory_order_relaxed);
 }
 
 static void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag)
@@ -445,6 +467,8 @@ static void serve(int fd)
 	struct timeval tv = { 0, 200 * 1000 };
 	uint32_t session = sessions_served + 1;
 	struct timespec last = { 0, 0 }, now;
+	uint64_t thread_t0;
+	bool on = false;
 	jvmtiEnv *jvmti;
 
 	if (read_within(fd, &h, sizeof(h), START_WAIT_MS) || h.type != MT_JW_START ||
@@ -461,28 +485,35 @@ static void serve(int fd)
 	drain_discard();
 	atomic_store(&n_samples, 0);
 	atomic_store(&n_dropped, 0);
+	atomic_store(&callback_ns, 0);
 	atomic_store(&active_session, session);
 	out_msg(&o, MT_JW_HELLO, &hello, sizeof(hello), NULL, 0, NULL, 0);
 	out_flush(&o);
-	if ((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL) ||
-	    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,
-					       JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL))
-		o.broken = true;
+	thread_t0 = thread_cpu_ns();
 	while (!o.broken) {
 		struct pollfd p = { fd, POLLIN, 0 };
-		char junk[64];
+		char in[64];
 
 		if (poll(&p, 1, 10) > 0) {
-			ssize_t r = recv(fd, junk, sizeof(junk), MSG_DONTWAIT);
+			ssize_t r = recv(fd, in, sizeof(in), MSG_DONTWAIT);
 
 			if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
 				break; /* memtop closed: exit or death */
+			/* memtop's MT_JW_GO (its loop reads now), whatever else */
+			if (r > 0 && !on && (on = true) &&
+			    ((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,
+								JVMTI_EVENT_OBJECT_FREE, NULL) ||
+			     (*jvmti)->SetEventNotificationMode(
+				     jvmti, JVMTI_ENABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL)))
+				break;
 		}
 		while (!o.broken && pump(jvmti, &o, session))
 			;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (now.tv_sec != last.tv_sec) {
-			struct mt_jw_stats s = { atomic_load(&n_samples), atomic_load(&n_dropped) };
+			struct mt_jw_stats s = { atomic_load(&n_samples), atomic_load(&n_dropped),
+						 atomic_load(&callback_ns) + thread_cpu_ns() -
+							 thread_t0 };
 
 			out_msg(&o, MT_JW_STATS, &s, sizeof(s), NULL, 0, NULL, 0);
 			last = now;

@@ -26,6 +26,8 @@
 #include "memtop/abi.h"
 #include "memtop/jvm_wire.h"
 #include "probe/jvm_attach.h"
+#include "probe/slowdown.h"
+#include "probe/target.h"
 #include "util/clock.h"
 
 #define HELLO_WAIT_MS 5000
@@ -46,7 +48,11 @@ struct jvm_source {
 	int fd;
 	__u64 rate;
 	bool reused;
+	bool go_sent; /* MT_JW_GO: the loop reads, the events may go on */
 	__u64 samples, dropped;
+	/* what the session cost the JVM, and its CPU time, at the first and
+	 * the last STATS: the slowdown between them */
+	__u64 cost0_ns, cpu0_ns, cost_ns, cpu_ns;
 	struct method *methods;
 	__u32 nmethods; /* allocated entries */
 	size_t name_bytes;
@@ -78,10 +84,14 @@ int jvm_source_fd(const struct jvm_source *s)
 	return s->fd;
 }
 
-void jvm_source_counts(const struct jvm_source *s, __u64 *samples, __u64 *dropped)
+void jvm_source_counts(const struct jvm_source *s, __u64 *samples, __u64 *dropped,
+		       double *slowdown)
 {
 	*samples = s->samples;
 	*dropped = s->dropped;
+	*slowdown = s->cpu_ns > s->cpu0_ns ? slowdown_pct((double)(s->cost_ns - s->cost0_ns),
+							  (double)(s->cpu_ns - s->cpu0_ns))
+					   : 0;
 }
 
 static int read_exact_within(int fd, void *buf, size_t len, int ms)
@@ -337,6 +347,12 @@ static int on_message(struct jvm_source *s, __u32 type, const unsigned char *p, 
 		memcpy(&st, p, sizeof(st));
 		s->samples = st.samples;
 		s->dropped = st.dropped;
+		s->cost_ns = st.cost_ns >= s->cost0_ns ? st.cost_ns : s->cost0_ns;
+		s->cpu_ns = target_cpu_ns(s->pid);
+		if (!s->cpu0_ns) {
+			s->cpu0_ns = s->cpu_ns;
+			s->cost0_ns = s->cost_ns;
+		}
 		return 0;
 	default:
 		return -EPROTO;
@@ -347,6 +363,16 @@ int jvm_source_pump(struct jvm_source *s, jvm_emit_fn emit, void *ctx, char *err
 {
 	size_t total = 0;
 
+	if (!s->go_sent) {
+		struct mt_jw_hdr go = { MT_JW_GO, 0 };
+
+		if (send(s->fd, &go, sizeof(go), MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof(go)) {
+			snprintf(err, len, "PID %d: cannot talk to the JVM's agent: %s", (int)s->pid,
+				 strerror(errno));
+			return -EIO;
+		}
+		s->go_sent = true;
+	}
 	while (total < PUMP_MAX) {
 		size_t at = 0;
 		ssize_t r = recv(s->fd, s->in + s->in_len, sizeof(s->in) - s->in_len, MSG_DONTWAIT);

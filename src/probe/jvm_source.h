@@ -42,8 +42,11 @@ int jvm_source_fd(const struct jvm_source *s);
 int jvm_source_pump(struct jvm_source *s, jvm_emit_fn emit, void *ctx, char *err, size_t len);
 
 /* What the agent said it sampled and dropped (its queue full) this
- * session, as last reported. */
-void jvm_source_counts(const struct jvm_source *s, __u64 *samples, __u64 *dropped);
+ * session, as last reported, and what the session costs the JVM: the
+ * CPU time of its callbacks and of the agent's thread over the JVM's own
+ * CPU time since the agent's first report, as a slowdown (%). */
+void jvm_source_counts(const struct jvm_source *s, __u64 *samples, __u64 *dropped,
+		       double *slowdown);
 
 /* End the session (the agent switches its events off and restores the
  * JVM's sampling interval) and free s. NULL is fine. */

@@ -848,7 +848,8 @@ void watch_pump_sources(struct watch_set *ws, __u64 now_ns)
 			if (t)
 				t->java[0] = '\0';
 		} else if (t) {
-			jvm_source_counts(w->jvm, &t->java_samples, &t->java_dropped);
+			jvm_source_counts(w->jvm, &t->java_samples, &t->java_dropped,
+					  &t->java_slowdown_pct);
 		}
 	}
 }

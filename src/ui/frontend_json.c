@@ -114,6 +114,7 @@ static void write_java(struct json_writer *w, const struct mt_target *t)
 	kv_string(w, "note", t->java_note);
 	kv_uint(w, "samples", t->java_samples);
 	kv_uint(w, "dropped", t->java_dropped);
+	kv_double(w, "slowdown_pct", t->java_slowdown_pct, 2);
 	jw_object_end(w);
 }
 

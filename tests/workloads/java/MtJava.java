@@ -20,7 +20,10 @@
  *
  * java ... MtJava bench
  *   prints "READY pid=N", then allocates short-lived objects as fast as it
- *   can and prints "ROUND t_ms ops" every 250 ms (ops since the last line).
+ *   can and prints "ROUND t_ms ops cpu_ns" every 250 ms: ops since the last
+ *   line, the process's CPU time so far (a machine shared with other work
+ *   gives the JVM a varying share of the CPUs: ops per CPU second is the
+ *   figure that does not move with it).
  */
 package memtop.workload;
 
@@ -84,6 +87,11 @@ class Churn {
 class Bench {
 	static volatile Object sink;
 
+	/* CPU time of the whole process (all its threads: GC, JIT, agent). */
+	static long cpuNs() {
+		return ProcessHandle.current().info().totalCpuDuration().map(d -> d.toNanos()).orElse(-1L);
+	}
+
 	static void run() {
 		long ops = 0, last = System.nanoTime();
 		for (;;) {
@@ -93,7 +101,7 @@ class Bench {
 			}
 			long now = System.nanoTime();
 			if (now - last >= 250_000_000L) {
-				System.out.println("ROUND " + now / 1_000_000L + " " + ops);
+				System.out.println("ROUND " + now / 1_000_000L + " " + ops + " " + cpuNs());
 				ops = 0;
 				last = now;
 			}
