@@ -215,13 +215,14 @@ static int jvm_flags(pid_t pid)
 /* From /proc/PID/status: the pid the process has in its own pid
  * namespace (NSpid's last) and whether it catches SIGQUIT (SigCgt): a
  * JVM installs its handler while it starts; before, SIGQUIT kills it. */
-static pid_t ns_pid(pid_t pid, bool *quit_caught)
+static pid_t ns_pid(pid_t pid, bool *quit_caught, bool *stopped)
 {
 	char path[64], line[256];
 	pid_t ns = -1;
 	FILE *f;
 
 	*quit_caught = false;
+	*stopped = false;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -238,6 +239,10 @@ static pid_t ns_pid(pid_t pid, bool *quit_caught)
 				ns = (pid_t)v;
 				s = end;
 			}
+		} else if (!strncmp(line, "State:", 6)) {
+			const char *c = line + 6 + strspn(line + 6, " \t");
+
+			*stopped = *c == 'T' || *c == 't';
 		} else if (!strncmp(line, "SigCgt:", 7)) {
 			unsigned long long mask = strtoull(line + 7, NULL, 16);
 
@@ -251,14 +256,14 @@ static pid_t ns_pid(pid_t pid, bool *quit_caught)
 int jvm_detect(pid_t pid, struct jvm_info *info, char *why, size_t len)
 {
 	char lib[PATH_MAX];
-	bool quit_caught;
+	bool quit_caught, stopped;
 	int flags;
 
 	memset(info, 0, sizeof(*info));
 	if (libjvm_path(pid, lib, sizeof(lib)))
 		return 0;
 	info->pid = pid;
-	info->nspid = ns_pid(pid, &quit_caught);
+	info->nspid = ns_pid(pid, &quit_caught, &stopped);
 	info->feature = java_feature(pid, lib);
 	if (info->nspid <= 0) {
 		snprintf(why, len, "its pid in its namespace is unknown");
@@ -277,6 +282,10 @@ int jvm_detect(pid_t pid, struct jvm_info *info, char *why, size_t len)
 	if (flags & FLAG_NO_SIGNALS) {
 		snprintf(why, len, "it runs with -Xrs (SIGQUIT would not start its attach listener)");
 		return -EPERM;
+	}
+	if (stopped) {
+		snprintf(why, len, "it is stopped (a signal would wait for it)");
+		return -EBUSY;
 	}
 	if (!quit_caught) {
 		snprintf(why, len, "its VM has not started yet (it does not handle SIGQUIT)");

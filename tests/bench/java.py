@@ -6,9 +6,11 @@ through tests/bench/run). Not a test: it prints numbers.
     tests/bench/java.py [--quick] [--rate BYTES]
 
 One JVM (Debian's OpenJDK, -XX:+UseSerialGC, a fixed 512 MiB heap) runs
-the allocation-heavy loop of tests/workloads/java/MtJava.java (bench mode:
+an allocation-heavy loop of tests/workloads/java/MtJava.java (bench mode:
 byte arrays of 64-575 bytes, dropped at once, as fast as it can; a line
-every 250 ms with the allocations made and the process's CPU time). The
+every 250 ms with the allocations made and the process's CPU time), then
+a second JVM the same loop writing every byte of each array ("work": a
+service building its buffers). The
 figure is allocations per CPU second of the whole JVM (its GC, JIT and
 memtop's agent thread included), so the share of the machine the JVM gets
 from other work does not move it. After the JIT has settled (two windows
@@ -87,10 +89,10 @@ def rounds(jvm, n, skip=0):
 
 
 class Jvm:
-    def __init__(self):
+    def __init__(self, loop):
         self.popen = subprocess.Popen(
             [JAVA, "-XX:+UseSerialGC", "-Xms512m", "-Xmx512m", "-cp",
-             os.path.join(BUILD, "workloads", "java"), "memtop.workload.MtJava", "bench"],
+             os.path.join(BUILD, "workloads", "java"), "memtop.workload.MtJava", "bench", loop],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.out = Lines(self.popen.stdout)
         line = self.out.q.get(timeout=30)
@@ -143,8 +145,8 @@ class Watch:
             self.popen.wait()
 
 
-def main():
-    jvm = Jvm()
+def bench(loop):
+    jvm = Jvm(loop)
     try:
         jvm.warm()
         pristine = rounds(jvm, WINDOW, 2)
@@ -158,7 +160,7 @@ def main():
             (ta, a), (tb, b) = recs[0], recs[-1]
             per_s = (b["java"]["samples"] - a["java"]["samples"]) / (tb - ta) if tb > ta else 0
             # memtop's report: its probes' (native) and its agent's cost
-            said = b["slowdown_pct"] + b["java"]["slowdown_pct"]
+            said = (b["slowdown_pct"], b["java"]["slowdown_pct"])
             # extra CPU per allocation x allocations per sample (the loop's
             # objects average MEAN_OBJECT bytes; a sample every RATE bytes)
             extra_ns = (1e6 / watched - 1e6 / bare)
@@ -166,20 +168,26 @@ def main():
             ratios.append(watched / bare)
             costs.append(cost)
             sps.append(per_s)
-            slowdowns.append(said)
-            table.append((r + 1, bare, watched, watched / bare, per_s, cost, said))
-        print("JAVA  allocation loop, allocations per CPU ms (rate %s)" % (RATE or "default"))
+            slowdowns.append(sum(said))
+            table.append((r + 1, bare, watched, watched / bare, per_s, cost) + said)
+        print("JAVA  %s loop, allocations per CPU ms (rate %s)" % (loop, RATE or "default"))
         print("  pristine (no agent yet) %.0f" % pristine)
-        print("  %-5s %10s %10s %8s %10s %12s %12s" % ("round", "bare", "watched", "ratio",
-                                                        "samples/s", "ns/sample", "memtop says"))
+        print("  %-5s %10s %10s %8s %10s %12s %8s %8s" % ("round", "bare", "watched", "ratio",
+                                                          "samples/s", "ns/sample", "native%",
+                                                          "jvmti%"))
         for row in table:
-            print("  %-5d %10.0f %10.0f %8.3f %10.0f %12.0f %11.2f%%" % row)
+            print("  %-5d %10.0f %10.0f %8.3f %10.0f %12.0f %8.2f %8.2f" % row)
         print("  median watched/bare %.3f (target >= 0.95); idle agent/pristine %.3f; "
-              "memtop's reported slowdown %.2f%%; cost per sample %.0f ns (CPU)" %
+              "memtop's reported slowdown (native + jvmti) %.2f%%; cost per sample %.0f ns (CPU)" %
               (statistics.median(ratios), statistics.median(r[1] for r in table) / pristine,
                statistics.median(slowdowns), statistics.median(costs)))
     finally:
         jvm.popen.kill()
+
+
+def main():
+    for loop in ("alloc", "work"):
+        bench(loop)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ the leak's in-use within 25% of what the program kept since the trigger
 (memtop is attached before it); libjvm's native sites are shown beside
 them with their own mechanism. A JVM with -XX:+DisableAttachMechanism is
 refused in one line, untouched (no trigger file, no thread dump), its
-native allocations still shown. A JVM in another mount namespace (its own
+native allocations still shown; so is a process that looks like a JVM and
+never answers (within the attach's bound). A JVM in another mount namespace (its own
 /tmp) running as nobody is attached all the same. SIGKILL of memtop ends
 the agent's session: the JVM runs on at its bare speed and the next memtop
 reuses the agent and says so."""
@@ -292,3 +293,46 @@ def test_java_sigkill_then_reuse():
           "the reused agent should stream samples")
     print("allocations per CPU ms: bare %.0f, watched (64K) %.0f, after SIGKILL %.0f" % (bare, watched, after))
     w.kill()
+
+
+FAKE_JVM = r"""
+import ctypes, os, signal, sys
+signal.signal(signal.SIGQUIT, lambda *a: None)  # caught, never answered
+ctypes.CDLL(sys.argv[1])                        # mapped as libjvm.so
+print("READY pid=%d" % os.getpid(), flush=True)
+sys.stdin.read()
+"""
+
+
+def test_java_attach_unanswered():
+    """A process that looks like a JVM (libjvm.so mapped, SIGQUIT caught)
+    and never starts an attach listener, running as nobody: memtop gives
+    up within its bound, in one line, leaves no trigger file, and watches
+    its native allocations."""
+    tmp = tempfile.mkdtemp(prefix="memtop-fakejvm-", dir="/var/tmp")
+    try:
+        os.chmod(tmp, 0o755)
+        lib = os.path.join(tmp, "libjvm.so")
+        shutil.copy("/lib/x86_64-linux-gnu/libz.so.1", lib)
+        os.chmod(lib, 0o755)
+        w = JavaWorkload(argv=["setpriv", "--reuid", "nobody", "--regid", "nogroup",
+                               "--clear-groups", "python3", "-c", FAKE_JVM, lib])
+        w.wait_ready()
+        t0 = time.monotonic()
+        m = Memtop("-b", "--json", "-p", w.pid, "-n", "2")
+        line = wait_stderr(m, "is not sampled")
+        took = time.monotonic() - t0
+        check("did not start within" in line and "native allocations are" in line,
+              "the refusal should say the JVM did not answer: %s" % line)
+        check(took < 15, "memtop waited %.1f s for a JVM that never answers" % took)
+        rec = m.first_record()
+        check(java_target(rec, w.pid)["mechanism"] in ("in-process", "uprobes"),
+              "its native allocations should be watched")
+        check(m.drain() == 0, "memtop should run on")
+        check(not os.path.exists("/tmp/.attach_pid%d" % w.pid), "a trigger file was left")
+        check(not [f for f in os.listdir("/tmp") if f.startswith(".memtop-jvmti-%d" % w.pid)],
+              "an agent copy was left in /tmp")
+        check(w.poll() is None, "the process should still run")
+        w.kill()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -18,9 +18,10 @@
  *   where sizes are the JVM's object sizes (16-byte array header plus the
  *   payload, which is a multiple of 8). It exits at EOF on stdin.
  *
- * java ... MtJava bench
- *   prints "READY pid=N", then allocates short-lived objects as fast as it
- *   can and prints "ROUND t_ms ops cpu_ns" every 250 ms: ops since the last
+ * java ... MtJava bench [alloc|work]
+ *   prints "READY pid=N", then allocates short-lived byte[64..575] as fast
+ *   as it can (alloc), or allocates each and writes every byte of it, as a
+ *   service builds its buffers (work), and prints "ROUND t_ms ops cpu_ns" every 250 ms: ops since the last
  *   line, the process's CPU time so far (a machine shared with other work
  *   gives the JVM a varying share of the CPUs: ops per CPU second is the
  *   figure that does not move with it).
@@ -92,11 +93,15 @@ class Bench {
 		return ProcessHandle.current().info().totalCpuDuration().map(d -> d.toNanos()).orElse(-1L);
 	}
 
-	static void run() {
+	static void run(boolean work) {
 		long ops = 0, last = System.nanoTime();
 		for (;;) {
 			for (int i = 0; i < 4096; i++) {
-				sink = new byte[64 + (i & 511)];
+				byte[] b = new byte[64 + (i & 511)];
+				if (work)
+					for (int k = 0; k < b.length; k++)
+						b[k] = (byte) (k ^ i);
+				sink = b;
 				ops++;
 			}
 			long now = System.nanoTime();
@@ -118,7 +123,8 @@ public class MtJava {
 		System.out.println("READY pid=" + ProcessHandle.current().pid());
 		System.out.flush();
 		if (mode.equals("bench")) {
-			Thread t = new Thread(Bench::run, "bench");
+			boolean work = args.length > 1 && args[1].equals("work");
+			Thread t = new Thread(() -> Bench.run(work), "bench");
 			t.setDaemon(true);
 			t.start();
 			while (System.in.read() >= 0)
