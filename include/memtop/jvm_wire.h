@@ -49,8 +49,8 @@ struct mt_jw_hdr {
 };
 
 struct mt_jw_start {
-	uint32_t magic;   /* MT_JW_MAGIC */
-	uint32_t version; /* MT_JW_VERSION */
+	uint32_t magic;    /* MT_JW_MAGIC */
+	uint32_t version;  /* MT_JW_VERSION */
 	uint64_t interval; /* SetHeapSamplingInterval, bytes (> 0) */
 };
 

@@ -112,7 +112,8 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
 	 * callback is timed and counts for all of them */
 	timed = ++callbacks % TIMED_EVERY == 0;
 	t0 = timed ? thread_cpu_ns() : 0;
-	if ((*jvmti)->GetStackTrace(jvmti, NULL, 0, MT_JW_MAX_FRAMES, c.frames, &n) != JVMTI_ERROR_NONE)
+	if ((*jvmti)->GetStackTrace(jvmti, NULL, 0, MT_JW_MAX_FRAMES, c.frames, &n) !=
+	    JVMTI_ERROR_NONE)
 		n = 0;
 	c.tag = atomic_fetch_add_explicit(&next_tag, 1, memory_order_relaxed);
 	c.size = (uint64_t)size;
@@ -327,8 +328,7 @@ static void out_msg(struct out *o, uint32_t type, const void *a, size_t alen, co
 	o->len += clen;
 }
 
-static void send_sample(jvmtiEnv *jvmti, struct out *o, const struct sample_cell *c,
-			uint32_t session)
+static void send_sample(jvmtiEnv *jvmti, struct out *o, const struct sample_cell *c, uint32_t session)
 {
 	struct mt_jw_frame fr[MT_JW_MAX_FRAMES];
 	struct mt_jw_sample s = { c->tag, c->size, c->tid, 0, c->flags };
@@ -438,8 +438,8 @@ static jvmtiEnv *session_env(uint64_t interval)
 	cb.ObjectFree = on_object_free;
 	if ((*jvmti)->AddCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE ||
 	    (*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof(cb)) != JVMTI_ERROR_NONE ||
-	    (*jvmti)->SetHeapSamplingInterval(jvmti, (jint)(interval > 0x7fffffff ? 0x7fffffff
-										 : interval)) !=
+	    (*jvmti)->SetHeapSamplingInterval(
+		    jvmti, (jint)(interval > 0x7fffffff ? 0x7fffffff : interval)) !=
 		    JVMTI_ERROR_NONE) {
 		(*jvmti)->DisposeEnvironment(jvmti);
 		return NULL;

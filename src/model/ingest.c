@@ -246,7 +246,8 @@ static int named_frames(const struct mt_event_named *ev, size_t size, struct mt_
 
 		memcpy(&f, &nf[i], sizeof(f));
 		if (!f.function_len || f.function_len > MT_NAMED_NAME_MAX ||
-		    f.file_len > MT_NAMED_NAME_MAX || at + f.function_len + f.file_len > ev->text_len ||
+		    f.file_len > MT_NAMED_NAME_MAX ||
+		    at + f.function_len + f.file_len > ev->text_len ||
 		    memchr(text + at, '\0', f.function_len + f.file_len))
 			return -EINVAL;
 		memset(o, 0, sizeof(*o));

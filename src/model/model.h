@@ -144,7 +144,7 @@ struct mt_target {
 	char java[8];
 	char java_note[256];
 	__u64 java_samples;
-	__u64 java_dropped; /* lost in the agent: its queue was full */
+	__u64 java_dropped;       /* lost in the agent: its queue was full */
 	double java_slowdown_pct; /* what the agent costs it (jvm_source.h) */
 	bool alive;
 	__u64 rss_bytes;

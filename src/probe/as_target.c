@@ -42,8 +42,8 @@ static int become(pid_t pid, int mnt_fd, int root_fd, const struct safe_reader *
 		return -1;
 	if (setns(mnt_fd, CLONE_NEWNS) || fchdir(root_fd) || chroot(".") || chdir("/"))
 		return -1;
-	if (setgroups(cred->ngroups, cred->groups) ||
-	    setresgid(cred->gid, cred->gid, cred->gid) || setresuid(cred->uid, cred->uid, cred->uid))
+	if (setgroups(cred->ngroups, cred->groups) || setresgid(cred->gid, cred->gid, cred->gid) ||
+	    setresuid(cred->uid, cred->uid, cred->uid))
 		return -1;
 	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ? -1 : 0;
 }
@@ -84,10 +84,9 @@ static int await_reply(int sock, __u64 deadline_ns, struct reply *r, int *fd_out
 {
 	char cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { r, sizeof(*r) };
-	struct msghdr mh = { .msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf) };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)
+	};
 	struct pollfd p = { sock, POLLIN, 0 };
 	struct cmsghdr *c;
 	ssize_t n;
@@ -134,7 +133,8 @@ int as_target_run(pid_t pid, as_target_fn fn, void *ctx, int timeout_ms, int *fd
 	root_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (mnt_fd < 0 || root_fd < 0 || socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv)) {
 		e = -errno;
-		snprintf(msg, msglen, "cannot open PID %d's namespace: %s", (int)pid, strerror(errno));
+		snprintf(msg, msglen, "cannot open PID %d's namespace: %s", (int)pid,
+			 strerror(errno));
 		goto out;
 	}
 	kid = fork();

@@ -345,8 +345,7 @@ static int start_listener(const struct attach_job *j, const char *sock, char *ms
 	snprintf(trigger, sizeof(trigger), "/tmp/.attach_pid%d", (int)j->ji->nspid);
 	fd = open(trigger, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 && errno != EEXIST) {
-		snprintf(msg, len, "cannot create %s in its namespace: %s", trigger,
-			 strerror(errno));
+		snprintf(msg, len, "cannot create %s in its namespace: %s", trigger, strerror(errno));
 		return -errno;
 	}
 	if (fd >= 0)
@@ -381,8 +380,7 @@ static bool peer_is(int fd, pid_t pid)
 }
 
 /* The copy of the agent the JVM loads, in its /tmp. */
-static int write_copy(const struct attach_job *j, char *path, size_t len, char *msg,
-		      size_t msglen)
+static int write_copy(const struct attach_job *j, char *path, size_t len, char *msg, size_t msglen)
 {
 	size_t done = 0;
 	int fd;
@@ -512,8 +510,7 @@ static unsigned char *read_agent(const char *path, size_t *len, char *err, size_
 	return (unsigned char *)text;
 }
 
-int jvm_attach(const struct jvm_info *ji, const char *agent_path, bool *reused, char *err,
-	       size_t len)
+int jvm_attach(const struct jvm_info *ji, const char *agent_path, bool *reused, char *err, size_t len)
 {
 	struct attach_job j = { .ji = ji };
 	char msg[256];

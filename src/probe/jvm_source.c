@@ -84,8 +84,7 @@ int jvm_source_fd(const struct jvm_source *s)
 	return s->fd;
 }
 
-void jvm_source_counts(const struct jvm_source *s, __u64 *samples, __u64 *dropped,
-		       double *slowdown)
+void jvm_source_counts(const struct jvm_source *s, __u64 *samples, __u64 *dropped, double *slowdown)
 {
 	*samples = s->samples;
 	*dropped = s->dropped;
@@ -259,8 +258,9 @@ static int on_sample(struct jvm_source *s, const unsigned char *p, __u32 n, jvm_
 	if (n < sizeof(smp))
 		return -EPROTO;
 	memcpy(&smp, p, sizeof(smp));
-	if (smp.nframes > MT_JW_MAX_FRAMES || n != sizeof(smp) + smp.nframes * sizeof(struct mt_jw_frame) ||
-	    !smp.tag || smp.tag & (MT_ADDR_NAMED | MT_ADDR_MMAP))
+	if (smp.nframes > MT_JW_MAX_FRAMES ||
+	    n != sizeof(smp) + smp.nframes * sizeof(struct mt_jw_frame) || !smp.tag ||
+	    smp.tag & (MT_ADDR_NAMED | MT_ADDR_MMAP))
 		return -EPROTO;
 	nframes = smp.nframes < MT_NAMED_MAX_FRAMES ? smp.nframes : MT_NAMED_MAX_FRAMES;
 	text = (char *)(nf + nframes);
@@ -304,8 +304,7 @@ static int on_sample(struct jvm_source *s, const unsigned char *p, __u32 n, jvm_
 	return 0;
 }
 
-static int on_free(struct jvm_source *s, const unsigned char *p, __u32 n, jvm_emit_fn emit,
-		   void *ctx)
+static int on_free(struct jvm_source *s, const unsigned char *p, __u32 n, jvm_emit_fn emit, void *ctx)
 {
 	struct mt_jw_free f;
 	struct mt_event_free ev = { .kind = MT_EV_FREE, .pid = (__u32)s->pid };
@@ -367,8 +366,8 @@ int jvm_source_pump(struct jvm_source *s, jvm_emit_fn emit, void *ctx, char *err
 		struct mt_jw_hdr go = { MT_JW_GO, 0 };
 
 		if (send(s->fd, &go, sizeof(go), MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof(go)) {
-			snprintf(err, len, "PID %d: cannot talk to the JVM's agent: %s", (int)s->pid,
-				 strerror(errno));
+			snprintf(err, len, "PID %d: cannot talk to the JVM's agent: %s",
+				 (int)s->pid, strerror(errno));
 			return -EIO;
 		}
 		s->go_sent = true;

@@ -45,8 +45,7 @@ int jvm_source_pump(struct jvm_source *s, jvm_emit_fn emit, void *ctx, char *err
  * session, as last reported, and what the session costs the JVM: the
  * CPU time of its callbacks and of the agent's thread over the JVM's own
  * CPU time since the agent's first report, as a slowdown (%). */
-void jvm_source_counts(const struct jvm_source *s, __u64 *samples, __u64 *dropped,
-		       double *slowdown);
+void jvm_source_counts(const struct jvm_source *s, __u64 *samples, __u64 *dropped, double *slowdown);
 
 /* End the session (the agent switches its events off and restores the
  * JVM's sampling interval) and free s. NULL is fine. */

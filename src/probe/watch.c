@@ -769,8 +769,7 @@ static struct mt_probe_set *attach_prepared(struct watch_set *ws, struct watched
 /* The JVM's Java heap, beside its native allocations: memtop's JVMTI
  * agent loaded (or reused) and a session opened. A JVM memtop will not
  * attach to is said once; its native allocations stay watched. */
-static void watch_java_start(struct watch_set *ws, struct watched *w, struct mt_target *t,
-			     __u64 now)
+static void watch_java_start(struct watch_set *ws, struct watched *w, struct mt_target *t, __u64 now)
 {
 	char why[256], so[PATH_MAX];
 	int e;

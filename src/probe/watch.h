@@ -106,9 +106,9 @@ struct watched {
 	struct strpool_budget names;
 	struct attach_info attached; /* its probes, as said in the "attached" line */
 	enum watch_java java;
-	struct jvm_source *jvm;  /* WATCH_JAVA_ON */
-	__u64 java_retry_ns;     /* WATCH_JAVA_WAITING: the next try, ... */
-	__u64 java_deadline_ns;  /* ... and the last */
+	struct jvm_source *jvm; /* WATCH_JAVA_ON */
+	__u64 java_retry_ns;    /* WATCH_JAVA_WAITING: the next try, ... */
+	__u64 java_deadline_ns; /* ... and the last */
 };
 
 /* How w's allocations are seen: "in-process", "go-runtime", "preloaded"
