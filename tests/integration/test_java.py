@@ -152,8 +152,10 @@ def test_java_leak_first():
     named package.Class.method (File.java:LINE), native sites beside."""
     before = bpf_snapshot()
     w = JavaWorkload().wait_ready()
+    rec_dir = tempfile.mkdtemp(prefix="memtop-java-rec-")
+    recording = os.path.join(rec_dir, "java.rec")
     t_start = time.monotonic()
-    m = Memtop("-b", "--json", "-p", w.pid)
+    m = Memtop("-b", "--json", "-p", w.pid, "--record", recording)
     wait_stderr(m, SAMPLED)
     w.trigger()
     rec, took = watch_java(w, m, t_start)
@@ -169,9 +171,24 @@ def test_java_leak_first():
           "the target should say its Java heap is sampled: %s" % t["java"])
     print("leak first after %.1f s of memtop (score %.1f), cache %.1f, in-use %.1f%% off" %
           (took, leak["leak_score"], sites[CACHE]["leak_score"], 100 * err))
-    m.kill()
+    m.send(signal.SIGINT)
+    check(m.drain() == 0, "memtop should end cleanly on SIGINT")
     w.kill()
     assert_nothing_left(before)
+    # the recording holds the Java samples as any other: a replay names them
+    r = Memtop("--replay", recording, "-b", "--json")
+    last = None
+    while True:
+        rec = r.record(20)
+        if rec is None:
+            break
+        last = rec
+    shutil.rmtree(rec_dir, ignore_errors=True)
+    check(last is not None, "the replay printed nothing: %s" % r.err.text()[-300:])
+    replayed = sites_by_function(last).get(LEAK)
+    check(replayed and replayed["mechanism"] == "jvmti" and replayed["file"] == "MtJava.java" and
+          replayed["line"] == leak["line"] and replayed["inuse_bytes"] > 0,
+          "the replay should show the Java leak as it was live: %s" % replayed)
 
 
 def test_java_attach_refused():
@@ -297,7 +314,7 @@ def test_java_sigkill_then_reuse():
 
 FAKE_JVM = r"""
 import ctypes, os, signal, sys
-signal.signal(signal.SIGQUIT, lambda *a: None)  # caught, never answered
+signal.signal(signal.SIGQUIT, lambda *a: print("QUIT", flush=True))  # never answered
 ctypes.CDLL(sys.argv[1])                        # mapped as libjvm.so
 print("READY pid=%d" % os.getpid(), flush=True)
 sys.stdin.read()
@@ -336,3 +353,69 @@ def test_java_attach_unanswered():
         w.kill()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_java_too_old_untouched():
+    """A JVM whose Java home's release file says Java 10 (read inside its
+    root, as its user): refused in one line before anything is sent to it
+    (its SIGQUIT handler never runs), its native allocations watched."""
+    tmp = tempfile.mkdtemp(prefix="memtop-oldjvm-", dir="/var/tmp")
+    try:
+        os.chmod(tmp, 0o755)
+        server = os.path.join(tmp, "lib", "server")
+        os.makedirs(server)
+        for d in (os.path.join(tmp, "lib"), server):
+            os.chmod(d, 0o755)
+        lib = os.path.join(server, "libjvm.so")
+        shutil.copy("/lib/x86_64-linux-gnu/libz.so.1", lib)
+        os.chmod(lib, 0o755)
+        with open(os.path.join(tmp, "release"), "w") as f:
+            f.write('IMPLEMENTOR="test"\nJAVA_VERSION="10.0.2"\n')
+        os.chmod(os.path.join(tmp, "release"), 0o644)
+        w = JavaWorkload(argv=["setpriv", "--reuid", "nobody", "--regid", "nogroup",
+                               "--clear-groups", "python3", "-c", FAKE_JVM, lib])
+        w.wait_ready()
+        m = Memtop("-b", "--json", "-p", w.pid, "-n", "2")
+        line = wait_stderr(m, "is not sampled")
+        check("Java 10" in line and "needs Java 11" in line,
+              "the refusal should name the version: %s" % line)
+        check(m.drain() == 0, "memtop should run on")
+        check(not any("QUIT" in l for l in w.out.lines), "the JVM was sent SIGQUIT")
+        check(not os.path.exists("/tmp/.attach_pid%d" % w.pid), "a trigger file was created")
+        w.kill()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_java_cgroup():
+    """--cgroup: a JVM there before memtop and one started after (attached
+    once its VM handles SIGQUIT) both have their Java heap sampled."""
+    from test_cgroup import Cgroup
+    cg = Cgroup("memtop-java")
+    try:
+        argv = [JAVA, "-Xmx256m", "-cp", CLASSES, "memtop.workload.MtJava", "scenario"]
+        first = cg.spawn(*argv)
+        JavaWorkload.wait_ready(first)
+        JavaWorkload.trigger(first)
+        m = Memtop("-b", "--json", "--cgroup", cg.path)
+        wait_stderr(m, "PID %d: %s" % (first.pid, SAMPLED))
+        second = cg.spawn(*argv)
+        JavaWorkload.wait_ready(second)
+        JavaWorkload.trigger(second)
+        wait_stderr(m, "PID %d: %s" % (second.pid, SAMPLED))
+        seen = set()
+        t0 = time.monotonic()
+        while seen != {first.pid, second.pid}:
+            check(time.monotonic() - t0 < 30, "Java samples of %s only" % sorted(seen))
+            rec = m.record(5)
+            check(rec is not None, "memtop exited: %s" % m.err.text()[-400:])
+            seen = {t["pid"] for t in rec["targets"]
+                    if t.get("java") and t["java"]["mechanism"] == "jvmti" and
+                    t["java"]["samples"] > 0}
+        check(any(s["mechanism"] == "jvmti" and s["function"] == LEAK for s in rec["sites"]),
+              "the leak's Java site should be shown")
+        m.kill()
+        first.kill()
+        second.kill()
+    finally:
+        cg.remove()
