@@ -32,7 +32,7 @@ DEB_PKGS := clang-format golang-1.21-go golang-1.22-go golang-1.23-go libcapston
 	libncurses-dev zlib1g-dev libcurl4-openssl-dev libiberty-dev libcmocka-dev \
 	systemtap-sdt-dev pkg-config make gcc g++ python3 tmux golang-go bpftrace sqlite3 \
 	redis-server redis-tools libjemalloc-dev libgoogle-perftools-dev libclang-rt-14-dev libsqlite3-dev \
-	prometheus python3-yaml rustc
+	prometheus python3-yaml rustc openjdk-17-jdk-headless
 
 PKGS     := libbpf libelf libdw libdebuginfod libunwind-generic ncursesw zlib libcurl
 CFLAGS   ?= -O2 -g
@@ -71,7 +71,8 @@ endif
 # archive: the binary, the unit tests and the benchmarks link only the
 # objects they use from it. src/ is laid out by pipeline stage
 # (docs/architecture.md); private headers sit beside their sources.
-SRCS      := $(shell find src -name '*.c' -not -path 'src/sampler/*' -not -name '*_gen.c' | sort)
+SRCS      := $(shell find src -name '*.c' -not -path 'src/sampler/*' -not -path 'src/jvmti/*' \
+	-not -name '*_gen.c' | sort)
 LIB_SRCS  := $(filter-out src/main.c,$(SRCS))
 LIB_OBJS  := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -99,13 +100,23 @@ RUSTC ?= $(firstword $(wildcard /usr/bin/rustc) $(shell command -v rustc 2>/dev/
 ifneq ($(RUSTC),)
 WORKLOADS += $(OUTPUT)/workloads/mt_rust
 endif
+# Java (docs/java.md): the JVMTI agent needs a JDK's include/jvmti.h at
+# build time (Debian's openjdk-17-jdk-headless, `make deps`), the Java
+# workload javac. Without them both are left out, and memtop says so
+# when it meets a JVM. No JDK is needed where memtop runs.
+JAVA_HOME ?= $(patsubst %/bin/javac,%,$(realpath $(shell command -v javac 2>/dev/null)))
+JVMTI_INC := $(if $(wildcard $(JAVA_HOME)/include/jvmti.h),-I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux)
+JVMTI_SO  := $(if $(JVMTI_INC),$(OUTPUT)/libmemtop-jvmti.so)
+JAVA_WORKLOADS := $(if $(JVMTI_INC),$(OUTPUT)/workloads/java/memtop/workload/MtJava.class)
+WORKLOADS += $(JAVA_WORKLOADS)
 
 .PHONY: all deps deps-clean demo check check-quick unit integration bench soak clean install \
 	werror asan analyze format format-check
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so $(OUTPUT)/libmemtop-inject.so $(OUTPUT)/memtop.1
+all: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so $(OUTPUT)/libmemtop-inject.so $(OUTPUT)/memtop.1 \
+	$(JVMTI_SO)
 
 $(OUTPUT) $(OUTPUT)/obj $(OUTPUT)/tests $(OUTPUT)/workloads:
 	$(Q)mkdir -p $@
@@ -180,6 +191,14 @@ $(OUTPUT)/libmemtop-inject.so: src/sampler/inject_sampler.c $(wildcard src/sampl
 		-Wl,--no-undefined -Wl,-z,noexecstack -Wl,-z,noseparate-code -o $@ $<
 	$(Q)if readelf -rW $@ | grep -q '^ *[0-9a-f]\{12,\} '; then \
 		echo "$@ has relocations: memtop cannot map it"; rm -f $@; exit 1; fi
+
+# The JVMTI agent memtop loads into running JVMs (docs/java.md): glibc
+# and the JVM's own interface only; the one symbol it exports is
+# Agent_OnAttach (and Agent_OnLoad, which refuses).
+$(OUTPUT)/libmemtop-jvmti.so: src/jvmti/memtop_jvmti.c src/jvmti/queue.h include/memtop/jvm_wire.h | $(OUTPUT)
+	$(call msg,SO,$@)
+	$(Q)$(CC) $(SAMPLER_CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Isrc -Iinclude $(JVMTI_INC) -fPIC -shared \
+		-fvisibility=hidden -o $@ $< -lpthread -Wl,-z,now -Wl,-z,noexecstack
 
 # --- tests -----------------------------------------------------------------
 $(OUTPUT)/tests/test_%: tests/unit/test_%.c $(OUTPUT)/libmemtop.a | $(OUTPUT)/tests
@@ -300,7 +319,8 @@ bench: deps
 # Everything the binary looks for, where it looks (EXE_DIR/../lib/memtop
 # for the sampler, EXE_DIR/../share/memtop/themes for themes), so an
 # installed tree works under any DESTDIR and PREFIX.
-install: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so $(OUTPUT)/libmemtop-inject.so $(OUTPUT)/memtop.1
+install: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so $(OUTPUT)/libmemtop-inject.so $(OUTPUT)/memtop.1 \
+	$(JVMTI_SO)
 	install -D -m 0755 $(OUTPUT)/memtop $(DESTDIR)$(PREFIX)/bin/memtop
 	install -D -m 0755 $(OUTPUT)/libmemtop-sampler.so $(DESTDIR)$(PREFIX)/lib/memtop/libmemtop-sampler.so
 	install -D -m 0644 $(OUTPUT)/libmemtop-inject.so $(DESTDIR)$(PREFIX)/lib/memtop/libmemtop-inject.so
@@ -310,6 +330,10 @@ install: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so $(OUTPUT)/libmemtop-inj
 	install -D -m 0644 $(OUTPUT)/memtop.1 $(DESTDIR)$(PREFIX)/share/man/man1/memtop.1
 	install -D -m 0644 completions/memtop.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/memtop
 	install -D -m 0644 completions/_memtop $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_memtop
+
+$(OUTPUT)/workloads/java/memtop/workload/MtJava.class: tests/workloads/java/MtJava.java | $(OUTPUT)/workloads
+	$(call msg,JAVAC,$@)
+	$(Q)$(JAVA_HOME)/bin/javac -d $(OUTPUT)/workloads/java $<
 
 $(OUTPUT)/workloads/mt_go: $(GO_SRC) | $(OUTPUT)/workloads
 	$(call msg,GO,$@)

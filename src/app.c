@@ -300,6 +300,15 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* A record of a source read in user space (a JVM's agent): the same
+ * entry as the ring buffer's. */
+static void on_source_record(void *ctx, const void *data, size_t size)
+{
+	struct app *a = ctx;
+
+	ingest_record(&a->ingest, data, size);
+}
+
 static void ring_drain(struct app *a)
 {
 	a->drain_until = clock_mono_ns() + DRAIN_BUDGET_NS;
@@ -432,6 +441,8 @@ static int start_data_path(struct app *a)
 	a->ws.env.unw = a->unw;
 	a->ws.env.py = a->ingest.py;
 	a->ws.env.trap_ns = a->status.trap_ns;
+	a->ws.env.record = on_source_record; /* user-space sources (docs/java.md) */
+	a->ws.env.record_ctx = a;
 	return 0;
 }
 
@@ -1026,6 +1037,7 @@ static int run_loop(struct app *a)
 		if (pfd[3].fd >= 0 && pfd[3].revents)
 			exits_read(a->exits_fd, on_exit_event, a); /* missed ones: refresh finds them */
 		ring_drain(a);
+		watch_pump_sources(&a->ws, clock_mono_ns()); /* the JVMs' agents */
 		if (pfd[1].revents && take_signal(a))
 			return 0;
 		if (pfd[2].fd >= 0 && pfd[2].revents)

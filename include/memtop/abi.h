@@ -85,6 +85,9 @@ enum mt_event_kind {
 	MT_EV_PROC = 3,  /* a process appeared in the watched cgroup: mt_event_proc */
 	MT_EV_PY = 4,    /* the Python frames of the next sample of the same thread:
 			  * mt_event_py, submitted just before its mt_event_alloc */
+	MT_EV_NAMED = 5, /* a sample whose frames the process named itself (a
+			  * JVM's agent, docs/java.md): mt_event_named, built in
+			  * user space, never by the BPF side */
 };
 
 /* mt_event_proc.what */
@@ -289,6 +292,52 @@ struct mt_go_proc {
 			  * unreadable */
 };
 
+/* Samples whose frames the process names itself (MT_EV_NAMED). The
+ * address of such a sample, and of its free (MT_EV_FREE), is the
+ * process's own id for the object with MT_ADDR_NAMED set: never a heap
+ * address nor a mapping's (MT_ADDR_MMAP). */
+#define MT_ADDR_NAMED (1ULL << 62)
+#define MT_NAMED_MAX_FRAMES 64
+/* Bytes of one function or file name of a named frame. */
+#define MT_NAMED_NAME_MAX 400
+/* Bytes of all the names of one record. */
+#define MT_NAMED_TEXT_MAX 16384
+
+/* mt_event_named.runtime: who named the frames (the frames' module) */
+enum mt_named_runtime {
+	MT_NAMED_JAVA = 1, /* a JVM, through memtop's JVMTI agent */
+};
+
+/* mt_event_named.flags */
+enum mt_named_flags {
+	MT_NEF_TRUNCATED = 1 << 0, /* the stack was deeper than the frames given */
+};
+
+struct mt_named_frame {
+	__u32 line;         /* source line; 0: unknown */
+	__u16 function_len; /* bytes of its function name, 1..MT_NAMED_NAME_MAX */
+	__u16 file_len;     /* bytes of its file name, 0..MT_NAMED_NAME_MAX */
+};
+
+/* A sample with its frames as text, innermost first. Variable length:
+ * nframes struct mt_named_frame, then text_len bytes holding, frame after
+ * frame, its function then its file (no terminators). */
+struct mt_event_named {
+	__u32 kind; /* MT_EV_NAMED */
+	__u32 pid;
+	__u32 tid;
+	__u32 nframes; /* 0..MT_NAMED_MAX_FRAMES */
+	__u64 ts_ns;   /* CLOCK_MONOTONIC */
+	__u64 addr;    /* the object's id | MT_ADDR_NAMED */
+	__u64 size;    /* bytes */
+	__u64 rate;    /* mean bytes between samples it was drawn at (> 0) */
+	__u32 runtime; /* enum mt_named_runtime */
+	__u32 flags;   /* enum mt_named_flags */
+	__u32 text_len;
+	__u32 _pad;
+	/* struct mt_named_frame frames[nframes]; char text[text_len]; */
+};
+
 /* Key of the live map: a sampled allocation still in use. */
 struct mt_live_key {
 	__u32 pid;
@@ -310,6 +359,8 @@ _Static_assert(sizeof(struct mt_py_proc) == 40, "mt_py_proc layout");
 _Static_assert(sizeof(struct mt_py_frame) == 24, "mt_py_frame layout");
 _Static_assert(sizeof(struct mt_event_py) == 32 + 24 * MT_PY_MAX_FRAMES, "mt_event_py layout");
 _Static_assert(sizeof(struct mt_go_proc) == 16, "mt_go_proc layout");
+_Static_assert(sizeof(struct mt_named_frame) == 8, "mt_named_frame layout");
+_Static_assert(sizeof(struct mt_event_named) == 64, "mt_event_named layout");
 #endif
 
 #endif /* MEMTOP_ABI_H */

@@ -30,6 +30,7 @@ enum mt_fact_set {
 	MT_FACT_SLOWDOWN = 1u << 9,  /* slowdown_pct */
 	MT_FACT_PHASE = 1u << 10,    /* phase_seen */
 	MT_FACT_FILE_LIM = 1u << 11, /* files_refused, maps_cut */
+	MT_FACT_JAVA = 1u << 12,     /* java, java_note and the agent's counts */
 };
 
 struct mt_target_facts {
@@ -56,6 +57,14 @@ struct mt_target_facts {
 	double phase_seen;
 	__u64 files_refused; /* totals so far */
 	__u64 maps_cut;
+	/* A JVM's Java heap (docs/java.md): "jvmti" while memtop's agent
+	 * streams its samples, else ""; java_note says how ("agent loaded",
+	 * "agent reused") or why not; the agent's counts this session. */
+	char java[8];
+	char java_note[256];
+	__u64 java_samples;
+	__u64 java_dropped;       /* lost in the agent: its queue was full */
+	double java_slowdown_pct; /* what the agent costs it (jvm_source.h) */
 };
 
 #endif /* MEMTOP_INPUT_TARGET_FACTS_H */

@@ -39,6 +39,7 @@ struct ingest {
 	 * are kept but their frames not merged. */
 	struct python_names *py;
 	__u64 python_stacks; /* samples that carried Python frames */
+	__u64 named_stacks;  /* samples whose frames the process named (MT_EV_NAMED) */
 	struct mt_event_py py_pending[INGEST_PY_SLOTS];
 };
 

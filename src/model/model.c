@@ -903,6 +903,13 @@ int model_apply_facts(struct mt_model *m, const struct mt_target_facts *f)
 		t->limits.files_refused = f->files_refused;
 		t->limits.maps_cut = f->maps_cut;
 	}
+	if (f->set & MT_FACT_JAVA) {
+		memcpy(t->java, f->java, sizeof(t->java));
+		memcpy(t->java_note, f->java_note, sizeof(t->java_note));
+		t->java_samples = f->java_samples;
+		t->java_dropped = f->java_dropped;
+		t->java_slowdown_pct = f->java_slowdown_pct;
+	}
 	return 0;
 }
 

@@ -143,6 +143,15 @@ struct mt_target {
 	char go_version[32];
 	__s64 go_rate;
 	bool go_rate_by_memtop; /* go_rate is memtop's: the process had 0 */
+	/* A JVM's Java heap (docs/java.md): "jvmti" while memtop's agent
+	 * streams its samples, else ""; java_note says how ("agent loaded",
+	 * "agent reused") or why not; the agent's counts this session. Set by
+	 * the caller. */
+	char java[8];
+	char java_note[256];
+	__u64 java_samples;
+	__u64 java_dropped;       /* lost in the agent: its queue was full */
+	double java_slowdown_pct; /* what the agent costs it (jvm_source.h) */
 	bool alive;
 	__u64 rss_bytes;
 	__u64 start_ns;           /* CLOCK_MONOTONIC when memtop began watching */

@@ -403,6 +403,11 @@ static const struct rec_fact facts[] = {
 	FACT(21, REC_FACT_INT, limits.maps_cut),
 	FACT(22, REC_FACT_INT, limits.names_refused),
 	FACT(23, REC_FACT_INT, go_rate_by_memtop),
+	FACT(24, REC_FACT_STR, java),
+	FACT(25, REC_FACT_STR, java_note),
+	FACT(26, REC_FACT_INT, java_samples),
+	FACT(27, REC_FACT_INT, java_dropped),
+	FACT(28, REC_FACT_F64, java_slowdown_pct),
 };
 
 _Static_assert(sizeof(facts) / sizeof(facts[0]) <= REC_MAX_FACTS, "a fact's id is 6 bits");

@@ -30,6 +30,7 @@
 #include "probe/exits.h"
 #include "probe/go_attach.h"
 #include "probe/go_rate.h"
+#include "probe/jvm_source.h"
 #include "probe/usdt.h"
 #include "stacks/python.h"
 #include "util/clock.h"
@@ -39,6 +40,11 @@
 #endif
 #define SAMPLER_SO "libmemtop-sampler.so"
 #define INJECT_SO "libmemtop-inject.so"
+#define JVMTI_SO "libmemtop-jvmti.so"
+/* How long a JVM whose VM is not up yet (SIGQUIT not handled) is tried
+ * again, and how often. */
+#define JAVA_WAIT_NS (30 * 1000000000ULL)
+#define JAVA_RETRY_NS (500 * 1000000ULL)
 /* How many refreshes look for the runtime of a launched command (it
  * loads libjvm.so at its start, after memtop attached). */
 #define RUNTIME_CHECKS_LAUNCHED 10
@@ -818,6 +824,103 @@ static struct mt_probe_set *attach_prepared(struct watch_set *ws, struct watched
 			     ws->env.cfg->probe_mode != MT_PROBE_URETPROBE, &ws->info, err, errlen);
 }
 
+/* ---- the JVM source (docs/java.md) ---------------------------------------- */
+
+/* The JVM's Java heap, beside its native allocations: memtop's JVMTI
+ * agent loaded (or reused) and a session opened. A JVM memtop will not
+ * attach to is said once; its native allocations stay watched. */
+static void watch_java_start(struct watch_set *ws, struct watched *w, struct mt_target_facts *t,
+			     __u64 now)
+{
+	char why[256], so[PATH_MAX];
+	int e;
+
+	if (!ws->env.record || w->java == WATCH_JAVA_ON || w->java == WATCH_JAVA_NONE)
+		return;
+	e = jvm_source_detect(w->pid, why, sizeof(why));
+	if (e == -EAGAIN && w->java == WATCH_JAVA_UNCHECKED) {
+		w->java = WATCH_JAVA_WAITING;
+		w->java_deadline_ns = now + JAVA_WAIT_NS;
+	}
+	if (e == -EAGAIN && now < w->java_deadline_ns) {
+		w->java_retry_ns = now + JAVA_RETRY_NS;
+		return;
+	}
+	w->java = WATCH_JAVA_NONE;
+	if (!e)
+		return;
+	t->set |= MT_FACT_JAVA;
+	if (e < 0) {
+		snprintf(t->java_note, sizeof(t->java_note), "%s", why);
+		warn(ws, "PID %d: its Java heap is not sampled: %s; its native allocations are",
+		     w->pid, why);
+		return;
+	}
+	if (find_memtop_lib(JVMTI_SO, so, sizeof(so))) {
+		snprintf(t->java_note, sizeof(t->java_note), "%s not found", JVMTI_SO);
+		warn(ws, "PID %d: its Java heap is not sampled: %s not found", w->pid, JVMTI_SO);
+		return;
+	}
+	w->jvm = jvm_source_start(w->pid, so, ws->env.cfg->rate, why, sizeof(why));
+	if (!w->jvm) {
+		snprintf(t->java_note, sizeof(t->java_note), "%s", why);
+		warn(ws, "PID %d: its Java heap is not sampled: %s; its native allocations are",
+		     w->pid, why);
+		return;
+	}
+	w->java = WATCH_JAVA_ON;
+	/* its heap is seen: not a runtime memtop is blind to */
+	t->runtime[0] = '\0';
+	t->runtime_heap = t->runtime_tool = NULL;
+	t->set |= MT_FACT_RUNTIME;
+	snprintf(t->java, sizeof(t->java), "jvmti");
+	snprintf(t->java_note, sizeof(t->java_note), "%s",
+		 jvm_source_reused(w->jvm) ? "agent reused" : "agent loaded");
+	warn(ws, "PID %d: Java heap sampled through memtop's JVMTI agent (%s)", w->pid,
+	     jvm_source_reused(w->jvm) ? "reused: an earlier memtop loaded it" : "loaded");
+}
+
+/* End the session: the agent turns its events off. */
+static void watch_java_stop(struct watched *w)
+{
+	jvm_source_stop(w->jvm);
+	w->jvm = NULL;
+	if (w->java == WATCH_JAVA_ON)
+		w->java = WATCH_JAVA_NONE;
+}
+
+void watch_pump_sources(struct watch_set *ws, __u64 now_ns)
+{
+	char err[256];
+	int i;
+
+	for (i = 0; i < ws->n; i++) {
+		struct watched *w = &ws->v[i];
+		struct mt_target_facts f = { .pid = w->pid };
+
+		if (w->gone || w->pending || !w->reported)
+			continue;
+		if (w->java == WATCH_JAVA_WAITING && now_ns >= w->java_retry_ns)
+			watch_java_start(ws, w, &f, now_ns);
+		if (w->jvm &&
+		    jvm_source_pump(w->jvm, ws->env.record, ws->env.record_ctx, err, sizeof(err))) {
+			if (target_alive(w->pid))
+				warn(ws, "%s", err);
+			watch_java_stop(w);
+			f.set |= MT_FACT_JAVA; /* no longer streaming: java is "" */
+		} else if (w->jvm) {
+			snprintf(f.java, sizeof(f.java), "jvmti");
+			snprintf(f.java_note, sizeof(f.java_note), "%s",
+				 jvm_source_reused(w->jvm) ? "agent reused" : "agent loaded");
+			jvm_source_counts(w->jvm, &f.java_samples, &f.java_dropped,
+					  &f.java_slowdown_pct);
+			f.set |= MT_FACT_JAVA;
+		}
+		if (f.set)
+			report(ws, &f);
+	}
+}
+
 static int attach_charged(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
 	struct mt_target_facts f = { .pid = w->pid,
@@ -882,6 +985,7 @@ static int attach_charged(struct watch_set *ws, struct watched *w, char *err, si
 		 * is attached (docs/python.md): pymalloc's objects are seen */
 		t->runtime[0] = '\0';
 	watch_go_rate(ws, w, t);
+	watch_java_start(ws, w, t, clock_mono_ns()); /* the JVM source (docs/java.md) */
 	t->counters_exact = counts_exact(w);
 	t->slowdown_pct = 0;
 	t->phase_seen = 1.0;
@@ -913,6 +1017,7 @@ static int attach_watched(struct watch_set *ws, struct watched *w, char *err, si
 
 static void release(struct watch_set *ws, struct watched *w)
 {
+	watch_java_stop(w);
 	inject_end(ws, w);
 	attach_detach(w->probes);
 	w->probes = NULL;
@@ -1324,6 +1429,7 @@ void watch_fini(struct watch_set *ws)
 	 * released side by side (a grace period for all, not one each) */
 	link_batch_begin();
 	for (i = 0; i < ws->n; i++) {
+		watch_java_stop(&ws->v[i]);
 		inject_end(ws, &ws->v[i]);
 		attach_detach(ws->v[i].probes);
 		ws->v[i].probes = NULL;

@@ -58,9 +58,23 @@ struct watch_env {
 	/* The budget the names interned on pid's behalf are charged to once
 	 * it has a target (model_target_names), else NULL; may be NULL. */
 	struct strpool_budget *(*names)(void *ctx, pid_t pid);
+	/* Records of the sources memtop reads in user space (a JVM's agent,
+	 * probe/jvm_source.h), for the caller's ingest_record(); NULL: those
+	 * sources are not started. */
+	void (*record)(void *ctx, const void *rec, size_t len);
+	void *record_ctx;
 };
 
 struct inject_state;
+struct jvm_source;
+
+/* A JVM's Java heap, through memtop's JVMTI agent (docs/java.md). */
+enum watch_java {
+	WATCH_JAVA_UNCHECKED = 0,
+	WATCH_JAVA_NONE,    /* not a JVM, or refused (said once) */
+	WATCH_JAVA_WAITING, /* a JVM not started yet: tried again later */
+	WATCH_JAVA_ON,      /* streaming (w->jvm) */
+};
 
 struct watched {
 	pid_t pid;
@@ -108,6 +122,10 @@ struct watched {
 	 * (preparing, attaching): handed to the target's budget then. */
 	struct strpool_budget names;
 	struct attach_info attached; /* its probes, as said in the "attached" line */
+	enum watch_java java;
+	struct jvm_source *jvm; /* WATCH_JAVA_ON */
+	__u64 java_retry_ns;    /* WATCH_JAVA_WAITING: the next try, ... */
+	__u64 java_deadline_ns; /* ... and the last */
 };
 
 /* How w's allocations are seen: "in-process", "go-runtime", "preloaded"
@@ -203,6 +221,11 @@ void watch_set_allocs(struct watch_set *ws, bool on);
  * whose free() cannot be probed again loses all its probes and is
  * attached again later, as after an exec. */
 void watch_set_frees(struct watch_set *ws, bool on);
+
+/* Read the user-space sources (the JVMs' agents) into env.record, and
+ * try again the JVMs that were not started yet. Called on every pass of
+ * the main loop; never waits (but for a JVM's first attach, bounded). */
+void watch_pump_sources(struct watch_set *ws, __u64 now_ns);
 
 /* The first live target, for cgroup memory on a hybrid layout; -1 if none. */
 pid_t watch_first_alive(const struct watch_set *ws);

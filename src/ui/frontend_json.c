@@ -101,6 +101,43 @@ static void write_frame(struct json_writer *w, const struct mt_frame *f)
 	jw_object_end(w);
 }
 
+/* A JVM's Java heap (docs/java.md): null for a process that is not one
+ * memtop looked at as a JVM. */
+static void write_java(struct json_writer *w, const struct mt_target *t)
+{
+	jw_key(w, "java");
+	if (!t->java[0] && !t->java_note[0]) {
+		jw_null(w);
+		return;
+	}
+	jw_object_begin(w);
+	kv_string(w, "mechanism", t->java[0] ? t->java : NULL);
+	kv_string(w, "note", t->java_note);
+	kv_uint(w, "samples", t->java_samples);
+	kv_uint(w, "dropped", t->java_dropped);
+	kv_double(w, "slowdown_pct", t->java_slowdown_pct, 2);
+	jw_object_end(w);
+}
+
+/* How a site's samples were taken: "jvmti" for frames a JVM named,
+ * else the mechanism of the first target it has a stack in. */
+static const char *site_mechanism(const struct mt_model *m, const struct mt_site *s)
+{
+	size_t i, n = model_stack_count(m);
+
+	if (s->frame && s->frame->flags & MT_FRAME_NAMED)
+		return "jvmti";
+	for (i = 0; i < n; i++) {
+		if (model_stack_site(m, i) == s) {
+			const struct mt_target *t =
+				model_target((struct mt_model *)m, model_stack_at(m, i)->pid, false);
+
+			return t && t->mechanism[0] ? t->mechanism : NULL;
+		}
+	}
+	return NULL;
+}
+
 static void write_site(struct json_writer *w, const struct mt_model *m, const struct mt_site *s)
 {
 	const struct mt_site_stats *st = &s->stats;
@@ -112,6 +149,7 @@ static void write_site(struct json_writer *w, const struct mt_model *m, const st
 	jw_object_begin(w);
 	kv_uint(w, "id", s->id);
 	kv_string(w, "source", s->stack->mmap ? "mmap" : "heap");
+	kv_string(w, "mechanism", site_mechanism(m, s));
 	write_location(w, s->frame);
 	kv_double(w, "alloc_bytes_per_s", s->alloc_bytes_per_s, 1);
 	kv_double(w, "alloc_objects_per_s", s->alloc_objects_per_s, 2);
@@ -242,6 +280,7 @@ static void write_target(struct json_writer *w, const struct mt_target *t)
 	} else {
 		write_end(w, &t->end);
 	}
+	write_java(w, t);
 	kv_uint(w, "rss_bytes", t->rss_bytes);
 	kv_bool(w, "counters_exact", t->counters_exact);
 	/* counts memtop did not see are not zeros */

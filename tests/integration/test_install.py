@@ -19,6 +19,7 @@ def test_install_tree_runs_command_in_usdt_mode():
         check(r.returncode == 0, "make install failed: %s" % r.stderr[-800:])
         prefix = os.path.join(root, "opt/memtop-test")
         for rel in ("bin/memtop", "lib/memtop/libmemtop-sampler.so",
+                    "lib/memtop/libmemtop-jvmti.so",  # docs/java.md (make deps: a JDK)
                     "share/memtop/themes/default.theme", "share/doc/memtop/README.md",
                     "share/doc/memtop/architecture.md", "share/man/man1/memtop.1",
                     "share/bash-completion/completions/memtop",
