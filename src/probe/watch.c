@@ -30,7 +30,6 @@
 #include "probe/exits.h"
 #include "probe/go_attach.h"
 #include "probe/go_rate.h"
-#include "probe/jvm_source.h"
 #include "probe/usdt.h"
 #include "stacks/python.h"
 #include "util/clock.h"
@@ -40,11 +39,6 @@
 #endif
 #define SAMPLER_SO "libmemtop-sampler.so"
 #define INJECT_SO "libmemtop-inject.so"
-#define JVMTI_SO "libmemtop-jvmti.so"
-/* How long a JVM whose VM is not up yet (SIGQUIT not handled) is tried
- * again, and how often. */
-#define JAVA_WAIT_NS (30 * 1000000000ULL)
-#define JAVA_RETRY_NS (500 * 1000000ULL)
 /* How many refreshes look for the runtime of a launched command (it
  * loads libjvm.so at its start, after memtop attached). */
 #define RUNTIME_CHECKS_LAUNCHED 10
@@ -824,74 +818,66 @@ static struct mt_probe_set *attach_prepared(struct watch_set *ws, struct watched
 			     ws->env.cfg->probe_mode != MT_PROBE_URETPROBE, &ws->info, err, errlen);
 }
 
-/* ---- the JVM source (docs/java.md) ---------------------------------------- */
+/* ---- the source table (probe/source.h) ------------------------------------ */
 
-/* The JVM's Java heap, beside its native allocations: memtop's JVMTI
- * agent loaded (or reused) and a session opened. A JVM memtop will not
- * attach to is said once; its native allocations stay watched. */
-static void watch_java_start(struct watch_set *ws, struct watched *w, struct mt_target_facts *t,
-			     __u64 now)
+/* A row's phase on a process (struct source_slot). */
+enum { SOURCE_UNCHECKED = 0, SOURCE_WAITING, SOURCE_OFF, SOURCE_ON };
+/* How often a row that said "not yet" is tried again. */
+#define SOURCE_RETRY_NS (500 * 1000000ULL)
+
+static struct source_env source_env_of(const struct watch_set *ws)
 {
-	char why[256], so[PATH_MAX];
-	int e;
-
-	if (!ws->env.record || w->java == WATCH_JAVA_ON || w->java == WATCH_JAVA_NONE)
-		return;
-	e = jvm_source_detect(w->pid, why, sizeof(why));
-	if (e == -EAGAIN && w->java == WATCH_JAVA_UNCHECKED) {
-		w->java = WATCH_JAVA_WAITING;
-		w->java_deadline_ns = now + JAVA_WAIT_NS;
-	}
-	if (e == -EAGAIN && now < w->java_deadline_ns) {
-		w->java_retry_ns = now + JAVA_RETRY_NS;
-		return;
-	}
-	w->java = WATCH_JAVA_NONE;
-	if (!e)
-		return;
-	t->set |= MT_FACT_JAVA;
-	if (e < 0) {
-		snprintf(t->java_note, sizeof(t->java_note), "%s", why);
-		warn(ws, "PID %d: its Java heap is not sampled: %s; its native allocations are",
-		     w->pid, why);
-		return;
-	}
-	if (find_memtop_lib(JVMTI_SO, so, sizeof(so))) {
-		snprintf(t->java_note, sizeof(t->java_note), "%s not found", JVMTI_SO);
-		warn(ws, "PID %d: its Java heap is not sampled: %s not found", w->pid, JVMTI_SO);
-		return;
-	}
-	w->jvm = jvm_source_start(w->pid, so, ws->env.cfg->rate, why, sizeof(why));
-	if (!w->jvm) {
-		snprintf(t->java_note, sizeof(t->java_note), "%s", why);
-		warn(ws, "PID %d: its Java heap is not sampled: %s; its native allocations are",
-		     w->pid, why);
-		return;
-	}
-	w->java = WATCH_JAVA_ON;
-	/* its heap is seen: not a runtime memtop is blind to */
-	t->runtime[0] = '\0';
-	t->runtime_heap = t->runtime_tool = NULL;
-	t->set |= MT_FACT_RUNTIME;
-	snprintf(t->java, sizeof(t->java), "jvmti");
-	snprintf(t->java_note, sizeof(t->java_note), "%s",
-		 jvm_source_reused(w->jvm) ? "agent reused" : "agent loaded");
-	warn(ws, "PID %d: Java heap sampled through memtop's JVMTI agent (%s)", w->pid,
-	     jvm_source_reused(w->jvm) ? "reused: an earlier memtop loaded it" : "loaded");
+	return (struct source_env){ .cfg = ws->env.cfg,
+				    .warn = ws->env.warn,
+				    .warn_ctx = ws->env.warn_ctx,
+				    .record = ws->env.record,
+				    .record_ctx = ws->env.record_ctx,
+				    .find_lib = find_memtop_lib };
 }
 
-/* End the session: the agent turns its events off. */
-static void watch_java_stop(struct watched *w)
+/* Start row i on w, at its attach or when it waits; facts into f. */
+static void source_start(struct watch_set *ws, struct watched *w, size_t i,
+			 struct mt_target_facts *f, __u64 now)
 {
-	jvm_source_stop(w->jvm);
-	w->jvm = NULL;
-	if (w->java == WATCH_JAVA_ON)
-		w->java = WATCH_JAVA_NONE;
+	const struct source_ops *row = sources[i];
+	struct source_slot *slot = &w->src[i];
+	struct source_env env = source_env_of(ws);
+	bool last;
+	int e;
+
+	if (!ws->env.record || slot->phase == SOURCE_ON || slot->phase == SOURCE_OFF)
+		return;
+	if (slot->phase == SOURCE_UNCHECKED)
+		slot->deadline_ns = now + row->wait_s * 1000000000ULL;
+	last = now >= slot->deadline_ns;
+	e = row->start(&env, w->pid, last, &slot->state, f);
+	if (e == -EAGAIN && !last) {
+		slot->phase = SOURCE_WAITING;
+		slot->retry_ns = now + SOURCE_RETRY_NS;
+		return;
+	}
+	slot->phase = slot->state ? SOURCE_ON : SOURCE_OFF;
+}
+
+/* End every row on w (its process ended, exec'd, or memtop ends). */
+static void sources_stop(struct watched *w)
+{
+	size_t i;
+
+	for (i = 0; i < SOURCE_ROWS; i++) {
+		if (w->src[i].state)
+			sources[i]->stop(w->src[i].state);
+		w->src[i].state = NULL;
+		if (w->src[i].phase == SOURCE_ON)
+			w->src[i].phase = SOURCE_OFF;
+	}
 }
 
 void watch_pump_sources(struct watch_set *ws, __u64 now_ns)
 {
+	struct source_env env = source_env_of(ws);
 	char err[256];
+	size_t k;
 	int i;
 
 	for (i = 0; i < ws->n; i++) {
@@ -900,21 +886,19 @@ void watch_pump_sources(struct watch_set *ws, __u64 now_ns)
 
 		if (w->gone || w->pending || !w->reported)
 			continue;
-		if (w->java == WATCH_JAVA_WAITING && now_ns >= w->java_retry_ns)
-			watch_java_start(ws, w, &f, now_ns);
-		if (w->jvm &&
-		    jvm_source_pump(w->jvm, ws->env.record, ws->env.record_ctx, err, sizeof(err))) {
+		for (k = 0; k < SOURCE_ROWS; k++) {
+			struct source_slot *slot = &w->src[k];
+
+			if (slot->phase == SOURCE_WAITING && now_ns >= slot->retry_ns)
+				source_start(ws, w, k, &f, now_ns);
+			if (slot->phase != SOURCE_ON ||
+			    !sources[k]->pump(&env, slot->state, &f, err, sizeof(err)))
+				continue;
 			if (target_alive(w->pid))
 				warn(ws, "%s", err);
-			watch_java_stop(w);
-			f.set |= MT_FACT_JAVA; /* no longer streaming: java is "" */
-		} else if (w->jvm) {
-			snprintf(f.java, sizeof(f.java), "jvmti");
-			snprintf(f.java_note, sizeof(f.java_note), "%s",
-				 jvm_source_reused(w->jvm) ? "agent reused" : "agent loaded");
-			jvm_source_counts(w->jvm, &f.java_samples, &f.java_dropped,
-					  &f.java_slowdown_pct);
-			f.set |= MT_FACT_JAVA;
+			sources[k]->stop(slot->state);
+			slot->state = NULL;
+			slot->phase = SOURCE_OFF;
 		}
 		if (f.set)
 			report(ws, &f);
@@ -929,6 +913,7 @@ static int attach_charged(struct watch_set *ws, struct watched *w, char *err, si
 				     .watched_ns = clock_mono_ns() };
 	struct mt_target_facts *t = &f;
 	struct strpool_budget *names;
+	size_t k;
 	int e = bpf_loader_add_target(ws->env.bpf, w->pid);
 
 	if (e) {
@@ -985,7 +970,8 @@ static int attach_charged(struct watch_set *ws, struct watched *w, char *err, si
 		 * is attached (docs/python.md): pymalloc's objects are seen */
 		t->runtime[0] = '\0';
 	watch_go_rate(ws, w, t);
-	watch_java_start(ws, w, t, clock_mono_ns()); /* the JVM source (docs/java.md) */
+	for (k = 0; k < SOURCE_ROWS; k++) /* the source table's rows (probe/source.h) */
+		source_start(ws, w, k, t, clock_mono_ns());
 	t->counters_exact = counts_exact(w);
 	t->slowdown_pct = 0;
 	t->phase_seen = 1.0;
@@ -1017,7 +1003,7 @@ static int attach_watched(struct watch_set *ws, struct watched *w, char *err, si
 
 static void release(struct watch_set *ws, struct watched *w)
 {
-	watch_java_stop(w);
+	sources_stop(w);
 	inject_end(ws, w);
 	attach_detach(w->probes);
 	w->probes = NULL;
@@ -1429,7 +1415,7 @@ void watch_fini(struct watch_set *ws)
 	 * released side by side (a grace period for all, not one each) */
 	link_batch_begin();
 	for (i = 0; i < ws->n; i++) {
-		watch_java_stop(&ws->v[i]);
+		sources_stop(&ws->v[i]);
 		inject_end(ws, &ws->v[i]);
 		attach_detach(ws->v[i].probes);
 		ws->v[i].probes = NULL;

@@ -28,6 +28,7 @@
 #include "probe/inject.h"
 #include "probe/phase_share.h"
 #include "probe/slowdown.h"
+#include "probe/source.h"
 #include "config.h"
 #include "input/target_facts.h"
 #include "stacks/proc_cache.h"
@@ -66,14 +67,12 @@ struct watch_env {
 };
 
 struct inject_state;
-struct jvm_source;
-
-/* A JVM's Java heap, through memtop's JVMTI agent (docs/java.md). */
-enum watch_java {
-	WATCH_JAVA_UNCHECKED = 0,
-	WATCH_JAVA_NONE,    /* not a JVM, or refused (said once) */
-	WATCH_JAVA_WAITING, /* a JVM not started yet: tried again later */
-	WATCH_JAVA_ON,      /* streaming (w->jvm) */
+/* A row of the source table (probe/source.h) on one process. */
+struct source_slot {
+	int phase;         /* enum in watch.c: unchecked, waiting, off, on */
+	void *state;       /* the row's, while on */
+	__u64 retry_ns;    /* waiting: the next try, ... */
+	__u64 deadline_ns; /* ... and the last */
 };
 
 struct watched {
@@ -121,11 +120,8 @@ struct watched {
 	/* The paths and names interned for it before it has a model target
 	 * (preparing, attaching): handed to the target's budget then. */
 	struct strpool_budget names;
-	struct attach_info attached; /* its probes, as said in the "attached" line */
-	enum watch_java java;
-	struct jvm_source *jvm; /* WATCH_JAVA_ON */
-	__u64 java_retry_ns;    /* WATCH_JAVA_WAITING: the next try, ... */
-	__u64 java_deadline_ns; /* ... and the last */
+	struct attach_info attached;         /* its probes, as said in the "attached" line */
+	struct source_slot src[SOURCE_ROWS]; /* the source table's rows on it */
 };
 
 /* How w's allocations are seen: "in-process", "go-runtime", "preloaded"
@@ -222,9 +218,10 @@ void watch_set_allocs(struct watch_set *ws, bool on);
  * attached again later, as after an exec. */
 void watch_set_frees(struct watch_set *ws, bool on);
 
-/* Read the user-space sources (the JVMs' agents) into env.record, and
- * try again the JVMs that were not started yet. Called on every pass of
- * the main loop; never waits (but for a JVM's first attach, bounded). */
+/* Run the source table's rows (probe/source.h) on every watched process:
+ * what they streamed into env.record, their facts to env.facts, and the
+ * rows that said "not yet" tried again. Called on every pass of the main
+ * loop; never waits (but for a row's start, bounded: a JVM's attach). */
 void watch_pump_sources(struct watch_set *ws, __u64 now_ns);
 
 /* The first live target, for cgroup memory on a hybrid layout; -1 if none. */
