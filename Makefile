@@ -96,7 +96,8 @@ WORKLOADS += $(GO_WORKLOADS)
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so $(OUTPUT)/libmemtop-inject.so $(OUTPUT)/memtop.1
+all: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so $(OUTPUT)/libmemtop-inject.so $(OUTPUT)/libmemtop-v8.so \
+	$(OUTPUT)/memtop.1
 
 $(OUTPUT) $(OUTPUT)/obj $(OUTPUT)/tests $(OUTPUT)/workloads:
 	$(Q)mkdir -p $@
@@ -168,6 +169,18 @@ $(OUTPUT)/libmemtop-inject.so: src/sampler/inject_sampler.c $(wildcard src/sampl
 	$(call msg,SO,$@)
 	$(Q)$(CC) $(SAMPLER_CFLAGS) $(WARN) -std=gnu11 -Isrc -Iinclude -fPIC -shared -nostdlib \
 		-ffreestanding -fno-stack-protector -fvisibility=hidden -fno-plt -fno-omit-frame-pointer \
+		-Wl,--no-undefined -Wl,-z,noexecstack -Wl,-z,noseparate-code -o $@ $<
+	$(Q)if readelf -rW $@ | grep -q '^ *[0-9a-f]\{12,\} '; then \
+		echo "$@ has relocations: memtop cannot map it"; rm -f $@; exit 1; fi
+
+# The agent memtop maps into a Node.js process (docs/node.md): the same
+# rules as libmemtop-inject.so (no C library, no imports, no relocation),
+# and no call the compiler would make to memcpy/memset behind its back.
+$(OUTPUT)/libmemtop-v8.so: src/sampler/v8_agent.c include/memtop/v8_abi.h | $(OUTPUT)
+	$(call msg,SO,$@)
+	$(Q)$(CC) $(SAMPLER_CFLAGS) $(WARN) -std=gnu11 -Isrc -Iinclude -fPIC -shared -nostdlib \
+		-ffreestanding -fno-builtin -fno-tree-loop-distribute-patterns -fno-stack-protector \
+		-fvisibility=hidden -fno-plt -fno-omit-frame-pointer \
 		-Wl,--no-undefined -Wl,-z,noexecstack -Wl,-z,noseparate-code -o $@ $<
 	$(Q)if readelf -rW $@ | grep -q '^ *[0-9a-f]\{12,\} '; then \
 		echo "$@ has relocations: memtop cannot map it"; rm -f $@; exit 1; fi
@@ -291,10 +304,12 @@ bench: deps
 # Everything the binary looks for, where it looks (EXE_DIR/../lib/memtop
 # for the sampler, EXE_DIR/../share/memtop/themes for themes), so an
 # installed tree works under any DESTDIR and PREFIX.
-install: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so $(OUTPUT)/libmemtop-inject.so $(OUTPUT)/memtop.1
+install: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so $(OUTPUT)/libmemtop-inject.so $(OUTPUT)/libmemtop-v8.so $(OUTPUT)/libmemtop-v8.so \
+	$(OUTPUT)/memtop.1
 	install -D -m 0755 $(OUTPUT)/memtop $(DESTDIR)$(PREFIX)/bin/memtop
 	install -D -m 0755 $(OUTPUT)/libmemtop-sampler.so $(DESTDIR)$(PREFIX)/lib/memtop/libmemtop-sampler.so
 	install -D -m 0644 $(OUTPUT)/libmemtop-inject.so $(DESTDIR)$(PREFIX)/lib/memtop/libmemtop-inject.so
+	install -D -m 0644 $(OUTPUT)/libmemtop-v8.so $(DESTDIR)$(PREFIX)/lib/memtop/libmemtop-v8.so
 	install -d $(DESTDIR)$(PREFIX)/share/memtop/themes $(DESTDIR)$(PREFIX)/share/doc/memtop
 	install -m 0644 themes/*.theme $(DESTDIR)$(PREFIX)/share/memtop/themes/
 	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/memtop/

@@ -408,6 +408,7 @@ static int start_data_path(struct app *a)
 	a->ws.env.pc = a->pc;
 	a->ws.env.unw = a->unw;
 	a->ws.env.py = a->ingest.py;
+	a->ws.env.ingest = &a->ingest; /* in-process sources' records (node_source.h) */
 	a->ws.env.trap_ns = a->status.trap_ns;
 	return 0;
 }

@@ -85,6 +85,9 @@ enum mt_event_kind {
 	MT_EV_PROC = 3,  /* a process appeared in the watched cgroup: mt_event_proc */
 	MT_EV_PY = 4,    /* the Python frames of the next sample of the same thread:
 			  * mt_event_py, submitted just before its mt_event_alloc */
+	MT_EV_NAMED = 5, /* a sample whose frames the process named itself (a
+			  * managed runtime's profiler): mt_event_named; made
+			  * in user space, never by the BPF program */
 };
 
 /* mt_event_proc.what */
@@ -266,6 +269,52 @@ struct mt_event_py {
 	struct mt_py_frame frames[MT_PY_MAX_FRAMES];
 };
 
+/*
+ * A sampled object whose stack the process's runtime named itself (V8's
+ * sampling heap profiler, docs/node.md): frames as text, not addresses.
+ * Variable length: the fixed part, nframes frame entries (innermost
+ * first), then text_len bytes holding, frame after frame, each frame's
+ * function then its file (no terminators, UTF-8 as the runtime gave it;
+ * ingest refuses a NUL byte). Its free is an MT_EV_FREE of the same addr.
+ */
+#define MT_NAMED_MAX_FRAMES 64
+#define MT_NAMED_TEXT_MAX 256 /* bytes of one function or file name */
+/* Set in a named sample's address: never a heap address (not canonical),
+ * never an mmap record's (MT_ADDR_MMAP) */
+#define MT_ADDR_NAMED (1ULL << 62)
+
+/* mt_event_named.source: which runtime's profiler named it */
+enum mt_named_source {
+	MT_NAMED_V8 = 1, /* V8's sampling heap profiler (Node.js) */
+};
+
+/* mt_event_named.flags */
+enum mt_named_flags {
+	MT_NAMEDF_TRUNCATED = 1 << 0, /* the runtime's stack was cut */
+};
+
+struct mt_named_frame {
+	__u32 line;         /* 1-based; 0: unknown */
+	__u16 function_len; /* 0: anonymous */
+	__u16 file_len;     /* 0: no file */
+};
+
+struct mt_event_named {
+	__u32 kind; /* MT_EV_NAMED */
+	__u32 pid;
+	__u32 tid; /* 0: not known */
+	__u32 nframes;
+	__u64 ts_ns;        /* CLOCK_MONOTONIC */
+	__u64 addr;         /* MT_ADDR_NAMED | the runtime's id of the sample */
+	__u64 size;         /* the object's bytes */
+	__u64 weight_bytes; /* bytes it stands for */
+	__u32 source;       /* enum mt_named_source */
+	__u32 flags;        /* enum mt_named_flags */
+	__u32 text_len;
+	__u32 _pad;
+	struct mt_named_frame frames[]; /* nframes, then text_len bytes */
+};
+
 /* The mmap source's view of a process's program break (the brk_state
  * map, by tgid): user space writes it at attach from /proc, the brk exit
  * program keeps it. */
@@ -310,6 +359,8 @@ _Static_assert(sizeof(struct mt_py_proc) == 40, "mt_py_proc layout");
 _Static_assert(sizeof(struct mt_py_frame) == 24, "mt_py_frame layout");
 _Static_assert(sizeof(struct mt_event_py) == 32 + 24 * MT_PY_MAX_FRAMES, "mt_event_py layout");
 _Static_assert(sizeof(struct mt_go_proc) == 16, "mt_go_proc layout");
+_Static_assert(sizeof(struct mt_named_frame) == 8, "mt_named_frame layout");
+_Static_assert(sizeof(struct mt_event_named) == 64, "mt_event_named layout");
 #endif
 
 #endif /* MEMTOP_ABI_H */

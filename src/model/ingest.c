@@ -22,6 +22,7 @@
  * runs out of its own share, never the others'.
  */
 #include "model/ingest.h"
+#include "model/ingest_named.h"
 
 #include <errno.h>
 #include <string.h>
@@ -239,6 +240,10 @@ int ingest_record(struct ingest *in, const void *data, size_t size)
 			goto bad;
 		memcpy(&in->py_pending[((const struct mt_event_py *)data)->tid % INGEST_PY_SLOTS],
 		       data, sizeof(struct mt_event_py));
+		break;
+	case MT_EV_NAMED:
+		if (ingest_named(in, data, size))
+			goto bad;
 		break;
 	case MT_EV_PROC:
 		if (size < sizeof(*pr))

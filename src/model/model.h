@@ -124,7 +124,7 @@ struct mt_target {
 	 * itself), "go-runtime", "uprobes"; and with uprobes, why not
 	 * in-process ("static binary"), or "" when it was not memtop's to
 	 * choose (--no-inject, -- CMD --no-preload). */
-	char mechanism[16];
+	char mechanism[48];
 	char mechanism_why[64];
 	/* A managed runtime whose heap is its own (probe/runtime.h), or "";
 	 * the strings are static. */

@@ -224,7 +224,7 @@ static int name_index(const char *name)
 static __u64 sym_def(int fd, const struct object *o, __u32 idx, const char *name)
 {
 	Elf64_Sym s;
-	char buf[64];
+	char buf[160]; /* C++ names of V8's API run to 80 bytes */
 
 	if (inject_mem_read(fd, o->symtab + (__u64)idx * sizeof(s), &s, sizeof(s)) ||
 	    s.st_shndx == SHN_UNDEF || !s.st_value || ELF64_ST_TYPE(s.st_info) != STT_FUNC ||
@@ -302,6 +302,29 @@ int inject_got_targets(int mem_fd, __u64 first, __u64 target[MT_IFN_COUNT], __u6
 		}
 	}
 	return 0;
+}
+
+int inject_got_symbol(int mem_fd, __u64 first, const char *name, __u64 *addr)
+{
+	__u64 at = first;
+	__u32 steps = 0;
+	int n;
+
+	*addr = 0;
+	for (n = 0; at && n < MAX_OBJECTS; n++) {
+		struct object o;
+		struct lm l;
+		int e = lm_read(mem_fd, at, &l);
+
+		if (e)
+			return e;
+		at = l.l_next;
+		if (!l.l_ld || object_read(mem_fd, &l, &o))
+			continue;
+		if ((*addr = object_lookup(mem_fd, &o, name, &steps)))
+			return 0;
+	}
+	return -ENOENT;
 }
 
 static bool seen_has(const struct got_seen *s, __u64 dyn)

@@ -159,7 +159,9 @@ static void holder(struct inject_session *s, inject_hold_fn work, void *ctx, int
 	holder_signals();
 	alarm_in(INJECT_HOLD_WORK_MS);
 	for (tries = 0; tries < PICK_TRIES && e == -ESRCH; tries++) {
-		e = inject_session_begin(s, inject_hold_pick_thread(s->pid), a.msg, sizeof(a.msg));
+		e = inject_session_begin(
+			s, s->want_tid > 0 ? s->want_tid : inject_hold_pick_thread(s->pid), a.msg,
+			sizeof(a.msg));
 		if (e == -ESRCH && kill(s->pid, 0))
 			break; /* the process, not one thread, is gone */
 	}

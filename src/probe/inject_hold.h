@@ -19,7 +19,7 @@
  * cgroup) is kept traced by the holder, which puts it back whenever it
  * stops, after memtop has been told the hold failed.
  *
- * Which thread: one that is running (a stop cannot interrupt anything),
+ * Which thread: s->want_tid when the caller set it; else one that is running (a stop cannot interrupt anything),
  * else one blocked in a system call the kernel restarts transparently
  * after a stop, else the main thread; never, if another one can be had,
  * one blocked where a stop makes the call fail with EINTR

@@ -31,6 +31,7 @@
 struct inject_session {
 	pid_t pid;          /* the process */
 	pid_t tid;          /* the thread held */
+	pid_t want_tid;     /* the thread inject_hold() is to hold; 0: it picks one */
 	int mem_fd;         /* /proc/PID/mem, read-write */
 	__u64 syscall_insn; /* address of a syscall instruction in the process */
 	struct user_regs_struct saved;

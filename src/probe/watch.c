@@ -38,6 +38,7 @@
 #endif
 #define SAMPLER_SO "libmemtop-sampler.so"
 #define INJECT_SO "libmemtop-inject.so"
+#define V8_AGENT_SO "libmemtop-v8.so"
 /* How many refreshes look for the runtime of a launched command (it
  * loads libjvm.so at its start, after memtop attached). */
 #define RUNTIME_CHECKS_LAUNCHED 10
@@ -238,6 +239,88 @@ static void inject_end(struct watch_set *ws, struct watched *w)
 	inject_free(w->inj);
 	free(w->inj);
 	w->inj = NULL;
+}
+
+/* ---- the V8 heap of a Node.js process (node_source.h, docs/node.md) ----
+ * Beside whatever watches its native heap: by default on every process of
+ * -p and --cgroup whose V8 exports its heap profiler's API; never with
+ * --no-inject (nothing written into any process) or for -- CMD. */
+static unsigned int node_lease_ms(const struct watch_set *ws)
+{
+	double ms = ws->env.cfg->interval_s * 4000.0;
+
+	return ms > 5000.0 ? (unsigned int)ms : 5000u;
+}
+
+static void node_start(struct watch_set *ws, struct watched *w, struct mt_target *t)
+{
+	char so[PATH_MAX], err[512];
+	int e;
+
+	if (w->node || w->launched || w->go || ws->env.cfg->inject_mode == MT_INJECT_NEVER ||
+	    !ws->env.ingest || !node_detect(w->pid))
+		return;
+	if (find_memtop_lib(V8_AGENT_SO, so, sizeof(so))) {
+		warn(ws, "PID %d: %s not found: its V8 heap is not sampled", w->pid, V8_AGENT_SO);
+		return;
+	}
+	w->node = calloc(1, sizeof(*w->node));
+	if (!w->node)
+		return;
+	e = node_attach(w->node, w->pid, so, ws->env.cfg->rate, node_lease_ms(ws), err,
+			sizeof(err));
+	if (e) {
+		warn(ws, "%s; its V8 heap is not sampled", err);
+		free(w->node);
+		w->node = NULL;
+		return;
+	}
+	snprintf(t->mechanism, sizeof(t->mechanism), "%s+%s", watch_mechanism(w),
+		 NODE_SOURCE_MECHANISM);
+	if (w->node->started)
+		warn(ws, "PID %d: V8 %s: sampling heap profiler started in-process; its JavaScript "
+			 "thread held %.2f ms",
+		     w->pid, w->node->v8_version, w->node->held_ns / 1e6);
+}
+
+static void node_refresh(struct watch_set *ws, struct watched *w, struct mt_target *t,
+			 __u64 now_ns)
+{
+	bool was = w->node->started;
+	char err[512];
+	int e = node_poll(w->node, ws->env.ingest, now_ns, err, sizeof(err));
+
+	if (!was && w->node->started)
+		warn(ws, "PID %d: V8 %s: sampling heap profiler started in-process; its JavaScript "
+			 "thread held %.2f ms",
+		     w->pid, w->node->v8_version, w->node->held_ns / 1e6);
+	if (e < 0 && target_alive(w->pid)) {
+		warn(ws, "%s", err);
+		if (w->node->gave_up)
+			snprintf(t->mechanism, sizeof(t->mechanism), "%s", watch_mechanism(w));
+	}
+	if (w->node->started)
+		t->runtime[0] = '\0'; /* its V8 heap is seen */
+}
+
+static void node_end(struct watch_set *ws, struct watched *w)
+{
+	int e;
+
+	if (!w->node)
+		return;
+	e = node_detach(w->node, 500);
+	if (e == -ETIMEDOUT)
+		warn(ws, "PID %d: V8's sampling heap profiler stops at its next event-loop turn",
+		     w->pid);
+	else if (!e && target_alive(w->pid))
+		warn(ws, "PID %d: V8's sampling heap profiler stopped", w->pid);
+	else if (e && target_alive(w->pid))
+		warn(ws, "PID %d: cannot stop V8's sampling heap profiler: %s", w->pid,
+		     strerror(-e));
+	node_free(w->node);
+	free(w->node);
+	w->node = NULL;
 }
 
 /* A Go executable at path (for pid): its runtime's sampled path is
@@ -833,6 +916,7 @@ static int attach_charged(struct watch_set *ws, struct watched *w, char *err, si
 	slowdown_init(&w->cost, ws->env.trap_ns, samples_itself(w));
 	phase_share_init(&w->share);
 	w->pending = false;
+	node_start(ws, w, t); /* a Node.js process: its V8 heap too */
 	return 0;
 }
 
@@ -847,6 +931,7 @@ static int attach_watched(struct watch_set *ws, struct watched *w, char *err, si
 
 static void release(struct watch_set *ws, struct watched *w)
 {
+	node_end(ws, w);
 	inject_end(ws, w);
 	attach_detach(w->probes);
 	w->probes = NULL;
@@ -1160,6 +1245,8 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns)
 				warn(ws, "%s", err);
 			inject_python_report(ws, w);
 		}
+		if (w->node)
+			node_refresh(ws, w, t, now_ns); /* its V8 heap's new snapshot */
 		alive++;
 	}
 	return alive;

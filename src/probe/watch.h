@@ -26,6 +26,7 @@
 #include "probe/bpf_loader.h"
 #include "probe/go_runtime.h"
 #include "probe/inject.h"
+#include "probe/node_source.h"
 #include "probe/phase_share.h"
 #include "probe/slowdown.h"
 #include "config.h"
@@ -41,6 +42,7 @@ struct watch_env {
 	struct proc_cache *pc;
 	struct unwinder *unw;    /* may be NULL */
 	struct python_names *py; /* names CPython frames (stacks/python.h); may be NULL */
+	struct ingest *ingest;   /* takes the records of in-process sources (node_source.h) */
 	double trap_ns;          /* calibrated cost of a probe hit */
 	/* A process could not be watched (cgroup mode); may be NULL. */
 	void (*warn)(void *ctx, const char *msg);
@@ -76,6 +78,8 @@ struct watched {
 	__u64 pending_since_ns;
 	struct mt_probe_set *probes;
 	struct inject_state *inj;               /* the sampler memtop put in it, or NULL */
+	struct node_source *node;               /* its V8 heap, sampled in-process (docs/node.md),
+						 * or NULL */
 	struct mt_inject_counts inj_counts;     /* the sampler's, as last read */
 	char uprobes_why[64];                   /* why it is not sampled in-process, when memtop
 			       * could have done it ("" otherwise) */

@@ -16,8 +16,11 @@ enum mt_frame_flags {
 	MT_FRAME_ANON = 1 << 1,     /* anonymous or JIT memory, no file */
 	MT_FRAME_NOSYM = 1 << 2,    /* file known, symbol not: module+offset */
 	MT_FRAME_UNMAPPED = 1 << 3, /* address in no mapping of the process */
-	MT_FRAME_PYTHON = 1 << 4    /* an interpreter frame (CPython): function, file
+	MT_FRAME_PYTHON = 1 << 4,   /* an interpreter frame (CPython): function, file
 				     * and line of the Python code, addr its bytecode */
+	MT_FRAME_NAMED = 1 << 5     /* named by the process's runtime (MT_EV_NAMED): function,
+				     * file and line as it gave them, module the mechanism
+				     * ("v8-sampling"), no address */
 };
 
 struct mt_frame {
