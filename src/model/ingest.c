@@ -204,6 +204,10 @@ static int ingest_alloc(struct ingest *in, const struct mt_event_alloc *ev)
 	if (t)
 		t->limits.names_refused = t->names.refused;
 
+	if (ev->fn == MT_FN_MMAP && ingest_named_page(t, frames, nf)) {
+		t->pages_named++; /* the runtime's heap pages: their objects are named */
+		return 0;
+	}
 	s.pid = ev->pid;
 	s.ts_ns = ev->ts_ns;
 	s.addr = ev->addr;

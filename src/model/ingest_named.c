@@ -92,3 +92,16 @@ int ingest_named(struct ingest *in, const void *data, size_t size)
 	model_on_alloc(in->model, &s);
 	return 0;
 }
+
+bool ingest_named_page(const struct mt_target *t, const struct mt_frame *frames, int nframes)
+{
+	static const char v8_pages[] = "v8::internal::MemoryAllocator::";
+	int i;
+
+	if (!t || !t->heap_named)
+		return false;
+	for (i = 0; i < nframes; i++)
+		if (frames[i].function && !strncmp(frames[i].function, v8_pages, sizeof(v8_pages) - 1))
+			return true;
+	return false;
+}

@@ -15,4 +15,10 @@
  * (nothing taken from it). */
 int ingest_named(struct ingest *in, const void *data, size_t size);
 
+/* Is an mmap sample with these frames a page of a heap whose objects the
+ * runtime names itself (t->heap_named), so that taking it in would count
+ * them twice? V8's: a mapping made by its heap's page allocator
+ * (v8::internal::MemoryAllocator). */
+bool ingest_named_page(const struct mt_target *t, const struct mt_frame *frames, int nframes);
+
 #endif /* MEMTOP_INGEST_NAMED_H */

@@ -147,6 +147,12 @@ struct mt_target {
 	 * overhead budget paused the allocation probes. */
 	struct mt_proc_counters counters;
 	bool counters_exact;
+	/* Its runtime names its heap's objects (MT_EV_NAMED: a Node.js
+	 * process's V8 heap, docs/node.md): the runtime's own page mappings,
+	 * which hold those objects, are not taken in again as mmap samples
+	 * (set by the data path; pages_named counts them). */
+	bool heap_named;
+	__u64 pages_named;
 	/* Over the last model_tick() interval, from the exact counters; for a
 	 * target memtop counts nothing of (the Go runtime's sampling, a
 	 * sampler the process runs itself), estimated from its samples. */

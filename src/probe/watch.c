@@ -277,6 +277,7 @@ static void node_start(struct watch_set *ws, struct watched *w, struct mt_target
 	}
 	snprintf(t->mechanism, sizeof(t->mechanism), "%s+%s", watch_mechanism(w),
 		 NODE_SOURCE_MECHANISM);
+	t->heap_named = true;
 	if (w->node->started)
 		warn(ws, "PID %d: V8 %s: sampling heap profiler started in-process; its JavaScript "
 			 "thread held %.2f ms",
@@ -296,8 +297,10 @@ static void node_refresh(struct watch_set *ws, struct watched *w, struct mt_targ
 		     w->pid, w->node->v8_version, w->node->held_ns / 1e6);
 	if (e < 0 && target_alive(w->pid)) {
 		warn(ws, "%s", err);
-		if (w->node->gave_up)
+		if (w->node->gave_up) {
 			snprintf(t->mechanism, sizeof(t->mechanism), "%s", watch_mechanism(w));
+			t->heap_named = false;
+		}
 	}
 	if (w->node->started)
 		t->runtime[0] = '\0'; /* its V8 heap is seen */
@@ -1336,6 +1339,7 @@ void watch_fini(struct watch_set *ws)
 	 * released side by side (a grace period for all, not one each) */
 	link_batch_begin();
 	for (i = 0; i < ws->n; i++) {
+		node_end(ws, &ws->v[i]);
 		inject_end(ws, &ws->v[i]);
 		attach_detach(ws->v[i].probes);
 		ws->v[i].probes = NULL;
