@@ -35,6 +35,7 @@
 struct hold_answer {
 	int err;
 	__u64 base;
+	__u64 ran_ns;
 	__u64 paused_ns;
 	__u64 reach_ns;
 	__u64 nflags;
@@ -186,6 +187,7 @@ static void holder(struct inject_session *s, inject_hold_fn work, void *ctx, int
 	}
 	a.err = e;
 	a.base = out.base;
+	a.ran_ns = out.ran_ns;
 	a.paused_ns = s->paused_ns;
 	a.reach_ns = s->reach_ns;
 	a.nflags = out.flags ? out.nflags : 0;
@@ -304,6 +306,7 @@ int inject_hold(struct inject_session *s, inject_hold_fn work, void *ctx,
 	s->paused_ns = a.paused_ns;
 	s->reach_ns = a.reach_ns;
 	out->base = a.base;
+	out->ran_ns = a.ran_ns;
 	if (a.err) {
 		a.msg[sizeof(a.msg) - 1] = '\0';
 		snprintf(err, errlen, "%s", a.msg);

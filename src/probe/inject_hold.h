@@ -43,6 +43,8 @@
  * with it). */
 struct inject_hold_out {
 	__u64 base;           /* the sampler's address, if the work mapped it */
+	__u64 ran_ns;         /* of the hold, the time the work let the thread run on
+			       * (inject_session_until_syscall): not a pause */
 	size_t nflags;        /* per-slot results of the work, at most */
 	unsigned char *flags; /* INJECT_HOLD_MAX_FLAGS; malloc'ed */
 };

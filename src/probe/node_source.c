@@ -129,24 +129,6 @@ static bool in_event_loop_wait(long nr)
 	return nr == SYS_epoll_wait || nr == SYS_epoll_pwait || nr == 441 /* epoll_pwait2 */;
 }
 
-/* Is pid's main thread waiting in its event loop now (a hint, read
- * without stopping it; the holder checks again on the stopped thread)? */
-static bool main_thread_waits(pid_t pid)
-{
-	char path[64], buf[64];
-	FILE *f;
-	bool yes = false;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	if (fgets(buf, sizeof(buf), f) && buf[0] >= '0' && buf[0] <= '9')
-		yes = in_event_loop_wait(atol(buf));
-	fclose(f);
-	return yes;
-}
-
 struct start_work {
 	struct node_source *ns;
 	bool map_image;
@@ -163,11 +145,22 @@ static int start_work_run(struct inject_session *s, void *ctx, struct inject_hol
 	struct user_regs_struct after;
 	int e;
 
-	if (!in_event_loop_wait((long)s->saved.orig_rax)) {
+	static const long loop_waits[] = { SYS_epoll_wait, SYS_epoll_pwait, 441 /* epoll_pwait2 */ };
+	__u64 t0 = clock_mono_ns();
+
+	/* a thread blocked in epoll_wait is there already; a busy one is let
+	 * run to its next epoll_wait, for at most NODE_LOOP_WAIT_MS */
+	e = inject_session_until_syscall(s, loop_waits, 3, t0 + NODE_LOOP_WAIT_MS * 1000000ull);
+	out->nflags = 0;
+	if (e || !(in_event_loop_wait((long)s->saved.orig_rax) ||
+		   ((long)s->saved.orig_rax == -1 && in_event_loop_wait((long)s->saved.rax)))) {
 		snprintf(err, errlen,
-			 "PID %d: its JavaScript thread was not waiting in its event loop", s->pid);
-		return -EAGAIN;
+			 "PID %d: its JavaScript thread did not wait in its event loop within %d ms",
+			 s->pid, NODE_LOOP_WAIT_MS);
+		return e == -ESRCH ? e : -EAGAIN;
 	}
+	/* how long it ran on before its epoll_wait: not a pause */
+	out->ran_ns = clock_mono_ns() - t0;
 	if (w->map_image) {
 		e = inject_image_map(&ns->im, s, &ns->base, err, errlen);
 		if (e)
@@ -217,11 +210,6 @@ static int start_try(struct node_source *ns, char *err, size_t errlen)
 	struct mt_v8_ctl c;
 	int e;
 
-	if (!main_thread_waits(ns->pid)) {
-		snprintf(err, errlen, "PID %d: its JavaScript thread was not waiting in its event loop",
-			 ns->pid);
-		return -EAGAIN;
-	}
 	e = inject_session_prepare(&s, ns->pid, ns->libc, err, errlen);
 	if (e)
 		return e;
@@ -234,7 +222,8 @@ static int start_try(struct node_source *ns, char *err, size_t errlen)
 		ns->base = out.base;
 		ns->ctl = ns->base + inject_image_symbol(&ns->im, MT_V8_CTL_SYMBOL);
 	}
-	ns->held_ns = s.paused_ns;
+	ns->held_ns = s.paused_ns > out.ran_ns ? s.paused_ns - out.ran_ns : 0;
+	ns->ran_ns = out.ran_ns;
 	if (!e && ns->ctl && !(e = ctl_read(ns, s.mem_fd, &c))) {
 		memcpy(ns->v8_version, c.v8_version, sizeof(ns->v8_version));
 		ns->v8_version[sizeof(ns->v8_version) - 1] = '\0';
@@ -344,10 +333,20 @@ static int snapshot_read(struct node_source *ns, int fd, size_t *len)
 {
 	struct mt_v8_ctl c;
 	__u64 seq2, buf = ns->base + inject_image_symbol(&ns->im, MT_V8_BUF_SYMBOL);
+	__u64 now = clock_mono_ns();
 	int e = ctl_read(ns, fd, &c);
 
 	if (e)
 		return e;
+	/* the JavaScript thread's time in the agent since the last poll */
+	if (ns->cost_at_ns && now > ns->cost_at_ns && c.collect_ns >= ns->cost_collect_ns) {
+		double spent = (double)(c.collect_ns - ns->cost_collect_ns);
+		double span = (double)(now - ns->cost_at_ns);
+
+		ns->cost_pct = spent < span ? 100.0 * spent / (span - spent) : 100.0;
+	}
+	ns->cost_collect_ns = c.collect_ns;
+	ns->cost_at_ns = now;
 	if (c.seq == ns->seq_done || (c.seq & 1) || c.snap_len < sizeof(struct mt_v8_snap) ||
 	    c.snap_len > MT_V8_BUF_SIZE)
 		return 0;

@@ -28,6 +28,9 @@ struct ingest;
 /* How long memtop waits for the JavaScript thread to wait in its event
  * loop before it gives up starting the agent. */
 #define NODE_START_GIVE_UP_MS 10000
+/* How long one try lets a busy JavaScript thread run on, traced, to its
+ * next epoll_wait (the holder's whole work is bounded by 2 s). */
+#define NODE_LOOP_WAIT_MS 1000
 
 struct node_source {
 	pid_t pid;
@@ -46,12 +49,17 @@ struct node_source {
 	bool gave_up;
 	unsigned int tries;
 	__u64 held_ns; /* how long the start held the JavaScript thread */
+	__u64 ran_ns;  /* how long it ran on, traced, to its epoll_wait first */
 	/* the live samples of the last snapshot, by sample id, sorted */
 	__u64 *live;
 	size_t nlive;
 	unsigned char *snap; /* a copy of the last snapshot */
 	size_t snap_cap;
 	__u64 named, freed; /* records handed to ingest */
+	/* what the agent's snapshots cost the JavaScript thread: its time
+	 * writing them over the last poll interval, as a slowdown (%) */
+	double cost_pct;
+	__u64 cost_collect_ns, cost_at_ns;
 	char v8_version[32];
 };
 

@@ -280,8 +280,8 @@ static void node_start(struct watch_set *ws, struct watched *w, struct mt_target
 	t->heap_named = true;
 	if (w->node->started)
 		warn(ws, "PID %d: V8 %s: sampling heap profiler started in-process; its JavaScript "
-			 "thread held %.2f ms",
-		     w->pid, w->node->v8_version, w->node->held_ns / 1e6);
+			 "thread held %.2f ms (traced %.2f ms to its event loop's wait)",
+		     w->pid, w->node->v8_version, w->node->held_ns / 1e6, w->node->ran_ns / 1e6);
 }
 
 static void node_refresh(struct watch_set *ws, struct watched *w, struct mt_target *t,
@@ -293,8 +293,8 @@ static void node_refresh(struct watch_set *ws, struct watched *w, struct mt_targ
 
 	if (!was && w->node->started)
 		warn(ws, "PID %d: V8 %s: sampling heap profiler started in-process; its JavaScript "
-			 "thread held %.2f ms",
-		     w->pid, w->node->v8_version, w->node->held_ns / 1e6);
+			 "thread held %.2f ms (traced %.2f ms to its event loop's wait)",
+		     w->pid, w->node->v8_version, w->node->held_ns / 1e6, w->node->ran_ns / 1e6);
 	if (e < 0 && target_alive(w->pid)) {
 		warn(ws, "%s", err);
 		if (w->node->gave_up) {
@@ -312,6 +312,12 @@ static void node_end(struct watch_set *ws, struct watched *w)
 
 	if (!w->node)
 		return;
+	if (!w->node->started) {
+		node_free(w->node);
+		free(w->node);
+		w->node = NULL;
+		return;
+	}
 	e = node_detach(w->node, 500);
 	if (e == -ETIMEDOUT)
 		warn(ws, "PID %d: V8's sampling heap profiler stops at its next event-loop turn",
@@ -1139,6 +1145,9 @@ int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, struct wa
 
 		if (!measurable(w) || slowdown_window(&w->cost, since_ns, max_ns, &est))
 			continue;
+		if (w->node && w->node->started)
+			/* the V8 agent's snapshots, on the JavaScript thread */
+			est.slowdown_pct += w->node->cost_pct;
 		if (t)
 			t->slowdown_pct = est.slowdown_pct;
 		if (!e && est.slowdown_pct <= out->slowdown_pct)

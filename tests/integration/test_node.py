@@ -243,3 +243,46 @@ def test_node_no_inject():
           "a V8 site under --no-inject")
     p.popen.stdin.close()
     check(p.wait(10) == 0, "node_leaky failed: %s" % p.err.text()[-300:])
+
+
+def test_node_cgroup():
+    """--cgroup with Node processes in it: one there before memtop, one
+    that joins after (started while memtop watches): both get V8's
+    profiler (mechanism in-process+v8-sampling, said on stderr), and the
+    leaking function ranks first."""
+    from test_cgroup import Cgroup
+
+    cg = Cgroup("memtop-node")
+    procs = []
+    try:
+        a = cg.spawn(NODE, "--expose-gc", WORKLOAD, "--duration", "60")
+        procs.append(a)
+        check((a.out.get(20, "node READY") or "").startswith("READY"), "node did not start")
+        m = Memtop("-b", "--json", "-d", "1", "--cgroup", cg.name)
+        procs.append(m)
+        rec = m.first_record()
+        check(target(rec, a.pid)["mechanism"] == "in-process+v8-sampling",
+              "mechanism of the first node: %s" % target(rec, a.pid)["mechanism"])
+        b = cg.spawn(NODE, "--expose-gc", WORKLOAD, "--duration", "60")
+        procs.append(b)
+        check((b.out.get(20, "node READY") or "").startswith("READY"), "node did not start")
+        go(a)
+        go(b)
+        wait_leak_first(m, a.pid)
+        t0 = time.monotonic()
+        while "PID %d: V8 " % b.pid not in m.err.text():
+            check(time.monotonic() - t0 < 15, "the node that joined has no V8 profiler: %s" %
+                  m.err.text()[-800:])
+            check(m.record(10) is not None, "memtop exited: %s" % m.err.text()[-500:])
+        rec = m.record(10)
+        check(target(rec, b.pid)["mechanism"] == "in-process+v8-sampling",
+              "mechanism of the node that joined: %s" % target(rec, b.pid)["mechanism"])
+        m.send(signal.SIGINT)
+        check(m.drain(20) == 0, "memtop failed: %s" % m.err.text()[-500:])
+        for p in (a, b):
+            check(agent_state(p.pid) == 2, "PID %d: the agent was not stopped" % p.pid)
+            check(p.poll() is None, "PID %d died" % p.pid)
+    finally:
+        for p in procs:
+            p.kill()
+        cg.remove()
