@@ -59,17 +59,16 @@ enum mt_v8_fn {
 	MT_V8_FN_COUNT,
 };
 
-#define MT_V8_FN_NAMES                                                                      \
-	{                                                                                   \
-		"_ZN2v82V810GetVersionEv", "_ZN2v87Isolate13TryGetCurrentEv",               \
-			"_ZN2v87Isolate15GetHeapProfilerEv",                                \
-			"_ZN2v812HeapProfiler25StartSamplingHeapProfilerEmiNS0_13SamplingFlagsE", \
-			"_ZN2v812HeapProfiler24StopSamplingHeapProfilerEv",                 \
-			"_ZN2v812HeapProfiler20GetAllocationProfileEv",                     \
-			"_ZN2v811HandleScopeC1EPNS_7IsolateE", "_ZN2v811HandleScopeD1Ev",   \
-			"_ZNK2v86String9WriteUtf8EPNS_7IsolateEPciPii", "uv_default_loop",  \
-			"uv_timer_init", "uv_timer_start", "uv_timer_stop", "uv_unref",     \
-			"uv_close"                                                          \
+#define MT_V8_FN_NAMES                                                                             \
+	{                                                                                          \
+		"_ZN2v82V810GetVersionEv", "_ZN2v87Isolate13TryGetCurrentEv",                      \
+			"_ZN2v87Isolate15GetHeapProfilerEv",                                       \
+			"_ZN2v812HeapProfiler25StartSamplingHeapProfilerEmiNS0_13SamplingFlagsE",  \
+			"_ZN2v812HeapProfiler24StopSamplingHeapProfilerEv",                        \
+			"_ZN2v812HeapProfiler20GetAllocationProfileEv",                            \
+			"_ZN2v811HandleScopeC1EPNS_7IsolateE", "_ZN2v811HandleScopeD1Ev",          \
+			"_ZNK2v86String9WriteUtf8EPNS_7IsolateEPciPii", "uv_default_loop",         \
+			"uv_timer_init", "uv_timer_start", "uv_timer_stop", "uv_unref", "uv_close" \
 	}
 
 /* mt_v8_ctl.state */
@@ -85,25 +84,26 @@ struct mt_v8_ctl {
 	__u32 version; /* MT_V8_VERSION */
 	__u32 state;   /* enum mt_v8_state, written by the agent */
 	/* written by memtop */
-	__u32 want;         /* 1: keep sampling; 0: stop at the next timer run */
-	__u32 memtop_pid;   /* the memtop that holds the lease */
-	__u64 interval;     /* mean bytes between samples (--rate) */
-	__u64 lease_ns;     /* CLOCK_MONOTONIC: past it, the agent stops by itself */
-	__u64 request;      /* bumped by memtop: write a fresh snapshot */
+	__u32 want;       /* 1: keep sampling; 0: stop at the next timer run */
+	__u32 memtop_pid; /* the memtop that holds the lease */
+	__u64 interval;   /* mean bytes between samples (--rate) */
+	__u64 lease_ns;   /* CLOCK_MONOTONIC: past it, the agent stops by itself */
+	__u64 request;    /* bumped by memtop: write a fresh snapshot */
 	__u64 fn[MT_V8_FN_COUNT];
-	char want_version[16]; /* the V8 version prefix memtop knows the layouts of */
+	char want_version[16]; /* the V8 version prefixes memtop knows the layouts of,
+				* separated by '|' ("11.3.|10.2.") */
 	/* written by the agent */
-	__u64 seq;       /* the snapshot's sequence lock: odd while it is written */
-	__u64 served;    /* the request the snapshot answers */
-	__u64 snap_len;  /* bytes of mt_v8_buf the snapshot uses */
-	__u64 isolate;   /* the isolate it samples */
+	__u64 seq;      /* the snapshot's sequence lock: odd while it is written */
+	__u64 served;   /* the request the snapshot answers */
+	__u64 snap_len; /* bytes of mt_v8_buf the snapshot uses */
+	__u64 isolate;  /* the isolate it samples */
 	__u64 collections;
 	__u64 collect_ns;     /* time spent writing snapshots, in all */
 	__u64 collect_ns_max; /* the longest */
 	__u32 generation;     /* starts so far (a restart uses the other timer) */
 	__u32 _pad;
 	char v8_version[32]; /* V8's version, as the agent read it */
-	char why[64];     /* MT_V8_REFUSED: the reason */
+	char why[64];        /* MT_V8_REFUSED: the reason */
 };
 
 /* The snapshot in mt_v8_buf: a header, nnodes nodes (the profile's call

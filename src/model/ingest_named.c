@@ -68,9 +68,8 @@ int ingest_named(struct ingest *in, const void *data, size_t size)
 		const struct mt_named_frame *nf = &ev->frames[i];
 
 		memset(&frames[i], 0, sizeof(frames[i]));
-		frames[i].function = nf->function_len
-					     ? strpool_intern_len(text, nf->function_len)
-					     : strpool_intern("(anonymous)");
+		frames[i].function = nf->function_len ? strpool_intern_len(text, nf->function_len)
+						      : strpool_intern("(anonymous)");
 		text += nf->function_len;
 		frames[i].file = nf->file_len ? strpool_intern_len(text, nf->file_len) : NULL;
 		text += nf->file_len;

@@ -43,8 +43,7 @@ static const char *const fn_names[MT_IFN_COUNT] = MT_INJECT_FN_NAMES;
 
 /* The build refuses a file with relocations; a file that has some anyway
  * (built by hand) is refused here: nothing would apply them. */
-static int relocations_none(const struct inject_image *im, const char *path, char *err,
-			    size_t errlen)
+static int relocations_none(const struct inject_image *im, const char *path, char *err, size_t errlen)
 {
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)im->data;
 	const Elf64_Shdr *sh = (const Elf64_Shdr *)(im->data + eh->e_shoff);
@@ -214,8 +213,8 @@ __u64 inject_image_symbol(const struct inject_image *im, const char *name)
 		n = sh[i].sh_size / sizeof(*sym);
 		for (j = 0; j < n; j++)
 			if (sym[j].st_name < strs->sh_size && sym[j].st_value &&
-			    !strncmp((const char *)im->data + strs->sh_offset + sym[j].st_name, name,
-				     strs->sh_size - sym[j].st_name))
+			    !strncmp((const char *)im->data + strs->sh_offset + sym[j].st_name,
+				     name, strs->sh_size - sym[j].st_name))
 				return sym[j].st_value;
 	}
 	return 0;
@@ -344,8 +343,7 @@ static int fill_memfd(const struct inject_image *im, int mine)
 /* Every file mapping in [base, base + span) is the memfd memtop filled
  * (its device and inode): what the held thread mapped from descriptor fd
  * is what memtop checked, even if fd was swapped in between. */
-static int mapped_is(pid_t pid, const char *memfd_name, __u64 base, __u64 span,
-		     const struct stat *st)
+static int mapped_is(pid_t pid, const char *memfd_name, __u64 base, __u64 span, const struct stat *st)
 {
 	struct mt_maps maps;
 	size_t i, files = 0;

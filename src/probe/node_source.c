@@ -40,8 +40,9 @@
 #include "util/clock.h"
 
 /* The V8 versions whose layouts the agent was checked against (V8's
- * include/v8-profiler.h): Node 20's. */
-#define NODE_V8_VERSION "11.3."
+ * include/v8-profiler.h, v8-local-handle.h): Node 20's (run by the tests)
+ * and Node 18's (Debian 12's libnode108, the same declarations). */
+#define NODE_V8_VERSIONS "11.3.|10.2."
 
 static const char *const fn_names[MT_V8_FN_COUNT] = MT_V8_FN_NAMES;
 
@@ -93,8 +94,9 @@ static int ctl_write(const struct node_source *ns, int fd, size_t off, const voi
 	return inject_mem_write(fd, ns->ctl + off, v, len);
 }
 
-#define CTL_WRITE(ns, fd, field, v) \
-	ctl_write(ns, fd, offsetof(struct mt_v8_ctl, field), v, sizeof(((struct mt_v8_ctl *)0)->field))
+#define CTL_WRITE(ns, fd, field, v)                             \
+	ctl_write(ns, fd, offsetof(struct mt_v8_ctl, field), v, \
+		  sizeof(((struct mt_v8_ctl *)0)->field))
 
 static int ctl_read(const struct node_source *ns, int fd, struct mt_v8_ctl *c)
 {
@@ -105,7 +107,7 @@ static int ctl_read(const struct node_source *ns, int fd, struct mt_v8_ctl *c)
  * version it may run on, a lease, and that it is memtop's now. */
 static int ctl_fill(struct node_source *ns, int fd)
 {
-	char want[16] = NODE_V8_VERSION;
+	char want[16] = NODE_V8_VERSIONS;
 	__u32 me = (__u32)getpid(), on = 1;
 	__u64 lease = clock_mono_ns() + ns->lease_ns;
 	int e = CTL_WRITE(ns, fd, fn, ns->fn);
@@ -170,8 +172,7 @@ static int start_work_run(struct inject_session *s, void *ctx, struct inject_hol
 	}
 	e = ctl_fill(ns, s->mem_fd);
 	if (e) {
-		snprintf(err, errlen, "PID %d: cannot set the V8 agent up: %s", s->pid,
-			 strerror(-e));
+		snprintf(err, errlen, "PID %d: cannot set the V8 agent up: %s", s->pid, strerror(-e));
 		return e;
 	}
 	e = inject_session_run(s, ns->base + inject_image_symbol(&ns->im, MT_V8_START_SYMBOL), 0,
@@ -229,8 +230,9 @@ static int start_try(struct node_source *ns, char *err, size_t errlen)
 		ns->v8_version[sizeof(ns->v8_version) - 1] = '\0';
 		if (c.state == MT_V8_REFUSED) {
 			c.why[sizeof(c.why) - 1] = '\0';
-			snprintf(err, errlen, "PID %d: V8 %s: %s (memtop knows V8 %sx, Node 20)",
-				 ns->pid, ns->v8_version, c.why, NODE_V8_VERSION);
+			snprintf(err, errlen,
+				 "PID %d: V8 %s: %s (memtop knows V8 11.3 and 10.2: Node 20 and 18)",
+				 ns->pid, ns->v8_version, c.why);
 			e = -ENOTSUP;
 		} else if (c.state != MT_V8_ON) {
 			snprintf(err, errlen, "PID %d: the V8 agent did not start", ns->pid);
@@ -290,8 +292,8 @@ int node_attach(struct node_source *ns, pid_t pid, const char *agent_so, __u64 r
 		ns->ctl = ns->base + inject_image_symbol(&ns->im, MT_V8_CTL_SYMBOL);
 		e = ctl_read(ns, fd, &c);
 		if (!e && (c.magic != MT_V8_MAGIC || c.version != MT_V8_VERSION)) {
-			snprintf(err, errlen, "PID %d: another version of memtop's V8 agent is in it",
-				 pid);
+			snprintf(err, errlen,
+				 "PID %d: another version of memtop's V8 agent is in it", pid);
 			e = -EPROTO;
 		} else if (!e && held_by_another(&c)) {
 			snprintf(err, errlen, "PID %d: another memtop (PID %u) samples its V8 heap",
@@ -498,9 +500,9 @@ static size_t named_record(const struct snap_view *v, const struct mt_v8_sample 
 static int snapshot_apply(struct node_source *ns, struct ingest *in, const unsigned char *p,
 			  size_t len)
 {
-	static unsigned char rec[sizeof(struct mt_event_named) +
-				 MT_NAMED_MAX_FRAMES * (sizeof(struct mt_named_frame) +
-							2 * MT_NAMED_TEXT_MAX)];
+	static unsigned char
+		rec[sizeof(struct mt_event_named) +
+		    MT_NAMED_MAX_FRAMES * (sizeof(struct mt_named_frame) + 2 * MT_NAMED_TEXT_MAX)];
 	struct snap_view v;
 	__u64 *ids;
 	size_t i, j, nids;

@@ -36,10 +36,10 @@ struct node_source {
 	pid_t pid;
 	struct inject_image im;
 	char libc[PATH_MAX];
-	__u64 base;    /* the agent's load address */
-	__u64 ctl;     /* its control block, in the process */
-	__u64 buf;     /* its snapshot buffer, in the process */
-	__u64 rate;    /* mean bytes between samples */
+	__u64 base;     /* the agent's load address */
+	__u64 ctl;      /* its control block, in the process */
+	__u64 buf;      /* its snapshot buffer, in the process */
+	__u64 rate;     /* mean bytes between samples */
 	__u64 lease_ns; /* how long each renewal lets the agent run on alone */
 	__u64 fn[MT_V8_FN_COUNT];
 	__u64 since_ns; /* the first try of the start */

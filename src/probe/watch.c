@@ -267,8 +267,7 @@ static void node_start(struct watch_set *ws, struct watched *w, struct mt_target
 	w->node = calloc(1, sizeof(*w->node));
 	if (!w->node)
 		return;
-	e = node_attach(w->node, w->pid, so, ws->env.cfg->rate, node_lease_ms(ws), err,
-			sizeof(err));
+	e = node_attach(w->node, w->pid, so, ws->env.cfg->rate, node_lease_ms(ws), err, sizeof(err));
 	if (e) {
 		warn(ws, "%s; its V8 heap is not sampled", err);
 		free(w->node);
@@ -279,21 +278,22 @@ static void node_start(struct watch_set *ws, struct watched *w, struct mt_target
 		 NODE_SOURCE_MECHANISM);
 	t->heap_named = true;
 	if (w->node->started)
-		warn(ws, "PID %d: V8 %s: sampling heap profiler started in-process; its JavaScript "
-			 "thread held %.2f ms (traced %.2f ms to its event loop's wait)",
+		warn(ws,
+		     "PID %d: V8 %s: sampling heap profiler started in-process; its JavaScript "
+		     "thread held %.2f ms (traced %.2f ms to its event loop's wait)",
 		     w->pid, w->node->v8_version, w->node->held_ns / 1e6, w->node->ran_ns / 1e6);
 }
 
-static void node_refresh(struct watch_set *ws, struct watched *w, struct mt_target *t,
-			 __u64 now_ns)
+static void node_refresh(struct watch_set *ws, struct watched *w, struct mt_target *t, __u64 now_ns)
 {
 	bool was = w->node->started;
 	char err[512];
 	int e = node_poll(w->node, ws->env.ingest, now_ns, err, sizeof(err));
 
 	if (!was && w->node->started)
-		warn(ws, "PID %d: V8 %s: sampling heap profiler started in-process; its JavaScript "
-			 "thread held %.2f ms (traced %.2f ms to its event loop's wait)",
+		warn(ws,
+		     "PID %d: V8 %s: sampling heap profiler started in-process; its JavaScript "
+		     "thread held %.2f ms (traced %.2f ms to its event loop's wait)",
 		     w->pid, w->node->v8_version, w->node->held_ns / 1e6, w->node->ran_ns / 1e6);
 	if (e < 0 && target_alive(w->pid)) {
 		warn(ws, "%s", err);
@@ -325,8 +325,7 @@ static void node_end(struct watch_set *ws, struct watched *w)
 	else if (!e && target_alive(w->pid))
 		warn(ws, "PID %d: V8's sampling heap profiler stopped", w->pid);
 	else if (e && target_alive(w->pid))
-		warn(ws, "PID %d: cannot stop V8's sampling heap profiler: %s", w->pid,
-		     strerror(-e));
+		warn(ws, "PID %d: cannot stop V8's sampling heap profiler: %s", w->pid, strerror(-e));
 	node_free(w->node);
 	free(w->node);
 	w->node = NULL;

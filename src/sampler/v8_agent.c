@@ -11,8 +11,9 @@
  * control block. C, not C++: V8's members are called with the object as
  * their first argument and its two virtual calls through the vtable, as
  * the Itanium C++ ABI lays them out; the few V8 layouts it reads are
- * below, each from V8's include/v8-profiler.h of the version memtop names
- * in ctl.want_version (the start refuses any other).
+ * below, each from V8's include/v8-profiler.h of the versions memtop names
+ * in ctl.want_version (the start refuses any other): the same in V8 11.3
+ * (Node 20) and 10.2 (Node 18, Debian 12's libnode-dev 18.20.4).
  *
  * Where it runs, all on the process's JavaScript thread:
  *   - mt_v8_start, once per start: memtop holds that thread under ptrace
@@ -139,12 +140,24 @@ static void say(char *dst, size_t cap, const char *msg)
 	dst[i] = '\0';
 }
 
-static bool has_prefix(const char *s, const char *prefix)
+/* Does s start with one of the '|'-separated prefixes of list? */
+static bool has_prefix(const char *s, const char *list)
 {
-	while (*prefix)
-		if (*s++ != *prefix++)
-			return false;
-	return true;
+	while (*list) {
+		const char *p = s;
+
+		while (*list && *list != '|' && *p == *list) {
+			p++;
+			list++;
+		}
+		if (!*list || *list == '|')
+			return true;
+		while (*list && *list != '|')
+			list++;
+		if (*list == '|')
+			list++;
+	}
+	return false;
 }
 
 /* ---- the snapshot ---- */
@@ -180,7 +193,7 @@ static void text_put(struct writer *w, void *str, __u32 *off, __u16 *len)
 		return;
 	}
 	n = FN(MT_V8_WRITE_UTF8, write_utf8_fn)(str, isolate, (char *)w->text + w->text_len, cap,
-						 NULL, WRITE_OPTIONS);
+						NULL, WRITE_OPTIONS);
 	if (n < 0)
 		n = 0;
 	if (n > cap)

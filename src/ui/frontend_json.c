@@ -113,9 +113,9 @@ static void write_site(struct json_writer *w, const struct mt_model *m, const st
 	/* a site the runtime named (MT_FRAME_NAMED): its mechanism, the
 	 * frame's module ("v8-sampling"); else memtop's own heap or mmap */
 	kv_string(w, "source",
-		  s->stack->mmap			  ? "mmap"
+		  s->stack->mmap                                         ? "mmap"
 		  : s->frame->flags & MT_FRAME_NAMED && s->frame->module ? s->frame->module
-									  : "heap");
+									 : "heap");
 	write_location(w, s->frame);
 	kv_double(w, "alloc_bytes_per_s", s->alloc_bytes_per_s, 1);
 	kv_double(w, "alloc_objects_per_s", s->alloc_objects_per_s, 2);
