@@ -580,22 +580,45 @@ int node_poll(struct node_source *ns, struct ingest *in, __u64 now_ns, char *err
 		}
 	}
 	fd = mem_fd_open(ns->pid, O_RDWR);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		e = -errno;
+		snprintf(err, errlen, "PID %d: cannot open its memory: %s", ns->pid, strerror(-e));
+		return e;
+	}
 	e = CTL_WRITE(ns, fd, lease_ns, &lease);
 	if (!e)
 		e = snapshot_read(ns, fd, &len);
-	if (e == 1)
+	if (e == 1) {
 		records = snapshot_apply(ns, in, ns->snap, len);
+		if (records == -EINVAL) {
+			/* the process wrote it: refused whole, said once */
+			records = 0;
+			if (!ns->bad_snapshots++)
+				snprintf(err, errlen,
+					 "PID %d: a snapshot of its V8 agent does not hold together: "
+					 "ignored (and any later one like it)",
+					 ns->pid);
+			e = ns->bad_snapshots == 1 ? -EINVAL : 0;
+		}
+	}
 	ns->request++;
-	if (e >= 0)
-		e = CTL_WRITE(ns, fd, request, &ns->request);
+	{
+		int w = CTL_WRITE(ns, fd, request, &ns->request);
+
+		if (e >= 0 && w)
+			e = w;
+	}
 	close(fd);
+	if (e == -EINVAL)
+		return e;
 	if (e < 0) {
 		snprintf(err, errlen, "PID %d: cannot read its V8 agent: %s", ns->pid, strerror(-e));
 		return e;
 	}
-	return records < 0 ? records : records;
+	if (records < 0)
+		snprintf(err, errlen, "PID %d: its V8 agent's snapshot: %s", ns->pid,
+			 strerror(-records));
+	return records;
 }
 
 int node_detach(struct node_source *ns, unsigned int wait_ms)

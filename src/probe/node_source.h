@@ -55,7 +55,8 @@ struct node_source {
 	size_t nlive;
 	unsigned char *snap; /* a copy of the last snapshot */
 	size_t snap_cap;
-	__u64 named, freed; /* records handed to ingest */
+	__u64 named, freed;  /* records handed to ingest */
+	__u64 bad_snapshots; /* refused: they did not hold together */
 	/* what the agent's snapshots cost the JavaScript thread: its time
 	 * writing them over the last poll interval, as a slowdown (%) */
 	double cost_pct;

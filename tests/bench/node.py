@@ -12,7 +12,9 @@ make bench through tests/bench/run; NODE=0 leaves it out).
 Per phase the median over WINDOWS one-second windows of objects/s and CPU
 ns per object; the ratios are watched/bare; beside them the slowdown
 memtop itself reported for the process (JSON slowdown_pct, its last
-record of each watched phase: its probes plus the agent's snapshots).
+record of each watched phase: its probes plus the agent's snapshots) and
+memtop's own CPU (on a machine with few cores, the throughput of a
+CPU-bound loop also loses what memtop itself uses).
 ROUNDS=3 WINDOWS=4 (--quick: 2 and 3).
 """
 
@@ -51,6 +53,13 @@ def windows(path, after, n):
     raise SystemExit("node_churn wrote no windows")
 
 
+def cpu_ticks(pid):
+    """utime + stime of pid, in clock ticks."""
+    with open("/proc/%d/stat" % pid) as f:
+        parts = f.read().rsplit(")", 1)[1].split()
+    return int(parts[11]) + int(parts[12])
+
+
 def main():
     if os.geteuid() != 0:
         raise SystemExit("needs root")
@@ -63,7 +72,7 @@ def main():
     out = os.path.join(tmp, "win")
     secs = ROUNDS * (2 * WINDOWS + 10) + 20
     p = subprocess.Popen([NODE, CHURN, out, str(secs)])
-    rows, reported, seen = [], [], 0
+    rows, reported, own, seen = [], [], [], 0
     try:
         for _ in range(ROUNDS):
             bare_ops, bare_ns, seen = windows(out, seen, WINDOWS)
@@ -79,7 +88,10 @@ def main():
                     m.kill()
                     raise SystemExit("memtop did not start V8's profiler: %s" % line)
             seen = len(window_lines(out))
+            c0, t0 = cpu_ticks(m.pid), time.monotonic()
             w_ops, w_ns, seen = windows(out, seen, WINDOWS)
+            own.append((cpu_ticks(m.pid) - c0) / os.sysconf("SC_CLK_TCK") /
+                       (time.monotonic() - t0) * 100)
             m.send_signal(signal.SIGINT)
             m.communicate(timeout=60)
             json_out.seek(0)
@@ -98,11 +110,13 @@ def main():
     w_ns = statistics.median(r[1][1] for r in rows)
     print("node churn, -p (in-process + v8-sampling): bare %9.0f obj/s %6.1f ns/obj, watched "
           "%9.0f obj/s %6.1f ns/obj: throughput x%.3f, CPU per object x%.3f; memtop reported "
-          "slowdown %.2f%%" % (b_ops, b_ns, w_ops, w_ns, w_ops / b_ops, w_ns / b_ns,
-                               statistics.median(reported)), flush=True)
+          "slowdown %.2f%%; memtop's own CPU %.0f%% of a core" %
+          (b_ops, b_ns, w_ops, w_ns, w_ops / b_ops, w_ns / b_ns, statistics.median(reported),
+           statistics.median(own)), flush=True)
     for i, ((bo, bn), (wo, wn)) in enumerate(rows):
-        print("  round %d: bare %.0f obj/s, watched %.0f obj/s (x%.3f), memtop said %.2f%%" %
-              (i + 1, bo, wo, wo / bo, reported[i]), flush=True)
+        print("  round %d: bare %.0f obj/s %.1f ns/obj, watched %.0f obj/s %.1f ns/obj (x%.3f, "
+              "CPU x%.3f), memtop said %.2f%%, its own CPU %.0f%%" %
+              (i + 1, bo, bn, wo, wn, wo / bo, wn / bn, reported[i], own[i]), flush=True)
 
 
 if __name__ == "__main__":

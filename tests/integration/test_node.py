@@ -286,3 +286,51 @@ def test_node_cgroup():
         for p in procs:
             p.kill()
         cg.remove()
+
+
+def test_node_hostile_agent():
+    """A process of nobody's that exports V8's and libuv's function names
+    (so memtop takes it for node) and maps its own memfd named memtop-v8,
+    a fake agent "on, for a memtop that is gone", whose snapshots it
+    rewrites every 20 ms with hostile contents (tests/workloads/hostile/
+    fake_node.c: noise, overflowing counts, offsets past the text, parent
+    cycles, NUL and escape bytes in names, names past the bound). memtop
+    takes it over without running anything in it, refuses every bad
+    snapshot, never crashes or stalls, shows no escape byte, and ends in
+    time on SIGINT; the process lives."""
+    from test_hostile import NOBODY, SRC, cc, lab, start as start_hostile
+
+    d = lab()
+    exe = os.path.join(d, "fake_node")
+    cc("-O2", "-Wall", "-rdynamic", "-I", os.path.join(ROOT, "include"), "-o", exe,
+       os.path.join(SRC, "fake_node.c"))
+    os.chown(exe, 65534, 65534)
+    syms = subprocess.run(["readelf", "-sW", AGENT], capture_output=True, text=True).stdout
+    off = {l.split()[-1]: l.split()[1] for l in syms.splitlines()
+           if l.strip().endswith((" mt_v8_ctl", " mt_v8_buf"))}
+    p, pid = start_hostile([exe, off["mt_v8_ctl"], off["mt_v8_buf"]], prefix=NOBODY)
+    m = Memtop("-b", "--json", "-d", "0.3", "-p", pid)
+    rec = m.first_record()
+    check(target(rec, pid)["mechanism"].endswith("+v8-sampling"),
+          "memtop did not take the fake agent over: %s %s" % (target(rec, pid)["mechanism"],
+                                                               m.err.text()[-500:]))
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 6:
+        rec = m.record(5)
+        check(rec is not None, "memtop exited: %s" % m.err.text()[-800:])
+    for r in m.records:
+        for s in r["sites"]:
+            for f in s.get("stack", []):
+                for k in ("function", "file"):
+                    v = f.get(k) or ""
+                    check("\x1b" not in v and "\x00" not in v and len(v) <= 256,
+                          "a bad name taken in: %r" % v[:80])
+    said = [l for l in m.err.lines if "does not hold together" in l]
+    check(len(said) == 1, "the bad snapshots were not said once: %r" % said)
+    m.send(signal.SIGINT)
+    t1 = time.monotonic()
+    rc = m.drain(10)
+    check(rc == 0 and time.monotonic() - t1 < 5, "memtop ended %s after %.1f s: %s" %
+          (rc, time.monotonic() - t1, m.err.text()[-500:]))
+    check(p.poll() is None, "the fake node died")
+    p.kill()
