@@ -196,16 +196,30 @@ static int object_read(int fd, const struct lm *l, struct object *o)
 	return -E2BIG;
 }
 
-/* The NUL-terminated name at strtab offset off into buf. */
+/* The NUL-terminated name at strtab offset off into buf (cut to len - 1
+ * bytes), read a page at a time: a read never runs past the page where
+ * the name ends, so a short name at the end of a mapping reads. */
 static int str_read(int fd, const struct object *o, __u64 off, char *buf, size_t len)
 {
-	int e;
+	__u64 at = o->strtab + off;
+	size_t got = 0;
 
 	if (o->strsz && off >= o->strsz)
 		return -EINVAL;
-	e = inject_mem_read(fd, o->strtab + off, buf, len - 1);
-	if (e)
-		return e;
+	while (got < len - 1) {
+		size_t n = 4096 - (size_t)(at & 4095);
+		int e;
+
+		if (n > len - 1 - got)
+			n = len - 1 - got;
+		e = inject_mem_read(fd, at, buf + got, n);
+		if (e)
+			return e;
+		if (memchr(buf + got, '\0', n))
+			return 0;
+		got += n;
+		at += n;
+	}
 	buf[len - 1] = '\0';
 	return 0;
 }
