@@ -175,11 +175,14 @@ $(OUTPUT)/libmemtop-inject.so: src/sampler/inject_sampler.c $(wildcard src/sampl
 
 # The agent memtop maps into a Node.js process (docs/node.md): the same
 # rules as libmemtop-inject.so (no C library, no imports, no relocation),
-# and no call the compiler would make to memcpy/memset behind its back.
+# and no call the compiler would make to memcpy/memset behind its back
+# (gcc turns loops into them unless told not to; clang does not under
+# -ffreestanding; -Wl,--no-undefined fails the link if either did).
 $(OUTPUT)/libmemtop-v8.so: src/sampler/v8_agent.c include/memtop/v8_abi.h | $(OUTPUT)
 	$(call msg,SO,$@)
 	$(Q)$(CC) $(SAMPLER_CFLAGS) $(WARN) -std=gnu11 -Isrc -Iinclude -fPIC -shared -nostdlib \
-		-ffreestanding -fno-builtin -fno-tree-loop-distribute-patterns -fno-stack-protector \
+		-ffreestanding -fno-builtin $(if $(findstring clang,$(CC)),,-fno-tree-loop-distribute-patterns) \
+		-fno-stack-protector \
 		-fvisibility=hidden -fno-plt -fno-omit-frame-pointer \
 		-Wl,--no-undefined -Wl,-z,noexecstack -Wl,-z,noseparate-code -o $@ $<
 	$(Q)if readelf -rW $@ | grep -q '^ *[0-9a-f]\{12,\} '; then \
