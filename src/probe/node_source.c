@@ -103,6 +103,28 @@ static int ctl_read(const struct node_source *ns, int fd, struct mt_v8_ctl *c)
 	return inject_mem_read(fd, ns->ctl, c, sizeof(*c));
 }
 
+/* /proc/PID/mem, read-write, once the agent is known to be in the memory
+ * it reaches: opened first, then the agent's mapping checked in the maps
+ * (an exec before the check: the maps are the new program's, refused; an
+ * exec after it: the descriptor still reaches only the old memory) and
+ * its magic read through it. A process that exec'd is never written to
+ * at the old image's addresses. The descriptor, or -errno (-ESTALE: the
+ * agent is not there any more). */
+static int agent_mem_open(const struct node_source *ns)
+{
+	__u64 base = 0, magic = 0;
+	int fd = mem_fd_open(ns->pid, O_RDWR);
+
+	if (fd < 0)
+		return -errno;
+	if (inject_image_find_named(ns->pid, MT_V8_MEMFD_NAME, &base) || base != ns->base ||
+	    inject_mem_read(fd, ns->ctl, &magic, sizeof(magic)) || magic != MT_V8_MAGIC) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
 /* What the agent needs before its start: the functions, the rate, the
  * version it may run on, a lease, and that it is memtop's now. */
 static int ctl_fill(struct node_source *ns, int fd)
@@ -579,11 +601,13 @@ int node_poll(struct node_source *ns, struct ingest *in, __u64 now_ns, char *err
 			return e;
 		}
 	}
-	fd = mem_fd_open(ns->pid, O_RDWR);
+	fd = agent_mem_open(ns);
 	if (fd < 0) {
-		e = -errno;
-		snprintf(err, errlen, "PID %d: cannot open its memory: %s", ns->pid, strerror(-e));
-		return e;
+		snprintf(err, errlen, "PID %d: %s", ns->pid,
+			 fd == -ESTALE ? "its V8 agent is gone (the process exec'd?)"
+				       : strerror(-fd));
+		ns->gave_up = true;
+		return fd;
 	}
 	e = CTL_WRITE(ns, fd, lease_ns, &lease);
 	if (!e)
@@ -630,9 +654,10 @@ int node_detach(struct node_source *ns, unsigned int wait_ms)
 
 	if (!ns->started || !ns->ctl)
 		return 0;
-	fd = mem_fd_open(ns->pid, O_RDWR);
+	ns->started = false;
+	fd = agent_mem_open(ns);
 	if (fd < 0)
-		return -errno;
+		return fd; /* -ESTALE: exec'd, nothing of it to stop */
 	e = CTL_WRITE(ns, fd, want, &off);
 	if (!e)
 		e = CTL_WRITE(ns, fd, lease_ns, &now);
@@ -647,7 +672,6 @@ int node_detach(struct node_source *ns, unsigned int wait_ms)
 		usleep(10000);
 	}
 	close(fd);
-	ns->started = false;
 	return e;
 }
 

@@ -85,8 +85,9 @@ int node_poll(struct node_source *ns, struct ingest *in, __u64 now_ns, char *err
 
 /* Ask the agent to stop V8's profiler (it does so on the JavaScript
  * thread, at most MT_V8_TICK_MS later) and wait up to wait_ms for it.
- * The agent stays mapped. 0 when it stopped, -ETIMEDOUT when it had not
- * yet (it will: its lease ends), -errno. */
+ * The agent stays mapped. 0 when it stopped, -ESTALE when it is gone (a
+ * process that exec'd: nothing is written to it), -ETIMEDOUT when it had
+ * not stopped yet (it will: its lease ends), -errno. */
 int node_detach(struct node_source *ns, unsigned int wait_ms);
 
 void node_free(struct node_source *ns);

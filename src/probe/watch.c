@@ -324,7 +324,7 @@ static void node_end(struct watch_set *ws, struct watched *w)
 		     w->pid);
 	else if (!e && target_alive(w->pid))
 		warn(ws, "PID %d: V8's sampling heap profiler stopped", w->pid);
-	else if (e && target_alive(w->pid))
+	else if (e && e != -ESTALE && target_alive(w->pid))
 		warn(ws, "PID %d: cannot stop V8's sampling heap profiler: %s", w->pid, strerror(-e));
 	node_free(w->node);
 	free(w->node);
