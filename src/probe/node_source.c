@@ -134,6 +134,11 @@ static int ctl_fill(struct node_source *ns, int fd)
 	__u64 lease = clock_mono_ns() + ns->lease_ns;
 	int e = CTL_WRITE(ns, fd, fn, ns->fn);
 
+	/* for the tests of the refusal: accept no V8 at all (it can only
+	 * narrow what the agent accepts) */
+	if (getenv("MEMTOP_TEST_V8_NONE"))
+		snprintf(want, sizeof(want), "%s", "none");
+
 	if (!e)
 		e = CTL_WRITE(ns, fd, interval, &ns->rate);
 	if (!e)

@@ -334,3 +334,33 @@ def test_node_hostile_agent():
           (rc, time.monotonic() - t1, m.err.text()[-500:]))
     check(p.poll() is None, "the fake node died")
     p.kill()
+
+
+def test_node_version_refused():
+    """A V8 the agent does not know the layouts of is refused in one line
+    before anything but V8::GetVersion is called (MEMTOP_TEST_V8_NONE makes
+    memtop accept none): the process is watched as native code, its agent
+    says refused, V8's profiler was never started (a second memtop starts
+    it: nothing of the first was left running), and the process is
+    unharmed."""
+    p = start_node(60)
+    go(p)
+    env = dict(os.environ, MEMTOP_TEST_V8_NONE="1")
+    m = Memtop("-b", "--json", "-d", "1", "-n", "3", "-p", p.pid, env=env)
+    rc = m.drain(30)
+    check(rc == 0, "memtop exited %s: %s" % (rc, m.err.text()[-500:]))
+    said = [l for l in m.err.lines if "V8 version not supported" in l]
+    check(len(said) == 1 and "its V8 heap is not sampled" in said[0],
+          "not one line for the refused V8: %r" % m.err.text()[-800:])
+    check(re.search(r"PID %d: V8 \d+\.\d+\.\d+" % p.pid, said[0]), "the line names no version: %r"
+          % said[0])
+    check(target(m.records[-1], p.pid)["mechanism"] == "in-process",
+          "mechanism %r" % target(m.records[-1], p.pid)["mechanism"])
+    check(not any(s["source"] == "v8-sampling" for r in m.records for s in r["sites"]),
+          "a V8 site from a refused V8")
+    check(agent_state(p.pid) == 3, "the agent's state is %s, not refused" % agent_state(p.pid))
+    m2 = Memtop("-b", "--json", "-d", "1", "-n", "3", "-p", p.pid)
+    check(m2.drain(30) == 0 and "sampling heap profiler started" in m2.err.text(),
+          "a later memtop could not start V8's profiler: %s" % m2.err.text()[-500:])
+    p.popen.stdin.close()
+    check(p.wait(10) == 0, "node_leaky failed: %s" % p.err.text()[-300:])
