@@ -28,7 +28,7 @@ VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 PREFIX      ?= /usr/local
 
 # Debian packages `make deps` installs when something is missing.
-DEB_PKGS := clang-format golang-1.21-go golang-1.22-go golang-1.23-go libcapstone-dev python3.11-dev libpython3.11 clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libunwind-dev \
+DEB_PKGS := nodejs clang-format golang-1.21-go golang-1.22-go golang-1.23-go libcapstone-dev python3.11-dev libpython3.11 clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libunwind-dev \
 	libncurses-dev zlib1g-dev libcurl4-openssl-dev libiberty-dev libcmocka-dev \
 	systemtap-sdt-dev pkg-config make gcc g++ python3 tmux golang-go bpftrace sqlite3 \
 	redis-server redis-tools libjemalloc-dev libgoogle-perftools-dev libclang-rt-14-dev libsqlite3-dev \
@@ -115,8 +115,8 @@ WORKLOADS += $(JAVA_WORKLOADS)
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so $(OUTPUT)/libmemtop-inject.so $(OUTPUT)/memtop.1 \
-	$(JVMTI_SO)
+all: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so $(OUTPUT)/libmemtop-inject.so $(OUTPUT)/libmemtop-v8.so \
+	$(OUTPUT)/memtop.1 $(JVMTI_SO)
 
 $(OUTPUT) $(OUTPUT)/obj $(OUTPUT)/tests $(OUTPUT)/workloads:
 	$(Q)mkdir -p $@
@@ -199,6 +199,21 @@ $(OUTPUT)/libmemtop-jvmti.so: src/jvmti/memtop_jvmti.c src/jvmti/queue.h include
 	$(call msg,SO,$@)
 	$(Q)$(CC) $(SAMPLER_CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Isrc -Iinclude $(JVMTI_INC) -fPIC -shared \
 		-fvisibility=hidden -o $@ $< -lpthread -Wl,-z,now -Wl,-z,noexecstack
+
+# The agent memtop maps into a Node.js process (docs/node.md): the same
+# rules as libmemtop-inject.so (no C library, no imports, no relocation),
+# and no call the compiler would make to memcpy/memset behind its back
+# (gcc turns loops into them unless told not to; clang does not under
+# -ffreestanding; -Wl,--no-undefined fails the link if either did).
+$(OUTPUT)/libmemtop-v8.so: src/sampler/v8_agent.c include/memtop/v8_abi.h | $(OUTPUT)
+	$(call msg,SO,$@)
+	$(Q)$(CC) $(SAMPLER_CFLAGS) $(WARN) -std=gnu11 -Isrc -Iinclude -fPIC -shared -nostdlib \
+		-ffreestanding -fno-builtin $(if $(findstring clang,$(CC)),,-fno-tree-loop-distribute-patterns) \
+		-fno-stack-protector \
+		-fvisibility=hidden -fno-plt -fno-omit-frame-pointer \
+		-Wl,--no-undefined -Wl,-z,noexecstack -Wl,-z,noseparate-code -o $@ $<
+	$(Q)if readelf -rW $@ | grep -q '^ *[0-9a-f]\{12,\} '; then \
+		echo "$@ has relocations: memtop cannot map it"; rm -f $@; exit 1; fi
 
 # --- tests -----------------------------------------------------------------
 $(OUTPUT)/tests/test_%: tests/unit/test_%.c $(OUTPUT)/libmemtop.a | $(OUTPUT)/tests
@@ -319,11 +334,13 @@ bench: deps
 # Everything the binary looks for, where it looks (EXE_DIR/../lib/memtop
 # for the sampler, EXE_DIR/../share/memtop/themes for themes), so an
 # installed tree works under any DESTDIR and PREFIX.
-install: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so $(OUTPUT)/libmemtop-inject.so $(OUTPUT)/memtop.1 \
-	$(JVMTI_SO)
+install: $(OUTPUT)/memtop $(OUTPUT)/libmemtop-sampler.so $(OUTPUT)/libmemtop-inject.so $(OUTPUT)/libmemtop-v8.so \
+	$(OUTPUT)/memtop.1 $(JVMTI_SO)
 	install -D -m 0755 $(OUTPUT)/memtop $(DESTDIR)$(PREFIX)/bin/memtop
 	install -D -m 0755 $(OUTPUT)/libmemtop-sampler.so $(DESTDIR)$(PREFIX)/lib/memtop/libmemtop-sampler.so
 	install -D -m 0644 $(OUTPUT)/libmemtop-inject.so $(DESTDIR)$(PREFIX)/lib/memtop/libmemtop-inject.so
+	install -D -m 0644 $(OUTPUT)/libmemtop-v8.so $(DESTDIR)$(PREFIX)/lib/memtop/libmemtop-v8.so
+	$(if $(JVMTI_SO),install -D -m 0644 $(JVMTI_SO) $(DESTDIR)$(PREFIX)/lib/memtop/libmemtop-jvmti.so)
 	install -d $(DESTDIR)$(PREFIX)/share/memtop/themes $(DESTDIR)$(PREFIX)/share/doc/memtop
 	install -m 0644 themes/*.theme $(DESTDIR)$(PREFIX)/share/memtop/themes/
 	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/memtop/

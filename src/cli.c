@@ -248,11 +248,13 @@ static const struct cli_opt cli_opts[] = {
 	  "held a few ms with ptrace; a few ns per allocator call instead of a "
 	  "trap; CPython's object allocator wrapped too), puts the process back "
 	  "when it exits, and uses uprobes, saying why, where it cannot "
-	  "(docs/inject.md)" },
+	  "(docs/inject.md); in a Node.js process it also starts V8's sampling "
+	  "heap profiler, from inside, for JavaScript call sites (docs/node.md)" },
 	{ "no-inject", OPT_NO_INJECT, NULL, SEC_OVERHEAD,
 	  "never change a watched process: uprobes only, kept within "
 	  "--max-overhead by sampling part of the time; a Go program's "
-	  "runtime.MemProfileRate of 0 is left at 0 (docs/go.md)" },
+	  "runtime.MemProfileRate of 0 is left at 0 (docs/go.md); no JavaScript "
+	  "sites (docs/node.md)" },
 
 	{ "help", 'h', NULL, SEC_OTHER, "show this help and exit" },
 	{ "version", 'V', NULL, SEC_OTHER, "show the version and exit" },

@@ -86,7 +86,8 @@ enum mt_event_kind {
 	MT_EV_PY = 4,    /* the Python frames of the next sample of the same thread:
 			  * mt_event_py, submitted just before its mt_event_alloc */
 	MT_EV_NAMED = 5, /* a sample whose frames the process named itself (a
-			  * JVM's agent, docs/java.md): mt_event_named, built in
+			  * JVM's agent, docs/java.md; V8's sampling heap
+			  * profiler, docs/node.md): mt_event_named, built in
 			  * user space, never by the BPF side */
 };
 
@@ -306,6 +307,7 @@ struct mt_go_proc {
 /* mt_event_named.runtime: who named the frames (the frames' module) */
 enum mt_named_runtime {
 	MT_NAMED_JAVA = 1, /* a JVM, through memtop's JVMTI agent */
+	MT_NAMED_V8 = 2,   /* V8 (Node.js), through its sampling heap profiler */
 };
 
 /* mt_event_named.flags */

@@ -31,6 +31,7 @@ enum mt_fact_set {
 	MT_FACT_PHASE = 1u << 10,    /* phase_seen */
 	MT_FACT_FILE_LIM = 1u << 11, /* files_refused, maps_cut */
 	MT_FACT_JAVA = 1u << 12,     /* java, java_note and the agent's counts */
+	MT_FACT_NAMED = 1u << 13,    /* heap_named, named_by */
 };
 
 struct mt_target_facts {
@@ -39,7 +40,7 @@ struct mt_target_facts {
 	__u64 watched_ns; /* MT_FACT_WATCHED: since when (CLOCK_MONOTONIC) */
 	char comm[16];
 	char allocator[16];
-	char mechanism[16];
+	char mechanism[16]; /* the mechanism of its native heap (MT_FACT_HOW) */
 	char mechanism_why[64];
 	/* a managed runtime whose heap is its own, or ""; the strings are
 	 * static */
@@ -65,6 +66,12 @@ struct mt_target_facts {
 	__u64 java_samples;
 	__u64 java_dropped;       /* lost in the agent: its queue was full */
 	double java_slowdown_pct; /* what the agent costs it (jvm_source.h) */
+	/* Its runtime names its heap's objects itself (a Node.js process's V8
+	 * heap, docs/node.md), through named_by ("v8-sampling"): shown after
+	 * its mechanism ("in-process+v8-sampling"), and the runtime's own
+	 * page mappings are not taken in again as mmap samples. */
+	bool heap_named;
+	char named_by[16];
 };
 
 #endif /* MEMTOP_INPUT_TARGET_FACTS_H */

@@ -28,6 +28,7 @@
  * runs out of its own share, never the others'.
  */
 #include "model/ingest.h"
+#include "model/ingest_named.h"
 
 #include <errno.h>
 #include <string.h>
@@ -209,6 +210,10 @@ static int ingest_alloc(struct ingest *in, const struct mt_event_alloc *ev)
 	if (t)
 		t->limits.names_refused = t->names.refused;
 
+	if (ev->fn == MT_FN_MMAP && ingest_named_page(t, frames, nf)) {
+		t->pages_named++; /* the runtime's heap pages: their objects are named */
+		return 0;
+	}
 	s.pid = ev->pid;
 	s.ts_ns = ev->ts_ns;
 	s.addr = ev->addr;
@@ -222,78 +227,6 @@ static int ingest_alloc(struct ingest *in, const struct mt_event_alloc *ev)
 	s.frames = frames;
 	s.nframes = nf;
 	return model_on_alloc(in->model, &s);
-}
-
-/* The module a named frame's runtime stands for. */
-static const char *named_module(__u32 runtime)
-{
-	return runtime == MT_NAMED_JAVA ? "[java]" : NULL;
-}
-
-/* The frames of a named sample into frames[], validated: -EINVAL for a
- * length that does not add up, an empty function, a NUL in a name. */
-static int named_frames(const struct mt_event_named *ev, size_t size, struct mt_frame *frames)
-{
-	const struct mt_named_frame *nf = (const void *)(ev + 1);
-	const char *text = (const char *)(nf + ev->nframes), *module;
-	size_t at = 0;
-	__u32 i;
-
-	module = strpool_intern(named_module(ev->runtime));
-	for (i = 0; i < ev->nframes; i++) {
-		struct mt_named_frame f;
-		struct mt_frame *o = &frames[i];
-
-		memcpy(&f, &nf[i], sizeof(f));
-		if (!f.function_len || f.function_len > MT_NAMED_NAME_MAX ||
-		    f.file_len > MT_NAMED_NAME_MAX ||
-		    at + f.function_len + f.file_len > ev->text_len ||
-		    memchr(text + at, '\0', f.function_len + f.file_len))
-			return -EINVAL;
-		memset(o, 0, sizeof(*o));
-		o->function = strpool_intern_len(text + at, f.function_len);
-		at += f.function_len;
-		o->file = f.file_len ? strpool_intern_len(text + at, f.file_len) : NULL;
-		at += f.file_len;
-		o->line = f.line;
-		o->module = module;
-		o->flags = MT_FRAME_NAMED;
-	}
-	return at == ev->text_len ? 0 : -EINVAL;
-}
-
-static int ingest_named(struct ingest *in, const struct mt_event_named *ev, size_t size)
-{
-	struct mt_frame frames[MT_NAMED_MAX_FRAMES];
-	struct mt_sample_in s = { 0 };
-	struct mt_target *t = model_target(in->model, ev->pid, false);
-	struct strpool_budget *was = strpool_charge(t ? &t->names : NULL);
-	int e = named_frames(ev, size, frames);
-
-	strpool_charge(was);
-	if (t)
-		t->limits.names_refused = t->names.refused;
-	if (e)
-		return e;
-	s.pid = ev->pid;
-	s.ts_ns = ev->ts_ns;
-	s.addr = ev->addr;
-	s.size = ev->size;
-	s.rate = ev->rate;
-	s.truncated = ev->flags & MT_NEF_TRUNCATED;
-	s.frames = frames;
-	s.nframes = ev->nframes;
-	in->named_stacks++;
-	return model_on_alloc(in->model, &s);
-}
-
-/* A named record's lengths hold together (its names are checked as read). */
-static bool named_ok(const struct mt_event_named *ev, size_t size)
-{
-	return size >= sizeof(*ev) && ev->nframes <= MT_NAMED_MAX_FRAMES &&
-	       ev->text_len <= MT_NAMED_TEXT_MAX && named_module(ev->runtime) && ev->rate > 0 &&
-	       (ev->addr & MT_ADDR_NAMED) && !(ev->addr & MT_ADDR_MMAP) &&
-	       size == sizeof(*ev) + ev->nframes * sizeof(struct mt_named_frame) + ev->text_len;
 }
 
 int ingest_record(struct ingest *in, const void *data, size_t size)
@@ -325,8 +258,7 @@ int ingest_record(struct ingest *in, const void *data, size_t size)
 			in->on_proc(in->proc_ctx, pr->pid, pr->what);
 		break;
 	case MT_EV_NAMED:
-		if (size < sizeof(struct mt_event_named) || !named_ok(data, size) ||
-		    ingest_named(in, data, size) == -EINVAL)
+		if (ingest_named(in, data, size) == -EINVAL)
 			goto bad;
 		break;
 	case MT_EV_ALLOC:

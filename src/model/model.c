@@ -247,6 +247,7 @@ static struct mt_stack *stack_intern(struct mt_model *m, const struct mt_sample_
 	struct mt_stack *s = stack_find(m, in);
 	struct stack_rec *r;
 	__u32 i;
+	bool found = false;
 
 	if (s)
 		return s;
@@ -269,20 +270,25 @@ static struct mt_stack *stack_intern(struct mt_model *m, const struct mt_sample_
 	s->truncated = in->truncated;
 	s->mmap = in->mmap;
 	memcpy(s->frames, in->frames, in->nframes * sizeof(s->frames[0]));
-	/* the call site: the innermost Python frame when there is one (the
-	 * interpreter's own C code is machinery to a Python program), else
-	 * the first frame outside the allocator, else the last */
+	/* the call site: the innermost Python frame, or frame the runtime
+	 * named (MT_EV_NAMED) with a file, when there is one (the
+	 * interpreter's own C code is machinery to a Python program; a named
+	 * frame without a file is the runtime's own builtin: V8's
+	 * String.prototype.padEnd), else the first frame outside the
+	 * allocator (a named frame never is allocator machinery), else the
+	 * last */
 	s->site_frame = in->nframes ? in->nframes - 1 : 0;
-	for (i = 0; i < in->nframes; i++) {
-		if (in->frames[i].flags & MT_FRAME_PYTHON) {
+	for (i = 0; i < in->nframes && !found; i++) {
+		if (in->frames[i].flags & MT_FRAME_PYTHON ||
+		    (in->frames[i].flags & MT_FRAME_NAMED && in->frames[i].file)) {
 			s->site_frame = i;
-			break;
+			found = true;
 		}
 	}
-	for (i = 0; i < in->nframes && !(in->frames[s->site_frame].flags & MT_FRAME_PYTHON); i++) {
-		if (!is_machinery(m, &in->frames[i])) {
+	for (i = 0; i < in->nframes && !found; i++) {
+		if (in->frames[i].flags & MT_FRAME_NAMED || !is_machinery(m, &in->frames[i])) {
 			s->site_frame = i;
-			break;
+			found = true;
 		}
 	}
 	if (hmap_put(&m->stacks, h, s)) {
@@ -874,9 +880,17 @@ int model_apply_facts(struct mt_model *m, const struct mt_target_facts *f)
 		memcpy(t->comm, f->comm, sizeof(t->comm));
 	if (f->set & MT_FACT_HOW) {
 		memcpy(t->allocator, f->allocator, sizeof(t->allocator));
-		memcpy(t->mechanism, f->mechanism, sizeof(t->mechanism));
+		memcpy(t->mechanism_own, f->mechanism, sizeof(t->mechanism_own));
 		memcpy(t->mechanism_why, f->mechanism_why, sizeof(t->mechanism_why));
 	}
+	if (f->set & MT_FACT_NAMED) {
+		t->heap_named = f->heap_named;
+		memcpy(t->named_by, f->named_by, sizeof(t->named_by));
+	}
+	if (f->set & (MT_FACT_HOW | MT_FACT_NAMED))
+		snprintf(t->mechanism, sizeof(t->mechanism), "%s%s%s", t->mechanism_own,
+			 t->heap_named && t->named_by[0] ? "+" : "",
+			 t->heap_named ? t->named_by : "");
 	if (f->set & MT_FACT_RUNTIME) {
 		memcpy(t->runtime, f->runtime, sizeof(t->runtime));
 		t->runtime_heap = f->runtime_heap;

@@ -129,7 +129,8 @@ struct mt_target {
 	 * itself), "go-runtime", "uprobes"; and with uprobes, why not
 	 * in-process ("static binary"), or "" when it was not memtop's to
 	 * choose (--no-inject, -- CMD --no-preload). */
-	char mechanism[16];
+	char mechanism[48];     /* mechanism_own, then "+" and named_by if any */
+	char mechanism_own[16]; /* as the data path reported it */
 	char mechanism_why[64];
 	/* A managed runtime whose heap is its own (probe/runtime.h), or "";
 	 * the strings are static. */
@@ -162,6 +163,13 @@ struct mt_target {
 	 * overhead budget paused the allocation probes. */
 	struct mt_proc_counters counters;
 	bool counters_exact;
+	/* Its runtime names its heap's objects (MT_EV_NAMED: a Node.js
+	 * process's V8 heap, docs/node.md): the runtime's own page mappings,
+	 * which hold those objects, are not taken in again as mmap samples
+	 * (set by the data path; pages_named counts them). */
+	bool heap_named;
+	char named_by[16]; /* the mechanism that names them ("v8-sampling") */
+	__u64 pages_named;
 	/* Over the last model_tick() interval, from the exact counters; for a
 	 * target memtop counts nothing of (the Go runtime's sampling, a
 	 * sampler the process runs itself), estimated from its samples. */

@@ -408,6 +408,8 @@ static const struct rec_fact facts[] = {
 	FACT(26, REC_FACT_INT, java_samples),
 	FACT(27, REC_FACT_INT, java_dropped),
 	FACT(28, REC_FACT_F64, java_slowdown_pct),
+	FACT(29, REC_FACT_INT, heap_named),
+	FACT(30, REC_FACT_STR, named_by),
 };
 
 _Static_assert(sizeof(facts) / sizeof(facts[0]) <= REC_MAX_FACTS, "a fact's id is 6 bits");

@@ -82,7 +82,7 @@ struct rec_target {
 	pid_t pid;
 	char comm[16];
 	char allocator[16];
-	char mechanism[16];
+	char mechanism[48];
 	char mechanism_why[64];
 	char runtime[16];
 	const char *runtime_heap, *runtime_tool; /* interned, or NULL */

@@ -196,16 +196,30 @@ static int object_read(int fd, const struct lm *l, struct object *o)
 	return -E2BIG;
 }
 
-/* The NUL-terminated name at strtab offset off into buf. */
+/* The NUL-terminated name at strtab offset off into buf (cut to len - 1
+ * bytes), read a page at a time: a read never runs past the page where
+ * the name ends, so a short name at the end of a mapping reads. */
 static int str_read(int fd, const struct object *o, __u64 off, char *buf, size_t len)
 {
-	int e;
+	__u64 at = o->strtab + off;
+	size_t got = 0;
 
 	if (o->strsz && off >= o->strsz)
 		return -EINVAL;
-	e = inject_mem_read(fd, o->strtab + off, buf, len - 1);
-	if (e)
-		return e;
+	while (got < len - 1) {
+		size_t n = 4096 - (size_t)(at & 4095);
+		int e;
+
+		if (n > len - 1 - got)
+			n = len - 1 - got;
+		e = inject_mem_read(fd, at, buf + got, n);
+		if (e)
+			return e;
+		if (memchr(buf + got, '\0', n))
+			return 0;
+		got += n;
+		at += n;
+	}
 	buf[len - 1] = '\0';
 	return 0;
 }
@@ -224,7 +238,7 @@ static int name_index(const char *name)
 static __u64 sym_def(int fd, const struct object *o, __u32 idx, const char *name)
 {
 	Elf64_Sym s;
-	char buf[64];
+	char buf[160]; /* C++ names of V8's API run to 80 bytes */
 
 	if (inject_mem_read(fd, o->symtab + (__u64)idx * sizeof(s), &s, sizeof(s)) ||
 	    s.st_shndx == SHN_UNDEF || !s.st_value || ELF64_ST_TYPE(s.st_info) != STT_FUNC ||
@@ -302,6 +316,29 @@ int inject_got_targets(int mem_fd, __u64 first, __u64 target[MT_IFN_COUNT], __u6
 		}
 	}
 	return 0;
+}
+
+int inject_got_symbol(int mem_fd, __u64 first, const char *name, __u64 *addr)
+{
+	__u64 at = first;
+	__u32 steps = 0;
+	int n;
+
+	*addr = 0;
+	for (n = 0; at && n < MAX_OBJECTS; n++) {
+		struct object o;
+		struct lm l;
+		int e = lm_read(mem_fd, at, &l);
+
+		if (e)
+			return e;
+		at = l.l_next;
+		if (!l.l_ld || object_read(mem_fd, &l, &o))
+			continue;
+		if ((*addr = object_lookup(mem_fd, &o, name, &steps)))
+			return 0;
+	}
+	return -ENOENT;
 }
 
 static bool seen_has(const struct got_seen *s, __u64 dyn)

@@ -45,6 +45,12 @@ int inject_got_link_map(int mem_fd, pid_t pid, __u64 *first);
 int inject_got_targets(int mem_fd, __u64 first, __u64 target[MT_IFN_COUNT],
 		       __u64 owner[MT_IFN_COUNT]);
 
+/* Where name (a function) is defined: in the first object in load order
+ * that defines it, as the loader binds it. 0 with *addr, -ENOENT when no
+ * object does, -EAGAIN when the link map changed under the walk, or
+ * -errno. */
+int inject_got_symbol(int mem_fd, __u64 first, const char *name, __u64 *addr);
+
 /* Append to *out the slots of the objects not in *seen (then added to
  * it), skipping the object whose dynamic section is at skip_dyn (0: none).
  * A slot's current value decides: a slot already pointing at entry[fn]

@@ -37,6 +37,7 @@
 struct hold_answer {
 	int err;
 	__u64 base;
+	__u64 ran_ns;
 	__u64 paused_ns;
 	__u64 reach_ns;
 	__u64 nflags;
@@ -183,7 +184,9 @@ static void holder(struct inject_session *s, inject_hold_fn work, void *ctx, int
 	holder_signals();
 	alarm_in(INJECT_HOLD_WORK_MS);
 	for (tries = 0; tries < PICK_TRIES && e == -ESRCH; tries++) {
-		e = inject_session_begin(s, inject_hold_pick_thread(s->pid), a.msg, sizeof(a.msg));
+		e = inject_session_begin(
+			s, s->want_tid > 0 ? s->want_tid : inject_hold_pick_thread(s->pid), a.msg,
+			sizeof(a.msg));
 		if (e == -ESRCH && kill(s->pid, 0))
 			break; /* the process, not one thread, is gone */
 	}
@@ -208,6 +211,7 @@ static void holder(struct inject_session *s, inject_hold_fn work, void *ctx, int
 	}
 	a.err = e;
 	a.base = out.base;
+	a.ran_ns = out.ran_ns;
 	a.paused_ns = s->paused_ns;
 	a.reach_ns = s->reach_ns;
 	a.nflags = out.flags ? out.nflags : 0;
@@ -326,6 +330,7 @@ int inject_hold(struct inject_session *s, inject_hold_fn work, void *ctx,
 	s->paused_ns = a.paused_ns;
 	s->reach_ns = a.reach_ns;
 	out->base = a.base;
+	out->ran_ns = a.ran_ns;
 	if (a.err) {
 		a.msg[sizeof(a.msg) - 1] = '\0';
 		snprintf(err, errlen, "%s", a.msg);

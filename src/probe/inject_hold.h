@@ -19,7 +19,7 @@
  * cgroup) is kept traced by the holder, which puts it back whenever it
  * stops, after memtop has been told the hold failed.
  *
- * Which thread: one that is running (a stop cannot interrupt anything),
+ * Which thread: s->want_tid when the caller set it; else one that is running (a stop cannot interrupt anything),
  * else one blocked in a system call the kernel restarts transparently
  * after a stop, else the main thread; never, if another one can be had,
  * one blocked where a stop makes the call fail with EINTR
@@ -43,6 +43,8 @@
  * with it). */
 struct inject_hold_out {
 	__u64 base;           /* the sampler's address, if the work mapped it */
+	__u64 ran_ns;         /* of the hold, the time the work let the thread run on
+			       * (inject_session_until_syscall): not a pause */
 	size_t nflags;        /* per-slot results of the work, at most */
 	unsigned char *flags; /* INJECT_HOLD_MAX_FLAGS; malloc'ed */
 };

@@ -41,6 +41,25 @@
 
 static const char *const fn_names[MT_IFN_COUNT] = MT_INJECT_FN_NAMES;
 
+/* The build refuses a file with relocations; a file that has some anyway
+ * (built by hand) is refused here: nothing would apply them. */
+static int relocations_none(const struct inject_image *im, const char *path, char *err, size_t errlen)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)im->data;
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(im->data + eh->e_shoff);
+	int i;
+
+	if (eh->e_shoff + (__u64)eh->e_shnum * sizeof(*sh) > im->size)
+		return -ENOEXEC;
+	for (i = 0; i < eh->e_shnum; i++) {
+		if ((sh[i].sh_type == SHT_RELA || sh[i].sh_type == SHT_REL) && sh[i].sh_size) {
+			snprintf(err, errlen, "%s has relocations: rebuild it", path);
+			return -ENOEXEC;
+		}
+	}
+	return 0;
+}
+
 static int image_symbols(struct inject_image *im, char *err, size_t errlen)
 {
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)im->data;
@@ -54,13 +73,6 @@ static int image_symbols(struct inject_image *im, char *err, size_t errlen)
 		const char *str;
 		size_t n, j;
 
-		if (sh[i].sh_type == SHT_RELA || sh[i].sh_type == SHT_REL) {
-			if (sh[i].sh_size) {
-				snprintf(err, errlen,
-					 "the injected sampler has relocations: rebuild it");
-				return -ENOEXEC;
-			}
-		}
 		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum ||
 		    sh[i].sh_offset + sh[i].sh_size > im->size ||
 		    sh[sh[i].sh_link].sh_offset + sh[sh[i].sh_link].sh_size > im->size)
@@ -107,7 +119,8 @@ static int image_symbols(struct inject_image *im, char *err, size_t errlen)
 	return 0;
 }
 
-int inject_image_open(struct inject_image *im, const char *path, char *err, size_t errlen)
+int inject_image_load(struct inject_image *im, const char *path, const char *memfd_name, char *err,
+		      size_t errlen)
 {
 	const Elf64_Ehdr *eh;
 	const Elf64_Phdr *ph;
@@ -161,10 +174,50 @@ int inject_image_open(struct inject_image *im, const char *path, char *err, size
 			im->span = PAGE_UP(ph[i].p_vaddr + ph[i].p_memsz);
 		im->nload++;
 	}
-	e = image_symbols(im, err, errlen);
+	im->memfd_name = memfd_name;
+	e = relocations_none(im, path, err, errlen);
 	if (e)
 		inject_image_close(im);
 	return e;
+}
+
+int inject_image_open(struct inject_image *im, const char *path, char *err, size_t errlen)
+{
+	int e = inject_image_load(im, path, MT_INJECT_MEMFD_NAME, err, errlen);
+
+	if (!e && (e = image_symbols(im, err, errlen)))
+		inject_image_close(im);
+	return e;
+}
+
+__u64 inject_image_symbol(const struct inject_image *im, const char *name)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)im->data;
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(im->data + eh->e_shoff);
+	int i;
+
+	if (eh->e_shoff + (__u64)eh->e_shnum * sizeof(*sh) > im->size)
+		return 0;
+	for (i = 0; i < eh->e_shnum; i++) {
+		const Elf64_Sym *sym;
+		const Elf64_Shdr *strs;
+		size_t n, j;
+
+		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum ||
+		    sh[i].sh_offset + sh[i].sh_size > im->size)
+			continue;
+		strs = &sh[sh[i].sh_link];
+		if (strs->sh_offset + strs->sh_size > im->size)
+			continue;
+		sym = (const Elf64_Sym *)(im->data + sh[i].sh_offset);
+		n = sh[i].sh_size / sizeof(*sym);
+		for (j = 0; j < n; j++)
+			if (sym[j].st_name < strs->sh_size && sym[j].st_value &&
+			    !strncmp((const char *)im->data + strs->sh_offset + sym[j].st_name,
+				     name, strs->sh_size - sym[j].st_name))
+				return sym[j].st_value;
+	}
+	return 0;
 }
 
 void inject_image_close(struct inject_image *im)
@@ -173,12 +226,18 @@ void inject_image_close(struct inject_image *im)
 	im->data = NULL;
 }
 
-static bool is_sampler_map(const struct mt_map *m)
+/* Is m a mapping of the memfd named name (/memfd:NAME in the maps)? */
+static bool is_image_map(const struct mt_map *m, const char *name)
 {
-	return m->path && !strcmp(m->path, "/memfd:" MT_INJECT_MEMFD_NAME);
+	return m->path && !strncmp(m->path, "/memfd:", 7) && !strcmp(m->path + 7, name);
 }
 
 int inject_image_find(pid_t pid, __u64 *base)
+{
+	return inject_image_find_named(pid, MT_INJECT_MEMFD_NAME, base);
+}
+
+int inject_image_find_named(pid_t pid, const char *name, __u64 *base)
 {
 	struct mt_maps maps;
 	size_t i;
@@ -188,7 +247,7 @@ int inject_image_find(pid_t pid, __u64 *base)
 		return e;
 	e = -ENOENT;
 	for (i = 0; i < maps.n; i++) {
-		if (is_sampler_map(&maps.v[i]) && maps.v[i].offset == 0) {
+		if (is_image_map(&maps.v[i], name) && maps.v[i].offset == 0) {
 			*base = maps.v[i].start;
 			e = 0;
 			break;
@@ -210,7 +269,7 @@ int inject_image_path(pid_t pid, __u64 base, char *path, size_t len)
 	for (i = 0; i < maps.n; i++) {
 		const struct mt_map *m = &maps.v[i];
 
-		if (is_sampler_map(m) && m->start >= base && m->perms[2] == 'x') {
+		if (is_image_map(m, MT_INJECT_MEMFD_NAME) && m->start >= base && m->perms[2] == 'x') {
 			snprintf(path, len, "/proc/%d/map_files/%llx-%llx", pid,
 				 (unsigned long long)m->start, (unsigned long long)m->end);
 			e = 0;
@@ -244,9 +303,9 @@ static bool rfailed(long r)
  * root-only file or a FIFO included). It must be the memfd the held
  * thread just made: a sealable, empty, unlinked regular file of that
  * name, opened for writing. Descriptor or -errno (-EBADF: something else). */
-static int memfd_take(pid_t pid, long fd, struct stat *st)
+static int memfd_take(pid_t pid, long fd, const char *memfd_name, struct stat *st)
 {
-	char self[64], name[128];
+	char self[64], name[128], want[128];
 	int pidfd, mine, e = 0;
 	ssize_t n;
 
@@ -263,7 +322,7 @@ static int memfd_take(pid_t pid, long fd, struct stat *st)
 	name[n > 0 ? n : 0] = '\0';
 	if (fstat(mine, st) || !S_ISREG(st->st_mode) || st->st_size || st->st_nlink ||
 	    fcntl(mine, F_GET_SEALS) != 0 || (fcntl(mine, F_GETFL) & O_ACCMODE) != O_RDWR ||
-	    strcmp(name, "/memfd:" MT_INJECT_MEMFD_NAME " (deleted)")) {
+	    (snprintf(want, sizeof(want), "/memfd:%s (deleted)", memfd_name), strcmp(name, want))) {
 		close(mine);
 		return -EBADF;
 	}
@@ -284,7 +343,7 @@ static int fill_memfd(const struct inject_image *im, int mine)
 /* Every file mapping in [base, base + span) is the memfd memtop filled
  * (its device and inode): what the held thread mapped from descriptor fd
  * is what memtop checked, even if fd was swapped in between. */
-static int mapped_is(pid_t pid, __u64 base, __u64 span, const struct stat *st)
+static int mapped_is(pid_t pid, const char *memfd_name, __u64 base, __u64 span, const struct stat *st)
 {
 	struct mt_maps maps;
 	size_t i, files = 0;
@@ -299,7 +358,7 @@ static int mapped_is(pid_t pid, __u64 base, __u64 span, const struct stat *st)
 			continue;
 		files++;
 		if (m->inode != st->st_ino || m->dev_major != major(st->st_dev) ||
-		    m->dev_minor != minor(st->st_dev) || !is_sampler_map(m))
+		    m->dev_minor != minor(st->st_dev) || !is_image_map(m, memfd_name))
 			e = -EBADF;
 	}
 	proc_maps_free(&maps);
@@ -344,7 +403,7 @@ static int map_segments(const struct inject_image *im, struct inject_session *s,
 int inject_image_map(const struct inject_image *im, struct inject_session *s, __u64 *base,
 		     char *err, size_t errlen)
 {
-	static const char name[] = MT_INJECT_MEMFD_NAME;
+	const char *name = im->memfd_name ? im->memfd_name : MT_INJECT_MEMFD_NAME;
 	long scratch, fd, at = 0;
 	struct stat st = { 0 };
 	int e, mine = -1;
@@ -356,7 +415,7 @@ int inject_image_map(const struct inject_image *im, struct inject_session *s, __
 			 strerror((int)-scratch));
 		return (int)scratch;
 	}
-	e = inject_mem_write(s->mem_fd, (__u64)scratch, name, sizeof(name));
+	e = inject_mem_write(s->mem_fd, (__u64)scratch, name, strlen(name) + 1);
 	fd = e ? e
 	       : rcall(s, SYS_memfd_create, (__u64)scratch, MFD_CLOEXEC | MFD_ALLOW_SEALING, 0, 0,
 		       0, 0);
@@ -366,7 +425,7 @@ int inject_image_map(const struct inject_image *im, struct inject_session *s, __
 			 strerror((int)-fd));
 		return (int)fd;
 	}
-	mine = memfd_take(s->pid, fd, &st);
+	mine = memfd_take(s->pid, fd, name, &st);
 	e = mine < 0 ? mine : fill_memfd(im, mine);
 	if (mine >= 0)
 		close(mine);
@@ -387,13 +446,13 @@ int inject_image_map(const struct inject_image *im, struct inject_session *s, __
 	if (!e) {
 		e = map_segments(im, s, fd, (__u64)at);
 		if (!e)
-			e = mapped_is(s->pid, (__u64)at, im->span, &st);
+			e = mapped_is(s->pid, name, (__u64)at, im->span, &st);
 		if (e)
 			rcall(s, SYS_munmap, (__u64)at, im->span, 0, 0, 0, 0);
 	}
 	rcall(s, SYS_close, (__u64)fd, 0, 0, 0, 0, 0);
 	if (e) {
-		snprintf(err, errlen, "PID %d: cannot map the sampler: %s", s->pid,
+		snprintf(err, errlen, "PID %d: cannot map %s: %s", s->pid, name,
 			 e == -EBADF ? "what was mapped is not the memfd memtop filled"
 				     : strerror(-e));
 		return e;

@@ -27,7 +27,8 @@ struct inject_image {
 		int prot;
 	} load[INJECT_MAX_LOADS];
 	int nload;
-	__u64 span; /* address space the segments need */
+	__u64 span;             /* address space the segments need */
+	const char *memfd_name; /* the memfd it is mapped from (/memfd:NAME) */
 	/* link-time addresses */
 	__u64 ctl, poke, scratch, table, filter, slots;
 	__u64 entry[MT_IFN_COUNT];
@@ -37,6 +38,20 @@ struct inject_image {
  * 0 or -errno with one line in err. */
 int inject_image_open(struct inject_image *im, const char *path, char *err, size_t errlen);
 void inject_image_close(struct inject_image *im);
+
+/* Read and check any such image (no relocations, x86-64, its segments),
+ * to be mapped from a memfd named memfd_name (a string that outlives im);
+ * its symbols are looked up with inject_image_symbol(). 0 or -errno with
+ * one line in err. */
+int inject_image_load(struct inject_image *im, const char *path, const char *memfd_name, char *err,
+		      size_t errlen);
+
+/* The link-time address of symbol name in the image's .symtab, or 0. */
+__u64 inject_image_symbol(const struct inject_image *im, const char *name);
+
+/* Where an image of memfd name is mapped in pid: its load address in
+ * *base. 0 or -ENOENT. */
+int inject_image_find_named(pid_t pid, const char *name, __u64 *base);
 
 /* Where a sampler is already mapped in pid (a memfd named
  * MT_INJECT_MEMFD_NAME): its load address in *base. 0 or -ENOENT. */

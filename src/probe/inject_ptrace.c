@@ -275,6 +275,117 @@ int inject_session_run(struct inject_session *s, __u64 rip, __u64 arg, struct us
 	return e ? e : r.rip > rip ? 0 : -EFAULT;
 }
 
+/* The held thread's registers where it stands now become the ones put
+ * back at the end. */
+static int saved_refresh(struct inject_session *s)
+{
+	return ptrace(PTRACE_GETREGS, s->tid, 0, &s->saved) < 0 ? -errno : 0;
+}
+
+/* Stop a thread memtop let run, and take its registers as they are. */
+static int stop_here(struct inject_session *s)
+{
+	int st, e;
+
+	if (ptrace(PTRACE_INTERRUPT, s->tid, 0, 0) < 0)
+		return -errno;
+	e = wait_stop(s, &st);
+	if (!e && !(st >> 16) && WSTOPSIG(st) != SIGTRAP)
+		s->pending_sig = WSTOPSIG(st);
+	return e ? e : saved_refresh(s);
+}
+
+static bool nr_in(long nr, const long *nrs, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (nrs[i] == nr)
+			return true;
+	return false;
+}
+
+/* At the entry stop of the call the caller waits for: the call is
+ * skipped and the thread put back on its syscall instruction (2 bytes)
+ * with its number, then let through the skip to its exit stop, so that it
+ * is held where a plain stop would hold it, about to make the call; a
+ * single step from an entry stop would end at the exit stop instead of
+ * running the instruction. Its registers there are the ones put back. */
+static int at_entry(struct inject_session *s)
+{
+	struct user_regs_struct r = s->saved;
+	int st, e;
+
+	r.rax = r.orig_rax;
+	r.orig_rax = (__u64)-1;
+	r.rip -= 2;
+	if (ptrace(PTRACE_SETREGS, s->tid, 0, &r) < 0 || ptrace(PTRACE_SYSCALL, s->tid, 0, 0) < 0)
+		return -errno;
+	s->running = true;
+	e = wait_stop(s, &st);
+	if (e)
+		return e;
+	if (!(st >> 16) && WSTOPSIG(st) != (SIGTRAP | 0x80) && WSTOPSIG(st) != SIGTRAP)
+		s->pending_sig = WSTOPSIG(st);
+	e = saved_refresh(s);
+	if (!e && (s->saved.rip != r.rip || s->saved.rax != r.rax))
+		e = -EPROTO; /* not where it was put: never run code there */
+	return e;
+}
+
+int inject_session_until_syscall(struct inject_session *s, const long *nrs, int n, __u64 until_ns)
+{
+	int sig = 0, st, e;
+
+	if (nr_in((long)s->saved.orig_rax, nrs, n))
+		return 0; /* stopped inside it already */
+	/* system call stops then say so (SIGTRAP | 0x80), apart from a
+	 * SIGTRAP of the thread's own, and carry their call's number */
+	if (ptrace(PTRACE_SETOPTIONS, s->tid, 0, PTRACE_O_TRACESYSGOOD) < 0)
+		return -errno;
+	for (;;) {
+		struct __ptrace_syscall_info info;
+		pid_t r;
+
+		if (ptrace(PTRACE_SYSCALL, s->tid, 0, sig) < 0)
+			return -errno;
+		sig = 0;
+		s->running = true;
+		/* bounded by memtop's own deadline: poll, never block */
+		while (!(r = waitpid(s->tid, &st, __WALL | WNOHANG))) {
+			struct timespec ts = { 0, 200000 };
+
+			if (clock_mono_ns() > until_ns) {
+				e = stop_here(s);
+				return e ? e : -EAGAIN;
+			}
+			nanosleep(&ts, NULL);
+		}
+		if (r < 0)
+			return errno == EINTR ? -ETIMEDOUT : -errno;
+		if (!WIFSTOPPED(st)) {
+			s->gone = true;
+			return -ESRCH;
+		}
+		s->running = false;
+		e = saved_refresh(s);
+		if (e)
+			return e;
+		if (st >> 16)
+			continue; /* a group stop or an interrupt */
+		if (WSTOPSIG(st) != (SIGTRAP | 0x80)) {
+			sig = WSTOPSIG(st); /* the thread's own signal: delivered at once */
+			continue;
+		}
+		if (ptrace(PTRACE_GET_SYSCALL_INFO, s->tid, sizeof(info), &info) < 0)
+			return -errno;
+		if (info.op == PTRACE_SYSCALL_INFO_ENTRY && nr_in((long)info.entry.nr, nrs, n))
+			return at_entry(s);
+		if (clock_mono_ns() > until_ns)
+			return -EAGAIN;
+	}
+}
+
 int inject_session_end(struct inject_session *s)
 {
 	int st = 0, e = 0;

@@ -31,6 +31,7 @@
 struct inject_session {
 	pid_t pid;          /* the process */
 	pid_t tid;          /* the thread held */
+	pid_t want_tid;     /* the thread inject_hold() is to hold; 0: it picks one */
 	int mem_fd;         /* /proc/PID/mem, read-write */
 	__u64 syscall_insn; /* address of a syscall instruction in the process */
 	struct user_regs_struct saved;
@@ -70,6 +71,16 @@ int inject_session_syscall(struct inject_session *s, long nr, const __u64 args[6
  * never delivered). */
 int inject_session_run(struct inject_session *s, __u64 rip, __u64 arg,
 		       struct user_regs_struct *after);
+
+/* Let the held thread run on until it enters one of the system calls
+ * nrs[0..n) (or return at once if it was stopped inside one), but not
+ * past until_ns (CLOCK_MONOTONIC): a safe point to make it run code is a
+ * call its program makes at a known moment (epoll_wait in an event loop).
+ * Signals it gets meanwhile are delivered at once. On return it is
+ * stopped and its registers to put back are where it stands: 0 at that
+ * call's entry (put back to make the call when let go), -EAGAIN where it
+ * was when time ran out, -ESRCH (it ended) or -errno. */
+int inject_session_until_syscall(struct inject_session *s, const long *nrs, int n, __u64 until_ns);
 
 /* Restore the registers and let the thread go (PTRACE_DETACH), delivering
  * the pending signal if one arrived; records paused_ns. A thread still

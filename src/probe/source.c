@@ -4,8 +4,9 @@
  */
 #include "probe/source.h"
 
-extern const struct source_ops source_jvm;
+extern const struct source_ops source_jvm, source_v8;
 
 const struct source_ops *const sources[SOURCE_ROWS] = {
 	&source_jvm, /* a JVM's Java heap (source_jvm.c, docs/java.md) */
+	&source_v8,  /* a Node.js process's V8 heap (source_v8.c, docs/node.md) */
 };

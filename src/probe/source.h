@@ -36,6 +36,12 @@ struct source_env {
 	int (*find_lib)(const char *name, char *path, size_t len);
 };
 
+/* The process a row starts on. */
+struct source_proc {
+	pid_t pid;
+	bool launched; /* -- CMD: memtop started it (attached before its exec) */
+};
+
 struct source_ops {
 	const char *name;
 	/* Seconds a process that may become this row's (a runtime not up
@@ -46,8 +52,8 @@ struct source_ops {
 	 * try again (within wait_s; on the last try, last is true and a
 	 * process that is still not ready is refused). Facts into f (f->set
 	 * says which). */
-	int (*start)(const struct source_env *env, pid_t pid, bool last, void **state,
-		     struct mt_target_facts *f);
+	int (*start)(const struct source_env *env, const struct source_proc *p, bool last,
+		     void **state, struct mt_target_facts *f);
 	/* Every pass of the loop: what came, as records, and the facts.
 	 * 0, or -errno with one line in err once the stream ended or broke
 	 * (f says so): the caller says it unless the process is gone, and
@@ -57,10 +63,13 @@ struct source_ops {
 	/* End and free (state may be NULL): the process is left as it was
 	 * before start, or as the source documents. */
 	void (*stop)(void *state);
+	/* What it costs the process now, as a slowdown (%), added to the
+	 * target's; NULL: nothing memtop can tell apart. */
+	double (*cost_pct)(const void *state);
 };
 
 /* The rows. */
 extern const struct source_ops *const sources[];
-#define SOURCE_ROWS 1
+#define SOURCE_ROWS 2
 
 #endif /* MEMTOP_PROBE_SOURCE_H */

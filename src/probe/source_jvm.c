@@ -53,11 +53,12 @@ static void facts_on(const struct jvm_source *s, struct mt_target_facts *f)
 	jvm_source_counts(s, &f->java_samples, &f->java_dropped, &f->java_slowdown_pct);
 }
 
-static int jvm_row_start(const struct source_env *env, pid_t pid, bool last, void **state,
-			 struct mt_target_facts *f)
+static int jvm_row_start(const struct source_env *env, const struct source_proc *p, bool last,
+			 void **state, struct mt_target_facts *f)
 {
 	char why[256], so[PATH_MAX];
 	struct jvm_source *s;
+	pid_t pid = p->pid;
 	int e = jvm_source_detect(pid, why, sizeof(why));
 
 	*state = NULL;

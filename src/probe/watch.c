@@ -850,7 +850,8 @@ static void source_start(struct watch_set *ws, struct watched *w, size_t i,
 	if (slot->phase == SOURCE_UNCHECKED)
 		slot->deadline_ns = now + row->wait_s * 1000000000ULL;
 	last = now >= slot->deadline_ns;
-	e = row->start(&env, w->pid, last, &slot->state, f);
+	e = row->start(&env, &(struct source_proc){ .pid = w->pid, .launched = w->launched }, last,
+		       &slot->state, f);
 	if (e == -EAGAIN && !last) {
 		slot->phase = SOURCE_WAITING;
 		slot->retry_ns = now + SOURCE_RETRY_NS;
@@ -871,6 +872,18 @@ static void sources_stop(struct watched *w)
 		if (w->src[i].phase == SOURCE_ON)
 			w->src[i].phase = SOURCE_OFF;
 	}
+}
+
+/* What the rows running on w cost it, as a slowdown (%). */
+static double sources_cost(const struct watched *w)
+{
+	double pct = 0;
+	size_t i;
+
+	for (i = 0; i < SOURCE_ROWS; i++)
+		if (w->src[i].state && sources[i]->cost_pct)
+			pct += sources[i]->cost_pct(w->src[i].state);
+	return pct;
 }
 
 void watch_pump_sources(struct watch_set *ws, __u64 now_ns)
@@ -1210,6 +1223,8 @@ int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, struct wa
 
 		if (!measurable(w) || slowdown_window(&w->cost, since_ns, max_ns, &est))
 			continue;
+		/* what the source table's rows cost it besides (a V8 agent's snapshots) */
+		est.slowdown_pct += sources_cost(w);
 		f.slowdown_pct = est.slowdown_pct;
 		report(ws, &f);
 		if (!e && est.slowdown_pct <= out->slowdown_pct)

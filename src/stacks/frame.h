@@ -18,8 +18,10 @@ enum mt_frame_flags {
 	MT_FRAME_UNMAPPED = 1 << 3, /* address in no mapping of the process */
 	MT_FRAME_PYTHON = 1 << 4,   /* an interpreter frame (CPython): function, file
 				     * and line of the Python code, addr its bytecode */
-	MT_FRAME_NAMED = 1 << 5     /* named by the process itself (a JVM's agent,
-				     * MT_EV_NAMED): function, file and line only */
+	MT_FRAME_NAMED = 1 << 5     /* named by the process's runtime (MT_EV_NAMED: a
+				     * JVM's agent, V8's profiler): function, file and
+				     * line as it gave them, module the runtime ("[java]",
+				     * "[js]"), no address */
 };
 
 struct mt_frame {

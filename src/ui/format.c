@@ -81,7 +81,10 @@ char *fmt_frame(char *buf, size_t len, const struct mt_frame *f)
 	char name[256];
 
 	fmt_frame_name(name, sizeof(name), f);
-	if (f->file && f->line)
+	if (f->flags & MT_FRAME_NAMED) /* JavaScript: function (file.js:LINE) */
+		snprintf(buf, len, "%s (%s:%u)", name, f->file ? fmt_basename(f->file) : "?",
+			 f->line);
+	else if (f->file && f->line)
 		snprintf(buf, len, "%s (%s %s:%u)", name, f->module ? f->module : "?",
 			 fmt_basename(f->file), f->line);
 	else if (f->function)

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "model/ingest_named.h"
 #include "model/unseen.h"
 #include "stacks/symbol_hint.h"
 #include "util/clock.h"
@@ -124,9 +125,10 @@ static void write_java(struct json_writer *w, const struct mt_target *t)
 static const char *site_mechanism(const struct mt_model *m, const struct mt_site *s)
 {
 	size_t i, n = model_stack_count(m);
+	const char *named = ingest_named_mechanism(s->frame);
 
-	if (s->frame && s->frame->flags & MT_FRAME_NAMED)
-		return "jvmti";
+	if (named)
+		return named; /* its runtime named it: "jvmti", "v8-sampling" */
 	for (i = 0; i < n; i++) {
 		if (model_stack_site(m, i) == s) {
 			const struct mt_target *t =
