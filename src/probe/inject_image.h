@@ -30,6 +30,7 @@ struct inject_image {
 	__u64 span; /* address space the segments need */
 	/* link-time addresses */
 	__u64 ctl, poke, scratch, table, filter, slots;
+	__u64 sem_alloc, sem_free; /* the USDT semaphores (inject_cost.c raises them) */
 	__u64 entry[MT_IFN_COUNT];
 };
 

@@ -200,6 +200,12 @@ static int prepare_injected(struct watch_set *ws, struct watched *w, char *err, 
 		w->inj = NULL;
 		return e;
 	}
+	if (!ws->inj_cost_tried) {
+		/* what its calls cost, for the slowdown (inject_cost.h) */
+		ws->inj_cost_tried = true;
+		if (inject_cost_calibrate(so, &ws->inj_cost, err, errlen))
+			warn(ws, "%s: the sampler's own cost is not counted in the slowdown", err);
+	}
 	w->inj->py_since_ns = clock_mono_ns();
 	w->inj->py_said = -1;
 	w->usdt = true;
@@ -999,6 +1005,9 @@ static void measure(struct watch_set *ws, struct watched *w, __u64 now, enum slo
 				       .frees = c.free_calls,
 				       .allocs = c.phased_calls,
 				       .sample_ns = c.sample_ns };
+	/* memtop's sampler in it: what its own path cost the calls it counted */
+	if (w->inj && !inject_counts(w->inj, &w->inj_counts))
+		r.self_ns = (__u64)inject_cost_ns(&ws->inj_cost, &w->inj_counts, c.samples);
 	/* a process that samples itself has no allocation probes to switch */
 	slowdown_feed(&w->cost, now, &r, samples_itself(w) ? SLOWDOWN_OFF : state);
 	if (samples_itself(w))

@@ -28,6 +28,7 @@
 #include "probe/inject.h"
 #include "probe/phase_share.h"
 #include "probe/slowdown.h"
+#include "probe/inject_cost.h"
 #include "config.h"
 #include "model/model.h"
 #include "stacks/proc_cache.h"
@@ -113,9 +114,12 @@ struct watch_set {
 	struct attach_info info; /* of the last attach */
 	struct launched launch;  /* -- CMD held before exec */
 	char cgroup_dir[PATH_MAX];
-	int cgroup_fd;     /* --cgroup: the v2 directory, or -1 */
-	bool keep_command; /* -- CMD and its family outlive memtop (d) */
-	double duty;       /* the overhead budget's duty now (watch_set_duty) */
+	int cgroup_fd;               /* --cgroup: the v2 directory, or -1 */
+	bool keep_command;           /* -- CMD and its family outlive memtop (d) */
+	double duty;                 /* the overhead budget's duty now (watch_set_duty) */
+	struct inject_cost inj_cost; /* the injected sampler's cost per call, timed at the
+				      * first injection (inject_cost.h) */
+	bool inj_cost_tried;
 };
 
 void watch_init(struct watch_set *ws, const struct watch_env *env);
