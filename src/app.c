@@ -1014,6 +1014,9 @@ static int run_loop(struct app *a)
 		if (a->pending && t >= a->next_retry_ns) {
 			a->pending = watch_retry_pending(&a->ws, t);
 			a->next_retry_ns = t + PENDING_RETRY_NS;
+			/* a command injected once it ran has its mode now */
+			if (a->cfg->cmd_argv)
+				a->status.probe_mode = attach_mode_name(a->ws.info.mode);
 		}
 		if (t >= next) {
 			act |= tick(a);
@@ -1096,6 +1099,11 @@ static void announce(const struct app *a)
 
 		char why[96] = "";
 
+		if (w->inject_at_start) {
+			say("started PID %d (%s): memtop's sampler goes in once its loader is done",
+			    w->pid, w->comm);
+			continue;
+		}
 		if (!w->inj && !w->go && !w->usdt && w->uprobes_why[0])
 			snprintf(why, sizeof(why), " (not in-process: %s)", w->uprobes_why);
 		say("attached to PID %d (%s): %s%s%s%s%s, %s mode, %d probes (%d slow), %.0f ns per "
@@ -1234,6 +1242,11 @@ static int setup(struct app *a)
 	}
 	if (!e && !stop_wait(a, 0))
 		e = release_command(a);
+	if (!e && a->cfg->cmd_argv) {
+		/* a command to be injected once its loader is done */
+		a->pending = true;
+		a->next_retry_ns = clock_mono_ns();
+	}
 	return e ? e : a->stop ? -EINTR : 0;
 }
 

@@ -118,7 +118,7 @@ static double time_loop(enum loop what, malloc_fn *volatile m, free_fn *volatile
 	int r, i;
 
 	for (r = 0; r < COST_ROUNDS; r++) {
-		__u64 t0 = clock_mono_ns();
+		__u64 t0 = clock_thread_cpu_ns();
 		double dt;
 
 		for (i = 0; i < COST_CALLS; i++) {
@@ -131,7 +131,7 @@ static double time_loop(enum loop what, malloc_fn *volatile m, free_fn *volatile
 			else
 				pf(wrapper.ctx, pm(wrapper.ctx, size & 511 ? size & 511 : 8));
 		}
-		dt = (double)(clock_mono_ns() - t0) / COST_CALLS;
+		dt = (double)(clock_thread_cpu_ns() - t0) / COST_CALLS;
 		if (dt < best)
 			best = dt;
 	}

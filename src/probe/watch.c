@@ -15,12 +15,14 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "probe/alloc_resolve.h"
 #include "probe/budget.h"
 #include "probe/cgroup.h"
 #include "probe/inject.h"
+#include "probe/inject_got.h"
 #include "probe/inject_image.h"
 #include "probe/launch_alloc.h"
 #include "stacks/elf_file.h"
@@ -464,6 +466,17 @@ static int find_memtop_lib(const char *name, char *path, size_t len)
 	return access(path, R_OK) ? -ENOENT : 0;
 }
 
+/* A command whose malloc is another allocator's gets memtop's sampler
+ * the way a running process does (docs/inject.md): after its exec, once
+ * its loader has mapped its objects, unless it asked for uprobes or a
+ * second, prefixed allocator would stay out of the sampler's sight. */
+static bool command_injectable(const struct watch_set *ws, const struct alloc_target *extra)
+{
+	const struct mt_config *cfg = ws->env.cfg;
+
+	return !cfg->no_preload && cfg->probe_mode == MT_PROBE_AUTO && !extra->alloc;
+}
+
 /* The command's malloc is not glibc's: the sampler would step aside in
  * front of it, so probe that allocator (uprobes) instead, saying so. Its
  * path goes to foreign, empty when the command uses glibc's. A prefixed
@@ -502,10 +515,17 @@ static void command_allocator(struct watch_set *ws, char *foreign, size_t len,
 		foreign[0] = '\0';
 		return;
 	}
-	warn(ws,
-	     "%s calls the allocator of %s, not glibc's: the in-process sampler would "
-	     "step aside, probing that allocator with uprobes instead",
-	     basename(exe), foreign);
+	if (!command_injectable(ws, extra))
+		warn(ws,
+		     "%s calls the allocator of %s, not glibc's: the in-process sampler would "
+		     "step aside, probing that allocator with uprobes instead",
+		     basename(exe), foreign);
+	else
+		warn(ws,
+		     "%s calls the allocator of %s, not glibc's: memtop's sampler goes into it "
+		     "once its loader is done, as --inject does (the preloaded one would step "
+		     "aside)",
+		     basename(exe), foreign);
 }
 
 /* Probe the allocator at path, if memtop has a table for it. */
@@ -536,7 +556,7 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 	bool preload = !cfg->no_preload && cfg->probe_mode == MT_PROBE_AUTO;
 	char sampler[PATH_MAX];
 	struct watched *w = add(ws, 0);
-	bool created;
+	bool created, inject = false;
 	int e, log_fd;
 
 	if (!w) {
@@ -561,6 +581,7 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 		command_allocator(ws, foreign, sizeof(foreign), &extra);
 	if (foreign[0] || extra.alloc)
 		preload = false;
+	inject = foreign[0] && command_injectable(ws, &extra);
 	/* its output goes to a file, never over the TUI or into -b/--json */
 	log_fd = cmd_log_open(cfg->cmd_log, ws->launch.log_path, sizeof(ws->launch.log_path),
 			      &created, err, errlen);
@@ -596,8 +617,15 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 	w->alloc = allocators_glibc();
 	w->alloc_prefix[0] = '\0';
 	w->extra = extra;
-	if (foreign[0])
+	if (inject) {
+		/* prepared and attached as a running process once it is one
+		 * (watch_retry_pending): memtop's sampler, or uprobes and why */
+		w->inject_at_start = true;
+		w->pending = true;
+		w->pending_since_ns = clock_mono_ns();
+	} else if (foreign[0]) {
 		command_probe_foreign(ws, w, foreign);
+	}
 	snprintf(w->comm, sizeof(w->comm), "%s", basename(cfg->cmd_argv[0]));
 	if (preload) {
 		snprintf(w->lib, sizeof(w->lib), "%s", sampler);
@@ -872,6 +900,8 @@ int watch_attach(struct watch_set *ws, char *err, size_t errlen)
 	int i, e;
 
 	for (i = 0; i < ws->n; i++) {
+		if (ws->v[i].pending)
+			continue; /* a command to be injected once it runs */
 		e = attach_watched(ws, &ws->v[i], err, errlen);
 		if (!e)
 			continue;
@@ -948,6 +978,42 @@ void watch_on_proc(struct watch_set *ws, pid_t pid, __u32 what)
 
 static void report_end(struct watch_set *ws, struct watched *w, int reaped, __u64 now_ns);
 
+/* Is the command memtop started running its own program, its objects
+ * mapped by the loader (inject_got.h)? Before its exec it is a copy of
+ * memtop, whose own loader is long done. */
+static bool command_loaded(const struct watch_set *ws, const struct watched *w)
+{
+	char path[64];
+	struct stat mine, its;
+
+	if (ws->launch.go_fd >= 0)
+		return false; /* still held before its exec */
+	snprintf(path, sizeof(path), "/proc/%d/exe", w->pid);
+	if (stat("/proc/self/exe", &mine) || stat(path, &its) ||
+	    (mine.st_dev == its.st_dev && mine.st_ino == its.st_ino))
+		return false;
+	return inject_got_loader_done(w->pid) == 0;
+}
+
+/* The command ended before its sampler went in (a short one): it is a
+ * target all the same, with how it ended, and reaped. */
+static bool command_ended_early(struct watch_set *ws, struct watched *w, __u64 now_ns)
+{
+	struct mt_target *t;
+	int st;
+
+	if (waitpid(w->pid, &st, WNOHANG) != w->pid)
+		return false;
+	w->pending = false;
+	w->inject_at_start = false;
+	w->gone = true;
+	t = model_target(ws->env.model, w->pid, true);
+	if (t)
+		memcpy(t->comm, w->comm, sizeof(t->comm));
+	report_end(ws, w, st, now_ns);
+	return true;
+}
+
 bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 {
 	bool left = false;
@@ -956,13 +1022,28 @@ bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 
 	for (i = 0; i < ws->n; i++) {
 		struct watched *w = &ws->v[i];
+		bool command;
 		int e;
 
 		if (!w->pending)
 			continue;
+		if (w->inject_at_start && command_ended_early(ws, w, now_ns))
+			continue;
+		if (w->inject_at_start && !command_loaded(ws, w) &&
+		    now_ns - w->pending_since_ns <= PENDING_TIMEOUT_NS) {
+			left = true;
+			continue;
+		}
+		command = w->inject_at_start;
+		w->inject_at_start = false;
 		e = prepare_running(ws, w, err, sizeof(err));
 		if (!e)
 			e = attach_watched(ws, w, err, sizeof(err));
+		if (!e && command && !w->inj && !w->go)
+			/* what the start-up line says of a running process */
+			warn(ws, "PID %d (%s): %s uprobes (not in-process: %s)", w->pid, w->comm,
+			     w->alloc ? w->alloc->name : "allocator",
+			     w->uprobes_why[0] ? w->uprobes_why : "?");
 		if (!e && w->joined) {
 			/* one line per process that joined the cgroup */
 			w->joined = false;

@@ -74,6 +74,8 @@ struct watched {
 	int wstatus;   /* ... with this wait status */
 	__u64 exit_ns; /* ... at this time */
 	bool pending;  /* to be (re)attached: new in the cgroup, or exec'd */
+	bool inject_at_start; /* -- CMD calling another allocator than glibc's: memtop's
+			       * sampler goes in once its loader is done */
 	__u64 pending_since_ns;
 	struct mt_probe_set *probes;
 	struct inject_state *inj;               /* the sampler memtop put in it, or NULL */
