@@ -642,8 +642,10 @@ static void budget_control(struct app *a, __u64 now)
 	struct watch_cost c;
 	double old = a->budget.duty;
 
-	if (watch_overhead(&a->ws, a->budget.changed_ns, 2 * budget_settle_ns(&a->budget), &c)) {
-		/* no live target used CPU: nothing to keep under the limit */
+	if (watch_overhead(&a->ws, a->budget.changed_ns, 2 * budget_settle_ns(&a->budget), true, &c)) {
+		/* no live target with probes to switch used CPU: nothing to
+		 * keep under the limit (an in-process sampler's cost is
+		 * reported, but no phase would lower it) */
 		a->budget.unreachable = false;
 		return;
 	}
@@ -667,7 +669,7 @@ static void budget_tick(struct app *a, __u64 now)
 	size_t i;
 
 	watch_measure(&a->ws, now, allocs_state(a));
-	if (!watch_overhead(&a->ws, 0, SLOWDOWN_REPORT_NS, &c)) {
+	if (!watch_overhead(&a->ws, 0, SLOWDOWN_REPORT_NS, false, &c)) {
 		a->status.est_slowdown_pct = c.slowdown_pct;
 		a->status.floor_pct = c.floor_pct;
 		a->status.cost_ns = c.cost_ns;

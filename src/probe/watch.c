@@ -1129,7 +1129,8 @@ void watch_set_duty(struct watch_set *ws, double duty)
 	ws->duty = duty;
 }
 
-int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, struct watch_cost *out)
+int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, bool switched_only,
+		   struct watch_cost *out)
 {
 	int i, e = -EAGAIN;
 
@@ -1139,7 +1140,8 @@ int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, struct wa
 		struct mt_target *t = model_target(ws->env.model, w->pid, false);
 		struct slowdown_est est;
 
-		if (!measurable(w) || slowdown_window(&w->cost, since_ns, max_ns, &est))
+		if (!measurable(w) || (switched_only && samples_itself(w)) ||
+		    slowdown_window(&w->cost, since_ns, max_ns, &est))
 			continue;
 		if (t)
 			t->slowdown_pct = est.slowdown_pct;

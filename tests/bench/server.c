@@ -9,7 +9,7 @@
  * A "request" allocates PAIRS blocks of 16..1024 bytes (a fixed mix),
  * writes them, does WORK_ITERS rounds of arithmetic over them and frees
  * them all: tens of malloc/free pairs plus compute, like a request handler.
- * With LEAK_EVERY, one request in LEAK_EVERY also keeps a 1 KiB block
+ * With LEAK_EVERY, one request in LEAK_EVERY also keeps a 4 KiB block
  * forever (from leak_session: the leak a tool should rank first; the
  * bytes kept are printed as "leaked BYTES" at exit).
  * It serves requests back to back, forever, and every WINDOW_MS prints
@@ -80,10 +80,10 @@ static unsigned long request(unsigned int pairs, unsigned long iters, unsigned l
 
 static void *volatile kept; /* the newest leaked block */
 
-/* The leak: one 1 KiB block a session keeps and nothing frees. */
+/* The leak: one 4 KiB block a session keeps and nothing frees. */
 static __attribute__((noinline)) void *leak_session(unsigned long n)
 {
-	unsigned char *b = malloc(1024);
+	unsigned char *b = malloc(4096);
 
 	if (!b)
 		_exit(3);
@@ -110,8 +110,10 @@ int main(int argc, char **argv)
 
 	if (argc == 5)
 		leak_every = strtoul(argv[4], NULL, 10);
-	if ((argc != 4 && argc != 5) || atoi(argv[1]) <= 0 || atoi(argv[1]) > MAX_PAIRS || atol(argv[3]) <= 0) {
-		fprintf(stderr, "usage: server PAIRS(1-%d) WORK_ITERS WINDOW_MS [LEAK_EVERY]\n", MAX_PAIRS);
+	if ((argc != 4 && argc != 5) || atoi(argv[1]) <= 0 || atoi(argv[1]) > MAX_PAIRS ||
+	    atol(argv[3]) <= 0) {
+		fprintf(stderr, "usage: server PAIRS(1-%d) WORK_ITERS WINDOW_MS [LEAK_EVERY]\n",
+			MAX_PAIRS);
 		return 2;
 	}
 	pairs = (unsigned int)atoi(argv[1]);
@@ -127,7 +129,7 @@ int main(int argc, char **argv)
 		sink += request(pairs, iters, n++);
 		if (leak_every && !(n % leak_every)) {
 			kept = leak_session(n);
-			leaked += 1024;
+			leaked += 4096;
 		}
 		if ((n & 15) || (w = clock_ns(CLOCK_MONOTONIC)) - w0 < win_ns)
 			continue;
