@@ -995,8 +995,9 @@ static bool command_loaded(const struct watch_set *ws, const struct watched *w)
 	return inject_got_loader_done(w->pid) == 0;
 }
 
-/* The command ended before its sampler went in (a short one): it is a
- * target all the same, with how it ended, and reaped. */
+/* The command (memtop's child) ended while waiting to be attached: before
+ * its sampler went in (a short one), or after an exec: it is a target all
+ * the same, with how it ended, and reaped. */
 static bool command_ended_early(struct watch_set *ws, struct watched *w, __u64 now_ns)
 {
 	struct mt_target *t;
@@ -1027,7 +1028,7 @@ bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 
 		if (!w->pending)
 			continue;
-		if (w->inject_at_start && command_ended_early(ws, w, now_ns))
+		if (w->launched && command_ended_early(ws, w, now_ns))
 			continue;
 		if (w->inject_at_start && !command_loaded(ws, w) &&
 		    now_ns - w->pending_since_ns <= PENDING_TIMEOUT_NS) {

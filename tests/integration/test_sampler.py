@@ -186,3 +186,19 @@ def test_command_mode_tcmalloc_preloaded():
     counts), not uprobes."""
     command_mode_foreign_counts("mt_family_libc", "tcmalloc",
                                 env=dict(os.environ, LD_PRELOAD=TCMALLOC))
+
+
+def test_command_mode_foreign_ends_before_injection():
+    """A jemalloc command that ends at once (a bad option: exit status 2),
+    before its loader is done and memtop's sampler can go in: it is listed
+    all the same, ended with code 2, reaped, and memtop exits 2, as for
+    any command."""
+    m = Memtop("-b", "--json", "-d", "0.3", "--", os.path.join(WORKLOADS, "mt_jemalloc"),
+               "--no-such-option")
+    rc = m.drain(timeout=30)
+    check(rc == 2, "memtop exit status %s, expected the command's 2: %s" %
+          (rc, m.err.text()[-300:]))
+    check("exited with code 2" in m.err.text(), "no end said: %s" % m.err.text()[-300:])
+    ends = [t["end"] for r in m.records for t in r["targets"] if t.get("end")]
+    check(ends and ends[-1]["how"] == "exit" and ends[-1]["exit_code"] == 2,
+          "the command's end is not listed: %s" % ends)
