@@ -243,6 +243,7 @@ $(OUTPUT)/workloads/mt_jemalloc_prefixed: $(OUTPUT)/workloads/libjemalloc_je.a
 
 # The Go modules' test reads real Go binaries (tests/unit/test_go.c).
 $(OUTPUT)/tests/test_go: $(OUTPUT)/workloads/mt_go $(OUTPUT)/workloads/mt_go_stripped
+$(OUTPUT)/tests/test_inject_cost: $(OUTPUT)/libmemtop-inject.so
 $(OUTPUT)/tests/test_go: ALL_CFLAGS += -DMT_GO_FIXTURE_DIR='"$(OUTPUT)/workloads"'
 
 # The decoder cross-check links Capstone (tests only: memtop does not).

@@ -556,14 +556,18 @@ int BPF_USDT(mt_usdt_alloc, void *ptr, __u64 size, __u64 weight)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32;
 	struct mt_proc_counters *c;
+	__u64 t0;
 
 	c = count_hit(pid);
 	if (!c)
 		return 0;
+	t0 = bpf_ktime_get_ns();
 	__sync_fetch_and_add(&c->samples, 1);
 	if (ptr)
 		emit_sample(ctx, pid, (__u32)id, MT_FN_USDT, (__u64)ptr, size,
 			    weight ? weight : size, 0, 1000000);
+	/* the sample's work beyond its hit: the cost measure counts it */
+	__sync_fetch_and_add(&c->sample_ns, bpf_ktime_get_ns() - t0);
 	return 0;
 }
 

@@ -676,8 +676,10 @@ static void budget_control(struct app *a, __u64 now)
 	struct watch_cost c;
 	double old = a->budget.duty;
 
-	if (watch_overhead(&a->ws, a->budget.changed_ns, 2 * budget_settle_ns(&a->budget), &c)) {
-		/* no live target used CPU: nothing to keep under the limit */
+	if (watch_overhead(&a->ws, a->budget.changed_ns, 2 * budget_settle_ns(&a->budget), true, &c)) {
+		/* no live target with probes to switch used CPU: nothing to
+		 * keep under the limit (an in-process sampler's cost is
+		 * reported, but no phase would lower it) */
 		a->budget.unreachable = false;
 		return;
 	}
@@ -701,7 +703,7 @@ static void budget_tick(struct app *a, __u64 now)
 	size_t i;
 
 	watch_measure(&a->ws, now, allocs_state(a));
-	if (!watch_overhead(&a->ws, 0, SLOWDOWN_REPORT_NS, &c)) {
+	if (!watch_overhead(&a->ws, 0, SLOWDOWN_REPORT_NS, false, &c)) {
 		a->status.est_slowdown_pct = c.slowdown_pct;
 		a->status.floor_pct = c.floor_pct;
 		a->status.cost_ns = c.cost_ns;
@@ -1053,6 +1055,9 @@ static int run_loop(struct app *a)
 		if (a->pending && t >= a->next_retry_ns) {
 			a->pending = watch_retry_pending(&a->ws, t);
 			a->next_retry_ns = t + PENDING_RETRY_NS;
+			/* a command injected once it ran has its mode now */
+			if (a->cfg->cmd_argv)
+				a->status.probe_mode = attach_mode_name(a->ws.info.mode);
 		}
 		if (t >= next) {
 			act |= tick(a);
@@ -1135,6 +1140,11 @@ static void announce(const struct app *a)
 
 		char why[96] = "";
 
+		if (w->inject_at_start) {
+			say("started PID %d (%s): memtop's sampler goes in once its loader is done",
+			    w->pid, w->comm);
+			continue;
+		}
 		if (!w->inj && !w->go && !w->usdt && w->uprobes_why[0])
 			snprintf(why, sizeof(why), " (not in-process: %s)", w->uprobes_why);
 		say("attached to PID %d (%s): %s%s%s%s%s, %s mode, %d probes (%d slow), %.0f ns per "
@@ -1273,6 +1283,11 @@ static int setup(struct app *a)
 	}
 	if (!e && !stop_wait(a, 0))
 		e = release_command(a);
+	if (!e && a->cfg->cmd_argv) {
+		/* a command to be injected once its loader is done */
+		a->pending = true;
+		a->next_retry_ns = clock_mono_ns();
+	}
 	return e ? e : a->stop ? -EINTR : 0;
 }
 

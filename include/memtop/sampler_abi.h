@@ -68,7 +68,7 @@ _Static_assert(sizeof(struct mt_sampler_header) == MT_SAMPLER_HEADER_SIZE,
 #define MT_INJECT_FILTER_SLOTS 8192 /* live sampled addresses per hash, for free()'s test */
 #define MT_INJECT_ENTRY_PREFIX "mt_inject_"
 #define MT_INJECT_MAGIC 0x6a6974706f746d6dULL /* "mmtoptij" */
-#define MT_INJECT_VERSION 7
+#define MT_INJECT_VERSION 8
 #define MT_INJECT_TABLE_SLOTS 65536 /* sampled addresses tracked at once */
 #define MT_INJECT_SLOTS_SYMBOL \
 	"mt_inject_slots" /* MT_INJECT_THREAD_SLOTS x struct mt_inject_slot */
@@ -85,7 +85,10 @@ struct mt_inject_slot {
 	__u64 alloc_calls;
 	__u64 alloc_bytes;
 	__u64 free_calls; /* of a non-NULL pointer */
-	__u64 pad[3];
+	/* calls of CPython's object allocator through the sampler's wrapper
+	 * (all four functions), for what the wrapper costs (inject_cost.h) */
+	__u64 py_calls;
+	__u64 pad[2];
 };
 
 /* The poke stub runs a program of records in the scratch area, one after

@@ -7,7 +7,8 @@
  * for the duration, attaches its entry program with the malloc cookie, and
  * calls the function with a size of 0 (counted, never sampled): the same
  * work as an unsampled malloc. The cost is the difference from bare calls,
- * the best of a few rounds (the machine is noisy; the floor is the truth).
+ * the best of a few rounds of the thread's CPU time (the machine is noisy:
+ * time spent preempted is not counted; the floor is the truth).
  */
 #include "probe/calibrate.h"
 
@@ -39,12 +40,12 @@ static double time_calls(void (*volatile fn)(unsigned long))
 	int r, i;
 
 	for (r = 0; r < CALIB_ROUNDS; r++) {
-		__u64 t0 = clock_mono_ns();
+		__u64 t0 = clock_thread_cpu_ns();
 		double dt;
 
 		for (i = 0; i < CALIB_CALLS; i++)
 			fn(0);
-		dt = (double)(clock_mono_ns() - t0) / CALIB_CALLS;
+		dt = (double)(clock_thread_cpu_ns() - t0) / CALIB_CALLS;
 		if (dt < best)
 			best = dt;
 	}

@@ -319,6 +319,7 @@ static int counts_read(const struct inject_state *st, struct mt_inject_counts *c
 		c->alloc_calls += v[i].alloc_calls;
 		c->alloc_bytes += v[i].alloc_bytes;
 		c->free_calls += v[i].free_calls;
+		c->py_calls += v[i].py_calls;
 	}
 	return e;
 }
@@ -334,6 +335,7 @@ int inject_counts(const struct inject_state *st, struct mt_inject_counts *c)
 	c->alloc_calls -= st->counted_before.alloc_calls;
 	c->alloc_bytes -= st->counted_before.alloc_bytes;
 	c->free_calls -= st->counted_before.free_calls;
+	c->py_calls -= st->counted_before.py_calls;
 	return 0;
 }
 

@@ -24,6 +24,7 @@
  * struct mt_inject_slot), summed over its slots. */
 struct mt_inject_counts {
 	__u64 alloc_calls, alloc_bytes, free_calls;
+	__u64 py_calls; /* through the wrapper of CPython's object allocator */
 };
 
 struct inject_state {

@@ -87,7 +87,8 @@ static int auxv_get(pid_t pid, __u64 type, __u64 *val)
 	return e;
 }
 
-int inject_got_link_map(int mem_fd, pid_t pid, __u64 *first)
+/* The address of the loader's struct r_debug (the executable's DT_DEBUG). */
+static int r_debug_find(int mem_fd, pid_t pid, __u64 *r_debug)
 {
 	__u64 phdr_at = 0, phnum = 0, bias = 0, dyn = 0, i;
 	bool have_bias = false;
@@ -126,19 +127,51 @@ int inject_got_link_map(int mem_fd, pid_t pid, __u64 *first)
 		if (d.d_tag == DT_NULL)
 			break;
 		if (d.d_tag == DT_DEBUG) {
-			__u64 r_map;
-
-			if (!d.d_un.d_ptr)
-				return -ENOENT;
-			/* struct r_debug { int r_version; struct link_map *r_map; ... } */
-			e = inject_mem_read(mem_fd, d.d_un.d_ptr + 8, &r_map, sizeof(r_map));
-			if (e)
-				return e;
-			*first = r_map;
-			return r_map ? 0 : -ENOENT;
+			*r_debug = d.d_un.d_ptr;
+			return d.d_un.d_ptr ? 0 : -ENOENT;
 		}
 	}
 	return -ENOENT;
+}
+
+/* struct r_debug { int r_version; struct link_map *r_map; ElfW(Addr) r_brk;
+ * enum { RT_CONSISTENT, RT_ADD, RT_DELETE } r_state; ... } (<link.h>) */
+#define R_DEBUG_MAP 8
+#define R_DEBUG_STATE 24
+
+int inject_got_link_map(int mem_fd, pid_t pid, __u64 *first)
+{
+	__u64 rd, r_map;
+	int e = r_debug_find(mem_fd, pid, &rd);
+
+	if (!e)
+		e = inject_mem_read(mem_fd, rd + R_DEBUG_MAP, &r_map, sizeof(r_map));
+	if (e)
+		return e;
+	*first = r_map;
+	return r_map ? 0 : -ENOENT;
+}
+
+int inject_got_loader_done(pid_t pid)
+{
+	char path[64];
+	__u64 rd, r_map = 0;
+	__u32 state = 1;
+	int fd, e;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	e = r_debug_find(fd, pid, &rd);
+	if (!e)
+		e = inject_mem_read(fd, rd + R_DEBUG_MAP, &r_map, sizeof(r_map));
+	if (!e)
+		e = inject_mem_read(fd, rd + R_DEBUG_STATE, &state, sizeof(state));
+	close(fd);
+	if (e == -ENOENT || (!e && (!r_map || state != 0)))
+		return -EAGAIN; /* no link map yet, or objects being added */
+	return e;
 }
 
 static __u64 dyn_addr(__u64 base, __u64 v)

@@ -38,6 +38,11 @@ struct got_seen {
  * (static), 0 or -errno otherwise. */
 int inject_got_link_map(int mem_fd, pid_t pid, __u64 *first);
 
+/* Has pid's loader mapped its objects: a link map, and r_debug's r_state
+ * RT_CONSISTENT (not RT_ADD/RT_DELETE, a load or unload under way)? 0,
+ * -EAGAIN (not yet), or -errno. For a command memtop just started. */
+int inject_got_loader_done(pid_t pid);
+
 /* For each function, the address it binds to: its definition in the first
  * object in load order that defines it (0 if none does), and that object
  * (its dynamic section's address) in owner. 0, -EAGAIN when the link

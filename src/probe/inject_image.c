@@ -97,6 +97,10 @@ static int image_symbols(struct inject_image *im, char *err, size_t errlen)
 				im->filter = sym[j].st_value;
 			else if (!strcmp(name, MT_INJECT_SLOTS_SYMBOL))
 				im->slots = sym[j].st_value;
+			else if (!strcmp(name, "otel_memory_alloc_semaphore"))
+				im->sem_alloc = sym[j].st_value;
+			else if (!strcmp(name, "otel_memory_free_semaphore"))
+				im->sem_free = sym[j].st_value;
 			else if (!strncmp(name, MT_INJECT_ENTRY_PREFIX,
 					  strlen(MT_INJECT_ENTRY_PREFIX)))
 				for (k = 0; k < MT_IFN_COUNT; k++)

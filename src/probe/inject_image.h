@@ -31,6 +31,7 @@ struct inject_image {
 	const char *memfd_name; /* the memfd it is mapped from (/memfd:NAME) */
 	/* link-time addresses */
 	__u64 ctl, poke, scratch, table, filter, slots;
+	__u64 sem_alloc, sem_free; /* the USDT semaphores (inject_cost.c raises them) */
 	__u64 entry[MT_IFN_COUNT];
 };
 

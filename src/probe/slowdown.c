@@ -198,7 +198,8 @@ void slowdown_feed(struct slowdown *s, __u64 t_ns, const struct slowdown_reading
 	int k, i;
 
 	if (!s->have_last || t_ns <= s->last_t || r->cpu_ns < l->cpu_ns || r->hits < l->hits ||
-	    r->frees < l->frees || r->allocs < l->allocs || r->sample_ns < l->sample_ns)
+	    r->frees < l->frees || r->allocs < l->allocs || r->sample_ns < l->sample_ns ||
+	    r->self_ns < l->self_ns)
 		goto keep;
 	st = &s->step[s->head];
 	s->head = (s->head + 1) % SLOWDOWN_STEPS;
@@ -212,6 +213,7 @@ void slowdown_feed(struct slowdown *s, __u64 t_ns, const struct slowdown_reading
 	st->allocs = (double)(r->allocs - l->allocs);
 	/* timed on another clock: never more than the step's CPU */
 	st->sample_ns = fmin((double)(r->sample_ns - l->sample_ns), st->cpu_ns);
+	st->self_ns = fmin((double)(r->self_ns - l->self_ns), st->cpu_ns);
 	st->state = state;
 	if (state == SLOWDOWN_FREES_OFF)
 		/* no free() counted: the work its allocation calls stand for */
@@ -258,7 +260,7 @@ double slowdown_cost_ns(const struct slowdown *s, bool *identified)
 
 int slowdown_window(const struct slowdown *s, __u64 since_ns, __u64 max_ns, struct slowdown_est *out)
 {
-	double cpu = 0, hits = 0, frees = 0, on_ns = 0, h_off, own;
+	double cpu = 0, hits = 0, frees = 0, on_ns = 0, h_off, own, self = 0;
 	__u64 span = 0, end = 0;
 	int i;
 
@@ -276,6 +278,7 @@ int slowdown_window(const struct slowdown *s, __u64 since_ns, __u64 max_ns, stru
 		cpu += st->cpu_ns;
 		hits += st->hits;
 		frees += st->frees;
+		self += st->sample_ns + st->self_ns;
 		if (st->state == SLOWDOWN_ON)
 			on_ns += (double)st->dt_ns;
 	}
@@ -295,6 +298,10 @@ int slowdown_window(const struct slowdown *s, __u64 since_ns, __u64 max_ns, stru
 		 * No window's probes cost more than COST_SPAN times c a hit. */
 		out->slowdown_pct = fmin(out->slowdown_pct,
 					 slowdown_pct(fmin(COST_SPAN * s->cost_ns * hits, cpu), cpu));
+	} else if (s->usdt) {
+		/* everything it spends on being watched is counted (slowdown.h) */
+		own = cpu - fmin(s->cost_ns * hits + self, cpu);
+		out->slowdown_pct = slowdown_pct(fmin(s->cost_ns * hits + self, cpu), cpu);
 	} else {
 		own = cpu - s->cost_ns * hits;
 		out->slowdown_pct = slowdown_pct(s->cost_ns * hits, cpu);

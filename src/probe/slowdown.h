@@ -46,6 +46,14 @@
  * they are now. Until k is measured, or in a window without frees, it is
  * c * hits / (cpu - c * hits), with c the start-up calibration on memtop
  * itself (a lower bound) until measured.
+ *
+ * A process that samples itself (usdt: memtop's sampler in it, the Go
+ * runtime) has no probes to switch off, so nothing is identified: its
+ * cost is what it spends outside its own work, all of it counted, over
+ * the CPU it used: c * hits (the traps of sampled calls), the BPF
+ * program's time on samples (sample_ns), and what the sampler's own path
+ * costs its counted calls (self_ns, inject_cost.h), so the slowdown is
+ * (c * hits + sample_ns + self_ns) / (cpu - that).
  */
 #ifndef MEMTOP_SLOWDOWN_H
 #define MEMTOP_SLOWDOWN_H
@@ -71,6 +79,8 @@ struct slowdown_reading {
 	__u64 frees;     /* free() calls */
 	__u64 allocs;    /* phased allocation calls (all but realloc) */
 	__u64 sample_ns; /* the BPF program's time on samples (sample_ns) */
+	__u64 self_ns;   /* what a process that samples itself spent on it
+			  * outside the probes (inject_cost.h), 0 if unknown */
 };
 
 struct slowdown_step {
@@ -78,6 +88,7 @@ struct slowdown_step {
 	__u64 dt_ns;
 	double cpu_ns, hits;
 	double sample_ns; /* of cpu_ns, spent on samples beyond their hits */
+	double self_ns;   /* of cpu_ns, spent by an in-process sampler's own path */
 	double frees;     /* with free() off: the frees its allocation calls stand for */
 	double allocs;    /* phased allocation calls (all but realloc) */
 	enum slowdown_state state;

@@ -15,12 +15,14 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "probe/alloc_resolve.h"
 #include "probe/budget.h"
 #include "probe/cgroup.h"
 #include "probe/inject.h"
+#include "probe/inject_got.h"
 #include "probe/inject_image.h"
 #include "probe/launch_alloc.h"
 #include "stacks/elf_file.h"
@@ -206,6 +208,12 @@ static int prepare_injected(struct watch_set *ws, struct watched *w, char *err, 
 		free(w->inj);
 		w->inj = NULL;
 		return e;
+	}
+	if (!ws->inj_cost_tried) {
+		/* what its calls cost, for the slowdown (inject_cost.h) */
+		ws->inj_cost_tried = true;
+		if (inject_cost_calibrate(so, &ws->inj_cost, err, errlen))
+			warn(ws, "%s: the sampler's own cost is not counted in the slowdown", err);
 	}
 	w->inj->py_since_ns = clock_mono_ns();
 	w->inj->py_said = -1;
@@ -465,6 +473,17 @@ static int find_memtop_lib(const char *name, char *path, size_t len)
 	return access(path, R_OK) ? -ENOENT : 0;
 }
 
+/* A command whose malloc is another allocator's gets memtop's sampler
+ * the way a running process does (docs/inject.md): after its exec, once
+ * its loader has mapped its objects, unless it asked for uprobes or a
+ * second, prefixed allocator would stay out of the sampler's sight. */
+static bool command_injectable(const struct watch_set *ws, const struct alloc_target *extra)
+{
+	const struct mt_config *cfg = ws->env.cfg;
+
+	return !cfg->no_preload && cfg->probe_mode == MT_PROBE_AUTO && !extra->alloc;
+}
+
 /* The command's malloc is not glibc's: the sampler would step aside in
  * front of it, so probe that allocator (uprobes) instead, saying so. Its
  * path goes to foreign, empty when the command uses glibc's. A prefixed
@@ -503,10 +522,17 @@ static void command_allocator(struct watch_set *ws, char *foreign, size_t len,
 		foreign[0] = '\0';
 		return;
 	}
-	warn(ws,
-	     "%s calls the allocator of %s, not glibc's: the in-process sampler would "
-	     "step aside, probing that allocator with uprobes instead",
-	     basename(exe), foreign);
+	if (!command_injectable(ws, extra))
+		warn(ws,
+		     "%s calls the allocator of %s, not glibc's: the in-process sampler would "
+		     "step aside, probing that allocator with uprobes instead",
+		     basename(exe), foreign);
+	else
+		warn(ws,
+		     "%s calls the allocator of %s, not glibc's: memtop's sampler goes into it "
+		     "once its loader is done, as --inject does (the preloaded one would step "
+		     "aside)",
+		     basename(exe), foreign);
 }
 
 /* Probe the allocator at path, if memtop has a table for it. */
@@ -537,7 +563,7 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 	bool preload = !cfg->no_preload && cfg->probe_mode == MT_PROBE_AUTO;
 	char sampler[PATH_MAX];
 	struct watched *w = add(ws, 0);
-	bool created;
+	bool created, inject = false;
 	int e, log_fd;
 
 	if (!w) {
@@ -562,6 +588,7 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 		command_allocator(ws, foreign, sizeof(foreign), &extra);
 	if (foreign[0] || extra.alloc)
 		preload = false;
+	inject = foreign[0] && command_injectable(ws, &extra);
 	/* its output goes to a file, never over the TUI or into -b/--json */
 	log_fd = cmd_log_open(cfg->cmd_log, ws->launch.log_path, sizeof(ws->launch.log_path),
 			      &created, err, errlen);
@@ -597,8 +624,15 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 	w->alloc = allocators_glibc();
 	w->alloc_prefix[0] = '\0';
 	w->extra = extra;
-	if (foreign[0])
+	if (inject) {
+		/* prepared and attached as a running process once it is one
+		 * (watch_retry_pending): memtop's sampler, or uprobes and why */
+		w->inject_at_start = true;
+		w->pending = true;
+		w->pending_since_ns = clock_mono_ns();
+	} else if (foreign[0]) {
 		command_probe_foreign(ws, w, foreign);
+	}
 	snprintf(w->comm, sizeof(w->comm), "%s", basename(cfg->cmd_argv[0]));
 	if (preload) {
 		snprintf(w->lib, sizeof(w->lib), "%s", sampler);
@@ -1038,6 +1072,8 @@ int watch_attach(struct watch_set *ws, char *err, size_t errlen)
 	int i, e;
 
 	for (i = 0; i < ws->n; i++) {
+		if (ws->v[i].pending)
+			continue; /* a command to be injected once it runs */
 		e = attach_watched(ws, &ws->v[i], err, errlen);
 		if (!e)
 			continue;
@@ -1115,6 +1151,45 @@ void watch_on_proc(struct watch_set *ws, pid_t pid, __u32 what)
 
 static void report_end(struct watch_set *ws, struct watched *w, int reaped, __u64 now_ns);
 
+/* Is the command memtop started running its own program, its objects
+ * mapped by the loader (inject_got.h)? Before its exec it is a copy of
+ * memtop, whose own loader is long done. */
+static bool command_loaded(const struct watch_set *ws, const struct watched *w)
+{
+	char path[64];
+	struct stat mine, its;
+
+	if (ws->launch.go_fd >= 0)
+		return false; /* still held before its exec */
+	snprintf(path, sizeof(path), "/proc/%d/exe", w->pid);
+	if (stat("/proc/self/exe", &mine) || stat(path, &its) ||
+	    (mine.st_dev == its.st_dev && mine.st_ino == its.st_ino))
+		return false;
+	return inject_got_loader_done(w->pid) == 0;
+}
+
+/* The command (memtop's child) ended while waiting to be attached: before
+ * its sampler went in (a short one), or after an exec: it is a target all
+ * the same, with how it ended, and reaped. */
+static bool command_ended_early(struct watch_set *ws, struct watched *w, __u64 now_ns)
+{
+	struct mt_target_facts f = { .pid = w->pid,
+				     .set = MT_FACT_WATCHED | MT_FACT_COMM,
+				     .watched_ns = now_ns };
+	int st;
+
+	if (waitpid(w->pid, &st, WNOHANG) != w->pid)
+		return false;
+	w->pending = false;
+	w->inject_at_start = false;
+	w->gone = true;
+	memcpy(f.comm, w->comm, sizeof(f.comm));
+	report(ws, &f);
+	w->reported = true;
+	report_end(ws, w, st, now_ns);
+	return true;
+}
+
 bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 {
 	bool left = false;
@@ -1123,13 +1198,28 @@ bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 
 	for (i = 0; i < ws->n; i++) {
 		struct watched *w = &ws->v[i];
+		bool command;
 		int e;
 
 		if (!w->pending)
 			continue;
+		if (w->launched && command_ended_early(ws, w, now_ns))
+			continue;
+		if (w->inject_at_start && !command_loaded(ws, w) &&
+		    now_ns - w->pending_since_ns <= PENDING_TIMEOUT_NS) {
+			left = true;
+			continue;
+		}
+		command = w->inject_at_start;
+		w->inject_at_start = false;
 		e = prepare_running(ws, w, err, sizeof(err));
 		if (!e)
 			e = attach_watched(ws, w, err, sizeof(err));
+		if (!e && command && !w->inj && !w->go)
+			/* what the start-up line says of a running process */
+			warn(ws, "PID %d (%s): %s uprobes (not in-process: %s)", w->pid, w->comm,
+			     w->alloc ? w->alloc->name : "allocator",
+			     w->uprobes_why[0] ? w->uprobes_why : "?");
 		if (!e && w->joined) {
 			/* one line per process that joined the cgroup */
 			w->joined = false;
@@ -1172,6 +1262,9 @@ static void measure(struct watch_set *ws, struct watched *w, __u64 now, enum slo
 				       .frees = c.free_calls,
 				       .allocs = c.phased_calls,
 				       .sample_ns = c.sample_ns };
+	/* memtop's sampler in it: what its own path cost the calls it counted */
+	if (w->inj && !inject_counts(w->inj, &w->inj_counts))
+		r.self_ns = (__u64)inject_cost_ns(&ws->inj_cost, &w->inj_counts, c.samples);
 	/* a process that samples itself has no allocation probes to switch */
 	slowdown_feed(&w->cost, now, &r, samples_itself(w) ? SLOWDOWN_OFF : state);
 	if (samples_itself(w))
@@ -1211,7 +1304,8 @@ void watch_set_duty(struct watch_set *ws, double duty)
 	ws->duty = duty;
 }
 
-int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, struct watch_cost *out)
+int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, bool switched_only,
+		   struct watch_cost *out)
 {
 	int i, e = -EAGAIN;
 
@@ -1221,7 +1315,8 @@ int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, struct wa
 		struct mt_target_facts f = { .pid = w->pid, .set = MT_FACT_SLOWDOWN };
 		struct slowdown_est est;
 
-		if (!measurable(w) || slowdown_window(&w->cost, since_ns, max_ns, &est))
+		if (!measurable(w) || (switched_only && samples_itself(w)) ||
+		    slowdown_window(&w->cost, since_ns, max_ns, &est))
 			continue;
 		/* what the source table's rows cost it besides (a V8 agent's snapshots) */
 		est.slowdown_pct += sources_cost(w);

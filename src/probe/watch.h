@@ -28,6 +28,7 @@
 #include "probe/inject.h"
 #include "probe/phase_share.h"
 #include "probe/slowdown.h"
+#include "probe/inject_cost.h"
 #include "probe/source.h"
 #include "config.h"
 #include "input/target_facts.h"
@@ -99,10 +100,12 @@ struct watched {
 	bool joined;        /* new in the cgroup: said once when attached */
 	int runtime_checks; /* a launched command: refreshes its runtime was looked for */
 	bool gone;
-	bool exited;   /* the exit was reported (watch_note_exit) */
-	int wstatus;   /* ... with this wait status */
-	__u64 exit_ns; /* ... at this time */
-	bool pending;  /* to be (re)attached: new in the cgroup, or exec'd */
+	bool exited;          /* the exit was reported (watch_note_exit) */
+	int wstatus;          /* ... with this wait status */
+	__u64 exit_ns;        /* ... at this time */
+	bool pending;         /* to be (re)attached: new in the cgroup, or exec'd */
+	bool inject_at_start; /* -- CMD calling another allocator than glibc's: memtop's
+			       * sampler goes in once its loader is done */
 	__u64 pending_since_ns;
 	struct mt_probe_set *probes;
 	struct inject_state *inj;               /* the sampler memtop put in it, or NULL */
@@ -144,9 +147,12 @@ struct watch_set {
 	struct attach_info info; /* of the last attach */
 	struct launched launch;  /* -- CMD held before exec */
 	char cgroup_dir[PATH_MAX];
-	int cgroup_fd;     /* --cgroup: the v2 directory, or -1 */
-	bool keep_command; /* -- CMD and its family outlive memtop (d) */
-	double duty;       /* the overhead budget's duty now (watch_set_duty) */
+	int cgroup_fd;               /* --cgroup: the v2 directory, or -1 */
+	bool keep_command;           /* -- CMD and its family outlive memtop (d) */
+	double duty;                 /* the overhead budget's duty now (watch_set_duty) */
+	struct inject_cost inj_cost; /* the injected sampler's cost per call, timed at the
+				      * first injection (inject_cost.h) */
+	bool inj_cost_tried;
 };
 
 void watch_init(struct watch_set *ws, const struct watch_env *env);
@@ -205,9 +211,13 @@ double watch_own_uncertainty(const struct watch_set *ws);
 void watch_set_duty(struct watch_set *ws, double duty);
 
 /* The worst target's cost over the steps since since_ns (at most max_ns
- * of them); also stored per target in the model (mt_target). 0, or
- * -EAGAIN: no target used CPU time in the window. */
-int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, struct watch_cost *out);
+ * of them); also stored per target in the model (mt_target). With
+ * switched_only, only of the targets whose allocation probes the budget
+ * switches (not one that samples itself: the budget cannot lower what its
+ * sampler costs, and must not pause for it). 0, or -EAGAIN: no such target
+ * used CPU time in the window. */
+int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, bool switched_only,
+		   struct watch_cost *out);
 
 /* Allocation probes of every uprobe-mode target on or off (budget). */
 void watch_set_allocs(struct watch_set *ws, bool on);

@@ -233,6 +233,7 @@ static bool forget_sampled(void *ptr)
 #define py_hook_sample(p, n) sample_new(p, n)
 #define py_hook_forget(p) forget_sampled(p)
 #define py_hook_thread() thread_id()
+#define py_hook_count() __atomic_fetch_add(&slot_mine()->py_calls, 1, __ATOMIC_RELAXED)
 #include "sampler/py_hook.h"
 
 /* memtop set py_want (attach, detach): the wrapping follows it, asked for

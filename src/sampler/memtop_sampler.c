@@ -528,6 +528,7 @@ static bool py_forget(void *ptr)
 #define py_hook_sample(p, n) py_sample(p, n)
 #define py_hook_forget(p) py_forget(p)
 #define py_hook_thread() ((__u64)(uintptr_t)&tls)
+#define py_hook_count() ((void)0) /* memtop reads no counts from a preloaded sampler */
 #include "sampler/py_hook.h"
 
 /* ==== Sampled blocks ==== */

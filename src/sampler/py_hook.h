@@ -32,6 +32,8 @@
  *   py_hook_sample(p, n)   maybe sample the new block p of n bytes (no header)
  *   py_hook_forget(p)      p is about to be freed: forget it if sampled; true if it was
  *   py_hook_thread()       a __u64 that identifies the calling thread
+ *   py_hook_count()        one call of the wrapper while a tool is attached
+ *                          (the injected sampler counts them for its cost)
  * It has no libc behind it (the injected sampler): no memcpy, no
  * relocations (function addresses are stored one by one at run time).
  */
@@ -83,8 +85,11 @@ static void *py_hook_malloc(void *ctx, size_t n)
 {
 	void *p = py_hook.orig.malloc(py_hook.orig.ctx, n);
 
-	if (PY_HOOK_ALLOC_ON() && py_small(n))
-		py_hook_sample(p, n);
+	if (PY_HOOK_ALLOC_ON()) {
+		py_hook_count();
+		if (py_small(n))
+			py_hook_sample(p, n);
+	}
 	if (PY_HOOK_PENDING()) /* memtop asks for the allocator back */
 		py_hook_poll();
 	return p;
@@ -94,6 +99,8 @@ static void *py_hook_calloc(void *ctx, size_t nelem, size_t elsize)
 {
 	void *p = py_hook.orig.calloc(py_hook.orig.ctx, nelem, elsize);
 
+	if (PY_HOOK_ALLOC_ON())
+		py_hook_count();
 	/* nelem * elsize cannot overflow when the call succeeded */
 	if (p && PY_HOOK_ALLOC_ON() && py_small(nelem * elsize))
 		py_hook_sample(p, nelem * elsize);
@@ -106,6 +113,8 @@ static void *py_hook_realloc(void *ctx, void *old, size_t n)
 	bool was = old && py_hook_forget(old), fell;
 	void *p;
 
+	if (PY_HOOK_ALLOC_ON())
+		py_hook_count();
 	py_hook.inside = py_hook_thread();
 	py_hook.fell = false;
 	p = py_hook.orig.realloc(py_hook.orig.ctx, old, n);
@@ -124,6 +133,8 @@ static void *py_hook_realloc(void *ctx, void *old, size_t n)
 
 static void py_hook_free(void *ctx, void *p)
 {
+	if (PY_HOOK_ALLOC_ON())
+		py_hook_count();
 	if (p)
 		py_hook_forget(p);
 	py_hook.orig.free(py_hook.orig.ctx, p);

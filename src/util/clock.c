@@ -24,6 +24,11 @@ __u64 clock_mono_coarse_ns(void)
 	return read_ns(CLOCK_MONOTONIC_COARSE);
 }
 
+__u64 clock_thread_cpu_ns(void)
+{
+	return read_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
 __u64 clock_wall_ns(void)
 {
 	return read_ns(CLOCK_REALTIME);

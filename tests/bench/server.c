@@ -4,11 +4,14 @@
  * throughput: memtop's reported slowdown is compared against it
  * (tests/bench/slowdown.py, tests/bench/phases.py).
  *
- *   server PAIRS WORK_ITERS WINDOW_MS
+ *   server PAIRS WORK_ITERS WINDOW_MS [LEAK_EVERY]
  *
  * A "request" allocates PAIRS blocks of 16..1024 bytes (a fixed mix),
  * writes them, does WORK_ITERS rounds of arithmetic over them and frees
  * them all: tens of malloc/free pairs plus compute, like a request handler.
+ * With LEAK_EVERY, one request in LEAK_EVERY also keeps a 4 KiB block
+ * forever (from leak_session: the leak a tool should rank first; the
+ * bytes kept are printed as "leaked BYTES" at exit).
  * It serves requests back to back, forever, and every WINDOW_MS prints
  *
  *   win REQUESTS WALL_NS CPU_NS END_NS
@@ -75,6 +78,19 @@ static unsigned long request(unsigned int pairs, unsigned long iters, unsigned l
 	return acc;
 }
 
+static void *volatile kept; /* the newest leaked block */
+
+/* The leak: one 4 KiB block a session keeps and nothing frees. */
+static __attribute__((noinline)) void *leak_session(unsigned long n)
+{
+	unsigned char *b = malloc(4096);
+
+	if (!b)
+		_exit(3);
+	b[0] = (unsigned char)n;
+	return b;
+}
+
 static int stdin_closed(void)
 {
 	struct pollfd p = { .fd = 0, .events = POLLIN };
@@ -87,13 +103,17 @@ static int stdin_closed(void)
 
 int main(int argc, char **argv)
 {
-	unsigned long iters, n = 0, sink = 0;
+	unsigned long iters, n = 0, sink = 0, leak_every = 0, leaked = 0;
 	unsigned long long win_ns, w0, c0;
 	unsigned int pairs;
 	char line[128];
 
-	if (argc != 4 || atoi(argv[1]) <= 0 || atoi(argv[1]) > MAX_PAIRS || atol(argv[3]) <= 0) {
-		fprintf(stderr, "usage: server PAIRS(1-%d) WORK_ITERS WINDOW_MS\n", MAX_PAIRS);
+	if (argc == 5)
+		leak_every = strtoul(argv[4], NULL, 10);
+	if ((argc != 4 && argc != 5) || atoi(argv[1]) <= 0 || atoi(argv[1]) > MAX_PAIRS ||
+	    atol(argv[3]) <= 0) {
+		fprintf(stderr, "usage: server PAIRS(1-%d) WORK_ITERS WINDOW_MS [LEAK_EVERY]\n",
+			MAX_PAIRS);
 		return 2;
 	}
 	pairs = (unsigned int)atoi(argv[1]);
@@ -107,6 +127,10 @@ int main(int argc, char **argv)
 		unsigned long long w;
 
 		sink += request(pairs, iters, n++);
+		if (leak_every && !(n % leak_every)) {
+			kept = leak_session(n);
+			leaked += 4096;
+		}
 		if ((n & 15) || (w = clock_ns(CLOCK_MONOTONIC)) - w0 < win_ns)
 			continue;
 		{
@@ -115,8 +139,11 @@ int main(int argc, char **argv)
 			snprintf(line, sizeof(line), "win %lu %llu %llu %llu\n", n, w - w0, c - c0,
 				 w);
 			say(line);
-			if (stdin_closed())
+			if (stdin_closed()) {
+				snprintf(line, sizeof(line), "leaked %lu\n", leaked);
+				say(line);
 				break;
+			}
 			n = 0;
 			w0 = w;
 			c0 = c;

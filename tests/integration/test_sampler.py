@@ -11,6 +11,7 @@ import subprocess
 import time
 
 import test_core
+from test_allocators import TCMALLOC
 from memtop_test import (BUILD, TEST_RATE, WORKLOADS, Memtop, Proc, Workload, check, fail,
                          target)
 
@@ -76,10 +77,22 @@ def redis_answers(sock, server):
                           capture_output=True, timeout=60).stdout.decode()
 
 
+def with_targets(m, first):
+    """The first record that lists a target: a command that calls another
+    allocator than glibc's is injected once its loader is done."""
+    rec = first
+    deadline = time.monotonic() + 30
+    while not rec["targets"]:
+        check(time.monotonic() < deadline, "no target listed within 30 s")
+        rec = m.record()
+    return rec
+
+
 def test_command_mode_foreign_allocator():
     """memtop -- redis-server (jemalloc): the sampler is not preloaded in
-    front of another allocator, memtop says so and probes jemalloc with
-    uprobes; redis lives and answers exactly as when run bare."""
+    front of another allocator; memtop says so and puts its sampler into
+    redis once its loader is done, as --inject does (usdt mode, in-process);
+    redis lives and answers exactly as when run bare."""
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         argv = ["redis-server", "--port", "0", "--save", "", "--appendonly", "no",
@@ -90,7 +103,7 @@ def test_command_mode_foreign_allocator():
         check("\n2000\nOK\n0\n" in expected, "bare redis answered %r" % expected[-200:])
         sock = os.path.join(tmp, "watched.sock")
         m = Memtop("-b", "--json", "-d", "0.5", "--", *argv, "--unixsocket", sock)
-        m.first_record()
+        with_targets(m, m.first_record())
         got = redis_answers(sock, m)
         check(got == expected, "redis under memtop answered differently: %r" % got[-200:])
         rec = m.record()
@@ -98,28 +111,37 @@ def test_command_mode_foreign_allocator():
         err = m.err.text()
         check("not glibc's" in err and "jemalloc" in err,
               "memtop did not say why it does not preload: %s" % err[-500:])
-        check(rec["overhead"]["mode"] != "usdt", "usdt mode in front of jemalloc")
+        check(rec["targets"][0]["mechanism"] == "in-process" and
+              rec["overhead"]["mode"] == "usdt",
+              "redis not in-process: %s, mode %s" % (rec["targets"][0]["mechanism"],
+                                                     rec["overhead"]["mode"]))
+        check(rec["targets"][0]["alloc_calls"] > 0, "no call counted: %s" % rec["targets"][0])
         m.send(signal.SIGINT)
         check(m.drain(timeout=30) == 0, "memtop: %s" % m.err.text()[-400:])
 
 
-def command_mode_foreign_counts(name, allocator, reason="not glibc's"):
+def command_mode_foreign_counts(name, allocator, reason="not glibc's",
+                                mechanism="in-process", env=None):
     """memtop -- WORKLOAD for a program linked with another allocator: no
-    sampler preload (memtop says why), that allocator probed from the first
-    call, so memtop's exact counters hold every call of the workload's
-    truth, plus only the few calls of its start-up (the loader, libstdc++'s
-    emergency pool), which -- CMD counts and the truth does not."""
+    sampler preload (memtop says why); memtop's sampler put in once the
+    loader is done, as --inject does (or, for a second prefixed allocator
+    the sampler would not see, both probed with uprobes from the first
+    call), so memtop's exact counters hold every call of the workload's
+    truth (which starts a second in), plus only the few calls of its
+    start-up (the loader, libstdc++'s emergency pool) that were seen."""
     import tempfile
     from memtop_test import read_truth_file
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "truth")
         m = Memtop("-b", "--json", "-d", "0.5", *test_core.RATE_ARGS, "--",
                    os.path.join(WORKLOADS, name), "--mode=apis", "--iterations=100",
-                   "--duration=1", "--start=1", "--hold=3", "--out=" + out)
-        first = m.first_record()
+                   "--duration=1", "--start=1", "--hold=3", "--out=" + out, env=env)
+        first = with_targets(m, m.first_record())
         pid = first["targets"][0]["pid"]
         check(first["targets"][0].get("allocator") == allocator,
               "allocator %s, expected %s" % (first["targets"][0].get("allocator"), allocator))
+        check(first["targets"][0].get("mechanism") == mechanism,
+              "mechanism %s, expected %s" % (first["targets"][0].get("mechanism"), mechanism))
         check(reason in m.err.text(), "no reason given: %s" % m.err.text()[-300:])
         deadline = time.monotonic() + 60
         while True:
@@ -148,8 +170,35 @@ def test_command_mode_jemalloc_prefixed_program():
     """je_malloc ... of a static je_-prefixed jemalloc next to glibc's malloc:
     both probed with uprobes, no sampler preloaded."""
     command_mode_foreign_counts("mt_jemalloc_prefixed", "glibc+jemalloc",
-                                reason="besides its malloc")
+                                reason="besides its malloc", mechanism="uprobes")
 
 
 def test_command_mode_tcmalloc_program():
-    command_mode_foreign_counts("mt_tcmalloc", "tcmalloc")
+    """mt_tcmalloc calls tc_malloc ... itself, which no GOT slot of malloc
+    reroutes: uprobes, as -p and --inject decide for it, and why."""
+    command_mode_foreign_counts("mt_tcmalloc", "tcmalloc", mechanism="uprobes",
+                                reason="calls tc_")
+
+
+def test_command_mode_tcmalloc_preloaded():
+    """A plain C program under LD_PRELOAD=libtcmalloc.so.4: tcmalloc serves
+    its malloc, and memtop's sampler goes into it (in-process, exact
+    counts), not uprobes."""
+    command_mode_foreign_counts("mt_family_libc", "tcmalloc",
+                                env=dict(os.environ, LD_PRELOAD=TCMALLOC))
+
+
+def test_command_mode_foreign_ends_before_injection():
+    """A jemalloc command that ends at once (a bad option: exit status 2),
+    before its loader is done and memtop's sampler can go in: it is listed
+    all the same, ended with code 2, reaped, and memtop exits 2, as for
+    any command."""
+    m = Memtop("-b", "--json", "-d", "0.3", "--", os.path.join(WORKLOADS, "mt_jemalloc"),
+               "--no-such-option")
+    rc = m.drain(timeout=30)
+    check(rc == 2, "memtop exit status %s, expected the command's 2: %s" %
+          (rc, m.err.text()[-300:]))
+    check("exited with code 2" in m.err.text(), "no end said: %s" % m.err.text()[-300:])
+    ends = [t["end"] for r in m.records for t in r["targets"] if t.get("end")]
+    check(ends and ends[-1]["how"] == "exit" and ends[-1]["exit_code"] == 2,
+          "the command's end is not listed: %s" % ends)
