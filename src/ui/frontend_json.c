@@ -155,6 +155,8 @@ static void write_site(struct json_writer *w, const struct mt_model *m, const st
 	kv_double(w, "rate_window_s", st->rate_window_s, 3);
 	kv_double(w, "alloc_rate_rel_error", st->rate_rel_err, 3);
 	kv_double(w, "inuse_rel_error", st->inuse_rel_err, 3);
+	kv_double(w, "inuse_bytes_low", st->inuse_low_bytes, 0);
+	kv_double(w, "inuse_bytes_high", st->inuse_high_bytes, 0);
 	kv_bool(w, "growth_shown", st->growth_shown);
 	kv_uint(w, "history_points", st->inuse.level[0].count);
 	kv_bool(w, "ended", s->ended_ns != 0);
@@ -253,6 +255,7 @@ static void write_target(struct json_writer *w, const struct mt_target *t)
 	kv_double(w, "alloc_calls_per_s", t->alloc_calls_per_s, 1);
 	kv_double(w, "alloc_bytes_per_s", t->alloc_bytes_per_s, 1);
 	kv_double(w, "slowdown_pct", t->slowdown_pct, 2);
+	kv_double(w, "phase_seen", t->phase_seen > 0 ? t->phase_seen : 1, 3);
 	kv_double(w, "inuse_bytes", t->inuse_bytes, 0);
 	kv_double_or_null(w, "heap_explains_rss_growth", t->stats.heap_explains, 3,
 			  t->stats.heap_explains >= 0);
