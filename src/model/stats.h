@@ -85,8 +85,8 @@ void stats_fit(const double *t, const double *v, int n, struct mt_fit *out);
 /* What model.c observes about a site at each tick. All byte figures are
  * unsampled estimates: a sample of size s is worth w*s bytes, w = 1/p. */
 struct mt_site_obs {
-	double now_s;             /* monotonic seconds, non-decreasing */
-	double inuse_bytes;       /* sum of w*s over live samples */
+	double now_s;       /* monotonic seconds, non-decreasing */
+	double inuse_bytes; /* sum of w*s over live samples */
 	/* The same if the samples drawn under the budget's duty cycle stood
 	 * for the process's pace, not the probes' time on (model.c,
 	 * sites_paced_extra): the other end of the range in-use is known to.
