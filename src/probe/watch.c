@@ -1051,14 +1051,21 @@ int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, struct wa
 
 		if (!measurable(w) || slowdown_window(&w->cost, since_ns, max_ns, &est))
 			continue;
-		if (t)
+		if (t) {
 			t->slowdown_pct = est.slowdown_pct;
+			t->slowdown_measured = est.measured;
+			t->slowdown_low_pct = est.low_pct;
+			t->slowdown_high_pct = est.high_pct;
+		}
 		if (!e && est.slowdown_pct <= out->slowdown_pct)
 			continue;
 		e = 0;
 		out->slowdown_pct = est.slowdown_pct;
 		out->floor_pct = est.floor_pct;
 		out->span_ns = est.span_ns;
+		out->measured = est.measured;
+		out->low_pct = est.low_pct;
+		out->high_pct = est.high_pct;
 		out->cost_ns = slowdown_cost_ns(&w->cost, &out->cost_measured);
 	}
 	return e;

@@ -20,7 +20,13 @@ time) of the single rounds. "on" is the share of the watched time that
 malloc's first byte read as int3 in /proc/PID/mem (polled every 2 ms):
 the allocation probes' real duty, against the one memtop reports.
 
-    tests/bench/slowdown.py [--quick] [--rounds N]
+    tests/bench/slowdown.py [--quick] [--rounds N] [--only NAME,...]
+
+memtop watches with --no-inject: the figure is the uprobe path's
+(probes.md 6.2); the in-process paths' cost is measured elsewhere. Each
+row also gives the spread of memtop's single records (lowest and
+highest over the measured figure, CPU time) and how many records showed
+no figure (null: not measured yet).
 """
 
 import ctypes
@@ -129,7 +135,7 @@ class Server:
 def watched(server, budget):
     """Windows while memtop watches the server, and memtop's reports."""
     m = subprocess.Popen([MEMTOP, "-b", "--json", "-d", "0.5", "--max-overhead", budget,
-                          "-p", str(server.pid)], stdout=subprocess.PIPE,
+                          "--no-inject", "-p", str(server.pid)], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     q = queue.Queue()
     threading.Thread(target=lines, args=(m.stdout, q), daemon=True).start()
@@ -152,6 +158,7 @@ def watched(server, budget):
             break
         rec = json.loads(line)
         if t0 <= rec["time"] <= t1 + 0.5:
+            # null: no figure yet (counted apart, never as 0)
             reports.append(rec["overhead"]["est_slowdown_pct"])
             duty.append(rec["overhead"]["duty"])
     return wins, reports, duty, on_share
@@ -167,18 +174,30 @@ def main():
     subprocess.run(["gcc", "-O2", "-g", "-Wall", "-o", exe,
                     os.path.join(ROOT, "tests", "bench", "server.c")], check=True)
     rows = []
+    only = None
+    if "--only" in sys.argv:
+        only = sys.argv[sys.argv.index("--only") + 1].split(",")
     for name, pairs, iters in WORKLOADS:
+        if only and name not in only:
+            continue
         s = Server(exe, pairs, iters)
-        bare, got = [], {c: ([], [], [], [], []) for c, _ in CONDITIONS}
+        bare, got = [], {c: ([], [], [], [], [], [0], []) for c, _ in CONDITIONS}
         s.windows(1.0)  # warm
         for r in range(rounds):
             for cname, budget in CONDITIONS:
                 before = s.windows(BARE_S)
                 bare += before
-                w, rep, duty, on = watched(s, budget)
+                w, rep_all, duty, on = watched(s, budget)
+                rep = [x for x in rep_all if x is not None]
                 g = got[cname]
                 g[0].extend(w)
                 g[1].extend(rep)
+                g[5][0] += len(rep_all) - len(rep)
+                if w and rep:
+                    mc = 100 * (statistics.median(x[1] for x in before) /
+                                statistics.median(x[1] for x in w) - 1)
+                    if mc > 0:
+                        g[6].extend(x / mc for x in rep)
                 g[2].extend(duty)
                 g[3].append(on)
                 # this round alone: against the bare windows just before
@@ -195,7 +214,7 @@ def main():
         b_wall = statistics.median(x[0] for x in bare)
         b_cpu = statistics.median(x[1] for x in bare)
         for cname, _ in CONDITIONS:
-            w, rep, duty, on, ratios = got[cname]
+            w, rep, duty, on, ratios, nulls, singles = got[cname]
             m_wall = 100 * (b_wall / statistics.median(x[0] for x in w) - 1)
             m_cpu = 100 * (b_cpu / statistics.median(x[1] for x in w) - 1)
             said = statistics.median(rep) if rep else float("nan")
@@ -205,18 +224,22 @@ def main():
             spread = "%.2f-%.2f" % (min(ratios), max(ratios)) if ratios else "-"
             rows.append((name, pairs, iters, cname, b_wall, statistics.median(x[0] for x in w),
                          m_wall, m_cpu, said, statistics.median(duty) if duty else 1,
-                         statistics.median(on), spread, ok_wall, ok_cpu))
+                         statistics.median(on), spread, ok_wall, ok_cpu,
+                         "%.2f-%.2f" % (min(singles), max(singles)) if singles else "-",
+                         nulls[0]))
     print("\nmemtop's reported slowdown against the target's own throughput "
           "(medians of %d alternating rounds; %d ms windows)" % (rounds, WINDOW_MS))
-    print("%-9s %-9s %-10s %9s %9s %10s %10s %10s %6s %6s %11s %5s %5s %s" %
+    print("%-9s %-9s %-10s %9s %9s %10s %10s %10s %6s %6s %11s %5s %5s %s %s %s" %
           ("workload", "request", "condition", "bare r/s", "watched", "measured",
            "(cpu)", "reported", "ratio", "(cpu)", "spread(cpu)", "duty", "on",
-           "within 25%+5 (wall, cpu)"))
-    for (name, pairs, iters, cname, bw, ww, mw, mc, said, duty, on, spread, okw, okc) in rows:
-        print("%-9s %-9s %-10s %9.0f %9.0f %9.1f%% %9.1f%% %9.1f%% %6.2f %6.2f %11s %5.2f %5.2f %s, %s" %
+           "within 25%+5 (wall, cpu)", "records(cpu)", "null"))
+    for (name, pairs, iters, cname, bw, ww, mw, mc, said, duty, on, spread, okw, okc, sing,
+         nulls) in rows:
+        print("%-9s %-9s %-10s %9.0f %9.0f %9.1f%% %9.1f%% %9.1f%% %6.2f %6.2f %11s %5.2f %5.2f "
+              "%s, %s %s %d" %
               (name, "%dp+%dk" % (pairs, iters // 1000), cname, bw, ww, mw, mc, said,
                said / mw if mw > 0 else float("nan"), said / mc if mc > 0 else float("nan"),
-               spread, duty, on, "yes" if okw else "NO", "yes" if okc else "NO"))
+               spread, duty, on, "yes" if okw else "NO", "yes" if okc else "NO", sing, nulls))
     print("machine: %s, %d CPUs, load %s" % (os.uname().release, os.cpu_count(),
                                              open("/proc/loadavg").read().split()[:3]))
 
