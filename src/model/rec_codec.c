@@ -7,6 +7,7 @@
  */
 #include "model/rec_codec.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "util/strpool.h"
@@ -448,7 +449,59 @@ void rec_put_interval(struct bytebuf *b, const struct mt_model *m, const struct 
 		rec_put_str(b, model_target_at(m, i)->mechanism);
 		rec_put_str(b, model_target_at(m, i)->mechanism_why);
 	}
+	/* then, at the end again: whether each slowdown was measured, its
+	 * range, the share its phases saw; the status's slowdown measure */
+	for (i = 0; i < n; i++) {
+		const struct mt_target *t = model_target_at(m, i);
+
+		rec_put_u8(b, t->slowdown_measured);
+		rec_put_f64(b, t->slowdown_low_pct);
+		rec_put_f64(b, t->slowdown_high_pct);
+		rec_put_f64(b, t->phase_seen);
+	}
+	rec_put_u8(b, st->est_slowdown_measured);
+	rec_put_f64(b, st->est_slowdown_low_pct);
+	rec_put_f64(b, st->est_slowdown_high_pct);
 	rec_frame_end(b, f);
+}
+
+/* A range read back: low <= high, high may be INFINITY (unbounded). */
+static bool range_ok(double low, double high)
+{
+	return low >= 0 && !isnan(high) && high >= low;
+}
+
+bool rec_get_target_measure(struct rec_cur *c, struct rec_target *t)
+{
+	if (!c->n) { /* written before the fields were */
+		t->slowdown_measured = true;
+		t->slowdown_low_pct = t->slowdown_high_pct = t->slowdown_pct;
+		t->phase_seen = 1;
+		return true;
+	}
+	t->slowdown_measured = rec_get_u8(c);
+	t->slowdown_low_pct = rec_get_f64(c);
+	t->slowdown_high_pct = rec_get_f64(c);
+	t->phase_seen = rec_get_f64(c);
+	if (!range_ok(t->slowdown_low_pct, t->slowdown_high_pct) ||
+	    !(t->phase_seen >= 0 && t->phase_seen <= 1000))
+		c->bad = true;
+	return !c->bad;
+}
+
+bool rec_get_interval_measure(struct rec_cur *c, struct mt_status *st)
+{
+	if (!c->n) {
+		st->est_slowdown_measured = true;
+		st->est_slowdown_low_pct = st->est_slowdown_high_pct = st->est_slowdown_pct;
+		return true;
+	}
+	st->est_slowdown_measured = rec_get_u8(c);
+	st->est_slowdown_low_pct = rec_get_f64(c);
+	st->est_slowdown_high_pct = rec_get_f64(c);
+	if (!range_ok(st->est_slowdown_low_pct, st->est_slowdown_high_pct))
+		c->bad = true;
+	return !c->bad;
 }
 
 bool rec_get_target_how(struct rec_cur *c, struct rec_target *t)

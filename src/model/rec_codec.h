@@ -90,6 +90,11 @@ struct rec_target {
 	struct mt_proc_counters counters;
 	bool counters_exact, rates_exact;
 	double slowdown_pct;
+	/* the slowdown's measure (mt_target.slowdown_*) and the share its
+	 * phases saw (phase_seen) */
+	bool slowdown_measured;
+	double slowdown_low_pct, slowdown_high_pct;
+	double phase_seen;
 };
 /* The interval's head; then rec_get_target() *ntargets times. The
  * status's strings point into the string pool. */
@@ -100,5 +105,11 @@ bool rec_get_target(struct rec_cur *c, struct rec_target *t);
  * mechanism_why), in the same order; "" when the interval was written
  * without them. */
 bool rec_get_target_how(struct rec_cur *c, struct rec_target *t);
+/* After those: each target's slowdown measure and phase_seen, in the
+ * same order (rec_get_target_measure), then the status's slowdown
+ * measure (rec_get_interval_measure). Written before they were, the
+ * figures read as measured and known to themselves, phase_seen as 1. */
+bool rec_get_target_measure(struct rec_cur *c, struct rec_target *t);
+bool rec_get_interval_measure(struct rec_cur *c, struct mt_status *st);
 
 #endif /* MEMTOP_REC_CODEC_H */

@@ -501,6 +501,26 @@ static int apply_interval(struct replay *r, struct rec_cur *c, __u16 flags)
 			memcpy(mt->mechanism_why, t.mechanism_why, sizeof(mt->mechanism_why));
 		}
 	}
+	/* then each slowdown's measure, and the status's */
+	for (i = 0; i < n; i++) {
+		struct mt_target *mt = model_target(r->model, pids[i], false);
+		struct rec_target t = { .slowdown_pct = mt ? mt->slowdown_pct : 0 };
+
+		if (!rec_get_target_measure(c, &t)) {
+			free(pids);
+			return failf(r, -EBADMSG, "a malformed target in an interval");
+		}
+		if (mt) {
+			mt->slowdown_measured = t.slowdown_measured;
+			mt->slowdown_low_pct = t.slowdown_low_pct;
+			mt->slowdown_high_pct = t.slowdown_high_pct;
+			mt->phase_seen = t.phase_seen;
+		}
+	}
+	if (!rec_get_interval_measure(c, &r->status)) {
+		free(pids);
+		return failf(r, -EBADMSG, "a malformed interval");
+	}
 	free(pids);
 	*model_drops(r->model) = d;
 	model_tick(r->model, now);

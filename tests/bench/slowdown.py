@@ -26,7 +26,9 @@ memtop watches with --no-inject: the figure is the uprobe path's
 (probes.md 6.2); the in-process paths' cost is measured elsewhere. Each
 row also gives the spread of memtop's single records (lowest and
 highest over the measured figure, CPU time) and how many records showed
-no figure (null: not measured yet).
+no figure (null: not measured yet, or only a lower bound) and how many
+records' range (overhead.est_slowdown_range_pct) held the measured
+figure of their round (CPU time).
 """
 
 import ctypes
@@ -151,7 +153,7 @@ def watched(server, budget):
     on_share = probes.stop()
     m.send_signal(signal.SIGINT)
     m.wait(15)
-    reports, duty = [], []
+    reports, duty, ranges = [], [], []
     while True:
         line = q.get(timeout=5)
         if line is None:
@@ -160,8 +162,9 @@ def watched(server, budget):
         if t0 <= rec["time"] <= t1 + 0.5:
             # null: no figure yet (counted apart, never as 0)
             reports.append(rec["overhead"]["est_slowdown_pct"])
+            ranges.append(rec["overhead"]["est_slowdown_range_pct"])
             duty.append(rec["overhead"]["duty"])
-    return wins, reports, duty, on_share
+    return wins, reports, duty, on_share, ranges
 
 
 def main():
@@ -181,13 +184,13 @@ def main():
         if only and name not in only:
             continue
         s = Server(exe, pairs, iters)
-        bare, got = [], {c: ([], [], [], [], [], [0], []) for c, _ in CONDITIONS}
+        bare, got = [], {c: ([], [], [], [], [], [0], [], [0, 0]) for c, _ in CONDITIONS}
         s.windows(1.0)  # warm
         for r in range(rounds):
             for cname, budget in CONDITIONS:
                 before = s.windows(BARE_S)
                 bare += before
-                w, rep_all, duty, on = watched(s, budget)
+                w, rep_all, duty, on, ranges = watched(s, budget)
                 rep = [x for x in rep_all if x is not None]
                 g = got[cname]
                 g[0].extend(w)
@@ -198,6 +201,9 @@ def main():
                                 statistics.median(x[1] for x in w) - 1)
                     if mc > 0:
                         g[6].extend(x / mc for x in rep)
+                    for rg in ranges:
+                        g[7][1] += 1
+                        g[7][0] += bool(rg) and rg[0] <= mc and (rg[1] is None or mc <= rg[1])
                 g[2].extend(duty)
                 g[3].append(on)
                 # this round alone: against the bare windows just before
@@ -214,7 +220,7 @@ def main():
         b_wall = statistics.median(x[0] for x in bare)
         b_cpu = statistics.median(x[1] for x in bare)
         for cname, _ in CONDITIONS:
-            w, rep, duty, on, ratios, nulls, singles = got[cname]
+            w, rep, duty, on, ratios, nulls, singles, cover = got[cname]
             m_wall = 100 * (b_wall / statistics.median(x[0] for x in w) - 1)
             m_cpu = 100 * (b_cpu / statistics.median(x[1] for x in w) - 1)
             said = statistics.median(rep) if rep else float("nan")
@@ -226,20 +232,21 @@ def main():
                          m_wall, m_cpu, said, statistics.median(duty) if duty else 1,
                          statistics.median(on), spread, ok_wall, ok_cpu,
                          "%.2f-%.2f" % (min(singles), max(singles)) if singles else "-",
-                         nulls[0]))
+                         nulls[0], "%d/%d" % tuple(cover)))
     print("\nmemtop's reported slowdown against the target's own throughput "
           "(medians of %d alternating rounds; %d ms windows)" % (rounds, WINDOW_MS))
-    print("%-9s %-9s %-10s %9s %9s %10s %10s %10s %6s %6s %11s %5s %5s %s %s %s" %
+    print("%-9s %-9s %-10s %9s %9s %10s %10s %10s %6s %6s %11s %5s %5s %s %s %s %s" %
           ("workload", "request", "condition", "bare r/s", "watched", "measured",
            "(cpu)", "reported", "ratio", "(cpu)", "spread(cpu)", "duty", "on",
-           "within 25%+5 (wall, cpu)", "records(cpu)", "null"))
+           "within 25%+5 (wall, cpu)", "records(cpu)", "null", "in range(cpu)"))
     for (name, pairs, iters, cname, bw, ww, mw, mc, said, duty, on, spread, okw, okc, sing,
-         nulls) in rows:
+         nulls, cov) in rows:
         print("%-9s %-9s %-10s %9.0f %9.0f %9.1f%% %9.1f%% %9.1f%% %6.2f %6.2f %11s %5.2f %5.2f "
-              "%s, %s %s %d" %
+              "%s, %s %s %d %s" %
               (name, "%dp+%dk" % (pairs, iters // 1000), cname, bw, ww, mw, mc, said,
                said / mw if mw > 0 else float("nan"), said / mc if mc > 0 else float("nan"),
-               spread, duty, on, "yes" if okw else "NO", "yes" if okc else "NO", sing, nulls))
+               spread, duty, on, "yes" if okw else "NO", "yes" if okc else "NO", sing, nulls,
+               cov))
     print("machine: %s, %d CPUs, load %s" % (os.uname().release, os.cpu_count(),
                                              open("/proc/loadavg").read().split()[:3]))
 
