@@ -201,6 +201,9 @@ def main():
                                 statistics.median(x[1] for x in w) - 1)
                     if mc > 0:
                         g[6].extend(x / mc for x in rep)
+                if w:
+                    mc = 100 * (statistics.median(x[1] for x in before) /
+                                statistics.median(x[1] for x in w) - 1)
                     for rg in ranges:
                         g[7][1] += 1
                         g[7][0] += bool(rg) and rg[0] <= mc and (rg[1] is None or mc <= rg[1])

@@ -124,6 +124,17 @@ def test_leak_found_under_backoff():
         print("\n".join(trace), flush=True)
     check(met is not None, "the leak did not rank first with a score >= %.0f (cache <= %.0f) "
           "within %.0f s under the default budget" % (LEAK_MIN, CACHE_MAX, WITHIN_S))
+    # in-use against the workload's truth, under the back-off
+    for f in (LEAK, CACHE):
+        med = sorted(ratio[f])[len(ratio[f]) // 2]
+        print("%s: in-use / truth from 10 s on, median %.2f (%.2f-%.2f); truth in the range "
+              "shown in %d of %d records" % (f, med, min(ratio[f]), max(ratio[f]),
+                                             sum(in_range[f]), len(in_range[f])), flush=True)
+        check(med <= INUSE_WITHIN,
+              "%s's in-use read %.2f of its truth under the back-off" % (f, med))
+        check(sum(in_range[f]) >= 0.8 * len(in_range[f]),
+              "%s's truth outside its shown range in %d of %d records" %
+              (f, len(in_range[f]) - sum(in_range[f]), len(in_range[f])))
     t, rec = met
     o = rec["overhead"]
     tg = [x for x in rec["targets"] if x["pid"] == int(w.pid)][0]
@@ -150,17 +161,6 @@ def test_leak_found_under_backoff():
               lo_hi[0] <= o["est_slowdown_pct"] and
               (lo_hi[1] is None or lo_hi[1] >= o["est_slowdown_pct"]),
               "floor, slowdown and its range: %s" % o)
-    # in-use against the workload's truth, under the back-off
-    for f in (LEAK, CACHE):
-        med = sorted(ratio[f])[len(ratio[f]) // 2]
-        print("%s: in-use / truth from 10 s on, median %.2f (%.2f-%.2f); truth in the range "
-              "shown in %d of %d records" % (f, med, min(ratio[f]), max(ratio[f]),
-                                             sum(in_range[f]), len(in_range[f])), flush=True)
-        check(med <= INUSE_WITHIN,
-              "%s's in-use read %.2f of its truth under the back-off" % (f, med))
-        check(sum(in_range[f]) >= 0.8 * len(in_range[f]),
-              "%s's truth outside its shown range in %d of %d records" %
-              (f, len(in_range[f]) - sum(in_range[f]), len(in_range[f])))
     check(note and "free() probes alone cost" in note and "memtop -- CMD" in note and
           "--inject" in note, "no note on the unreachable budget: %r (%s)" % (note, o))
 
