@@ -214,10 +214,13 @@ def main():
                     m = 100 * (statistics.median(x[1] for x in before) /
                                statistics.median(x[1] for x in w) - 1)
                     g[4].append(statistics.median(rep) / m if m > 0 else float("nan"))
-                print("slowdown: %s round %d/%d %s: %.0f req/s, on %.2f, memtop says %s" %
+                print("slowdown: %s round %d/%d %s: %.0f req/s, on %.2f, memtop says %s, "
+                      "ranges %s" %
                       (name, r + 1, rounds, cname,
                        statistics.median(x[0] for x in w) if w else 0, on,
-                       ["%.0f" % x for x in rep]), file=sys.stderr, flush=True)
+                       ["%.0f" % x for x in rep],
+                       ["%.0f-%s" % (rg[0], "%.0f" % rg[1] if rg[1] is not None else "")
+                        if rg else "-" for rg in ranges]), file=sys.stderr, flush=True)
             bare += s.windows(BARE_S)
         s.stop()
         b_wall = statistics.median(x[0] for x in bare)
