@@ -391,9 +391,10 @@ static double noisy_window(double work_ns, double hit_ns, int n, unsigned int se
  * the figure rests on a small remainder and single attaches stray (0.4-
  * 2.6 of the truth were measured, probes.md 6.3; here 14 of 21 load
  * patterns are off by more than 25%, 0.47-15 times the truth): the range
- * shown with it covers the truth in 19 of 21 (12 of the 14 that stray;
- * the two it misses read 0.48 and 0.57 of the truth from pairs that
- * agreed by chance). Where the work dominates the range is narrow and
+ * shown with it covers the truth in 20 of 21 (13 of the 14 that stray;
+ * without the term for a cost of a hit common to every pair, 19 and
+ * 12: those read 0.48 and 0.57 of the truth from pairs that agreed by
+ * chance). Where the work dominates the range is narrow and
  * shown as a plain figure. */
 static void test_range_covers_truth(void **state)
 {
