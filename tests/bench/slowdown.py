@@ -20,7 +20,10 @@ time) of the single rounds. "on" is the share of the watched time that
 malloc's first byte read as int3 in /proc/PID/mem (polled every 2 ms):
 the allocation probes' real duty, against the one memtop reports.
 
-    tests/bench/slowdown.py [--quick] [--rounds N] [--only NAME,...]
+    tests/bench/slowdown.py [--quick] [--rounds N] [--only NAME,...] [--preload LIB]
+
+--preload runs the server with LD_PRELOAD=LIB: another allocator (e.g.
+/usr/lib/x86_64-linux-gnu/libjemalloc.so.2), which memtop then probes.
 
 memtop watches with --no-inject: the figure is the uprobe path's
 (probes.md 6.2); the in-process paths' cost is measured elsewhere. Each
@@ -104,9 +107,11 @@ def lines(pipe, q):
 
 
 class Server:
-    def __init__(self, exe, pairs, iters):
+    def __init__(self, exe, pairs, iters, preload=None):
+        env = dict(os.environ, LD_PRELOAD=preload) if preload else None
         self.p = subprocess.Popen([exe, str(pairs), str(iters), str(WINDOW_MS)],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                  env=env)
         self.q = queue.Queue()
         threading.Thread(target=lines, args=(self.p.stdout, self.q), daemon=True).start()
         first = self.q.get(timeout=10)
@@ -177,13 +182,15 @@ def main():
     subprocess.run(["gcc", "-O2", "-g", "-Wall", "-o", exe,
                     os.path.join(ROOT, "tests", "bench", "server.c")], check=True)
     rows = []
-    only = None
+    only, preload = None, None
+    if "--preload" in sys.argv:
+        preload = sys.argv[sys.argv.index("--preload") + 1]
     if "--only" in sys.argv:
         only = sys.argv[sys.argv.index("--only") + 1].split(",")
     for name, pairs, iters in WORKLOADS:
         if only and name not in only:
             continue
-        s = Server(exe, pairs, iters)
+        s = Server(exe, pairs, iters, preload)
         bare, got = [], {c: ([], [], [], [], [], [0], [], [0, 0]) for c, _ in CONDITIONS}
         s.windows(1.0)  # warm
         for r in range(rounds):
