@@ -272,6 +272,10 @@ static void test_clock_paced_streams(void **state)
 		/* the bias the old weight had: twice the cache and the leak */
 		assert_true(site_of(u.before, CACHE)->inuse_bytes > 1.5 * u.truth[CACHE]);
 		assert_true(site_of(u.before, TIMER_LEAK)->inuse_bytes > 1.5 * u.truth[TIMER_LEAK]);
+		/* every replaced entry's free was reported, sampled or not, in
+		 * every phase: those of blocks never sampled (most of them, and
+		 * all made while the probes were off) take nothing out */
+		assert_true(model_drops(u.now)->unknown_frees > 0.9 * (CACHE_REPLACE_PER_S * 60));
 		/* in-use of the clock's streams within 4 sigma of their truth */
 		assert_true(fabs(cache->inuse_bytes / u.truth[CACHE] - 1) < 4 * rel_sigma(cache));
 		assert_true(fabs(leak->inuse_bytes / u.truth[TIMER_LEAK] - 1) < 4 * rel_sigma(leak));
