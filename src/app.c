@@ -705,11 +705,15 @@ static void budget_tick(struct app *a, __u64 now)
 	watch_measure(&a->ws, now, allocs_state(a));
 	if (!watch_overhead(&a->ws, 0, SLOWDOWN_REPORT_NS, false, &c)) {
 		a->status.est_slowdown_pct = c.slowdown_pct;
+		a->status.est_slowdown_measured = c.measured;
+		a->status.est_slowdown_low_pct = c.low_pct;
+		a->status.est_slowdown_high_pct = c.high_pct;
 		a->status.floor_pct = c.floor_pct;
 		a->status.cost_ns = c.cost_ns;
 		a->status.cost_measured = c.cost_measured;
 	} else {
 		a->status.est_slowdown_pct = 0;
+		a->status.est_slowdown_measured = false;
 		a->status.floor_pct = 0;
 	}
 	if (a->cfg->max_overhead_pct <= 0)

@@ -161,7 +161,8 @@ static double target_value(const struct mt_target *t, enum tfield k)
 	case T_CALLS_PS:
 		return t->alloc_calls_per_s;
 	case T_SLOWDOWN:
-		return t->slowdown_pct;
+		/* not measured yet, or only from below */
+		return t->slowdown_measured && isfinite(t->slowdown_high_pct) ? t->slowdown_pct : NAN;
 	case T_ALIVE:
 	default:
 		return t->alive ? 1 : 0;
@@ -322,8 +323,10 @@ static void write_status(FILE *f, struct mt_model *m, const struct mt_status *st
 	plain(f, "memtop_targets", "gauge", "Processes memtop has watched (at most 64 are labelled).",
 	      (double)model_target_count(m));
 	plain(f, "memtop_overhead_slowdown_percent", "gauge",
-	      "Slowdown the worst target suffers from the probes, in % of its own CPU time.",
-	      st->est_slowdown_pct);
+	      "Slowdown the worst target suffers from the probes, in % of its own CPU time "
+	      "(NaN until measured on it, or while it is known only from below).",
+	      st->est_slowdown_measured && isfinite(st->est_slowdown_high_pct) ? st->est_slowdown_pct
+									       : NAN);
 	plain(f, "memtop_overhead_cpu_percent", "gauge",
 	      "Estimated CPU the probes cost the targets, in % of one CPU.", st->est_cpu_pct);
 	plain(f, "memtop_overhead_duty", "gauge",

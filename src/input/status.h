@@ -65,15 +65,19 @@ struct mt_status {
 	double est_cpu_pct;      /* estimated cost to the targets, % of one CPU */
 	double est_slowdown_pct; /* the slowdown the worst target suffers, %:
 				    * probe time over its own work's time */
-	double budget_pct;       /* --max-overhead */
-	double trap_ns;          /* calibrated cost of one probe hit, on memtop */
-	double cost_ns;          /* cost of one probe hit in the worst target */
-	bool cost_measured;      /* cost_ns measured on it (else trap_ns) */
-	double floor_pct;        /* the part of the slowdown free() and
+	/* est_slowdown_pct rests on a measure of that target: never shown
+	 * otherwise (0 then). Its range: low to high (INFINITY: unbounded). */
+	bool est_slowdown_measured;
+	double est_slowdown_low_pct, est_slowdown_high_pct;
+	double budget_pct;     /* --max-overhead */
+	double trap_ns;        /* calibrated cost of one probe hit, on memtop */
+	double cost_ns;        /* cost of one probe hit in the worst target */
+	bool cost_measured;    /* cost_ns measured on it (else trap_ns) */
+	double floor_pct;      /* the part of the slowdown free() and
 				    * realloc() probes cost: the budget's floor */
-	__u64 phase_rate;        /* sampling interval while the allocation
+	__u64 phase_rate;      /* sampling interval while the allocation
 				    * probes are on: --rate * duty */
-	char budget_note[256];   /* while the budget cannot be met: why, and
+	char budget_note[256]; /* while the budget cannot be met: why, and
 				    * the cheapest way out; "" otherwise */
 	double probe_hits_per_s;
 	bool backed_off;         /* overhead budget forced duty-cycling */

@@ -27,7 +27,7 @@ enum mt_fact_set {
 	MT_FACT_COUNTERS = 1u << 6,  /* counters */
 	MT_FACT_EXACT = 1u << 7,     /* counters_exact */
 	MT_FACT_RATES = 1u << 8,     /* rates_exact */
-	MT_FACT_SLOWDOWN = 1u << 9,  /* slowdown_pct */
+	MT_FACT_SLOWDOWN = 1u << 9,  /* slowdown_pct, its measure and range */
 	MT_FACT_PHASE = 1u << 10,    /* phase_seen */
 	MT_FACT_FILE_LIM = 1u << 11, /* files_refused, maps_cut */
 	MT_FACT_JAVA = 1u << 12,     /* java, java_note and the agent's counts */
@@ -55,6 +55,8 @@ struct mt_target_facts {
 	bool counters_exact;
 	bool rates_exact;
 	double slowdown_pct;
+	bool slowdown_measured; /* on the target itself; else the calibration's guess */
+	double slowdown_low_pct, slowdown_high_pct; /* the range it is known to */
 	double phase_seen;
 	__u64 files_refused; /* totals so far */
 	__u64 maps_cut;

@@ -143,21 +143,6 @@ static void merge_python(struct ingest *in, const struct mt_event_py *py, struct
 	in->python_stacks++;
 }
 
-/* The share of the target's allocations a sample drawn at the record's
- * duty was taken from: the duty, times what the target's overhead measure
- * found the phases really see of it (mt_target.phase_seen). The result
- * is what the model weighs by, and what a recording keeps. */
-static double phase_duty(const struct mt_target *t, const struct mt_event_alloc *ev)
-{
-	double d = ev->duty_ppm / 1e6;
-
-	if (d <= 0 || d >= 1)
-		return d;
-	if (t && t->phase_seen > 0)
-		d *= t->phase_seen;
-	return d < 1 ? d : 1;
-}
-
 /* Is f a frame of memtop's own sampler (preloaded or loaded into the
  * process), where a USDT sample's stack starts? */
 static bool sampler_frame(const struct mt_frame *f)
@@ -220,7 +205,13 @@ static int ingest_alloc(struct ingest *in, const struct mt_event_alloc *ev)
 	s.size = ev->size;
 	s.weight_bytes = ev->weight_bytes;
 	s.rate = ev->rate;
-	s.duty = phase_duty(t, ev); /* t: the sample's target, looked up once above */
+	/* the share of time the probes were on: what the model weighs by and
+	 * a recording keeps. The share of the process's work they saw
+	 * (mt_target.phase_seen) is not in the weight: it is right only for
+	 * a stream paced by that work, and a weight that follows a measure
+	 * still settling makes a plateau climb (docs/probes.md 6.5); the
+	 * model shows it as the other end of in-use's range. */
+	s.duty = ev->duty_ppm / 1e6;
 	s.untracked = ev->flags & MT_EVF_UNTRACKED;
 	s.truncated = truncated;
 	s.mmap = ev->fn == MT_FN_MMAP;

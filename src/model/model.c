@@ -42,6 +42,7 @@ struct totals {
 	double alloc_objects;
 	double inuse_bytes;
 	double inuse_objects;
+	double inuse_phased_bytes; /* of inuse_bytes, samples drawn at a duty below 1 */
 	double freed_bytes;
 	__s64 samples;
 	__s64 live_samples;
@@ -81,6 +82,7 @@ struct live_sample {
 	double weight;
 	__u64 ts_ns;
 	struct stack_agg *agg;
+	bool phased; /* drawn while the budget cycled the allocation probes */
 };
 
 struct mt_model {
@@ -124,6 +126,7 @@ static void totals_add(struct totals *dst, const struct totals *d, int sign)
 	dst->alloc_objects += sign * d->alloc_objects;
 	dst->inuse_bytes += sign * d->inuse_bytes;
 	dst->inuse_objects += sign * d->inuse_objects;
+	dst->inuse_phased_bytes += sign * d->inuse_phased_bytes;
 	dst->freed_bytes += sign * d->freed_bytes;
 	dst->samples += sign * d->samples;
 	dst->live_samples += sign * d->live_samples;
@@ -486,6 +489,8 @@ static void live_release(struct mt_model *m, struct live_sample *l, bool freed)
 
 	d.inuse_bytes = -l->weight * l->size;
 	d.inuse_objects = -l->weight;
+	if (l->phased)
+		d.inuse_phased_bytes = -l->weight * l->size;
 	d.live_samples = -1;
 	if (freed)
 		d.freed_bytes = l->weight * l->size;
@@ -775,6 +780,7 @@ static int on_alloc(struct mt_model *m, const struct mt_sample_in *in)
 			l->weight = w;
 			l->ts_ns = in->ts_ns;
 			l->agg = a;
+			l->phased = !in->weight_bytes && in->duty > 0 && in->duty < 1;
 			if (hmap_put(&m->live, live_hash(in->pid, in->addr), l)) {
 				free(l);
 				l = NULL;
@@ -786,6 +792,8 @@ static int on_alloc(struct mt_model *m, const struct mt_sample_in *in)
 	if (l) {
 		d.inuse_bytes = w * in->size;
 		d.inuse_objects = w;
+		if (l->phased)
+			d.inuse_phased_bytes = w * in->size;
 		d.live_samples = 1;
 	} else {
 		d.untracked_samples = 1; /* the live map was full: in-use misses it */
@@ -909,8 +917,12 @@ int model_apply_facts(struct mt_model *m, const struct mt_target_facts *f)
 		t->counters_exact = f->counters_exact;
 	if (f->set & MT_FACT_RATES)
 		t->rates_exact = f->rates_exact;
-	if (f->set & MT_FACT_SLOWDOWN)
+	if (f->set & MT_FACT_SLOWDOWN) {
 		t->slowdown_pct = f->slowdown_pct;
+		t->slowdown_measured = f->slowdown_measured;
+		t->slowdown_low_pct = f->slowdown_low_pct;
+		t->slowdown_high_pct = f->slowdown_high_pct;
+	}
 	if (f->set & MT_FACT_PHASE)
 		t->phase_seen = f->phase_seen;
 	if (f->set & MT_FACT_FILE_LIM) {
@@ -1177,6 +1189,7 @@ static void site_obs_fill(const struct mt_site *s, double now_s, double interval
 {
 	o->now_s = now_s;
 	o->inuse_bytes = s->inuse_bytes;
+	o->inuse_paced_bytes = s->inuse_bytes;
 	o->alloc_bytes = s->alloc_bytes;
 	o->freed_bytes = s->freed_bytes;
 	o->alloc_bytes_per_s = s->alloc_bytes_per_s;
@@ -1190,6 +1203,31 @@ static void site_set_oldest(struct mt_site *s, const struct mt_site_obs *o, __u6
 	s->oldest_live_ns = s->live_samples ? at_ns - (__u64)(o->oldest_live_age_s * 1e9) : 0;
 }
 
+/* What each site's in-use would be if its samples drawn under the
+ * budget's duty cycle stood for its process's pace rather than the time
+ * the probes were on: d * phase_seen instead of d (probe/phase_share.h).
+ * A stream paced by the clock (a timer, a client's requests that do not
+ * wait) is seen for the share d of time the probes are on; one paced by
+ * the process's own work is seen as often as its work goes on while they
+ * are on, and the probes slow that. The weights take the first, which
+ * needs nothing measured and never moves; the second is the other end of
+ * the range the figure is known to (site_paced_extra[k] for site k). */
+static void sites_paced_extra(struct mt_model *m, double *extra)
+{
+	size_t i;
+
+	for (i = 0; i < m->nagg; i++) {
+		const struct stack_agg *a = m->agg_v[i];
+		const struct mt_target *t;
+
+		if (a->t.inuse_phased_bytes <= 0.5)
+			continue;
+		t = model_target(m, a->pub.pid, false);
+		if (t && t->phase_seen > 0 && t->phase_seen != 1)
+			extra[a->site->id - 1] += a->t.inuse_phased_bytes * (1 / t->phase_seen - 1);
+	}
+}
+
 static void tick_sites(struct mt_model *m, __u64 now_ns, double dt, const bool *site_alive,
 		       const __u64 *site_end)
 {
@@ -1197,10 +1235,12 @@ static void tick_sites(struct mt_model *m, __u64 now_ns, double dt, const bool *
 	struct mt_site_obs *obs = calloc(n, sizeof(*obs));
 	__u64 *obs_ns = calloc(n, sizeof(*obs_ns));
 	bool *ending = calloc(n, sizeof(*ending));
+	double *extra = calloc(n, sizeof(*extra));
 	double now_s = now_ns / 1e9;
 
-	if (!obs || !obs_ns || !ending)
+	if (!obs || !obs_ns || !ending || !extra)
 		goto out;
+	sites_paced_extra(m, extra);
 	for (i = 0; i < m->nsite; i++) {
 		struct mt_site *s = m->site_v[i];
 		ending[i] = !site_alive[i] && site_end[i];
@@ -1229,6 +1269,7 @@ static void tick_sites(struct mt_model *m, __u64 now_ns, double dt, const bool *
 		if (!obs_ns[i])
 			continue;
 		site_obs_fill(s, now_s, dt, &obs[i]);
+		obs[i].inuse_paced_bytes = fmax(0, s->inuse_bytes + extra[i]);
 		site_set_oldest(s, &obs[i], obs_ns[i]);
 		site_stats_update(&s->stats, &obs[i]);
 		if (!site_alive[i] && site_end[i]) {
@@ -1240,6 +1281,7 @@ out:
 	free(obs);
 	free(obs_ns);
 	free(ending);
+	free(extra);
 }
 
 static void tick_targets(struct mt_model *m, double now_s, double dt)

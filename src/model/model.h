@@ -180,8 +180,13 @@ struct mt_target {
 	 * whole interval (set by the caller, like counters_exact). */
 	bool rates_exact;
 	/* What the probes cost it: the slowdown it suffers, % (set by the
-	 * overhead measure, probe/slowdown.h). */
+	 * overhead measure, probe/slowdown.h). Not to be shown unless
+	 * slowdown_measured (until then the calibration's guess), and known
+	 * only to the range [slowdown_low_pct, slowdown_high_pct] (high may
+	 * be INFINITY). */
 	double slowdown_pct;
+	bool slowdown_measured;
+	double slowdown_low_pct, slowdown_high_pct;
 	/* Under the budget's duty cycle, the share of its allocations the
 	 * probes saw over the share the duty promised (probe/phase_share.h):
 	 * a sample drawn at duty d stood for 1 / (d * phase_seen) of them.

@@ -7,6 +7,7 @@
  */
 #include "model/rec_codec.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -410,6 +411,10 @@ static const struct rec_fact facts[] = {
 	FACT(28, REC_FACT_F64, java_slowdown_pct),
 	FACT(29, REC_FACT_INT, heap_named),
 	FACT(30, REC_FACT_STR, named_by),
+	FACT(31, REC_FACT_INT, slowdown_measured),
+	FACT(32, REC_FACT_F64, slowdown_low_pct),
+	FACT(33, REC_FACT_F64, slowdown_high_pct),
+	FACT(34, REC_FACT_F64, phase_seen),
 };
 
 _Static_assert(sizeof(facts) / sizeof(facts[0]) <= REC_MAX_FACTS, "a fact's id is 6 bits");
@@ -591,7 +596,32 @@ void rec_put_interval(struct bytebuf *b, const struct mt_model *m, const struct 
 	/* then every fact of the table, in the same order */
 	for (i = 0; i < n; i++)
 		put_facts(b, model_target_at(m, i));
+	/* then, at the end again: the status's slowdown measure */
+	rec_put_u8(b, st->est_slowdown_measured);
+	rec_put_f64(b, st->est_slowdown_low_pct);
+	rec_put_f64(b, st->est_slowdown_high_pct);
 	rec_frame_end(b, f);
+}
+
+/* A range read back: low <= high, high may be INFINITY (unbounded). */
+bool rec_range_ok(double low, double high)
+{
+	return low >= 0 && !isnan(high) && high >= low;
+}
+
+bool rec_get_interval_measure(struct rec_cur *c, struct mt_status *st)
+{
+	if (!c->n) {
+		st->est_slowdown_measured = true;
+		st->est_slowdown_low_pct = st->est_slowdown_high_pct = st->est_slowdown_pct;
+		return true;
+	}
+	st->est_slowdown_measured = rec_get_u8(c);
+	st->est_slowdown_low_pct = rec_get_f64(c);
+	st->est_slowdown_high_pct = rec_get_f64(c);
+	if (!rec_range_ok(st->est_slowdown_low_pct, st->est_slowdown_high_pct))
+		c->bad = true;
+	return !c->bad;
 }
 
 bool rec_get_target_how(struct rec_cur *c, struct rec_target *t)

@@ -124,5 +124,11 @@ bool rec_get_facts(struct rec_cur *c, struct mt_target *t, bool *got);
  * mechanism_why), in the same order; "" when the interval was written
  * without them. */
 bool rec_get_target_how(struct rec_cur *c, struct rec_target *t);
+/* After the facts: the status's slowdown measure. Written before it was,
+ * the figure reads as measured and known to itself. */
+bool rec_get_interval_measure(struct rec_cur *c, struct mt_status *st);
+/* A slowdown range as recorded holds together (low <= high, or high
+ * infinite: only a lower bound). */
+bool rec_range_ok(double low, double high);
 
 #endif /* MEMTOP_REC_CODEC_H */

@@ -484,15 +484,38 @@ static int apply_interval(struct replay *r, struct rec_cur *c, __u16 flags)
 			memcpy(mt->mechanism_why, t.mechanism_why, sizeof(mt->mechanism_why));
 		}
 	}
-	/* then every fact of the table (rec_codec.h), over the fields above */
+	/* then every fact of the table (rec_codec.h), over the fields above;
+	 * a recording without the slowdown's measure: measured, known to
+	 * itself, every phase seen */
 	for (i = 0; i < n; i++) {
-		struct mt_target *mt = model_target(r->model, pids[i], false), scratch;
-		bool got[REC_MAX_FACTS];
+		struct mt_target *mt = model_target(r->model, pids[i], false), scratch = { 0 };
+		struct mt_target *into = mt ? mt : &scratch;
+		const struct rec_fact *facts;
+		bool got[REC_MAX_FACTS], measured = false;
+		size_t k, nf;
 
-		if (!rec_get_facts(c, mt ? mt : &scratch, got)) {
+		if (!rec_get_facts(c, into, got)) {
 			free(pids);
 			return failf(r, -EBADMSG, "a malformed target in an interval");
 		}
+		facts = rec_facts(&nf);
+		for (k = 0; k < nf; k++)
+			if (got[k] && facts[k].offset == offsetof(struct mt_target, slowdown_measured))
+				measured = true;
+		if (!measured) {
+			into->slowdown_measured = true;
+			into->slowdown_low_pct = into->slowdown_high_pct = into->slowdown_pct;
+			into->phase_seen = 1;
+		}
+		if (!rec_range_ok(into->slowdown_low_pct, into->slowdown_high_pct) ||
+		    !(into->phase_seen >= 0 && into->phase_seen <= 1000)) {
+			free(pids);
+			return failf(r, -EBADMSG, "a malformed target in an interval");
+		}
+	}
+	if (!rec_get_interval_measure(c, &r->status)) {
+		free(pids);
+		return failf(r, -EBADMSG, "a malformed interval");
 	}
 	free(pids);
 	*model_drops(r->model) = d;

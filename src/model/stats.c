@@ -582,7 +582,7 @@ static void site_stats_score(struct mt_site_stats *s, const struct mt_site_obs *
 	struct horizon_eval ev[N_HORIZONS];
 	const struct horizon_eval *best;
 	struct mt_score_terms *tm = &s->terms;
-	double span, quantum, wobble, age_cut, factor, in_window;
+	double span, quantum, wobble, age_cut, factor, in_window, paced;
 	int n;
 
 	span = o->now_s - s->first_s;
@@ -632,6 +632,12 @@ static void site_stats_score(struct mt_site_stats *s, const struct mt_site_obs *
 	in_window = quantum > 0 ? s->rate_bytes_per_s * s->rate_window_s / quantum : 0;
 	s->rate_rel_err = in_window >= 1 ? 1 / sqrt(in_window) : 1;
 	s->inuse_rel_err = o->live_samples ? 1 / sqrt((double)o->live_samples) : 1;
+	paced = o->inuse_paced_bytes > 0 ? o->inuse_paced_bytes : o->inuse_bytes;
+	s->inuse_low_bytes = fmin(o->inuse_bytes, paced);
+	s->inuse_high_bytes = fmax(o->inuse_bytes, paced);
+	if (o->live_samples && o->inuse_bytes > 0)
+		s->inuse_rel_err = hypot(s->inuse_rel_err,
+					 (s->inuse_high_bytes - s->inuse_low_bytes) / o->inuse_bytes);
 }
 
 void site_stats_update(struct mt_site_stats *s, const struct mt_site_obs *o)

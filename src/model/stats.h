@@ -85,8 +85,13 @@ void stats_fit(const double *t, const double *v, int n, struct mt_fit *out);
 /* What model.c observes about a site at each tick. All byte figures are
  * unsampled estimates: a sample of size s is worth w*s bytes, w = 1/p. */
 struct mt_site_obs {
-	double now_s;             /* monotonic seconds, non-decreasing */
-	double inuse_bytes;       /* sum of w*s over live samples */
+	double now_s;       /* monotonic seconds, non-decreasing */
+	double inuse_bytes; /* sum of w*s over live samples */
+	/* The same if the samples drawn under the budget's duty cycle stood
+	 * for the process's pace, not the probes' time on (model.c,
+	 * sites_paced_extra): the other end of the range in-use is known to.
+	 * Equal to inuse_bytes at full duty; 0 is taken as equal. */
+	double inuse_paced_bytes;
 	double alloc_bytes;       /* sum of w*s over all samples, cumulative */
 	double freed_bytes;       /* sum of w*s over samples freed since, cumulative */
 	double alloc_bytes_per_s; /* over the last interval */
@@ -132,7 +137,13 @@ struct mt_site_stats {
 	double rate_window_s;    /* history it covers: MT_RATE_WINDOW_S once watched that long */
 	double rate_rel_err;     /* its relative sampling error, 1/sqrt(samples in the window);
 				       * 1 when the window holds none */
-	double inuse_rel_err;    /* in-use's, 1/sqrt(live samples); 1 with none */
+	double inuse_rel_err;    /* in-use's: 1/sqrt(live samples) and the pacing range
+				  * below, in quadrature; 1 with none */
+	/* The range in-use is known to under the budget's duty cycle: the
+	 * figure (a stream paced by the clock) to the figure if the stream
+	 * is paced by its process's work (mt_site_obs.inuse_paced_bytes),
+	 * low <= high; both the figure at full duty. */
+	double inuse_low_bytes, inuse_high_bytes;
 	/* private to stats.c */
 	double first_s; /* time of the first update; < 0 before it */
 	double last_s;

@@ -396,12 +396,20 @@ static int set_group(struct mt_probe_set *ps, int group, bool on)
 	const char *failed;
 	int e = 0;
 
+	/* in uretprobe mode a group is a dozen links: released one after
+	 * another, each waits its own grace period (a switch of the
+	 * allocation probes took 0.3-1 s, the start-up's 6.7-7.5 s against
+	 * 2.9-3.2 s in session mode at a load of 16): side by side, one */
+	if (!on)
+		link_batch_begin();
 	for (; ps && !e; ps = ps->next) {
 		if (!on)
 			group_detach(&ps->g[group]);
 		else
 			e = group_attach(ps, group, &failed);
 	}
+	if (!on)
+		link_batch_end();
 	return e;
 }
 

@@ -128,6 +128,18 @@ struct slowdown_est {
 	double floor_pct;    /* the part of it free() and realloc() cost
 				* (the probes that stay on) */
 	double on_share;     /* share of the span with allocation probes on */
+	/* The figure rests on the target's own CPU per free measured on it
+	 * (or the process samples itself). Until then slowdown_pct is the
+	 * calibration's guess, for the budget to act on, never to be shown:
+	 * the calibration on memtop was 0.9-10 us a hit on a loaded machine,
+	 * and a first window read 100000% on a target whose true slowdown
+	 * was 2x. */
+	bool measured;
+	/* What k's uncertainty allows (slowdown_own_uncertainty(), two
+	 * standard errors): at a slowdown S an error e in k is an error of
+	 * (1 + S) e in S. high_pct is INFINITY when k could be zero; both
+	 * are slowdown_pct when nothing is uncertain (USDT). */
+	double low_pct, high_pct;
 };
 
 void slowdown_init(struct slowdown *s, double floor_ns, bool usdt);

@@ -1320,7 +1320,12 @@ int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, bool swit
 			continue;
 		/* what the source table's rows cost it besides (a V8 agent's snapshots) */
 		est.slowdown_pct += sources_cost(w);
+		est.low_pct += sources_cost(w);
+		est.high_pct += sources_cost(w);
 		f.slowdown_pct = est.slowdown_pct;
+		f.slowdown_measured = est.measured;
+		f.slowdown_low_pct = est.low_pct;
+		f.slowdown_high_pct = est.high_pct;
 		report(ws, &f);
 		if (!e && est.slowdown_pct <= out->slowdown_pct)
 			continue;
@@ -1328,6 +1333,9 @@ int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, bool swit
 		out->slowdown_pct = est.slowdown_pct;
 		out->floor_pct = est.floor_pct;
 		out->span_ns = est.span_ns;
+		out->measured = est.measured;
+		out->low_pct = est.low_pct;
+		out->high_pct = est.high_pct;
 		out->cost_ns = slowdown_cost_ns(&w->cost, &out->cost_measured);
 	}
 	return e;

@@ -138,6 +138,10 @@ struct watch_cost {
 	double cost_ns;      /* of one probe hit in that target */
 	bool cost_measured;  /* cost_ns measured on it, not the calibration */
 	__u64 span_ns;       /* the window the worst measure covers */
+	/* slowdown_pct rests on a measure of the target (slowdown_est), and
+	 * the range that measure leaves it */
+	bool measured;
+	double low_pct, high_pct;
 };
 
 struct watch_set {

@@ -6,6 +6,7 @@
  */
 #include "ui/figures.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -45,6 +46,35 @@ char *fig_growth(char *buf, size_t len, const struct mt_site *s)
 		return buf;
 	}
 	return fmt_bytes(buf, len, s->stats.long_fit.slope * 60);
+}
+
+/* The range of 1 + S (the target's time against its own work) wider
+ * than this either side of the figure: shown with "~" and the range. */
+#define SLOWDOWN_APPROX 1.25
+
+bool fig_slowdown_approx(double pct, double low_pct, double high_pct)
+{
+	double one = 1 + pct / 100;
+
+	return !isfinite(high_pct) || 1 + high_pct / 100 > SLOWDOWN_APPROX * one ||
+	       one > SLOWDOWN_APPROX * (1 + low_pct / 100);
+}
+
+char *fig_slowdown(char *buf, size_t len, bool measured, double pct, double low_pct, double high_pct)
+{
+	if (!measured) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	if (!fig_slowdown_approx(pct, low_pct, high_pct)) {
+		snprintf(buf, len, "%.1f%%", pct);
+		return buf;
+	}
+	if (isfinite(high_pct))
+		snprintf(buf, len, "~%.0f%% (%.0f-%.0f%%)", pct, low_pct, high_pct);
+	else /* no figure: only what is known */
+		snprintf(buf, len, ">= %.0f%%", low_pct);
+	return buf;
 }
 
 char *fig_state(char *buf, size_t len, const struct mt_target *t)

@@ -7,6 +7,7 @@
 #include "ui/frontend.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 
 #include "model/ingest_named.h"
 #include "model/unseen.h"
+#include "ui/figures.h"
 #include "stacks/symbol_hint.h"
 #include "util/clock.h"
 #include "util/json_writer.h"
@@ -77,6 +79,23 @@ static void kv_double_or_null(struct json_writer *w, const char *k, double v, in
 		jw_double_fixed(w, v, decimals);
 	else
 		jw_null(w);
+}
+
+/* [low, high] of a measured figure (high null: unbounded), else null. */
+static void write_range(struct json_writer *w, const char *k, bool present, double low, double high)
+{
+	jw_key(w, k);
+	if (!present) {
+		jw_null(w);
+		return;
+	}
+	jw_array_begin(w);
+	jw_double_fixed(w, low, 2);
+	if (isfinite(high))
+		jw_double_fixed(w, high, 2);
+	else
+		jw_null(w);
+	jw_array_end(w);
 }
 
 /* Where a frame is: the members a site and each of its frames share. */
@@ -196,6 +215,8 @@ static void write_site(struct json_writer *w, const struct mt_model *m, const st
 	kv_double(w, "rate_window_s", st->rate_window_s, 3);
 	kv_double(w, "alloc_rate_rel_error", st->rate_rel_err, 3);
 	kv_double(w, "inuse_rel_error", st->inuse_rel_err, 3);
+	kv_double(w, "inuse_bytes_low", st->inuse_low_bytes, 0);
+	kv_double(w, "inuse_bytes_high", st->inuse_high_bytes, 0);
 	kv_bool(w, "growth_shown", st->growth_shown);
 	kv_uint(w, "history_points", st->inuse.level[0].count);
 	kv_bool(w, "ended", s->ended_ns != 0);
@@ -294,7 +315,11 @@ static void write_target(struct json_writer *w, const struct mt_target *t)
 	kv_bool(w, "rates_exact", t->rates_exact);
 	kv_double(w, "alloc_calls_per_s", t->alloc_calls_per_s, 1);
 	kv_double(w, "alloc_bytes_per_s", t->alloc_bytes_per_s, 1);
-	kv_double(w, "slowdown_pct", t->slowdown_pct, 2);
+	kv_double_or_null(w, "slowdown_pct", t->slowdown_pct, 2,
+			  t->slowdown_measured && isfinite(t->slowdown_high_pct));
+	write_range(w, "slowdown_range_pct", t->slowdown_measured, t->slowdown_low_pct,
+		    t->slowdown_high_pct);
+	kv_double(w, "phase_seen", t->phase_seen > 0 ? t->phase_seen : 1, 3);
 	kv_double(w, "inuse_bytes", t->inuse_bytes, 0);
 	kv_double_or_null(w, "heap_explains_rss_growth", t->stats.heap_explains, 3,
 			  t->stats.heap_explains >= 0);
@@ -413,8 +438,20 @@ static int json_tick(struct mt_fe_ctx *ctx)
 	kv_double(&w, "est_cpu_pct", st->est_cpu_pct, 2);
 	kv_double(&w, "events_per_s", st->events_per_s, 1);
 	kv_double(&w, "trap_ns", st->trap_ns, 0);
-	kv_double(&w, "est_slowdown_pct", st->est_slowdown_pct, 2);
-	kv_double(&w, "floor_pct", st->floor_pct, 2);
+	/* a figure not measured yet, or known only from below, is no
+	 * figure: null, and why */
+	kv_double_or_null(&w, "est_slowdown_pct", st->est_slowdown_pct, 2,
+			  st->est_slowdown_measured && isfinite(st->est_slowdown_high_pct));
+	write_range(&w, "est_slowdown_range_pct", st->est_slowdown_measured,
+		    st->est_slowdown_low_pct, st->est_slowdown_high_pct);
+	jw_key(&w, "est_slowdown_note");
+	if (!st->est_slowdown_measured)
+		jw_string(&w, FIG_SLOWDOWN_NOT_MEASURED);
+	else if (!isfinite(st->est_slowdown_high_pct))
+		jw_string(&w, FIG_SLOWDOWN_UNBOUNDED);
+	else
+		jw_null(&w);
+	kv_double_or_null(&w, "floor_pct", st->floor_pct, 2, st->est_slowdown_measured);
 	kv_double(&w, "hit_ns", st->cost_ns, 0);
 	kv_bool(&w, "hit_ns_measured", st->cost_measured);
 	kv_double(&w, "budget_pct", st->budget_pct, 1);

@@ -118,7 +118,7 @@ static int text_tick(struct mt_fe_ctx *ctx)
 	const struct mt_drops *d = model_drops(m);
 	size_t n, i;
 	struct mt_site **sites;
-	char a[16], b[16], c[16], e[16], g[16], label[512];
+	char a[16], b[16], c[16], e[16], g[16], label[512], slow[48];
 	time_t now = st->wall_s > 0 ? (time_t)st->wall_s : time(NULL);
 	struct tm tm;
 
@@ -133,8 +133,12 @@ static int text_tick(struct mt_fe_ctx *ctx)
 	       (unsigned long long)d->live_map_full);
 	if (st->cmd_log)
 		printf("command output: %s\n", st->cmd_log);
-	printf("overhead: target slowdown %.1f%%, %.0f ns per probe hit (%s), %.0f hits/s",
-	       st->est_slowdown_pct, st->cost_ns > 0 ? st->cost_ns : st->trap_ns,
+	printf("overhead: target slowdown %s, %.0f ns per probe hit (%s), %.0f hits/s",
+	       st->est_slowdown_measured
+		       ? fig_slowdown(slow, sizeof(slow), true, st->est_slowdown_pct,
+				      st->est_slowdown_low_pct, st->est_slowdown_high_pct)
+		       : "not measured yet",
+	       st->cost_ns > 0 ? st->cost_ns : st->trap_ns,
 	       st->cost_measured ? "measured on the target" : "calibrated on memtop",
 	       st->probe_hits_per_s);
 	if (st->backed_off) {

@@ -186,7 +186,8 @@ def side_by_side(label, *extra, binary=None):
             on = phase(other, watched, WINDOWS)
             recs = stop(m)
             span = time.monotonic() - t0
-            reported += [r["targets"][0]["slowdown_pct"] for r in recs[1:]]
+            reported += [r["targets"][0]["slowdown_pct"] for r in recs[1:]
+                         if r["targets"][0]["slowdown_pct"] is not None]
             if recs:
                 rates.append(recs[-1]["targets"][0]["samples"] / span)
                 cpus.append(watched.last[1] * watched.last[0] / 1e9)

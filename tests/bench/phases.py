@@ -108,7 +108,7 @@ def main():
     time.sleep(a.bare)
     attach_ns = time.monotonic_ns()
     m = subprocess.Popen([MEMTOP, "-b", "--json", "-d", "0.5", "--max-overhead", a.budget,
-                          "-p", str(pid)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                          "--no-inject", "-p", str(pid)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                          text=True)
     recs = queue.Queue()
 
@@ -192,7 +192,9 @@ def main():
     out = []
     while not recs.empty():
         out.append(recs.get())
-    late = [r["overhead"] for t, r in out if t > attach_ns + WARM_S * 1e9]
+    # records with a figure (null: not measured yet, or only a lower bound)
+    late = [r["overhead"] for t, r in out if t > attach_ns + WARM_S * 1e9 and
+            r["overhead"]["est_slowdown_pct"] is not None]
     share = sum(p[1] for p in watched) / max(len(watched), 1)
     print("after %.0f s: malloc probed %.3f of the time (memtop's duty %s); on-phases %d, "
           "mean %.0f ms; off-phases %d, mean %.0f ms" %

@@ -20,7 +20,18 @@ time) of the single rounds. "on" is the share of the watched time that
 malloc's first byte read as int3 in /proc/PID/mem (polled every 2 ms):
 the allocation probes' real duty, against the one memtop reports.
 
-    tests/bench/slowdown.py [--quick] [--rounds N]
+    tests/bench/slowdown.py [--quick] [--rounds N] [--only NAME,...] [--preload LIB]
+
+--preload runs the server with LD_PRELOAD=LIB: another allocator (e.g.
+/usr/lib/x86_64-linux-gnu/libjemalloc.so.2), which memtop then probes.
+
+memtop watches with --no-inject: the figure is the uprobe path's
+(probes.md 6.2); the in-process paths' cost is measured elsewhere. Each
+row also gives the spread of memtop's single records (lowest and
+highest over the measured figure, CPU time) and how many records showed
+no figure (null: not measured yet, or only a lower bound) and how many
+records' range (overhead.est_slowdown_range_pct) held the measured
+figure of their round (CPU time).
 """
 
 import ctypes
@@ -96,9 +107,11 @@ def lines(pipe, q):
 
 
 class Server:
-    def __init__(self, exe, pairs, iters):
+    def __init__(self, exe, pairs, iters, preload=None):
+        env = dict(os.environ, LD_PRELOAD=preload) if preload else None
         self.p = subprocess.Popen([exe, str(pairs), str(iters), str(WINDOW_MS)],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                  env=env)
         self.q = queue.Queue()
         threading.Thread(target=lines, args=(self.p.stdout, self.q), daemon=True).start()
         first = self.q.get(timeout=10)
@@ -129,7 +142,7 @@ class Server:
 def watched(server, budget):
     """Windows while memtop watches the server, and memtop's reports."""
     m = subprocess.Popen([MEMTOP, "-b", "--json", "-d", "0.5", "--max-overhead", budget,
-                          "-p", str(server.pid)], stdout=subprocess.PIPE,
+                          "--no-inject", "-p", str(server.pid)], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     q = queue.Queue()
     threading.Thread(target=lines, args=(m.stdout, q), daemon=True).start()
@@ -145,16 +158,18 @@ def watched(server, budget):
     on_share = probes.stop()
     m.send_signal(signal.SIGINT)
     m.wait(15)
-    reports, duty = [], []
+    reports, duty, ranges = [], [], []
     while True:
         line = q.get(timeout=5)
         if line is None:
             break
         rec = json.loads(line)
         if t0 <= rec["time"] <= t1 + 0.5:
+            # null: no figure yet (counted apart, never as 0)
             reports.append(rec["overhead"]["est_slowdown_pct"])
+            ranges.append(rec["overhead"]["est_slowdown_range_pct"])
             duty.append(rec["overhead"]["duty"])
-    return wins, reports, duty, on_share
+    return wins, reports, duty, on_share, ranges
 
 
 def main():
@@ -167,18 +182,38 @@ def main():
     subprocess.run(["gcc", "-O2", "-g", "-Wall", "-o", exe,
                     os.path.join(ROOT, "tests", "bench", "server.c")], check=True)
     rows = []
+    only, preload = None, None
+    if "--preload" in sys.argv:
+        preload = sys.argv[sys.argv.index("--preload") + 1]
+    if "--only" in sys.argv:
+        only = sys.argv[sys.argv.index("--only") + 1].split(",")
     for name, pairs, iters in WORKLOADS:
-        s = Server(exe, pairs, iters)
-        bare, got = [], {c: ([], [], [], [], []) for c, _ in CONDITIONS}
+        if only and name not in only:
+            continue
+        s = Server(exe, pairs, iters, preload)
+        bare, got = [], {c: ([], [], [], [], [], [0], [], [0, 0]) for c, _ in CONDITIONS}
         s.windows(1.0)  # warm
         for r in range(rounds):
             for cname, budget in CONDITIONS:
                 before = s.windows(BARE_S)
                 bare += before
-                w, rep, duty, on = watched(s, budget)
+                w, rep_all, duty, on, ranges = watched(s, budget)
+                rep = [x for x in rep_all if x is not None]
                 g = got[cname]
                 g[0].extend(w)
                 g[1].extend(rep)
+                g[5][0] += len(rep_all) - len(rep)
+                if w and rep:
+                    mc = 100 * (statistics.median(x[1] for x in before) /
+                                statistics.median(x[1] for x in w) - 1)
+                    if mc > 0:
+                        g[6].extend(x / mc for x in rep)
+                if w:
+                    mc = 100 * (statistics.median(x[1] for x in before) /
+                                statistics.median(x[1] for x in w) - 1)
+                    for rg in ranges:
+                        g[7][1] += 1
+                        g[7][0] += bool(rg) and rg[0] <= mc and (rg[1] is None or mc <= rg[1])
                 g[2].extend(duty)
                 g[3].append(on)
                 # this round alone: against the bare windows just before
@@ -186,16 +221,19 @@ def main():
                     m = 100 * (statistics.median(x[1] for x in before) /
                                statistics.median(x[1] for x in w) - 1)
                     g[4].append(statistics.median(rep) / m if m > 0 else float("nan"))
-                print("slowdown: %s round %d/%d %s: %.0f req/s, on %.2f, memtop says %s" %
+                print("slowdown: %s round %d/%d %s: %.0f req/s, on %.2f, memtop says %s, "
+                      "ranges %s" %
                       (name, r + 1, rounds, cname,
                        statistics.median(x[0] for x in w) if w else 0, on,
-                       ["%.0f" % x for x in rep]), file=sys.stderr, flush=True)
+                       ["%.0f" % x for x in rep],
+                       ["%.0f-%s" % (rg[0], "%.0f" % rg[1] if rg[1] is not None else "")
+                        if rg else "-" for rg in ranges]), file=sys.stderr, flush=True)
             bare += s.windows(BARE_S)
         s.stop()
         b_wall = statistics.median(x[0] for x in bare)
         b_cpu = statistics.median(x[1] for x in bare)
         for cname, _ in CONDITIONS:
-            w, rep, duty, on, ratios = got[cname]
+            w, rep, duty, on, ratios, nulls, singles, cover = got[cname]
             m_wall = 100 * (b_wall / statistics.median(x[0] for x in w) - 1)
             m_cpu = 100 * (b_cpu / statistics.median(x[1] for x in w) - 1)
             said = statistics.median(rep) if rep else float("nan")
@@ -205,18 +243,23 @@ def main():
             spread = "%.2f-%.2f" % (min(ratios), max(ratios)) if ratios else "-"
             rows.append((name, pairs, iters, cname, b_wall, statistics.median(x[0] for x in w),
                          m_wall, m_cpu, said, statistics.median(duty) if duty else 1,
-                         statistics.median(on), spread, ok_wall, ok_cpu))
+                         statistics.median(on), spread, ok_wall, ok_cpu,
+                         "%.2f-%.2f" % (min(singles), max(singles)) if singles else "-",
+                         nulls[0], "%d/%d" % tuple(cover)))
     print("\nmemtop's reported slowdown against the target's own throughput "
           "(medians of %d alternating rounds; %d ms windows)" % (rounds, WINDOW_MS))
-    print("%-9s %-9s %-10s %9s %9s %10s %10s %10s %6s %6s %11s %5s %5s %s" %
+    print("%-9s %-9s %-10s %9s %9s %10s %10s %10s %6s %6s %11s %5s %5s %s %s %s %s" %
           ("workload", "request", "condition", "bare r/s", "watched", "measured",
            "(cpu)", "reported", "ratio", "(cpu)", "spread(cpu)", "duty", "on",
-           "within 25%+5 (wall, cpu)"))
-    for (name, pairs, iters, cname, bw, ww, mw, mc, said, duty, on, spread, okw, okc) in rows:
-        print("%-9s %-9s %-10s %9.0f %9.0f %9.1f%% %9.1f%% %9.1f%% %6.2f %6.2f %11s %5.2f %5.2f %s, %s" %
+           "within 25%+5 (wall, cpu)", "records(cpu)", "null", "in range(cpu)"))
+    for (name, pairs, iters, cname, bw, ww, mw, mc, said, duty, on, spread, okw, okc, sing,
+         nulls, cov) in rows:
+        print("%-9s %-9s %-10s %9.0f %9.0f %9.1f%% %9.1f%% %9.1f%% %6.2f %6.2f %11s %5.2f %5.2f "
+              "%s, %s %s %d %s" %
               (name, "%dp+%dk" % (pairs, iters // 1000), cname, bw, ww, mw, mc, said,
                said / mw if mw > 0 else float("nan"), said / mc if mc > 0 else float("nan"),
-               spread, duty, on, "yes" if okw else "NO", "yes" if okc else "NO"))
+               spread, duty, on, "yes" if okw else "NO", "yes" if okc else "NO", sing, nulls,
+               cov))
     print("machine: %s, %d CPUs, load %s" % (os.uname().release, os.cpu_count(),
                                              open("/proc/loadavg").read().split()[:3]))
 

@@ -64,12 +64,16 @@ TEST_RATE = 4096
 
 TARGET_FIELDS = {"pid": int, "comm": str, "alive": bool, "rss_bytes": int,
                  "alloc_calls": int, "free_calls": int, "alloc_bytes": int,
-                 "mechanism": str, "mechanism_reason": (str, type(None))}
+                 "mechanism": str, "mechanism_reason": (str, type(None)),
+                 # null until measured on it (probes.md 6.2)
+                 "slowdown_pct": (int, float, type(None)),
+                 "slowdown_range_pct": (list, type(None)), "phase_seen": (int, float)}
 EXACT_COUNTERS = ("alloc_calls", "free_calls", "alloc_bytes")
 SITE_FIELDS = {"function": (str, type(None)), "module": (str, type(None)),
                "file": (str, type(None)), "line": (int, type(None)),
                "alloc_bytes_per_s": (int, float), "alloc_objects_per_s": (int, float),
                "inuse_bytes": (int, float), "inuse_objects": (int, float),
+               "inuse_bytes_low": (int, float), "inuse_bytes_high": (int, float),
                "samples": int}
 
 

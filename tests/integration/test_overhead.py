@@ -16,6 +16,15 @@ def start_leaker(rate_mib="0.5"):
     return p
 
 
+def slowdown(rec):
+    """The slowdown a record shows: its figure, or the lower bound when only
+    that is known; None while not measured (probes.md 6.2)."""
+    o = rec["overhead"]
+    if o["est_slowdown_pct"] is not None:
+        return o["est_slowdown_pct"]
+    return o["est_slowdown_range_pct"][0] if o["est_slowdown_range_pct"] else None
+
+
 def records(m, n):
     out = []
     for _ in range(n):
@@ -37,16 +46,16 @@ def test_budget_backs_off_and_says_so():
           "no calibrated cost per probe hit: %s" % first["overhead"])
     o = last["overhead"]
     check(o["backed_off"] is True and o["duty"] < 1,
-          "the probes cost this target %.0f%% of its own time but memtop did not back off: %s"
-          % (max(r["overhead"]["est_slowdown_pct"] for r in recs), o))
+          "the probes cost this target %s%% of its own time but memtop did not back off: %s"
+          % ([slowdown(r) for r in recs], o))
     check(o["counters_exact"] is False, "counters still claimed exact: %s" % o)
     t = target(last, w.pid)
     check(t["alloc_calls"] is None and t["counters_exact"] is False,
           "paused probes, yet counts are shown as exact: %s" % t)
     # measured while backed off, the slowdown is near the budget, or memtop
     # says the free() probes alone cost more
-    tail = [r["overhead"]["est_slowdown_pct"] for r in recs[-4:]]
-    check(min(tail) <= 25 or o["budget_unreachable"],
+    tail = [slowdown(r) for r in recs[-4:]]
+    check(min(x for x in tail if x is not None) <= 25 or o["budget_unreachable"],
           "slowdown stays at %s%% with a 10%% budget and memtop does not say it cannot "
           "do better: %s" % (tail, o))
     check("cg_leak_site" in sites_by_function(last),
@@ -64,7 +73,18 @@ def test_no_budget_never_backs_off():
               "backed off without a budget: %s" % r["overhead"])
     t = target(recs[-1], w.pid)
     check(t["counters_exact"] is True and t["alloc_calls"] > 0, "counts: %s" % t)
-    check(recs[-1]["overhead"]["est_slowdown_pct"] > 10,
-          "this workload's probes should cost it more than 10%%: %s" % recs[-1]["overhead"])
+    # at full cost the only steps without the allocation probes are the
+    # start-up's; a process that sleeps most of the time may not fill
+    # them (5 ms of CPU each), and then nothing is measured: no figure, and
+    # the note says so (the calibration's guess read 100000% here on a
+    # loaded machine, 36 us a hit). A figure shown is this workload's.
+    o = recs[-1]["overhead"]
+    if o["est_slowdown_pct"] is None and o["est_slowdown_range_pct"] is None:
+        check((o["est_slowdown_note"] or "").startswith("not measured yet") and
+              not o["hit_ns_measured"] and o["floor_pct"] is None,
+              "no slowdown shown, yet not said why: %s" % o)
+    else:
+        check(slowdown(recs[-1]) > 10,
+              "this workload's probes should cost it more than 10%%: %s" % o)
     m.send(2)
     check(m.wait(10) == 0, "memtop did not end cleanly")

@@ -332,6 +332,100 @@ static void test_own_uncertainty(void **state)
 	assert_true(heavy30 < heavy8);
 }
 
+/* No figure before the target's own CPU per free is measured on it: a
+ * target idle at the start-up, then busy at full duty, has only the
+ * calibration's guess (700 ns a hit against 3 us here: a slowdown of 3.5x
+ * read as 0.5x), which the budget may act on but the views must not show. */
+static void test_not_measured_is_not_shown(void **state)
+{
+	struct sim s = { 2000, 3000, 1.0, 1000000000ULL, 0, 0, 0 };
+	struct slowdown sd;
+	struct slowdown_est est;
+	int i;
+
+	slowdown_init(&sd, 700, false);
+	for (i = 0; i < 12; i++)
+		sim_step(&s, &sd, true, 250000000ULL);
+	assert_int_equal(slowdown_window(&sd, 0, SLOWDOWN_REPORT_NS, &est), 0);
+	assert_false(est.measured);
+	/* the budget's off-phases give pairs: measured from then on */
+	for (i = 0; i < 8; i++)
+		sim_step(&s, &sd, i % 2, 60000000ULL);
+	for (i = 0; i < 12; i++)
+		sim_step(&s, &sd, true, 250000000ULL);
+	assert_int_equal(slowdown_window(&sd, 0, SLOWDOWN_REPORT_NS, &est), 0);
+	assert_true(est.measured);
+	assert_true(fabs(est.slowdown_pct - 300) < 0.03 * 300);
+	assert_true(est.low_pct <= est.slowdown_pct && est.high_pct >= est.slowdown_pct);
+}
+
+/* A window after n start-up pairs whose cost of a hit scatters by 6%
+ * from step to step, then 3 s at full duty: its estimate and its truth
+ * (the target's CPU over its own work in those 3 s, minus 1). */
+static double noisy_window(double work_ns, double hit_ns, int n, unsigned int seed,
+			   struct slowdown_est *est)
+{
+	struct sim s = { work_ns, hit_ns, 1.0, 1000000000ULL, 0, 0, 0 };
+	struct slowdown sd;
+	unsigned int x = seed;
+	__u64 cpu0 = 0;
+	double work0 = 0;
+	int i;
+
+	slowdown_init(&sd, 700, false);
+	sim_step(&s, &sd, true, 1);
+	for (i = 0; i < n + 12; i++) {
+		x = x * 1103515245u + 12345u;
+		s.hit_ns = hit_ns * (0.94 + 0.12 * (double)(x >> 16 & 0x7fff) / 0x7fff);
+		if (i == n) {
+			cpu0 = s.cpu;
+			work0 = s.work_done_ns;
+		}
+		sim_step(&s, &sd, i >= n || i % 2, i < n ? 60000000ULL : 250000000ULL);
+	}
+	assert_int_equal(slowdown_window(&sd, 0, SLOWDOWN_REPORT_NS, est), 0);
+	return 100.0 * ((double)(s.cpu - cpu0) / (s.work_done_ns - work0) - 1);
+}
+
+/* Where the free() probes outweigh the target's own work (about 20x),
+ * the figure rests on a small remainder and single attaches stray (0.4-
+ * 2.6 of the truth were measured, probes.md 6.3; here 14 of 21 load
+ * patterns are off by more than 25%, 0.47-15 times the truth): the range
+ * shown with it covers the truth in 20 of 21 (13 of the 14 that stray;
+ * without the term for a cost of a hit common to every pair, 19 and
+ * 12: those read 0.48 and 0.57 of the truth from pairs that agreed by
+ * chance). Where the work dominates the range is narrow and
+ * shown as a plain figure. */
+static void test_range_covers_truth(void **state)
+{
+	struct slowdown_est est;
+	int seed, off = 0, covered = 0, off_covered = 0, narrow = 0;
+
+	for (seed = 1; seed <= 21; seed++) {
+		double truth = noisy_window(250, 2800, 9, (unsigned int)seed, &est);
+		bool in = est.low_pct <= 1.1 * truth && est.high_pct >= truth / 1.1;
+		bool stray = fabs(est.slowdown_pct / truth - 1) > 0.25;
+
+		print_message("heavy, seed %2d: %6.0f%% (%.0f-%.0f%%), truth %.0f%%%s\n", seed,
+			      est.slowdown_pct, est.low_pct, est.high_pct, truth,
+			      stray ? " (off)" : "");
+		assert_true(est.measured);
+		covered += in;
+		off += stray;
+		off_covered += stray && in;
+		truth = noisy_window(20000, 1500, 9, (unsigned int)seed, &est);
+		narrow += est.high_pct - est.low_pct < 0.25 * (100 + est.slowdown_pct) &&
+			  fabs(est.slowdown_pct / truth - 1) < 0.25;
+	}
+	print_message("heavy: %d of 21 off by more than 25%%, %d of them inside the range; "
+		      "range covers %d of 21; light: %d of 21 narrow and right\n",
+		      off, off_covered, covered, narrow);
+	assert_true(off >= 3); /* the scatter this is about */
+	assert_true(off_covered >= off - 2);
+	assert_true(covered >= 19);
+	assert_int_equal(narrow, 21);
+}
+
 /* The attach and the detach are steps of their own that no pair uses:
  * with the probes on for a part of them, and the target disturbed, they
  * would pull c and k off (c came out 100-775 ns instead of 2.5 us from
@@ -556,6 +650,8 @@ int main(void)
 		cmocka_unit_test(test_idle_window),
 		cmocka_unit_test(test_switch_steps_left_out),
 		cmocka_unit_test(test_own_uncertainty),
+		cmocka_unit_test(test_not_measured_is_not_shown),
+		cmocka_unit_test(test_range_covers_truth),
 		cmocka_unit_test(test_controller_one_step),
 		cmocka_unit_test(test_controller_floor),
 		cmocka_unit_test(test_schedule),

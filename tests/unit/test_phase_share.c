@@ -11,9 +11,12 @@
  * the breakpoints out). memtop's side is the real code: the budget's
  * schedule, the kernel's countdown twin at R*d, the counters read at
  * every switch and every 250 ms as the app does, and a sample weighed by
- * 1 / (d * ratio * p). The estimate must match the truth; with the old
- * weight 1 / (d * p) it was 0.36 of it for probes that triple a round,
- * and 1.4 times it for a lag of 40 ms at duty 0.1.
+ * 1 / (d * ratio * p). For this stream, paced by the target's work, that
+ * estimate must match the truth, where 1 / (d * p) was 0.36 of it for
+ * probes that triple a round, and 1.4 times it for a lag of 40 ms at duty
+ * 0.1. (The model weighs by the duty and shows the ratio's weight as the
+ * other end of in-use's range: a stream paced by the clock is seen for
+ * the share d whatever the work does, test_backoff_inuse.c.)
  */
 #include <math.h>
 #include <setjmp.h>

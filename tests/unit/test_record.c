@@ -112,6 +112,15 @@ static void feed_at(struct mt_model *m, struct mt_status *st, int k, int tick)
 	snprintf(t->comm, sizeof(t->comm), "leaker");
 	snprintf(t->allocator, sizeof(t->allocator), "glibc");
 	t->slowdown_pct = k * 0.5;
+	/* not measured in the first interval, unbounded above in the third */
+	t->slowdown_measured = k > 0;
+	t->slowdown_low_pct = k * 0.25;
+	t->slowdown_high_pct = k == 2 ? INFINITY : k * 0.75;
+	t->phase_seen = k % 2 ? 0.5 : 1;
+	st->est_slowdown_pct = t->slowdown_pct;
+	st->est_slowdown_measured = t->slowdown_measured;
+	st->est_slowdown_low_pct = t->slowdown_low_pct;
+	st->est_slowdown_high_pct = t->slowdown_high_pct;
 	model_tick(m, (tick + 1) * NS);
 	st->wall_s = 1.7e9 + tick;
 	st->events_per_s = 40 + k;
@@ -223,6 +232,19 @@ static void test_replay_equals_live(void **state)
 		assert_string_equal(replay_status(rp)->message, st.message);
 		assert_true(replay_status(rp)->wall_s == st.wall_s);
 		assert_string_equal(replay_status(rp)->probe_mode, "session");
+		/* the slowdown's measure and the share the phases saw, too */
+		assert_true(replay_status(rp)->est_slowdown_measured == st.est_slowdown_measured);
+		assert_true(replay_status(rp)->est_slowdown_low_pct == st.est_slowdown_low_pct);
+		assert_true(replay_status(rp)->est_slowdown_high_pct == st.est_slowdown_high_pct);
+		{
+			const struct mt_target *lt = model_target(m, 7, false);
+			const struct mt_target *rt = model_target(replay_model(rp), 7, false);
+
+			assert_non_null(rt);
+			assert_true(rt->slowdown_measured == lt->slowdown_measured);
+			assert_true(rt->slowdown_high_pct == lt->slowdown_high_pct);
+			assert_true(rt->phase_seen == lt->phase_seen);
+		}
 		assert_int_equal(replay_step(rp, err, sizeof(err)), 0); /* no more yet */
 	}
 	assert_int_equal(replay_count(rp), INTERVALS);

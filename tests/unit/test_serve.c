@@ -9,6 +9,7 @@
  * connection counts against is its socket's owner, whatever 127.x
  * address it comes from.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -138,7 +139,11 @@ static void test_metrics_bounded(void **state)
 {
 	struct mt_model_opts o = { .rate = 1, .group = MT_GROUP_FUNCTION };
 	struct mt_model *m = model_new(&o);
-	struct mt_status st = { .duty = 1, .est_slowdown_pct = 2.5 };
+	struct mt_status st = { .duty = 1,
+				.est_slowdown_pct = 2.5,
+				.est_slowdown_measured = true,
+				.est_slowdown_low_pct = 2.5,
+				.est_slowdown_high_pct = 2.5 };
 	struct mt_target *t;
 	char *text, *line, *save, name[32];
 	size_t len, sites = 0;
@@ -170,6 +175,16 @@ static void test_metrics_bounded(void **state)
 	assert_non_null(strstr(text, "memtop_target_rss_bytes{pid=\"10\",comm=\"a\\\"pp\"} 4096\n"));
 	assert_non_null(strstr(text, "memtop_overhead_slowdown_percent 2.5\n"));
 	assert_non_null(strstr(text, "memtop_sites 61\n"));
+	/* a slowdown not measured yet (or known only from below) is no number */
+	st.est_slowdown_measured = false;
+	free(text);
+	assert_int_equal(metrics_text(m, &st, 1.5, &text, &len), 0);
+	assert_non_null(strstr(text, "memtop_overhead_slowdown_percent NaN\n"));
+	st.est_slowdown_measured = true;
+	st.est_slowdown_high_pct = INFINITY;
+	free(text);
+	assert_int_equal(metrics_text(m, &st, 1.5, &text, &len), 0);
+	assert_non_null(strstr(text, "memtop_overhead_slowdown_percent NaN\n"));
 	/* the biggest site, with its name escaped */
 	assert_non_null(strstr(text, "memtop_site_inuse_bytes{site=\""));
 	assert_non_null(strstr(

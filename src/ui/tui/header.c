@@ -145,6 +145,9 @@ void header_refresh(struct tui *t)
 	h->probe_mode = t->status->probe_mode;
 	h->est_cpu_pct = t->status->est_cpu_pct;
 	h->slowdown_pct = t->status->est_slowdown_pct;
+	h->slowdown_measured = t->status->est_slowdown_measured;
+	h->slowdown_low_pct = t->status->est_slowdown_low_pct;
+	h->slowdown_high_pct = t->status->est_slowdown_high_pct;
 	h->floor_pct = t->status->floor_pct;
 	h->budget_pct = t->status->budget_pct;
 	h->backed_off = t->status->backed_off;
@@ -349,7 +352,7 @@ static void draw_targets(struct tui *t, int y)
 static void draw_figures(struct tui *t, int y)
 {
 	const struct tui_header *h = &t->hdr;
-	char a[32], b[32];
+	char a[32], b[32], s[48];
 	int x = 0;
 
 	x = pair(t, y, x, "RSS ", fmt_bytes(a, sizeof(a), h->rss_bytes), t->attr[THEME_HEADER_VALUE]);
@@ -357,10 +360,15 @@ static void draw_figures(struct tui *t, int y)
 		 t->attr[THEME_HEADER_VALUE]);
 	/* the target's slowdown, the number --max-overhead limits (JSON
 	 * overhead.est_slowdown_pct) */
-	snprintf(b, sizeof(b), "%.1f%%", h->slowdown_pct);
-	x = pair(t, y, x, "slowdown ", b,
-		 t->attr[h->budget_pct > 0 && h->slowdown_pct > h->budget_pct ? THEME_WARNING
-									      : THEME_HEADER_VALUE]);
+	if (h->slowdown_measured)
+		fig_slowdown(s, sizeof(s), true, h->slowdown_pct, h->slowdown_low_pct,
+			     h->slowdown_high_pct);
+	else
+		snprintf(s, sizeof(s), "measuring");
+	x = pair(t, y, x, "slowdown ", s,
+		 t->attr[h->slowdown_measured && h->budget_pct > 0 && h->slowdown_pct > h->budget_pct
+				 ? THEME_WARNING
+				 : THEME_HEADER_VALUE]);
 	x = pair(t, y, x, "events/s ", fmt_count(a, sizeof(a), h->events_per_s),
 		 t->attr[THEME_HEADER_VALUE]);
 	x = pair(t, y, x, "1 sample/", fmt_bytes(a, sizeof(a), (double)h->rate),

@@ -192,9 +192,11 @@ struct tui_header {
 	__u64 untracked; /* live map full */
 	const char *probe_mode;
 	double est_cpu_pct;
-	double slowdown_pct; /* the target's, as in -b and the JSON */
-	double floor_pct;    /* what the free() probes alone cost */
-	double budget_pct;   /* <= 0: none */
+	double slowdown_pct;    /* the target's, as in -b and the JSON */
+	bool slowdown_measured; /* else not shown (fig_slowdown) */
+	double slowdown_low_pct, slowdown_high_pct;
+	double floor_pct;  /* what the free() probes alone cost */
+	double budget_pct; /* <= 0: none */
 	bool backed_off;
 	bool unreachable;
 	double duty;

@@ -144,6 +144,12 @@ static void draw_summary(struct tui *t, struct tui_page *pg)
 		 "in use %s in %llu live samples   allocated %s   freed %.0f%%",
 		 fig_inuse(a, sizeof(a), s, s->inuse_bytes), (unsigned long long)s->live_samples,
 		 fmt_bytes(b, sizeof(b), s->alloc_bytes), 100 * st->freed_fraction);
+	if (st->inuse_high_bytes > 1.1 * st->inuse_low_bytes)
+		tui_putf(t, tui_page_line(pg), 2, t->cols - 2, t->attr[THEME_NORMAL],
+			 "in use is %s to %s: the back-off saw its process's work and the "
+			 "time in different shares (probes.md 6.5)",
+			 fmt_bytes(a, sizeof(a), st->inuse_low_bytes),
+			 fmt_bytes(b, sizeof(b), st->inuse_high_bytes));
 	if (s->untracked_samples)
 		tui_putf(t, tui_page_line(pg), 2, t->cols - 2, t->attr[THEME_WARNING],
 			 "in use is low: %llu of its samples found the live map full and are "

@@ -22,9 +22,15 @@
  * does the requests that were due, up to two steps' worth (the rest is
  * shed, so that a starved process keeps its cache and leak on time). Protocol and options:
  * scenario_common.h (--duration) and --pairs-per-s; the truth names the
- * three sites, only busy_lib_leak leaks.
+ * three sites, only busy_lib_leak leaks. Once a second it prints what
+ * the two sites hold then (a machine that starves it puts it behind its
+ * schedule):
+ *
+ *   inuse UNIX_SECS busy_lib_leak=BYTES cache_put=BYTES
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "../scenario_common.h"
 #include "busy_lib.h"
@@ -46,6 +52,7 @@ static struct scn scenario = {
 };
 
 static double pairs_per_s = 120000;
+static unsigned long leaked;     /* bytes busy_lib_store kept */
 static unsigned long work_iters; /* per request */
 static void *cache[ENTRIES];
 static unsigned long inserted;
@@ -84,6 +91,22 @@ WL_SITE static unsigned long handle_request(unsigned long seed)
 	return sum;
 }
 
+/* The line of what the sites hold, once a second. */
+static void report_inuse(double t)
+{
+	static double next;
+	struct timespec now;
+
+	if (t < next)
+		return;
+	next = t + 1;
+	clock_gettime(CLOCK_REALTIME, &now);
+	printf("inuse %.3f busy_lib_leak=%lu cache_put=%lu\n",
+	       (double)now.tv_sec + (double)now.tv_nsec / 1e9, leaked,
+	       (inserted < ENTRIES ? inserted : ENTRIES) * (unsigned long)ENTRY_SIZE);
+	fflush(stdout);
+}
+
 static void step(void *arg, double t, double dt)
 {
 	static double c_leak, c_req;
@@ -94,12 +117,15 @@ static void step(void *arg, double t, double dt)
 			 : ENTRIES + (unsigned long)((t - FILL_S) * REPLACE_PER_S);
 	while (inserted < due)
 		cache_put(ENTRY_SIZE);
-	for (n = scn_quota(&c_leak, 30 * 16 * KiB, dt, 16 * KiB); n; n--)
+	for (n = scn_quota(&c_leak, 30 * 16 * KiB, dt, 16 * KiB); n; n--) {
 		busy_lib_store(16 * KiB);
+		leaked += 16 * KiB;
+	}
 	for (n = scn_quota(&c_req, pairs_per_s / PAIRS_PER_REQUEST,
 			   dt < 2 * SCN_STEP_S ? dt : 2 * SCN_STEP_S, 1);
 	     n; n--)
 		wl_sink = (void *)handle_request(seed++);
+	report_inuse(t);
 }
 
 /* Iterations of the request's arithmetic that take about us microseconds
