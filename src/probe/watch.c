@@ -748,6 +748,32 @@ static void attach_extra(struct watch_set *ws, struct watched *w)
 	attach_info_merge(&ws->info, &info, w->extra.prefix);
 }
 
+/* ---- the device-memory source (docs/device-memory.md) ------------------------
+ * The one place watch.c deals with it: w's device probes follow the
+ * Vulkan, OpenCL and CUDA libraries it maps, looked for at the attach and
+ * at every refresh (a library dlopen'ed later is found then); released
+ * with w's other probes (release, watch_fini). */
+static void watch_device(struct watch_set *ws, struct watched *w)
+{
+	char msg[512];
+	int n;
+
+	if (!w->dev)
+		w->dev = device_probes_new(w->pid);
+	if (!w->dev)
+		return;
+	n = device_source_scan(ws->env.bpf, w->dev, msg, sizeof(msg));
+	if (msg[0])
+		warn(ws, "PID %d: device memory: %s", w->pid, msg);
+	(void)n;
+}
+
+static void watch_device_release(struct watched *w)
+{
+	device_probes_free(w->dev);
+	w->dev = NULL;
+}
+
 /* The probes w was prepared for. */
 static struct mt_probe_set *attach_prepared(struct watch_set *ws, struct watched *w, char *err,
 					    size_t errlen)
@@ -818,6 +844,7 @@ static int attach_charged(struct watch_set *ws, struct watched *w, char *err, si
 	snprintf(t->mechanism_why, sizeof(t->mechanism_why), "%s",
 		 w->inj || w->go || w->usdt ? "" : w->uprobes_why);
 	w->attached = ws->info; /* ws->info is the next attach's once it starts */
+	watch_device(ws, w);
 	set_runtime(t, w->pid);
 	if (w->usdt && !w->inj && !strcmp(t->runtime, "CPython"))
 		/* its preloaded sampler wraps the object allocator while a tool
@@ -852,6 +879,7 @@ static void release(struct watch_set *ws, struct watched *w)
 	w->probes = NULL;
 	go_detach(w->go_probes);
 	w->go_probes = NULL;
+	watch_device_release(w);
 	w->go_rate_addr = 0;
 	w->go_rate_set = false;
 	bpf_loader_remove_target(ws->env.bpf, w->pid);
@@ -1152,6 +1180,7 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns)
 				t->runtime[0] = '\0'; /* as at attach: its objects are seen */
 		}
 		watch_go_rate(ws, w, t);
+		watch_device(ws, w);
 		if (w->inj) {
 			/* objects dlopen'ed since: reroute their slots too */
 			char err[512];
@@ -1254,6 +1283,7 @@ void watch_fini(struct watch_set *ws)
 		ws->v[i].probes = NULL;
 		go_detach(ws->v[i].go_probes);
 		ws->v[i].go_probes = NULL;
+		watch_device_release(&ws->v[i]);
 	}
 	link_batch_end();
 	if (ws->launch.go_fd >= 0) {

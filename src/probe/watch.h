@@ -24,6 +24,7 @@
 #include "probe/allocators.h"
 #include "probe/attach.h"
 #include "probe/bpf_loader.h"
+#include "probe/device_source.h"
 #include "probe/go_runtime.h"
 #include "probe/inject.h"
 #include "probe/phase_share.h"
@@ -91,6 +92,7 @@ struct watched {
 	 * (preparing, attaching): handed to the target's budget then. */
 	struct strpool_budget names;
 	struct attach_info attached; /* its probes, as said in the "attached" line */
+	struct device_probes *dev;   /* the device-memory source's probes, or NULL */
 };
 
 /* How w's allocations are seen: "in-process", "go-runtime", "preloaded"
