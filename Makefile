@@ -186,6 +186,16 @@ $(OUTPUT)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | $(O
 	$(Q)$(CC) $$(sed -n '1s|^// cflags:||p' $<) -g -Wall -o $@ $< -lpthread -lm \
 		-L$(OUTPUT)/workloads $$(sed -n '2s|^// ldflags:||p' $<)
 
+# The CUDA driver library's stand-in (tests/device/cuda_standin.c: the
+# memory calls' ABI, backed by host memory) for the device-memory tests on
+# machines without a GPU; mt_cuda dlopens it from $MT_CUDA_LIB.
+$(OUTPUT)/workloads/cuda-standin/libcuda.so.1: tests/device/cuda_standin.c | $(OUTPUT)/workloads
+	$(call msg,SO,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -O2 -g -Wall -fPIC -shared -fvisibility=hidden -Wl,-soname,libcuda.so.1 -o $@ $<
+$(OUTPUT)/workloads/mt_cuda: $(OUTPUT)/workloads/cuda-standin/libcuda.so.1
+WORKLOADS += $(OUTPUT)/workloads/cuda-standin/libcuda.so.1
+
 # A je_-prefixed static jemalloc (as --with-jemalloc-prefix=je_ builds
 # it), made from Debian's libjemalloc_pic.a: every public C name X of the
 # archive becomes je_X, in definitions and references alike.

@@ -346,6 +346,9 @@ static void draw_targets(struct tui *t, int y)
 
 /* The figures, most telling first: what the process holds, what memtop
  * sees of it, what watching costs it, how busy the data path is. */
+/* Devices named in the header at most (the rest are in -b and JSON). */
+#define TUI_HDR_DEVICES 3
+
 static void draw_figures(struct tui *t, int y)
 {
 	const struct tui_header *h = &t->hdr;
@@ -355,6 +358,18 @@ static void draw_figures(struct tui *t, int y)
 	x = pair(t, y, x, "RSS ", fmt_bytes(a, sizeof(a), h->rss_bytes), t->attr[THEME_HEADER_VALUE]);
 	x = pair(t, y, x, "heap since attach ", fmt_bytes(a, sizeof(a), h->inuse_bytes),
 		 t->attr[THEME_HEADER_VALUE]);
+	/* each device's memory the watched processes hold, and its growth
+	 * (the device tier, docs/device-memory.md) */
+	for (size_t i = 0; i < model_device_count(t->model) && i < TUI_HDR_DEVICES; i++) {
+		const struct mt_device_total *d = model_device_at(t->model, i);
+		char name[32], g[32], held[80];
+
+		snprintf(name, sizeof(name), "%s:%u ", device_api_name(d->api), d->index);
+		fmt_bytes(g, sizeof(g), d->growth_bytes_per_s > 0 ? d->growth_bytes_per_s : 0);
+		snprintf(held, sizeof(held), "%s +%s/s", fmt_bytes(a, sizeof(a), d->inuse_bytes), g);
+		x = pair(t, y, x, name, held,
+			 t->attr[d->growth_bytes_per_s > 0 ? THEME_WARNING : THEME_HEADER_VALUE]);
+	}
 	/* the target's slowdown, the number --max-overhead limits (JSON
 	 * overhead.est_slowdown_pct) */
 	snprintf(b, sizeof(b), "%.1f%%", h->slowdown_pct);

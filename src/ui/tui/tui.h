@@ -76,6 +76,7 @@ struct tui_row {
 	bool rate_approx, inuse_approx, growth_shown;
 	bool ended;     /* frozen: its processes all ended */
 	bool mmap;      /* anonymous mappings (the mmap source), not heap */
+	struct mt_dev_tag dev; /* the device tier: API, device, kind */
 	bool untracked; /* some samples found the live map full: in-use low */
 };
 
@@ -96,6 +97,7 @@ struct tui_top {
 	int scroll;
 	int page;  /* rows shown at the last draw */
 	pid_t pid; /* only sites with allocations of this process; 0: all */
+	unsigned tiers; /* enum mt_tiers: host sites, device sites or both (T) */
 };
 
 #define TUI_SITE_STACKS 8
