@@ -12,7 +12,9 @@
  *
  * --mode=svm: the pool is of clSVMAlloc / clSVMFree blocks instead (kind
  * "managed"); --mode=hostptr: the leaked buffers are CL_MEM_ALLOC_HOST_PTR
- * (kind "host-visible").
+ * (kind "host-visible"); --mode=retain: every other evicted buffer keeps
+ * its second owner's reference for good, so it stays allocated (in use
+ * in the truth): a tool that freed at the first release would miss it.
  */
 #include <CL/cl.h>
 
@@ -23,7 +25,8 @@ static struct dev_site_truth leak = { "leak_cl_buffers", 1 }, pool = { "pool_cl_
 static void *pool_v[DEV_POOL_MAX];
 static unsigned pool_n, pool_head;
 static cl_mem_flags leak_flags = CL_MEM_READ_WRITE;
-static int svm;
+static int svm, retain;
+static unsigned long evicted;
 
 WL_SITE static void leak_cl_buffers(uint64_t size)
 {
@@ -42,16 +45,24 @@ WL_SITE static void pool_cl_buffers(uint64_t size, unsigned max)
 	void *p;
 
 	if (pool_n == max) {
+		int freed = 1;
+
 		if (svm) {
 			clSVMFree(ctx, pool_v[pool_head]);
 		} else {
-			clReleaseMemObject(pool_v[pool_head]); /* the second owner's */
-			clReleaseMemObject(pool_v[pool_head]); /* the last: freed */
+			clReleaseMemObject(pool_v[pool_head]); /* the pool's */
+			if (retain && evicted % 2)
+				freed = 0; /* the second owner keeps it */
+			else
+				clReleaseMemObject(pool_v[pool_head]); /* the last: freed */
 		}
+		evicted++;
 		pool_head = (pool_head + 1) % max;
 		pool_n--;
-		pool.free_calls++;
-		pool.inuse_bytes -= size;
+		if (freed) {
+			pool.free_calls++;
+			pool.inuse_bytes -= size;
+		}
 	}
 	if (svm) {
 		p = clSVMAlloc(ctx, CL_MEM_READ_WRITE, size, 0);
@@ -78,6 +89,7 @@ int main(int argc, char **argv)
 
 	dev_parse(argc, argv, &o);
 	svm = !strcmp(o.mode, "svm");
+	retain = !strcmp(o.mode, "retain");
 	if (!strcmp(o.mode, "hostptr"))
 		leak_flags |= CL_MEM_ALLOC_HOST_PTR;
 	if (clGetPlatformIDs(1, &plat, NULL) != CL_SUCCESS)
