@@ -9,9 +9,10 @@
  * maps by file name and probed through /proc/PID/map_files, so the file
  * probed is the one the process mapped. Two names at one address (an
  * alias such as vkGetPhysicalDeviceMemoryProperties2KHR) are probed once.
- * Entry points are probed at their first instruction: these calls are
- * rare, so the cost of a single-stepped probe (docs/probes.md) does not
- * matter here, and a return probe needs the entry state anyway.
+ * Each entry point is probed where probe_place.c puts it (docs/probes.md
+ * section 3): the first instruction the kernel emulates, in entry state
+ * for a function whose return is needed, with the arguments the program
+ * reads still in their registers; else the entry, single-stepped.
  */
 #include "probe/device_source.h"
 
@@ -25,6 +26,7 @@
 #include "memtop/abi.h"
 #include "model/device_tier.h"
 #include "probe/link_release.h"
+#include "probe/probe_place.h"
 #include "stacks/elf_file.h"
 #include "stacks/proc_maps.h"
 
@@ -34,38 +36,38 @@
  * memory properties give a memory type's flags (device-local,
  * host-visible) to the allocations that name it. */
 static const struct device_entry vulkan_entries[] = {
-	{ "vkAllocateMemory", MT_DEVFN_VK_ALLOC, true, true },
-	{ "vkFreeMemory", MT_DEVFN_VK_FREE, false, true },
-	{ "vkGetPhysicalDeviceMemoryProperties", MT_DEVFN_VK_PROPS, true, false },
-	{ "vkGetPhysicalDeviceMemoryProperties2", MT_DEVFN_VK_PROPS2, true, false },
-	{ "vkGetPhysicalDeviceMemoryProperties2KHR", MT_DEVFN_VK_PROPS2, true, false },
+	{ "vkAllocateMemory", MT_DEVFN_VK_ALLOC, 4, true, true },
+	{ "vkFreeMemory", MT_DEVFN_VK_FREE, 2, false, true },
+	{ "vkGetPhysicalDeviceMemoryProperties", MT_DEVFN_VK_PROPS, 2, true, false },
+	{ "vkGetPhysicalDeviceMemoryProperties2", MT_DEVFN_VK_PROPS2, 2, true, false },
+	{ "vkGetPhysicalDeviceMemoryProperties2KHR", MT_DEVFN_VK_PROPS2, 2, true, false },
 };
 
 /* The OpenCL ICD loader (ocl-icd, Khronos'): buffers and SVM, with the
  * reference counts of cl_mem objects (a retained buffer outlives a
  * release). */
 static const struct device_entry opencl_entries[] = {
-	{ "clCreateBuffer", MT_DEVFN_CL_BUFFER, true, true },
-	{ "clCreateBufferWithProperties", MT_DEVFN_CL_BUFFER_PROPS, true, false },
-	{ "clSVMAlloc", MT_DEVFN_CL_SVM_ALLOC, true, false },
-	{ "clSVMFree", MT_DEVFN_CL_SVM_FREE, false, false },
-	{ "clRetainMemObject", MT_DEVFN_CL_RETAIN, false, true },
-	{ "clReleaseMemObject", MT_DEVFN_CL_RELEASE, false, true },
+	{ "clCreateBuffer", MT_DEVFN_CL_BUFFER, 3, true, true },
+	{ "clCreateBufferWithProperties", MT_DEVFN_CL_BUFFER_PROPS, 4, true, false },
+	{ "clSVMAlloc", MT_DEVFN_CL_SVM_ALLOC, 3, true, false },
+	{ "clSVMFree", MT_DEVFN_CL_SVM_FREE, 2, false, false },
+	{ "clRetainMemObject", MT_DEVFN_CL_RETAIN, 1, false, true },
+	{ "clReleaseMemObject", MT_DEVFN_CL_RELEASE, 1, false, true },
 };
 
 /* CUDA's driver API (what the runtime, cudart, calls in turn). */
 static const struct device_entry cuda_entries[] = {
-	{ "cuMemAlloc_v2", MT_DEVFN_CU_ALLOC, true, true },
-	{ "cuMemAllocAsync", MT_DEVFN_CU_ALLOC, true, false },
-	{ "cuMemAllocManaged", MT_DEVFN_CU_MANAGED, true, false },
-	{ "cuMemAllocPitch_v2", MT_DEVFN_CU_PITCH, true, false },
-	{ "cuMemCreate", MT_DEVFN_CU_CREATE, true, false },
-	{ "cuMemHostAlloc", MT_DEVFN_CU_HOST, true, false },
-	{ "cuMemAllocHost_v2", MT_DEVFN_CU_HOST, true, false },
-	{ "cuMemFree_v2", MT_DEVFN_CU_FREE, false, true },
-	{ "cuMemFreeAsync", MT_DEVFN_CU_FREE, false, false },
-	{ "cuMemFreeHost", MT_DEVFN_CU_FREE, false, false },
-	{ "cuMemRelease", MT_DEVFN_CU_RELEASE, false, false },
+	{ "cuMemAlloc_v2", MT_DEVFN_CU_ALLOC, 2, true, true },
+	{ "cuMemAllocAsync", MT_DEVFN_CU_ALLOC, 2, true, false },
+	{ "cuMemAllocManaged", MT_DEVFN_CU_MANAGED, 2, true, false },
+	{ "cuMemAllocPitch_v2", MT_DEVFN_CU_PITCH, 4, true, false },
+	{ "cuMemCreate", MT_DEVFN_CU_CREATE, 3, true, false },
+	{ "cuMemHostAlloc", MT_DEVFN_CU_HOST, 2, true, false },
+	{ "cuMemAllocHost_v2", MT_DEVFN_CU_HOST, 2, true, false },
+	{ "cuMemFree_v2", MT_DEVFN_CU_FREE, 1, false, true },
+	{ "cuMemFreeAsync", MT_DEVFN_CU_FREE, 1, false, false },
+	{ "cuMemFreeHost", MT_DEVFN_CU_FREE, 1, false, false },
+	{ "cuMemRelease", MT_DEVFN_CU_RELEASE, 1, false, false },
 };
 
 static const struct device_api vulkan = { "libvulkan.so.1", MT_DEV_VULKAN, vulkan_entries,
@@ -164,16 +166,38 @@ static int attach_one(struct mt_bpf *b, struct device_probes *dp, const char *pa
 	return 0;
 }
 
+/* Bytes of a function given to the placement decoder, at most. */
+#define PLACE_CODE_MAX 4096
+
+/* Where to probe the function at file offset off (size bytes): off plus
+ * the chosen instruction's offset; *slow when it is single-stepped. */
+static __u64 place(struct elf_file *ef, const struct device_entry *e, __u64 off, __u64 size,
+		   bool *slow)
+{
+	static __u8 code[PLACE_CODE_MAX];
+	size_t len = size < sizeof(code) ? size : sizeof(code);
+	struct probe_place pp;
+
+	*slow = true;
+	if (!len || elf_file_read(ef, off, code, len) ||
+	    probe_place_choose_nargs(code, len, (__u32)size, e->ret, e->nargs, &pp))
+		return off;
+	*slow = !pp.emulated;
+	return off + pp.offset;
+}
+
 /* Attach api's table to the file at path (dp->pid's mapping of it).
  * Returns the functions probed, or -errno with msg; on failure the links
  * made for it are released. */
 static int attach_api(struct mt_bpf *b, struct device_probes *dp, const struct device_api *api,
-		      const char *path, char *msg, size_t len)
+		      const char *path, int *nslow, char *msg, size_t len)
 {
 	struct elf_file *ef = elf_file_open(path);
 	size_t first = dp->nlinks, i, k;
 	__u64 offs[16];
 	int nfn = 0, e = 0;
+
+	*nslow = 0;
 
 	if (!ef) {
 		e = errno ? -errno : -ENOEXEC;
@@ -182,8 +206,8 @@ static int attach_api(struct mt_bpf *b, struct device_probes *dp, const struct d
 	}
 	for (i = 0; i < api->nentries && !e; i++) {
 		const struct device_entry *ent = &api->entries[i];
-		__u64 off, size;
-		bool dup = false;
+		__u64 off, size, at;
+		bool dup = false, slow;
 
 		if (elf_file_func_offset(ef, ent->symbol, &off, &size)) {
 			if (ent->required) {
@@ -197,9 +221,11 @@ static int attach_api(struct mt_bpf *b, struct device_probes *dp, const struct d
 			dup = offs[k] == off;
 		if (dup || nfn >= (int)N(offs))
 			continue;
-		e = attach_one(b, dp, path, off, ent, false);
+		at = place(ef, ent, off, size, &slow);
+		e = attach_one(b, dp, path, at, ent, false);
 		if (!e && ent->ret)
-			e = attach_one(b, dp, path, off, ent, true);
+			e = attach_one(b, dp, path, at, ent, true);
+		*nslow += slow;
 		if (e)
 			snprintf(msg, len, "cannot probe %s in %s: %s", ent->symbol, api->library,
 				 strerror(-e));
@@ -234,14 +260,14 @@ int device_source_scan(struct mt_bpf *b, struct device_probes *dp, char *msg, si
 	for (i = 0; i < N(all); i++) {
 		const struct mt_map *m;
 		char path[96], one[160];
-		int n;
+		int n, nslow;
 
 		if (dp->tried[i] || !(m = find_library(&maps, all[i]->library)))
 			continue;
 		dp->tried[i] = true;
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", dp->pid,
 			 (unsigned long long)m->start, (unsigned long long)m->end);
-		n = attach_api(b, dp, all[i], path, one, sizeof(one));
+		n = attach_api(b, dp, all[i], path, &nslow, one, sizeof(one));
 		if (n < 0) {
 			e = n;
 			snprintf(msg + used, len - used, "%s%s memory not followed: %s",
@@ -249,8 +275,9 @@ int device_source_scan(struct mt_bpf *b, struct device_probes *dp, char *msg, si
 		} else {
 			dp->followed[i] = true;
 			started++;
-			snprintf(msg + used, len - used, "%s%s (%s): %d functions", used ? "; " : "",
-				 device_api_name(all[i]->api), all[i]->library, n);
+			snprintf(msg + used, len - used, "%s%s (%s): %d functions, %d single-stepped",
+				 used ? "; " : "", device_api_name(all[i]->api), all[i]->library, n,
+				 nslow);
 			snprintf(dp->apis + strlen(dp->apis), sizeof(dp->apis) - strlen(dp->apis),
 				 "%s%s", dp->apis[0] ? "," : "", device_api_name(all[i]->api));
 		}

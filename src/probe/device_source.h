@@ -20,6 +20,7 @@
 struct device_entry {
 	const char *symbol;
 	__u32 fn;      /* enum mt_dev_fn: the attach cookie */
+	__u8 nargs;    /* argument registers the entry program reads */
 	bool ret;      /* needs its return (the handle, the properties) */
 	bool required; /* the API is not followed without it */
 };
@@ -45,7 +46,7 @@ void device_probes_free(struct device_probes *dp);
  * and attach to each found: all of its table's functions it exports (two
  * links for one that needs its return). Returns how many APIs it started
  * following, with one line per API in msg ("vulkan (libvulkan.so.1):
- * 4 functions"), or -errno with one line in msg; an API that cannot be
+ * 4 functions, 0 single-stepped"), or -errno with one line in msg; an API that cannot be
  * attached is left with nothing attached and not tried again. */
 int device_source_scan(struct mt_bpf *b, struct device_probes *dp, char *msg, size_t len);
 

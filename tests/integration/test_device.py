@@ -228,3 +228,37 @@ def test_host_tier_filter():
     tiers = {s["tier"] for s in ra["sites"]}
     check(tiers == {"host", "device"}, "--tier all shows tiers %s" % tiers)
     w.release()
+
+
+def test_recording_replays_the_device_tier():
+    """A recording keeps each sample's tier, device and kind: its replay's
+    JSON equals the live run's, interval for interval."""
+    import json
+    import shutil
+    import signal
+    import subprocess
+    import tempfile
+    from memtop_test import MEMTOP
+
+    d = tempfile.mkdtemp(prefix="memtop-dev-rec-")
+    try:
+        path = os.path.join(d, "run.mtr")
+        w, truth, rec, m = run("mt_opencl", "opencl", ["--duration=3", "--mode=svm"],
+                               memtop_args=("--record", path))
+        m.send(signal.SIGINT)
+        m.drain()
+        live = m.records
+        r = subprocess.run([MEMTOP, "--replay", path, "--json", "--tier", "device"],
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0, "replay failed (%d): %s" % (r.returncode, r.stderr))
+        replayed = [json.loads(l) for l in r.stdout.splitlines()]
+        check(len(replayed) >= len(live), "replay: %d intervals, live %d" %
+              (len(replayed), len(live)))
+        for i, (a, b) in enumerate(zip(live, replayed)):
+            for k in ("sites", "devices"):
+                check(a[k] == b[k], "interval %d: %s differ:\nlive   %s\nreplay %s" %
+                      (i, k, json.dumps(a[k])[:600], json.dumps(b[k])[:600]))
+        check_exact(live[-1], truth, "opencl", "device-local", "managed")
+        w.release()
+    finally:
+        shutil.rmtree(d, ignore_errors=True)

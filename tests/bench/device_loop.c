@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * device_loop.c - a device-memory loop for tests/bench/device.py: each
+ * iteration allocates one buffer of SIZE bytes through Vulkan
+ * (vkAllocateMemory, vkMapMemory, vkFreeMemory) or OpenCL (clCreateBuffer,
+ * clEnqueueFillBuffer, clReleaseMemObject), writes WORK bytes of it (the
+ * frame's or kernel's work between allocations; 0: allocate and free
+ * only), and frees it. Runs flat out until stdin closes and prints, once
+ * a second, "win ITERS_PER_S CPU_NS_PER_ITER".
+ *
+ *     device_loop vulkan|opencl SIZE WORK
+ */
+#include <CL/cl.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <vulkan/vulkan.h>
+
+static double now(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static VkDevice vk_dev;
+static cl_context cl_ctx;
+static cl_command_queue cl_q;
+
+static void vk_setup(void)
+{
+	VkApplicationInfo app = { .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+				  .apiVersion = VK_API_VERSION_1_1 };
+	VkInstanceCreateInfo ici = { .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+				     .pApplicationInfo = &app };
+	float prio = 1.0f;
+	VkDeviceQueueCreateInfo qci = { .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+					.queueCount = 1,
+					.pQueuePriorities = &prio };
+	VkDeviceCreateInfo dci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+				   .queueCreateInfoCount = 1,
+				   .pQueueCreateInfos = &qci };
+	VkInstance inst;
+	VkPhysicalDevice phys;
+	uint32_t n = 1;
+
+	if (vkCreateInstance(&ici, NULL, &inst) || vkEnumeratePhysicalDevices(inst, &n, &phys) < 0 ||
+	    !n || vkCreateDevice(phys, &dci, NULL, &vk_dev))
+		exit(2);
+}
+
+static void vk_iter(size_t size, size_t work)
+{
+	VkMemoryAllocateInfo info = { .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+				      .allocationSize = size };
+	VkDeviceMemory mem;
+	void *p;
+
+	if (vkAllocateMemory(vk_dev, &info, NULL, &mem))
+		exit(3);
+	if (work) {
+		if (vkMapMemory(vk_dev, mem, 0, VK_WHOLE_SIZE, 0, &p))
+			exit(3);
+		memset(p, 0x5a, work);
+		vkUnmapMemory(vk_dev, mem);
+	}
+	vkFreeMemory(vk_dev, mem, NULL);
+}
+
+static void cl_setup(void)
+{
+	cl_platform_id plat;
+	cl_device_id dev;
+	cl_int err;
+
+	if (clGetPlatformIDs(1, &plat, NULL) || clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL))
+		exit(2);
+	cl_ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+	cl_q = cl_ctx ? clCreateCommandQueueWithProperties(cl_ctx, dev, NULL, &err) : NULL;
+	if (!cl_q)
+		exit(2);
+}
+
+static void cl_iter(size_t size, size_t work)
+{
+	static const unsigned char pattern = 0x5a;
+	cl_int err;
+	cl_mem m = clCreateBuffer(cl_ctx, CL_MEM_READ_WRITE, size, NULL, &err);
+
+	if (!m)
+		exit(3);
+	if (work && (clEnqueueFillBuffer(cl_q, m, &pattern, 1, 0, work, 0, NULL, NULL) ||
+		     clFinish(cl_q)))
+		exit(3);
+	clReleaseMemObject(m);
+}
+
+int main(int argc, char **argv)
+{
+	int vk = argc == 4 && !strcmp(argv[1], "vulkan");
+	size_t size = argc == 4 ? strtoul(argv[2], NULL, 0) : 0;
+	size_t work = argc == 4 ? strtoul(argv[3], NULL, 0) : 0;
+	double w0, c0;
+	unsigned long iters = 0;
+	struct pollfd pfd = { .fd = 0, .events = POLLIN };
+
+	if (argc != 4 || (!vk && strcmp(argv[1], "opencl")) || !size || work > size) {
+		fprintf(stderr, "usage: device_loop vulkan|opencl SIZE WORK\n");
+		return 1;
+	}
+	if (vk)
+		vk_setup();
+	else
+		cl_setup();
+	printf("READY pid=%d\n", getpid());
+	fflush(stdout);
+	w0 = now(CLOCK_MONOTONIC);
+	c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+	for (;;) {
+		double w, c;
+
+		if (vk)
+			vk_iter(size, work);
+		else
+			cl_iter(size, work);
+		iters++;
+		if ((iters & 15) || (w = now(CLOCK_MONOTONIC)) - w0 < 1.0)
+			continue;
+		c = now(CLOCK_PROCESS_CPUTIME_ID);
+		printf("win %.1f %.0f\n", iters / (w - w0), (c - c0) * 1e9 / iters);
+		fflush(stdout);
+		if (poll(&pfd, 1, 0) > 0)
+			return 0; /* stdin closed (or written): done */
+		iters = 0;
+		w0 = w;
+		c0 = c;
+	}
+}
