@@ -3,12 +3,14 @@
  * device_loop.c - a device-memory loop for tests/bench/device.py: each
  * iteration allocates one buffer of SIZE bytes through Vulkan
  * (vkAllocateMemory, vkMapMemory, vkFreeMemory) or OpenCL (clCreateBuffer,
- * clEnqueueFillBuffer, clReleaseMemObject), writes WORK bytes of it (the
- * frame's or kernel's work between allocations; 0: allocate and free
- * only), and frees it. Runs flat out until stdin closes and prints, once
- * a second, "win ITERS_PER_S CPU_NS_PER_ITER".
+ * clEnqueueFillBuffer, clReleaseMemObject), writes WORK bytes of it REPS
+ * times (the frame's or kernel's work between allocations; WORK 0:
+ * allocate and free only), and frees it. Runs flat out until stdin closes and prints, once
+ * a second, "win START ITERS_PER_S CPU_NS_PER_ITER", START the window's
+ * beginning on CLOCK_MONOTONIC (seconds), so a reader can leave out the
+ * windows that began before a change it made.
  *
- *     device_loop vulkan|opencl SIZE WORK
+ *     device_loop vulkan|opencl SIZE WORK REPS
  */
 #include <CL/cl.h>
 #include <fcntl.h>
@@ -54,6 +56,8 @@ static void vk_setup(void)
 		exit(2);
 }
 
+static unsigned reps = 1;
+
 static void vk_iter(size_t size, size_t work)
 {
 	VkMemoryAllocateInfo info = { .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
@@ -66,7 +70,8 @@ static void vk_iter(size_t size, size_t work)
 	if (work) {
 		if (vkMapMemory(vk_dev, mem, 0, VK_WHOLE_SIZE, 0, &p))
 			exit(3);
-		memset(p, 0x5a, work);
+		for (unsigned r = 0; r < reps; r++)
+			memset(p, 0x5a + r, work);
 		vkUnmapMemory(vk_dev, mem);
 	}
 	vkFreeMemory(vk_dev, mem, NULL);
@@ -94,23 +99,27 @@ static void cl_iter(size_t size, size_t work)
 
 	if (!m)
 		exit(3);
-	if (work && (clEnqueueFillBuffer(cl_q, m, &pattern, 1, 0, work, 0, NULL, NULL) ||
-		     clFinish(cl_q)))
+	for (unsigned r = 0; work && r < reps; r++)
+		if (clEnqueueFillBuffer(cl_q, m, &pattern, 1, 0, work, 0, NULL, NULL))
+			exit(3);
+	if (work && clFinish(cl_q))
 		exit(3);
 	clReleaseMemObject(m);
 }
 
 int main(int argc, char **argv)
 {
-	int vk = argc == 4 && !strcmp(argv[1], "vulkan");
-	size_t size = argc == 4 ? strtoul(argv[2], NULL, 0) : 0;
-	size_t work = argc == 4 ? strtoul(argv[3], NULL, 0) : 0;
+	int vk = argc == 5 && !strcmp(argv[1], "vulkan");
+	size_t size = argc == 5 ? strtoul(argv[2], NULL, 0) : 0;
+	size_t work = argc == 5 ? strtoul(argv[3], NULL, 0) : 0;
 	double w0, c0;
 	unsigned long iters = 0;
 	struct pollfd pfd = { .fd = 0, .events = POLLIN };
 
-	if (argc != 4 || (!vk && strcmp(argv[1], "opencl")) || !size || work > size) {
-		fprintf(stderr, "usage: device_loop vulkan|opencl SIZE WORK\n");
+	if (argc == 5)
+		reps = (unsigned)strtoul(argv[4], NULL, 0);
+	if (argc != 5 || (!vk && strcmp(argv[1], "opencl")) || !size || work > size || !reps) {
+		fprintf(stderr, "usage: device_loop vulkan|opencl SIZE WORK REPS\n");
 		return 1;
 	}
 	if (vk)
@@ -132,7 +141,7 @@ int main(int argc, char **argv)
 		if ((iters & 15) || (w = now(CLOCK_MONOTONIC)) - w0 < 1.0)
 			continue;
 		c = now(CLOCK_PROCESS_CPUTIME_ID);
-		printf("win %.1f %.0f\n", iters / (w - w0), (c - c0) * 1e9 / iters);
+		printf("win %.3f %.1f %.0f\n", w0, iters / (w - w0), (c - c0) * 1e9 / iters);
 		fflush(stdout);
 		if (poll(&pfd, 1, 0) > 0)
 			return 0; /* stdin closed (or written): done */
