@@ -291,8 +291,8 @@ int mt_dev_return(struct pt_regs *ctx)
 		space = MT_DEV_CUDA_VMM;
 	if (!handle)
 		return 0;
-	emit_sample_dev(ctx, ctx, pid, tid, MT_FN_DEVICE, MT_DEVICE_KEY(space, handle), size, size, 0,
-			1000000, p.dev_info, p.dev);
+	emit_sample_dev(ctx, ctx, pid, tid, MT_FN_DEVICE, MT_DEVICE_KEY(space, handle), size, size,
+			0, 1000000, p.dev_info, p.dev);
 	return 0;
 }
 

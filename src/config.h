@@ -59,11 +59,11 @@ struct mt_config {
 	int cmd_argc;
 	const char *cgroup; /* --cgroup PATH|ID */
 
-	bool batch;        /* -b */
-	bool json;         /* --json (implies batch output format) */
-	double interval_s; /* -d SECS, default 1.0 */
-	long count;        /* -n COUNT, -1: until stopped */
-	int top;           /* --top N sites per interval in batch text/JSON; 0: all */
+	bool batch;          /* -b */
+	bool json;           /* --json (implies batch output format) */
+	double interval_s;   /* -d SECS, default 1.0 */
+	long count;          /* -n COUNT, -1: until stopped */
+	int top;             /* --top N sites per interval in batch text/JSON; 0: all */
 	enum mt_tiers tiers; /* --tier all|host|device: the sites shown */
 
 	__u64 rate;                    /* --rate BYTES (K/M/G suffixes), default 512 KiB */

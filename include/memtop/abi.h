@@ -42,9 +42,9 @@ enum mt_alloc_fn {
 	MT_FN_VALLOC,
 	MT_FN_PVALLOC,
 	MT_FN_FREE,
-	MT_FN_USDT, /* an otel_memory:alloc USDT probe (in-process sampler) */
-	MT_FN_MMAP, /* an anonymous mmap (the mmap source); addr has MT_ADDR_MMAP */
-	MT_FN_GO,   /* a sample the Go runtime took (runtime.mProf_Malloc) */
+	MT_FN_USDT,   /* an otel_memory:alloc USDT probe (in-process sampler) */
+	MT_FN_MMAP,   /* an anonymous mmap (the mmap source); addr has MT_ADDR_MMAP */
+	MT_FN_GO,     /* a sample the Go runtime took (runtime.mProf_Malloc) */
 	MT_FN_DEVICE, /* a device-memory allocation (the device source, bpf/device.bpf.h):
 		       * addr is MT_DEVICE_KEY(), dev_info and dev say which */
 	MT_FN_COUNT,
@@ -65,7 +65,7 @@ enum mt_alloc_fn {
  * fit).
  */
 #define MT_ADDR_DEVICE (1ULL << 62)
-#define MT_DEVICE_KEY(space, handle)                                                    \
+#define MT_DEVICE_KEY(space, handle) \
 	(MT_ADDR_DEVICE | ((__u64)((space)&0x3f) << 56) | ((__u64)(handle) & ((1ULL << 56) - 1)))
 #define MT_ADDR_IS_DEVICE(a) (((a) & (MT_ADDR_MMAP | MT_ADDR_DEVICE)) == MT_ADDR_DEVICE)
 
@@ -112,23 +112,23 @@ enum mt_dev_kind {
 /* The device source's entry points: the attach cookie of bpf/device.bpf.h's
  * programs (src/probe/device_source.c's table names the functions). */
 enum mt_dev_fn {
-	MT_DEVFN_VK_ALLOC = 1, /* vkAllocateMemory(dev, info, alloc, *mem) */
-	MT_DEVFN_VK_FREE,      /* vkFreeMemory(dev, mem, alloc) */
-	MT_DEVFN_VK_PROPS,     /* vkGetPhysicalDeviceMemoryProperties(phys, *props) */
-	MT_DEVFN_VK_PROPS2,    /* ...2 and ...2KHR(phys, *props2) */
-	MT_DEVFN_CL_BUFFER,    /* clCreateBuffer(ctx, flags, size, host, *err) */
+	MT_DEVFN_VK_ALLOC = 1,    /* vkAllocateMemory(dev, info, alloc, *mem) */
+	MT_DEVFN_VK_FREE,         /* vkFreeMemory(dev, mem, alloc) */
+	MT_DEVFN_VK_PROPS,        /* vkGetPhysicalDeviceMemoryProperties(phys, *props) */
+	MT_DEVFN_VK_PROPS2,       /* ...2 and ...2KHR(phys, *props2) */
+	MT_DEVFN_CL_BUFFER,       /* clCreateBuffer(ctx, flags, size, host, *err) */
 	MT_DEVFN_CL_BUFFER_PROPS, /* clCreateBufferWithProperties(ctx, props, flags, size, ...) */
-	MT_DEVFN_CL_SVM_ALLOC, /* clSVMAlloc(ctx, flags, size, align) */
-	MT_DEVFN_CL_SVM_FREE,  /* clSVMFree(ctx, ptr) */
-	MT_DEVFN_CL_RETAIN,    /* clRetainMemObject(mem) */
-	MT_DEVFN_CL_RELEASE,   /* clReleaseMemObject(mem) */
-	MT_DEVFN_CU_ALLOC,     /* cuMemAlloc_v2(*dptr, size), cuMemAllocAsync(*dptr, size, stream) */
-	MT_DEVFN_CU_MANAGED,   /* cuMemAllocManaged(*dptr, size, flags) */
-	MT_DEVFN_CU_PITCH,     /* cuMemAllocPitch_v2(*dptr, *pitch, width, height, elem) */
-	MT_DEVFN_CU_CREATE,    /* cuMemCreate(*handle, size, *prop, flags) */
-	MT_DEVFN_CU_HOST,      /* cuMemHostAlloc(**p, size, flags), cuMemAllocHost_v2(**p, size) */
-	MT_DEVFN_CU_FREE,      /* cuMemFree_v2(dptr), cuMemFreeAsync(dptr, stream), cuMemFreeHost(p) */
-	MT_DEVFN_CU_RELEASE,   /* cuMemRelease(handle) */
+	MT_DEVFN_CL_SVM_ALLOC,    /* clSVMAlloc(ctx, flags, size, align) */
+	MT_DEVFN_CL_SVM_FREE,     /* clSVMFree(ctx, ptr) */
+	MT_DEVFN_CL_RETAIN,       /* clRetainMemObject(mem) */
+	MT_DEVFN_CL_RELEASE,      /* clReleaseMemObject(mem) */
+	MT_DEVFN_CU_ALLOC,   /* cuMemAlloc_v2(*dptr, size), cuMemAllocAsync(*dptr, size, stream) */
+	MT_DEVFN_CU_MANAGED, /* cuMemAllocManaged(*dptr, size, flags) */
+	MT_DEVFN_CU_PITCH,   /* cuMemAllocPitch_v2(*dptr, *pitch, width, height, elem) */
+	MT_DEVFN_CU_CREATE,  /* cuMemCreate(*handle, size, *prop, flags) */
+	MT_DEVFN_CU_HOST,    /* cuMemHostAlloc(**p, size, flags), cuMemAllocHost_v2(**p, size) */
+	MT_DEVFN_CU_FREE, /* cuMemFree_v2(dptr), cuMemFreeAsync(dptr, stream), cuMemFreeHost(p) */
+	MT_DEVFN_CU_RELEASE, /* cuMemRelease(handle) */
 	MT_DEVFN_COUNT,
 };
 

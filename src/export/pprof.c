@@ -916,10 +916,9 @@ static int add_stack_agg(struct pprof *p, struct mt_model *m, const struct mt_st
 		snprintf(device, sizeof(device), "%s:%u", device_api_name(a->stack->dev.api),
 			 a->stack->dev.index);
 		lab[nlab++] = (struct pprof_label){ .key = "device", .str = device };
-		lab[nlab++] = (struct pprof_label){
-			.key = "memory_kind",
-			.str = device_kind_describe(a->stack->dev.kind, kind, sizeof(kind))
-		};
+		lab[nlab++] = (struct pprof_label){ .key = "memory_kind",
+						    .str = device_kind_describe(a->stack->dev.kind,
+										kind, sizeof(kind)) };
 	}
 	frames = pprof_stack_frames(a->stack, &n);
 	return pprof_add_sample(p, a->pid, frames, n, a->stack->truncated, v, lab, nlab);

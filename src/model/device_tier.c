@@ -70,8 +70,10 @@ const char *device_kind_describe(unsigned int kind, char *buf, size_t len)
 		if (!(kind & names[i].bit))
 			continue;
 		n = snprintf(buf + used, len - used, "%s%s", used ? "," : "", names[i].name);
-		if (n < 0 || (size_t)n >= len - used)
+		if (n < 0 || (size_t)n >= len - used) {
+			buf[used] = '\0'; /* whole names only */
 			break;
+		}
 		used += (size_t)n;
 	}
 	return buf;

@@ -39,8 +39,8 @@ static inline bool dev_tag_eq(const struct mt_dev_tag *a, const struct mt_dev_ta
 /* The tag as one number, for hashing. */
 static inline __u64 dev_tag_bits(const struct mt_dev_tag *t)
 {
-	return (__u64)t->tier | (__u64)t->api << 8 | (__u64)t->kind << 16 |
-	       (__u64)t->index << 24 | (__u64)(__u16)t->type << 32;
+	return (__u64)t->tier | (__u64)t->api << 8 | (__u64)t->kind << 16 | (__u64)t->index << 24 |
+	       (__u64)(__u16)t->type << 32;
 }
 
 /* Whether a site of tier is shown under the filter tiers (enum mt_tiers,
@@ -54,8 +54,8 @@ const char *device_tier_name(unsigned int tier);
 /* "vulkan", "opencl", "cuda"; "?" for a value memtop does not know. */
 const char *device_api_name(unsigned int api);
 /* The kind set as comma-separated names ("device-local,host-visible",
- * "managed", "pinned-host", "host-ptr", "unknown") into buf; "" for none.
- * Returns buf. */
+ * "managed", "pinned-host", "host-ptr", "unknown") into buf, whole
+ * names only (those that fit); "" for none. Returns buf. */
 const char *device_kind_describe(unsigned int kind, char *buf, size_t len);
 /* A device tag in words: "vulkan:0 device-local,host-visible",
  * "vulkan:0 type 3" (a Vulkan type whose flags memtop did not see); ""

@@ -33,9 +33,9 @@
 struct mt_stack {
 	__u32 id;
 	__u32 nframes;
-	__u32 site_frame; /* index of the call-site frame (first non-allocator) */
-	bool truncated;   /* the unwinder could not reach the outermost frame */
-	bool mmap;        /* anonymous mappings (the mmap source), not heap blocks:
+	__u32 site_frame;      /* index of the call-site frame (first non-allocator) */
+	bool truncated;        /* the unwinder could not reach the outermost frame */
+	bool mmap;             /* anonymous mappings (the mmap source), not heap blocks:
 			   * its sites are its own and stay out of the heap totals */
 	struct mt_dev_tag dev; /* the device tier's allocations (docs/device-memory.md):
 				* sites of their own, out of the heap totals */
@@ -171,7 +171,7 @@ struct mt_target {
 	double inuse_bytes; /* the heap: neither mappings nor device memory */
 	double inuse_objects;
 	double device_inuse_bytes; /* the device tier, every device (exact: weight 1) */
-	double sampled_bytes; /* allocated, all of its samples' estimates */
+	double sampled_bytes;      /* allocated, all of its samples' estimates */
 	double sampled_objects;
 	/* History of rss and in-use for the target (stats.h). */
 	struct mt_target_stats stats;

@@ -154,9 +154,8 @@ void rec_put_alloc(struct bytebuf *b, __u32 stack, const struct mt_sample_in *in
 	rec_put_u64(b, in->weight_bytes);
 	rec_put_u64(b, in->rate);
 	rec_put_f64(b, in->duty);
-	rec_put_u8(b, (in->untracked ? ALLOC_UNTRACKED : 0) |
-			      (in->truncated ? ALLOC_TRUNCATED : 0) | (in->mmap ? ALLOC_MMAP : 0) |
-			      (in->dev.tier ? ALLOC_DEVICE : 0));
+	rec_put_u8(b, (in->untracked ? ALLOC_UNTRACKED : 0) | (in->truncated ? ALLOC_TRUNCATED : 0) |
+			      (in->mmap ? ALLOC_MMAP : 0) | (in->dev.tier ? ALLOC_DEVICE : 0));
 	/* the device tier: fields at the end (docs/recording.md) */
 	if (in->dev.tier) {
 		rec_put_u8(b, in->dev.tier);

@@ -74,8 +74,7 @@ static const struct device_api vulkan = { "libvulkan.so.1", MT_DEV_VULKAN, vulka
 					  N(vulkan_entries) };
 static const struct device_api opencl = { "libOpenCL.so.1", MT_DEV_OPENCL, opencl_entries,
 					  N(opencl_entries) };
-static const struct device_api cuda = { "libcuda.so.1", MT_DEV_CUDA, cuda_entries,
-					N(cuda_entries) };
+static const struct device_api cuda = { "libcuda.so.1", MT_DEV_CUDA, cuda_entries, N(cuda_entries) };
 
 static const struct device_api *const all[] = { &vulkan, &opencl, &cuda };
 
@@ -275,9 +274,9 @@ int device_source_scan(struct mt_bpf *b, struct device_probes *dp, char *msg, si
 		} else {
 			dp->followed[i] = true;
 			started++;
-			snprintf(msg + used, len - used, "%s%s (%s): %d functions, %d single-stepped",
-				 used ? "; " : "", device_api_name(all[i]->api), all[i]->library, n,
-				 nslow);
+			snprintf(msg + used, len - used,
+				 "%s%s (%s): %d functions, %d single-stepped", used ? "; " : "",
+				 device_api_name(all[i]->api), all[i]->library, n, nslow);
 			snprintf(dp->apis + strlen(dp->apis), sizeof(dp->apis) - strlen(dp->apis),
 				 "%s%s", dp->apis[0] ? "," : "", device_api_name(all[i]->api));
 		}

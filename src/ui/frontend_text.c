@@ -186,12 +186,12 @@ static int text_tick(struct mt_fe_ctx *ctx)
 			device_tag_describe(&s->stack->dev, dev + 2, sizeof(dev) - 3);
 			strcat(dev, "]");
 		}
-		printf("%7s/s %8s %8s %8s %5.0f %6s %8llu  %s%s%s%s%s%s\n", fig_rate(a, sizeof(a), s),
-		       fig_obj_rate(b, sizeof(b), s), fig_inuse(c, sizeof(c), s, s->inuse_bytes),
-		       fig_growth(e, sizeof(e), s), s->stats.leak_score,
-		       fmt_age(g, sizeof(g), s->stats.oldest_live_age_s),
-		       (unsigned long long)s->samples, fmt_frame(label, sizeof(label), s->frame),
-		       dev, s->stack->mmap ? " [mmap]" : "", s->stack->truncated ? " [truncated]" : "",
+		printf("%7s/s %8s %8s %8s %5.0f %6s %8llu  %s%s%s%s%s%s\n",
+		       fig_rate(a, sizeof(a), s), fig_obj_rate(b, sizeof(b), s),
+		       fig_inuse(c, sizeof(c), s, s->inuse_bytes), fig_growth(e, sizeof(e), s),
+		       s->stats.leak_score, fmt_age(g, sizeof(g), s->stats.oldest_live_age_s),
+		       (unsigned long long)s->samples, fmt_frame(label, sizeof(label), s->frame), dev,
+		       s->stack->mmap ? " [mmap]" : "", s->stack->truncated ? " [truncated]" : "",
 		       s->ended_ns ? " [ended]" : "", untracked);
 	}
 	putchar('\n');

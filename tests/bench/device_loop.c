@@ -83,7 +83,8 @@ static void cl_setup(void)
 	cl_device_id dev;
 	cl_int err;
 
-	if (clGetPlatformIDs(1, &plat, NULL) || clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL))
+	if (clGetPlatformIDs(1, &plat, NULL) ||
+	    clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL))
 		exit(2);
 	cl_ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
 	cl_q = cl_ctx ? clCreateCommandQueueWithProperties(cl_ctx, dev, NULL, &err) : NULL;

@@ -688,8 +688,8 @@ static struct dprof *model_profile(struct mt_model *m, const struct pprof_model_
 static void test_model_profile(void **state)
 {
 	struct mt_model *m = two_target_model();
-	const char *types[] = { "alloc_objects",	"alloc_space",
-				"inuse_objects",	"inuse_space",
+	const char *types[] = { "alloc_objects",        "alloc_space",
+				"inuse_objects",        "inuse_space",
 				"device_alloc_objects", "device_alloc_space",
 				"device_inuse_objects", "device_inuse_space" };
 	const char *units[] = { "count", "bytes", "count", "bytes",

@@ -128,8 +128,8 @@ static inline void dev_print_truth(const char *name, double t0_wall, const struc
 	for (int i = 0; i < n; i++)
 		printf("%s{\"function\": \"%s\", \"leaks\": %s, \"alloc_calls\": %" PRIu64
 		       ", \"free_calls\": %" PRIu64 ", \"inuse_bytes\": %" PRId64 "}",
-		       i ? ", " : "", s[i].function, s[i].leaks ? "true" : "false", s[i].alloc_calls,
-		       s[i].free_calls, s[i].inuse_bytes);
+		       i ? ", " : "", s[i].function, s[i].leaks ? "true" : "false",
+		       s[i].alloc_calls, s[i].free_calls, s[i].inuse_bytes);
 	printf("]}\n");
 	fflush(stdout);
 }

@@ -112,6 +112,7 @@ int main(int argc, char **argv)
 	sites[0] = leak;
 	sites[1] = pool;
 	dev_print_truth("mt_opencl", t0_wall, &o,
-			leak_flags & CL_MEM_ALLOC_HOST_PTR ? "host-visible" : "device-local", sites, 2);
+			leak_flags & CL_MEM_ALLOC_HOST_PTR ? "host-visible" : "device-local", sites,
+			2);
 	dev_hold();
 }

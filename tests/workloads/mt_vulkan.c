@@ -29,12 +29,12 @@ static unsigned pool_n, pool_head;
 static VkMemoryAllocateInfo alloc_info = { .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO };
 
 /* A macro, not a function: each site calls vkAllocateMemory itself. */
-#define ALLOCATE(mem, size)                                                          \
-	do {                                                                         \
-		alloc_info.allocationSize = (size);                                  \
-		alloc_info.memoryTypeIndex = type_index;                             \
+#define ALLOCATE(mem, size)                                                            \
+	do {                                                                           \
+		alloc_info.allocationSize = (size);                                    \
+		alloc_info.memoryTypeIndex = type_index;                               \
 		if (vkAllocateMemory(device, &alloc_info, NULL, &(mem)) != VK_SUCCESS) \
-			dev_die("vkAllocateMemory failed");                          \
+			dev_die("vkAllocateMemory failed");                            \
 	} while (0)
 
 WL_SITE static void leak_vk_memory(uint64_t size)
@@ -124,7 +124,7 @@ int main(int argc, char **argv)
 	}
 	sites[0] = leak;
 	sites[1] = pool;
-	dev_print_truth("mt_vulkan", t0_wall, &o, kind_of(props->memoryTypes[0].propertyFlags, o.mode),
-			sites, 2);
+	dev_print_truth("mt_vulkan", t0_wall, &o,
+			kind_of(props->memoryTypes[0].propertyFlags, o.mode), sites, 2);
 	dev_hold();
 }
