@@ -262,3 +262,53 @@ def test_recording_replays_the_device_tier():
         w.release()
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def test_hostile_library_is_refused_whole():
+    """A process running as nobody maps a file of its own named
+    libcuda.so.1 that lacks cuMemAlloc_v2: memtop says in one line that
+    CUDA memory is not followed and why, attaches none of that API's
+    probes (nothing of it is left: no device site, no link), and goes on
+    watching the heap; the target is unharmed."""
+    import shutil
+    import subprocess
+    import tempfile
+    from memtop_test import Proc, assert_nothing_left, bpf_snapshot, workload_path
+
+    nobody = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+    d = tempfile.mkdtemp(prefix="memtop-dev-hostile-")
+    try:
+        os.chmod(d, 0o755)
+        src, lib = os.path.join(d, "fake.c"), os.path.join(d, "libcuda.so.1")
+        with open(src, "w") as f:
+            f.write("int cuInit(unsigned f) { return 0; }\n"
+                    "int cuMemFree_v2(unsigned long p) { return 0; }\n")
+        r = subprocess.run(["cc", "-shared", "-fPIC", "-o", lib, src], capture_output=True,
+                           text=True, timeout=60)
+        check(r.returncode == 0, "cc: %s" % r.stderr)
+        os.chown(lib, 65534, 65534)
+        before = bpf_snapshot()
+        env = dict(os.environ, MT_CUDA_LIB=lib)
+        w = Proc(list(nobody) + [workload_path("mt_cuda"), "--duration=1"], env=env,
+                 name="mt_cuda")
+        line = w.out.get(15, "mt_cuda READY")
+        check(line and line.startswith("READY"), "mt_cuda did not start: %s" % w.err.text())
+        m = Memtop("-p", w.pid, "--json", "-d", "1")
+        m.first_record()
+        w.popen.stdin.write(b"g")
+        w.popen.stdin.flush()
+        check(w.out.get(15, "MAPPED") == "MAPPED", "mt_cuda did not map the library")
+        said = wait_err(m, r"PID %d: device memory: cuda memory not followed: " % w.pid)
+        check("does not export cuMemAlloc_v2" in said, "the line says why: %r" % said)
+        rec = m.records_after(time.time(), count=1)
+        check(not rec["devices"] and all(s["tier"] == "host" for s in rec["sites"]),
+              "a device site or total from a refused library: %s" % rec["devices"])
+        check(w.poll() is None, "the target died (rc %s)" % w.poll())
+        check(sum("device memory" in l for l in m.err.lines) == 1,
+              "said more than once: %s" % [l for l in m.err.lines if "device memory" in l])
+        m.send(2)
+        m.drain()
+        w.kill()
+        assert_nothing_left(before)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)

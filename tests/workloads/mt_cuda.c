@@ -127,6 +127,16 @@ int main(int argc, char **argv)
 	lib = dlopen(path ? path : "libcuda.so.1", RTLD_NOW);
 	if (!lib)
 		dev_die(dlerror());
+	/* the library is mapped now: say so, and start when told (the tests
+	 * wait for memtop to say it follows it, or that it cannot) */
+	printf("MAPPED\n");
+	fflush(stdout);
+	{
+		char c;
+
+		if (read(0, &c, 1) != 1)
+			_exit(0);
+	}
 	p_init = need(lib, "cuInit");
 	p_alloc = need(lib, "cuMemAlloc_v2");
 	p_async = need(lib, "cuMemAllocAsync");
@@ -140,16 +150,6 @@ int main(int argc, char **argv)
 	p_free_host = need(lib, "cuMemFreeHost");
 	if (p_init(0))
 		dev_die("cuInit failed");
-	/* the library is mapped now: say so, and start when told (the tests
-	 * wait for memtop to say it follows it) */
-	printf("MAPPED\n");
-	fflush(stdout);
-	{
-		char c;
-
-		if (read(0, &c, 1) != 1)
-			_exit(0);
-	}
 	t0 = dev_now();
 	t0_wall = dev_wall();
 	while (dev_now() - t0 < o.duration_s) {
