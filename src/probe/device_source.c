@@ -87,8 +87,14 @@ size_t device_source_apis(const struct device_api *const **v)
 /* Links of one process: at most two per entry of every table. */
 #define MAX_LINKS (2 * (N(vulkan_entries) + N(opencl_entries) + N(cuda_entries)))
 
+/* Scans that always read the maps (the attach and the next refreshes,
+ * when a program opens its device libraries), then one in SCAN_EVERY. */
+#define SCAN_EAGER 10
+#define SCAN_EVERY 5
+
 struct device_probes {
 	pid_t pid;
+	unsigned long scans; /* device_source_scan calls so far */
 	bool tried[N(all)]; /* followed, or failed for good */
 	bool followed[N(all)];
 	struct bpf_link *links[MAX_LINKS];
@@ -251,11 +257,13 @@ int device_source_scan(struct mt_bpf *b, struct device_probes *dp, char *msg, si
 		;
 	if (i == N(all))
 		return 0; /* every API decided: nothing to look for */
+	if (dp->scans++ >= SCAN_EAGER && dp->scans % SCAN_EVERY)
+		return 0;
+	/* a process going away, or briefly unreadable: looked at again at
+	 * the next scan, without a word */
 	e = proc_maps_read(dp->pid, &maps);
-	if (e) {
-		snprintf(msg, len, "cannot read the maps of PID %d: %s", dp->pid, strerror(-e));
+	if (e)
 		return e;
-	}
 	for (i = 0; i < N(all); i++) {
 		const struct mt_map *m;
 		char path[96], one[160];

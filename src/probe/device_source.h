@@ -42,11 +42,13 @@ struct device_probes *device_probes_new(pid_t pid);
 /* Release every link (nothing stays attached) and free. NULL is fine. */
 void device_probes_free(struct device_probes *dp);
 
-/* Look at pid's mappings for the libraries of the APIs not followed yet,
- * and attach to each found: all of its table's functions it exports (two
+/* Look at pid's mappings for the libraries of the APIs not followed yet
+ * (at each of the first 10 calls, then at one call in 5: a process reads
+ * maps of its own at most that often), and attach to each found: all of its table's functions it exports (two
  * links for one that needs its return). Returns how many APIs it started
  * following, with one line per API in msg ("vulkan (libvulkan.so.1):
- * 4 functions, 0 single-stepped"), or -errno with one line in msg; an API that cannot be
+ * 4 functions, 0 single-stepped"), or -errno with one line in msg ("" when
+ * the maps could not be read: tried again later); an API that cannot be
  * attached is left with nothing attached and not tried again. */
 int device_source_scan(struct mt_bpf *b, struct device_probes *dp, char *msg, size_t len);
 

@@ -751,21 +751,19 @@ static void attach_extra(struct watch_set *ws, struct watched *w)
 /* ---- the device-memory source (docs/device-memory.md) ------------------------
  * The one place watch.c deals with it: w's device probes follow the
  * Vulkan, OpenCL and CUDA libraries it maps, looked for at the attach and
- * at every refresh (a library dlopen'ed later is found then); released
+ * at refreshes (a library dlopen'ed later is found then); released
  * with w's other probes (release, watch_fini). */
 static void watch_device(struct watch_set *ws, struct watched *w)
 {
 	char msg[512];
-	int n;
 
 	if (!w->dev)
 		w->dev = device_probes_new(w->pid);
 	if (!w->dev)
 		return;
-	n = device_source_scan(ws->env.bpf, w->dev, msg, sizeof(msg));
+	device_source_scan(ws->env.bpf, w->dev, msg, sizeof(msg));
 	if (msg[0])
 		warn(ws, "PID %d: device memory: %s", w->pid, msg);
-	(void)n;
 }
 
 static void watch_device_release(struct watched *w)

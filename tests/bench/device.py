@@ -16,7 +16,7 @@ Two loops per API:
           free (entry and return probes on the allocate call, an entry
           probe on the free);
   frame   a SIZE buffer (1 MiB) written whole REPS times each iteration
-          (vkMapMemory + memset twice; clEnqueueFillBuffer 256 times +
+          (vkMapMemory + memset 16 times; clEnqueueFillBuffer 256 times +
           clFinish): a few milliseconds of work per device allocation, as
           a renderer's frame at 60-200 fps allocating one buffer, or a
           compute job's step. On lavapipe and PoCL the device buffer is a
@@ -26,7 +26,7 @@ The ratio is bare over watched CPU time per iteration: the loop's speed
 watched, as a share of bare, on its own CPU (iterations per second are
 printed too, but on a shared 2-CPU machine they also move with memtop's
 own CPU and the neighbours'). Per phase the median over WINDOWS one-second
-windows; ROUNDS alternations. Knobs: ROUNDS=3 WINDOWS=3 SIZE=1048576
+windows; ROUNDS alternations. Knobs: ROUNDS=5 WINDOWS=3 SIZE=1048576
 SMALL=4096.
 """
 
@@ -41,7 +41,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(ROOT, "build")
 QUICK = "--quick" in sys.argv
-ROUNDS = int(os.environ.get("ROUNDS", "2" if QUICK else "3"))
+ROUNDS = int(os.environ.get("ROUNDS", "2" if QUICK else "5"))
 WINDOWS = int(os.environ.get("WINDOWS", "2" if QUICK else "3"))
 SIZE = int(os.environ.get("SIZE", str(1 << 20)))
 SMALL = int(os.environ.get("SMALL", "4096"))
@@ -121,7 +121,7 @@ def main():
           ("api", "loop", "bare iters/s", "watched it/s", "bare cpu ns/it", "watched ns/it",
            "ratio", "ns/alloc"))
     for api in ("vulkan", "opencl"):
-        reps = 2 if api == "vulkan" else 256
+        reps = 16 if api == "vulkan" else 256
         for name, size, work, n in (("alloc 4K", SMALL, 0, 1), ("frame 1M", SIZE, SIZE, reps)):
             bare, watched = measure(loop_bin, api, size, work, n)
             b_it = statistics.median(b[0] for b in bare)
