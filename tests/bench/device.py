@@ -22,11 +22,14 @@ Two loops per API:
           compute job's step. On lavapipe and PoCL the device buffer is a
           host allocation too, which the host tier samples: part of the
           cost shown is the heap's, which a GPU's buffers do not have.
-The ratio is bare over watched CPU time per iteration: the loop's speed
-watched, as a share of bare, on its own CPU (iterations per second are
-printed too, but on a shared 2-CPU machine they also move with memtop's
-own CPU and the neighbours'). Per phase the median over WINDOWS one-second
-windows; ROUNDS alternations. Knobs: ROUNDS=5 WINDOWS=3 SIZE=1048576
+Two identical loops run side by side; in each round memtop watches one of
+them and the other runs bare over the same seconds, so the machine's load
+falls on both alike; the roles swap every round. The ratio is bare over
+watched CPU time per iteration: the loop's speed watched, as a share of
+bare, on its own CPU (iterations per second are printed too, but they also
+move with memtop's own CPU use). Per round the median over WINDOWS
+one-second windows of each loop; the table has the medians over ROUNDS
+rounds. Knobs: ROUNDS=6 WINDOWS=3 SIZE=1048576
 SMALL=4096.
 """
 
@@ -36,12 +39,13 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(ROOT, "build")
 QUICK = "--quick" in sys.argv
-ROUNDS = int(os.environ.get("ROUNDS", "2" if QUICK else "5"))
+ROUNDS = int(os.environ.get("ROUNDS", "2" if QUICK else "6"))
 WINDOWS = int(os.environ.get("WINDOWS", "2" if QUICK else "3"))
 SIZE = int(os.environ.get("SIZE", str(1 << 20)))
 SMALL = int(os.environ.get("SMALL", "4096"))
@@ -59,18 +63,49 @@ def build():
     return out
 
 
-def windows(loop, n):
-    """n windows that began after now: (iters/s, cpu ns/iter) medians."""
-    since, got = time.monotonic(), []
-    while len(got) < n:
-        line = loop.stdout.readline().decode()
-        if not line:
-            raise SystemExit("device_loop ended")
-        if line.startswith("win "):
-            start, it, ns = (float(x) for x in line.split()[1:4])
-            if start >= since:
-                got.append((it, ns))
-    return statistics.median(g[0] for g in got), statistics.median(g[1] for g in got)
+class Loop:
+    """A device_loop process whose windows a thread collects."""
+
+    def __init__(self, loop_bin, api, size, work, reps):
+        self.p = subprocess.Popen([loop_bin, api, str(size), str(work), str(reps)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        line = self.p.stdout.readline().decode()
+        if not line.startswith("READY"):
+            raise SystemExit("device_loop %s: %s" % (api, line))
+        self.pid = self.p.pid
+        self.wins = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for raw in iter(self.p.stdout.readline, b""):
+            f = raw.decode().split()
+            if f and f[0] == "win":
+                with self.lock:
+                    self.wins.append(tuple(float(x) for x in f[1:4]))
+
+    def since(self, t0):
+        with self.lock:
+            return [(it, ns) for start, it, ns in self.wins if start >= t0]
+
+    def stop(self):
+        self.p.stdin.close()
+        self.p.wait(10)
+
+
+def windows(loops, n):
+    """n windows of each loop that began after now: per loop, (iters/s,
+    cpu ns/iter) medians, taken over the same seconds."""
+    t0 = time.monotonic()
+    while any(len(l.since(t0)) < n for l in loops):
+        if time.monotonic() - t0 > 60 + 2 * n:
+            raise SystemExit("device_loop stopped printing windows")
+        time.sleep(0.2)
+    out = []
+    for l in loops:
+        got = l.since(t0)[:n]
+        out.append((statistics.median(g[0] for g in got), statistics.median(g[1] for g in got)))
+    return out
 
 
 def attach(pid, api):
@@ -94,20 +129,20 @@ def detach(m):
 
 
 def measure(loop_bin, api, size, work, reps):
-    loop = subprocess.Popen([loop_bin, api, str(size), str(work), str(reps)],
-                            stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE)
-    line = loop.stdout.readline().decode()
-    if not line.startswith("READY"):
-        raise SystemExit("device_loop %s: %s" % (api, line))
+    """Two identical loops side by side, one watched and one bare at the
+    same moments (so the machine's load falls on both alike), swapping
+    roles each round: per round the bare and the watched figures."""
+    loops = [Loop(loop_bin, api, size, work, reps) for _ in range(2)]
     bare, watched = [], []
-    for _ in range(ROUNDS):
-        bare.append(windows(loop, WINDOWS))
-        m = attach(loop.pid, api)
-        watched.append(windows(loop, WINDOWS))
+    for r in range(ROUNDS):
+        w = r % 2
+        m = attach(loops[w].pid, api)
+        got = windows(loops, WINDOWS)
         detach(m)
-    loop.stdin.close()
-    loop.wait(10)
+        watched.append(got[w])
+        bare.append(got[1 - w])
+    for l in loops:
+        l.stop()
     return bare, watched
 
 
@@ -115,8 +150,9 @@ def main():
     if os.geteuid() != 0:
         raise SystemExit("needs root (uprobes, BPF)")
     loop_bin = build()
-    print("device memory source: %d rounds of %d one-second windows, bare and watched "
-          "alternately" % (ROUNDS, WINDOWS))
+    print("device memory source: two loops side by side, one watched and one bare, roles "
+          "swapped each of %d rounds of %d one-second windows; ratio and ns/alloc: medians "
+          "over the rounds" % (ROUNDS, WINDOWS))
     print("%-7s %-12s %13s %13s %14s %14s %9s %10s" %
           ("api", "loop", "bare iters/s", "watched it/s", "bare cpu ns/it", "watched ns/it",
            "ratio", "ns/alloc"))
@@ -128,9 +164,11 @@ def main():
             w_it = statistics.median(w[0] for w in watched)
             b_ns = statistics.median(b[1] for b in bare)
             w_ns = statistics.median(w[1] for w in watched)
-            per_round = " ".join("%.3f" % (b[1] / w[1]) for b, w in zip(bare, watched))
+            ratios = [b[1] / w[1] for b, w in zip(bare, watched)]
+            per_round = " ".join("%.3f" % r for r in ratios)
             print("%-7s %-12s %13.1f %13.1f %14.0f %14.0f %9.3f %10.0f   rounds: %s" %
-                  (api, name, b_it, w_it, b_ns, w_ns, b_ns / w_ns, w_ns - b_ns, per_round))
+                  (api, name, b_it, w_it, b_ns, w_ns, statistics.median(ratios),
+                   statistics.median(w[1] - b[1] for b, w in zip(bare, watched)), per_round))
             sys.stdout.flush()
 
 
