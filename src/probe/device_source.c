@@ -95,7 +95,7 @@ size_t device_source_apis(const struct device_api *const **v)
 struct device_probes {
 	pid_t pid;
 	unsigned long scans; /* device_source_scan calls so far */
-	bool tried[N(all)]; /* followed, or failed for good */
+	bool tried[N(all)];  /* followed, or failed for good */
 	bool followed[N(all)];
 	struct bpf_link *links[MAX_LINKS];
 	size_t nlinks;
