@@ -30,7 +30,9 @@ bare, on its own CPU (iterations per second are printed too, but they also
 move with memtop's own CPU use). Per round the median over WINDOWS
 one-second windows of each loop; the table has the medians over ROUNDS
 rounds. Knobs: ROUNDS=6 WINDOWS=3 SIZE=1048576
-SMALL=4096.
+SMALL=4096, APIS="vulkan opencl", LOOPS="alloc frame", MEMTOP_ARGS (more
+options for memtop, e.g. "--rate 1G --no-inject" to take the host tier's
+sampling out of the figure).
 """
 
 import os
@@ -49,6 +51,9 @@ ROUNDS = int(os.environ.get("ROUNDS", "2" if QUICK else "6"))
 WINDOWS = int(os.environ.get("WINDOWS", "2" if QUICK else "3"))
 SIZE = int(os.environ.get("SIZE", str(1 << 20)))
 SMALL = int(os.environ.get("SMALL", "4096"))
+APIS = os.environ.get("APIS", "vulkan opencl").split()
+LOOPS = os.environ.get("LOOPS", "alloc frame").split()
+MEMTOP_ARGS = os.environ.get("MEMTOP_ARGS", "").split()
 
 
 def build():
@@ -110,7 +115,8 @@ def windows(loops, n):
 
 def attach(pid, api):
     """memtop -p pid -b, once it says it follows api's library."""
-    m = subprocess.Popen([os.path.join(BUILD, "memtop"), "-p", str(pid), "-b", "-d", "5"],
+    m = subprocess.Popen([os.path.join(BUILD, "memtop"), "-p", str(pid), "-b", "-d", "5"] +
+                         MEMTOP_ARGS,
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE)
     t0 = time.monotonic()
@@ -156,9 +162,11 @@ def main():
     print("%-7s %-12s %13s %13s %14s %14s %9s %10s" %
           ("api", "loop", "bare iters/s", "watched it/s", "bare cpu ns/it", "watched ns/it",
            "ratio", "ns/alloc"))
-    for api in ("vulkan", "opencl"):
+    for api in APIS:
         reps = 16 if api == "vulkan" else 256
         for name, size, work, n in (("alloc 4K", SMALL, 0, 1), ("frame 1M", SIZE, SIZE, reps)):
+            if name.split()[0] not in LOOPS:
+                continue
             bare, watched = measure(loop_bin, api, size, work, n)
             b_it = statistics.median(b[0] for b in bare)
             w_it = statistics.median(w[0] for w in watched)
