@@ -11,6 +11,7 @@
 #   make analyze    scan-build over every source; fails on any finding
 #   make bench      overhead benchmarks (not part of check): tests/bench/run,
 #                   then tests/bench/alloc_modes (per allocator and mode)
+#                   and tests/bench/device.py (the device-memory source)
 #   make format     lay the C out by .clang-format; make format-check checks it
 #   make fuzz       each libFuzzer harness for FUZZ_SECONDS (30) seconds
 #                   (docs/fuzzing.md); make check replays their corpora
@@ -31,6 +32,7 @@ PREFIX      ?= /usr/local
 DEB_PKGS := nodejs clang-format golang-1.21-go golang-1.22-go golang-1.23-go libcapstone-dev python3.11-dev libpython3.11 clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libunwind-dev \
 	libncurses-dev zlib1g-dev libcurl4-openssl-dev libiberty-dev libcmocka-dev \
 	systemtap-sdt-dev pkg-config make gcc g++ python3 tmux golang-go bpftrace sqlite3 \
+	mesa-vulkan-drivers libvulkan-dev pocl-opencl-icd ocl-icd-opencl-dev \
 	redis-server redis-tools libjemalloc-dev libgoogle-perftools-dev libclang-rt-14-dev libsqlite3-dev \
 	prometheus python3-yaml rustc openjdk-17-jdk-headless
 
@@ -229,6 +231,16 @@ $(OUTPUT)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | $(O
 	$(Q)$(CC) $$(sed -n '1s|^// cflags:||p' $<) -g -Wall -o $@ $< -lpthread -lm \
 		-L$(OUTPUT)/workloads $$(sed -n '2s|^// ldflags:||p' $<)
 
+# The CUDA driver library's stand-in (tests/device/cuda_standin.c: the
+# memory calls' ABI, backed by host memory) for the device-memory tests on
+# machines without a GPU; mt_cuda dlopens it from $MT_CUDA_LIB.
+$(OUTPUT)/workloads/cuda-standin/libcuda.so.1: tests/device/cuda_standin.c | $(OUTPUT)/workloads
+	$(call msg,SO,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -O2 -g -Wall -fPIC -shared -fvisibility=hidden -Wl,-soname,libcuda.so.1 -o $@ $<
+$(OUTPUT)/workloads/mt_cuda: $(OUTPUT)/workloads/cuda-standin/libcuda.so.1
+WORKLOADS += $(OUTPUT)/workloads/cuda-standin/libcuda.so.1
+
 # A je_-prefixed static jemalloc (as --with-jemalloc-prefix=je_ builds
 # it), made from Debian's libjemalloc_pic.a: every public C name X of the
 # archive becomes je_X, in definitions and references alike.
@@ -331,6 +343,7 @@ bench: deps
 	$(Q)$(MAKE) -j$(JOBS) --no-print-directory all $(WORKLOADS)
 	$(Q)tests/bench/run
 	$(Q)tests/bench/alloc_modes
+	$(Q)tests/bench/device.py
 
 # Everything the binary looks for, where it looks (EXE_DIR/../lib/memtop
 # for the sampler, EXE_DIR/../share/memtop/themes for themes), so an

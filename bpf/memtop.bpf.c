@@ -427,10 +427,11 @@ static __always_inline __u32 copy_stack(struct mt_event_alloc *ev, __u64 sp)
 }
 
 /* Report a sampled allocation at addr: live map, the user registers regs
- * (ctx's own at a uprobe), frame-pointer walk and stack copy. */
-static __always_inline void emit_sample_regs(void *ctx, struct pt_regs *regs, __u32 pid, __u32 tid,
-					     __u32 fn, __u64 addr, __u64 size, __u64 weight_bytes,
-					     __u64 rate, __u32 duty_ppm)
+ * (ctx's own at a uprobe), frame-pointer walk and stack copy; dev_info and
+ * dev say which device a device allocation is on (0 for the host's). */
+static __always_inline void emit_sample_dev(void *ctx, struct pt_regs *regs, __u32 pid, __u32 tid,
+					    __u32 fn, __u64 addr, __u64 size, __u64 weight_bytes,
+					    __u64 rate, __u32 duty_ppm, __u32 dev_info, __u64 dev)
 {
 	struct mt_live_key key = { .pid = pid, .addr = addr };
 	struct mt_event_alloc *ev;
@@ -451,7 +452,8 @@ static __always_inline void emit_sample_regs(void *ctx, struct pt_regs *regs, __
 	ev->weight_bytes = weight_bytes;
 	ev->rate = rate;
 	ev->duty_ppm = duty_ppm;
-	ev->_pad = 0;
+	ev->dev_info = dev_info;
+	ev->dev = dev;
 	ev->flags = 0;
 	if (bpf_map_update_elem(&live, &key, &size, BPF_ANY)) {
 		ev->flags |= MT_EVF_UNTRACKED;
@@ -482,6 +484,13 @@ static __always_inline void emit_sample_regs(void *ctx, struct pt_regs *regs, __
 		ev->flags |= MT_EVF_FP_FULL;
 	ev->stack_len = copy_stack(ev, regs->sp);
 	bpf_ringbuf_submit(ev, submit_flags());
+}
+
+static __always_inline void emit_sample_regs(void *ctx, struct pt_regs *regs, __u32 pid, __u32 tid,
+					     __u32 fn, __u64 addr, __u64 size, __u64 weight_bytes,
+					     __u64 rate, __u32 duty_ppm)
+{
+	emit_sample_dev(ctx, regs, pid, tid, fn, addr, size, weight_bytes, rate, duty_ppm, 0, 0);
 }
 
 /* A sample at a uprobe: the registers are the context's. */
@@ -582,6 +591,10 @@ int BPF_USDT(mt_usdt_free, void *ptr)
 		track_free(pid, (__u32)id, (__u64)ptr);
 	return 0;
 }
+
+/* The device-memory source: Vulkan, OpenCL and CUDA allocations, each
+ * one recorded (docs/device-memory.md). */
+#include "device.bpf.h"
 
 /* The mmap source's brk bookkeeping (see mt_sys_exit below). */
 struct {

@@ -679,10 +679,19 @@ static void budget_control(struct app *a, __u64 now)
 	if (watch_overhead(&a->ws, a->budget.changed_ns, 2 * budget_settle_ns(&a->budget), true, &c)) {
 		/* no live target with probes to switch used CPU: nothing to
 		 * keep under the limit (an in-process sampler's cost is
-		 * reported, but no phase would lower it) */
+		 * reported, but no phase would lower it: said when over) */
+		struct watch_cost all;
+
 		a->budget.unreachable = false;
+		a->status.inprocess_over_pct =
+			a->cfg->max_overhead_pct > 0 &&
+					!watch_overhead(&a->ws, 0, SLOWDOWN_REPORT_NS, false, &all) &&
+					all.slowdown_pct > a->cfg->max_overhead_pct
+				? all.slowdown_pct
+				: 0;
 		return;
 	}
+	a->status.inprocess_over_pct = 0;
 	if (c.span_ns < budget_settle_ns(&a->budget))
 		return;
 	budget_update(&a->budget, c.slowdown_pct, c.floor_pct, now);

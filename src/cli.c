@@ -99,6 +99,7 @@ enum {
 	OPT_CGROUP = 256,
 	OPT_JSON,
 	OPT_TOP,
+	OPT_TIER,
 	OPT_RATE,
 	OPT_GROUP,
 	OPT_SKIP,
@@ -160,6 +161,10 @@ static const struct cli_opt cli_opts[] = {
 	{ "top", OPT_TOP, "N", SEC_OUTPUT,
 	  "call sites per interval in -b and --json output; 0 shows all "
 	  "(default 20)" },
+	{ "tier", OPT_TIER, "WHICH", SEC_OUTPUT,
+	  "the call sites shown: all, host (the heap) or device (Vulkan, "
+	  "OpenCL and CUDA allocations; docs/device-memory.md); the live "
+	  "view's T key cycles it (default all)" },
 	{ "verbose", 'v', NULL, SEC_OUTPUT, "more diagnostics on stderr; repeat for more" },
 
 	{ "rate", OPT_RATE, "BYTES", SEC_SAMPLING,
@@ -299,6 +304,12 @@ static const char cli_trailer[] =
 	"  sudo memtop -p 4242                      watch a running process\n"
 	"  sudo memtop -b --json -n 5 -- ./server   run ./server, print 5 JSON lines\n"
 	"  sudo memtop --cgroup <pod-uid>           watch every process of a pod\n";
+
+static const char *const cli_tier_names[] = {
+	[MT_TIERS_ALL] = "all",
+	[MT_TIERS_HOST] = "host",
+	[MT_TIERS_DEVICE] = "device",
+};
 
 static const char *const cli_probe_mode_names[] = {
 	[MT_PROBE_AUTO] = "auto",
@@ -790,6 +801,10 @@ static enum mt_cli_result cli_option(struct cli_ctx *c, int val, const char *arg
 	case OPT_TOP:
 		r = cli_number(c, arg, 0, INT_MAX, "N >= 0", &u);
 		cfg->top = (int)u;
+		return r;
+	case OPT_TIER:
+		r = cli_choice(c, arg, cli_tier_names, ARRAY_SIZE(cli_tier_names), &choice);
+		cfg->tiers = (enum mt_tiers)choice;
 		return r;
 	case 'v':
 		if (cfg->verbose < INT_MAX)

@@ -36,6 +36,15 @@ enum mt_given {
 	MT_GIVEN_INJECT = 1 << 3, /* --inject or --no-inject */
 };
 
+/* Which memory tiers the site tables show (--tier, the TUI's T key;
+ * docs/device-memory.md). */
+enum mt_tiers {
+	MT_TIERS_ALL = 0, /* host and device */
+	MT_TIERS_HOST,    /* the heap (and mmap sites) only */
+	MT_TIERS_DEVICE,  /* the device APIs' allocations only */
+	MT_TIERS_COUNT,
+};
+
 #define MT_MAX_PIDS 256
 #define MT_DEFAULT_RATE (512 * 1024)
 
@@ -60,11 +69,12 @@ struct mt_config {
 	int cmd_argc;
 	const char *cgroup; /* --cgroup PATH|ID */
 
-	bool batch;        /* -b */
-	bool json;         /* --json (implies batch output format) */
-	double interval_s; /* -d SECS, default 1.0 */
-	long count;        /* -n COUNT, -1: until stopped */
-	int top;           /* --top N sites per interval in batch text/JSON; 0: all */
+	bool batch;          /* -b */
+	bool json;           /* --json (implies batch output format) */
+	double interval_s;   /* -d SECS, default 1.0 */
+	long count;          /* -n COUNT, -1: until stopped */
+	int top;             /* --top N sites per interval in batch text/JSON; 0: all */
+	enum mt_tiers tiers; /* --tier all|host|device: the sites shown */
 
 	__u64 rate;                    /* --rate BYTES (K/M/G suffixes), default 512 KiB */
 	enum mt_group group;           /* --group function|line|stack */

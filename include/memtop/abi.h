@@ -13,7 +13,7 @@
 #ifndef MEMTOP_ABI_H
 #define MEMTOP_ABI_H
 
-#define MT_ABI_VERSION 5
+#define MT_ABI_VERSION 6
 
 /* Frame-pointer stack depth recorded per sample (bpf_get_stack). */
 #define MT_MAX_FRAMES 64
@@ -42,9 +42,11 @@ enum mt_alloc_fn {
 	MT_FN_VALLOC,
 	MT_FN_PVALLOC,
 	MT_FN_FREE,
-	MT_FN_USDT, /* an otel_memory:alloc USDT probe (in-process sampler) */
-	MT_FN_MMAP, /* an anonymous mmap (the mmap source); addr has MT_ADDR_MMAP */
-	MT_FN_GO,   /* a sample the Go runtime took (runtime.mProf_Malloc) */
+	MT_FN_USDT,   /* an otel_memory:alloc USDT probe (in-process sampler) */
+	MT_FN_MMAP,   /* an anonymous mmap (the mmap source); addr has MT_ADDR_MMAP */
+	MT_FN_GO,     /* a sample the Go runtime took (runtime.mProf_Malloc) */
+	MT_FN_DEVICE, /* a device-memory allocation (the device source, bpf/device.bpf.h):
+		       * addr is MT_DEVICE_KEY(), dev_info and dev say which */
 	MT_FN_COUNT,
 };
 
@@ -52,6 +54,83 @@ enum mt_alloc_fn {
  * user addresses never have it, so a mapping never meets a heap block's
  * address in the live map or the model. */
 #define MT_ADDR_MMAP (1ULL << 63)
+
+/*
+ * The device-memory source (docs/device-memory.md). A device allocation's
+ * handle (VkDeviceMemory, cl_mem, an SVM pointer, a CUdeviceptr, a
+ * CUmemGenericAllocationHandle) is its address in the live map and the
+ * model, tagged MT_ADDR_DEVICE with the API's handle space in bits 56-61,
+ * so it never meets a heap block, a mapping or another API's handle. The
+ * handle keeps its low 56 bits (user addresses and the drivers' handles
+ * fit).
+ */
+#define MT_ADDR_DEVICE (1ULL << 62)
+#define MT_DEVICE_KEY(space, handle) \
+	(MT_ADDR_DEVICE | ((__u64)((space)&0x3f) << 56) | ((__u64)(handle) & ((1ULL << 56) - 1)))
+#define MT_ADDR_IS_DEVICE(a) (((a) & (MT_ADDR_MMAP | MT_ADDR_DEVICE)) == MT_ADDR_DEVICE)
+
+/* The device APIs (mt_event_alloc.dev_info, bits 0-7); also the handle
+ * spaces of MT_DEVICE_KEY (MT_DEV_CUDA_VMM: cuMemCreate's handles, apart
+ * from device pointers). */
+enum mt_dev_api {
+	MT_DEV_NONE = 0, /* not a device allocation: the host tier */
+	MT_DEV_VULKAN = 1,
+	MT_DEV_OPENCL = 2,
+	MT_DEV_CUDA = 3,
+	MT_DEV_CUDA_VMM = 4, /* a handle space only; reported as MT_DEV_CUDA */
+	MT_DEV_API_COUNT,
+};
+
+/* The kind of device memory (dev_info bits 8-15), a set: Vulkan's memory
+ * type may be device-local and host-visible at once. */
+enum mt_dev_kind {
+	MT_DK_DEVICE_LOCAL = 1 << 0, /* on the device (VK_MEMORY_PROPERTY_DEVICE_LOCAL,
+				      * a plain clCreateBuffer, cuMemAlloc) */
+	MT_DK_HOST_VISIBLE = 1 << 1, /* mappable by the host (VK_..._HOST_VISIBLE,
+				      * CL_MEM_ALLOC_HOST_PTR) */
+	MT_DK_MANAGED = 1 << 2,      /* migrates between host and device
+				      * (cuMemAllocManaged, clSVMAlloc) */
+	MT_DK_PINNED_HOST = 1 << 3,  /* page-locked host memory (cuMemHostAlloc,
+				      * cuMemAllocHost) */
+	MT_DK_HOST_PTR = 1 << 4,     /* the application's own host memory
+				      * (CL_MEM_USE_HOST_PTR): not the device's */
+	MT_DK_UNKNOWN = 1 << 7,      /* not known (a Vulkan memory type whose
+				      * properties memtop did not see) */
+};
+
+/* dev_info bit 16: mt_event_alloc.dev is the device's ordinal already
+ * (cuMemCreate's location), not a handle for user space to number. */
+#define MT_DEV_ORDINAL (1U << 16)
+/* dev_info bit 17: bits 24-31 hold the Vulkan memory type index the
+ * allocation asked for (VkMemoryAllocateInfo.memoryTypeIndex). */
+#define MT_DEV_TYPE_INDEX (1U << 17)
+#define MT_DEV_INFO(api, kind, flags) ((__u32)(api) | ((__u32)(kind) << 8) | (__u32)(flags))
+#define MT_DEV_INFO_API(i) ((i)&0xff)
+#define MT_DEV_INFO_KIND(i) (((i) >> 8) & 0xff)
+#define MT_DEV_INFO_TYPE(i) (((i) >> 24) & 0xff)
+
+/* The device source's entry points: the attach cookie of bpf/device.bpf.h's
+ * programs (src/probe/device_source.c's table names the functions). */
+enum mt_dev_fn {
+	MT_DEVFN_VK_ALLOC = 1,    /* vkAllocateMemory(dev, info, alloc, *mem) */
+	MT_DEVFN_VK_FREE,         /* vkFreeMemory(dev, mem, alloc) */
+	MT_DEVFN_VK_PROPS,        /* vkGetPhysicalDeviceMemoryProperties(phys, *props) */
+	MT_DEVFN_VK_PROPS2,       /* ...2 and ...2KHR(phys, *props2) */
+	MT_DEVFN_CL_BUFFER,       /* clCreateBuffer(ctx, flags, size, host, *err) */
+	MT_DEVFN_CL_BUFFER_PROPS, /* clCreateBufferWithProperties(ctx, props, flags, size, ...) */
+	MT_DEVFN_CL_SVM_ALLOC,    /* clSVMAlloc(ctx, flags, size, align) */
+	MT_DEVFN_CL_SVM_FREE,     /* clSVMFree(ctx, ptr) */
+	MT_DEVFN_CL_RETAIN,       /* clRetainMemObject(mem) */
+	MT_DEVFN_CL_RELEASE,      /* clReleaseMemObject(mem) */
+	MT_DEVFN_CU_ALLOC,   /* cuMemAlloc_v2(*dptr, size), cuMemAllocAsync(*dptr, size, stream) */
+	MT_DEVFN_CU_MANAGED, /* cuMemAllocManaged(*dptr, size, flags) */
+	MT_DEVFN_CU_PITCH,   /* cuMemAllocPitch_v2(*dptr, *pitch, width, height, elem) */
+	MT_DEVFN_CU_CREATE,  /* cuMemCreate(*handle, size, *prop, flags) */
+	MT_DEVFN_CU_HOST,    /* cuMemHostAlloc(**p, size, flags), cuMemAllocHost_v2(**p, size) */
+	MT_DEVFN_CU_FREE, /* cuMemFree_v2(dptr), cuMemFreeAsync(dptr, stream), cuMemFreeHost(p) */
+	MT_DEVFN_CU_RELEASE, /* cuMemRelease(handle) */
+	MT_DEVFN_COUNT,
+};
 
 /* The attach cookie of an allocator probe: the enum mt_alloc_fn in the low
  * 16 bits, enum mt_probe_flags in the next 16 (src/probe/allocators.c sets
@@ -171,7 +250,10 @@ struct mt_event_alloc {
 	__u32 stack_skew; /* stack[0] is at regs.sp - stack_skew */
 	__u32 duty_ppm;   /* share of time the allocation probes were on when it
 			   * was drawn, parts per million (struct mt_phase) */
-	__u32 _pad;
+	__u32 dev_info;   /* MT_FN_DEVICE: MT_DEV_INFO(api, kind, flags); 0 otherwise */
+	__u64 dev;        /* MT_FN_DEVICE: the device the memory is on, as the call named
+			   * it (VkDevice, cl_context, 0 for CUDA's current context) or its
+			   * ordinal (MT_DEV_ORDINAL); 0 otherwise */
 	struct mt_regs regs;
 	__u64 frames[MT_MAX_FRAMES];   /* frame-pointer walk, innermost first */
 	__u8 stack[MT_STACK_COPY_MAX]; /* copy of [sp - skew, sp - skew + stack_len) */
@@ -351,7 +433,7 @@ struct mt_live_key {
 _Static_assert(sizeof(struct mt_regs) == 17 * 8, "mt_regs layout");
 _Static_assert(sizeof(struct mt_event_free) == 32, "mt_event_free layout");
 _Static_assert(sizeof(struct mt_event_proc) == 24, "mt_event_proc layout");
-_Static_assert(sizeof(struct mt_event_alloc) == 80 + 136 + 8 * MT_MAX_FRAMES + MT_STACK_COPY_MAX,
+_Static_assert(sizeof(struct mt_event_alloc) == 88 + 136 + 8 * MT_MAX_FRAMES + MT_STACK_COPY_MAX,
 	       "mt_event_alloc layout");
 _Static_assert(sizeof(struct mt_proc_counters) == 56, "mt_proc_counters layout");
 _Static_assert(sizeof(struct mt_live_key) == 16, "mt_live_key layout");

@@ -158,6 +158,18 @@ static void fold_stack(struct bytebuf *t, struct mt_model *m, const struct mt_st
 		text_add_frame(t, buf);
 		first = false;
 	}
+	if (a->stack->dev.tier) {
+		/* the device tier's bytes under a root of their own, never
+		 * summed into the heap's (docs/device-memory.md) */
+		char tag[128] = "[device ";
+
+		device_tag_describe(&a->stack->dev, tag + 8, sizeof(tag) - 9);
+		strcat(tag, "]");
+		if (!first)
+			bytebuf_puts(t, ";");
+		text_add_frame(t, tag);
+		first = false;
+	}
 	if (a->stack->truncated) {
 		if (!first)
 			bytebuf_puts(t, ";");

@@ -305,6 +305,54 @@ static size_t pick_sites(struct mt_model *m, struct mt_site **out)
 	return n;
 }
 
+/* The memory tiers (docs/device-memory.md): the heap and the device
+ * tier's total held, and each device's held bytes and growth, one series
+ * per device (at most MT_DEVICES_MAX). */
+static void write_tiers(FILE *f, struct mt_model *m)
+{
+	double device = 0;
+	char name[32];
+	size_t i;
+
+	for (i = 0; i < model_device_count(m); i++)
+		device += model_device_at(m, i)->inuse_bytes;
+	family(f, "memtop_tier_inuse_bytes", "gauge",
+	       "Bytes in use per memory tier: host (the heap seen) and device (Vulkan, OpenCL, "
+	       "CUDA allocations of live processes).");
+	fputs("memtop_tier_inuse_bytes{", f);
+	put_label(f, "tier", "host", true);
+	fputc('}', f);
+	put_value(f, model_inuse_bytes(m));
+	fputs("memtop_tier_inuse_bytes{", f);
+	put_label(f, "tier", "device", true);
+	fputc('}', f);
+	put_value(f, device);
+	if (!model_device_count(m))
+		return;
+	family(f, "memtop_device_inuse_bytes", "gauge",
+	       "Device memory the watched processes hold, per device (API:number).");
+	for (i = 0; i < model_device_count(m); i++) {
+		const struct mt_device_total *d = model_device_at(m, i);
+
+		snprintf(name, sizeof(name), "%s:%u", device_api_name(d->api), d->index);
+		fputs("memtop_device_inuse_bytes{", f);
+		put_label(f, "device", name, true);
+		fputc('}', f);
+		put_value(f, d->inuse_bytes);
+	}
+	family(f, "memtop_device_growth_bytes_per_second", "gauge",
+	       "Growth of a device's memory held over the last minute (least squares).");
+	for (i = 0; i < model_device_count(m); i++) {
+		const struct mt_device_total *d = model_device_at(m, i);
+
+		snprintf(name, sizeof(name), "%s:%u", device_api_name(d->api), d->index);
+		fputs("memtop_device_growth_bytes_per_second{", f);
+		put_label(f, "device", name, true);
+		fputc('}', f);
+		put_value(f, d->growth_bytes_per_s);
+	}
+}
+
 /* ---- the whole exposition ------------------------------------------------- */
 
 static void write_status(FILE *f, struct mt_model *m, const struct mt_status *st, double wall_s)
@@ -373,6 +421,7 @@ int metrics_text(struct mt_model *m, const struct mt_status *st, double wall_s, 
 	write_status(f, m, st, wall_s);
 	write_targets(f, tv, nt);
 	write_sites(f, m, sites, ns);
+	write_tiers(f, m);
 	if (c_num) {
 		uselocale(old);
 		freelocale(c_num);

@@ -838,6 +838,12 @@ static int add_meta(struct pprof *p, struct mt_model *m, const struct pprof_mode
 	err |= pprof_add_sample_type(p, "alloc_space", "bytes");
 	err |= pprof_add_sample_type(p, "inuse_objects", "count");
 	err |= pprof_add_sample_type(p, "inuse_space", "bytes");
+	/* the device tier (docs/device-memory.md): its own sample types, so
+	 * host and device memory are never summed */
+	err |= pprof_add_sample_type(p, "device_alloc_objects", "count");
+	err |= pprof_add_sample_type(p, "device_alloc_space", "bytes");
+	err |= pprof_add_sample_type(p, "device_inuse_objects", "count");
+	err |= pprof_add_sample_type(p, "device_inuse_space", "bytes");
 	err |= pprof_set_period(p, "space", "bytes", (__s64)rate);
 	err |= add_target_comment(p, m, o, &start);
 	if (rate > 1)
@@ -869,27 +875,37 @@ static int add_stack_agg(struct pprof *p, struct mt_model *m, const struct mt_st
 			 const struct pprof_model_opts *o, bool labels)
 {
 	double alloc_bytes = a->alloc_bytes, alloc_objects = a->alloc_objects;
-	struct pprof_label lab[2];
-	char comm[32];
+	struct pprof_label lab[4];
+	char comm[32], device[32], kind[96];
 	const struct mt_frame *frames;
-	__s64 v[4];
+	bool dev = a->stack->dev.tier == MT_TIER_DEVICE;
+	__s64 v[8] = { 0 }, *tier = dev ? v + 4 : v;
+	size_t nlab = 0;
 	__u32 n;
 
 	if (o->delta && delta_advance(o->delta, a->stack->id, a->pid, &alloc_bytes, &alloc_objects))
 		return -ENOMEM;
-	v[0] = round_value(alloc_objects);
-	v[1] = round_value(alloc_bytes);
-	v[2] = round_value(a->inuse_objects);
-	v[3] = round_value(a->inuse_bytes);
-	if (!v[0] && !v[1] && !v[2] && !v[3])
+	tier[0] = round_value(alloc_objects);
+	tier[1] = round_value(alloc_bytes);
+	tier[2] = round_value(a->inuse_objects);
+	tier[3] = round_value(a->inuse_bytes);
+	if (!tier[0] && !tier[1] && !tier[2] && !tier[3])
 		return 0;
 	if (labels) {
 		comm_of(model_target(m, a->pid, false), comm, sizeof(comm));
-		lab[0] = (struct pprof_label){ .key = "pid", .num = a->pid };
-		lab[1] = (struct pprof_label){ .key = "comm", .str = comm };
+		lab[nlab++] = (struct pprof_label){ .key = "pid", .num = a->pid };
+		lab[nlab++] = (struct pprof_label){ .key = "comm", .str = comm };
+	}
+	if (dev) {
+		snprintf(device, sizeof(device), "%s:%u", device_api_name(a->stack->dev.api),
+			 a->stack->dev.index);
+		lab[nlab++] = (struct pprof_label){ .key = "device", .str = device };
+		lab[nlab++] = (struct pprof_label){ .key = "memory_kind",
+						    .str = device_kind_describe(a->stack->dev.kind,
+										kind, sizeof(kind)) };
 	}
 	frames = pprof_stack_frames(a->stack, &n);
-	return pprof_add_sample(p, a->pid, frames, n, a->stack->truncated, v, lab, labels ? 2 : 0);
+	return pprof_add_sample(p, a->pid, frames, n, a->stack->truncated, v, lab, nlab);
 }
 
 struct pprof *pprof_from_model(struct mt_model *m, const struct pprof_model_opts *o)

@@ -340,6 +340,7 @@ static void put_carried(void *ctx, const struct mt_live_view *l)
 		.weight_bytes = l->size ? (__u64)llround(l->weight * (double)l->size) : 0,
 		.truncated = l->stack->truncated,
 		.mmap = l->stack->mmap,
+		.dev = l->stack->dev,
 	};
 	struct stack_key k = { l->stack->frames, l->stack->nframes };
 	struct rec_stackdef *d;

@@ -82,9 +82,12 @@ struct mt_status {
 	double probe_hits_per_s;
 	bool backed_off;         /* overhead budget forced duty-cycling */
 	bool budget_unreachable; /* free() probes alone exceed the budget */
-	double duty;             /* fraction of time allocation probes are on, 1.0 normally */
-	bool counters_exact;     /* false once allocation probes were ever paused */
-	bool all_exited;         /* every target has exited */
+	/* The worst in-process target's cost when it exceeds the budget: no
+	 * probe to switch lowers it (a larger --rate would); 0: within it */
+	double inprocess_over_pct;
+	double duty;         /* fraction of time allocation probes are on, 1.0 normally */
+	bool counters_exact; /* false once allocation probes were ever paused */
+	bool all_exited;     /* every target has exited */
 	struct mt_cgroup_status cgroup;
 	bool push_on; /* --push */
 	struct push_status push;

@@ -165,6 +165,65 @@ static int drop_sampler_frames(struct mt_frame *frames, int nf)
 	return nf - k;
 }
 
+/* The number of the device handle names in pid's use of api: 0, 1, ...
+ * in the order the process first used them. */
+static __u8 device_index(struct ingest *in, pid_t pid, __u32 api, __u64 handle)
+{
+	__u32 next = 0;
+	size_t i, k;
+
+	for (i = 0; i < in->ndevs; i++) {
+		const struct ingest_dev *d = &in->devs[i];
+
+		if (d->pid != pid || d->api != api)
+			continue;
+		if (d->handle == handle)
+			return (__u8)d->index;
+		if (d->index >= next)
+			next = d->index + 1;
+	}
+	if (in->ndevs == INGEST_DEV_SLOTS) {
+		/* the slots of processes that ended are free again */
+		for (i = k = 0; i < in->ndevs; i++) {
+			const struct mt_target *t = model_target(in->model, in->devs[i].pid, false);
+
+			if (!t || t->alive)
+				in->devs[k++] = in->devs[i];
+		}
+		in->ndevs = k;
+	}
+	if (next > 254 || in->ndevs == INGEST_DEV_SLOTS)
+		return 255;
+	in->devs[in->ndevs++] = (struct ingest_dev){ pid, api, handle, next };
+	return (__u8)next;
+}
+
+/* The tier, device and kind of a sample (all zero on the host tier). */
+static struct mt_dev_tag device_tag(struct ingest *in, const struct mt_event_alloc *ev)
+{
+	struct mt_dev_tag tag = { 0 };
+	__u32 api = MT_DEV_INFO_API(ev->dev_info);
+
+	if (ev->fn != MT_FN_DEVICE)
+		return tag;
+	tag.type = -1;
+	if (api == MT_DEV_CUDA_VMM)
+		api = MT_DEV_CUDA;
+	tag.tier = MT_TIER_DEVICE;
+	tag.api = (__u8)api;
+	tag.kind = (__u8)MT_DEV_INFO_KIND(ev->dev_info);
+	if (ev->dev_info & MT_DEV_TYPE_INDEX)
+		tag.type = (__s16)MT_DEV_INFO_TYPE(ev->dev_info);
+	/* CUDA's allocations name no device but cuMemCreate's location:
+	 * the others are on the current context's, device 0 unless the
+	 * process says otherwise, which memtop does not read */
+	if (ev->dev_info & MT_DEV_ORDINAL)
+		tag.index = ev->dev < 255 ? (__u8)ev->dev : 255;
+	else if (api != MT_DEV_CUDA)
+		tag.index = device_index(in, (pid_t)ev->pid, api, ev->dev);
+	return tag;
+}
+
 static int ingest_alloc(struct ingest *in, const struct mt_event_alloc *ev)
 {
 	const struct mt_event_py *py = in->py ? python_of(in, ev) : NULL;
@@ -215,6 +274,7 @@ static int ingest_alloc(struct ingest *in, const struct mt_event_alloc *ev)
 	s.untracked = ev->flags & MT_EVF_UNTRACKED;
 	s.truncated = truncated;
 	s.mmap = ev->fn == MT_FN_MMAP;
+	s.dev = device_tag(in, ev);
 	s.frames = frames;
 	s.nframes = nf;
 	return model_on_alloc(in->model, &s);

@@ -17,6 +17,17 @@
 
 /* Python frame records waiting for their sample, by thread. */
 #define INGEST_PY_SLOTS 64
+/* Devices numbered (processes x APIs x devices) before the slots of ended
+ * processes are taken back; past them a device is numbered 255. */
+#define INGEST_DEV_SLOTS 256
+
+/* A device a process named (VkDevice, cl_context) and its number. */
+struct ingest_dev {
+	pid_t pid;
+	__u32 api;
+	__u64 handle;
+	__u32 index;
+};
 
 struct python_names;
 
@@ -41,6 +52,8 @@ struct ingest {
 	__u64 python_stacks; /* samples that carried Python frames */
 	__u64 named_stacks;  /* samples whose frames the process named (MT_EV_NAMED) */
 	struct mt_event_py py_pending[INGEST_PY_SLOTS];
+	struct ingest_dev devs[INGEST_DEV_SLOTS];
+	size_t ndevs;
 };
 
 /* One record as the ring buffer delivers it. 0, or -EINVAL for a

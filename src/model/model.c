@@ -111,6 +111,9 @@ struct mt_model {
 	size_t ntarget, target_cap;
 
 	struct mt_drops drops;
+	/* the device tier: each device's total, in order of first use */
+	struct mt_device_total devices[MT_DEVICES_MAX];
+	size_t ndevices;
 	__u64 start_ns, now_ns;
 	double interval_s;
 	struct mt_model_observer obs; /* all NULL: nobody is told */
@@ -174,7 +177,11 @@ static void account(struct mt_model *m, struct stack_agg *a, const struct totals
 	a->pub.inuse_bytes = a->t.inuse_bytes > 0.5 ? a->t.inuse_bytes : 0;
 	a->pub.inuse_objects = a->t.inuse_objects > 1e-6 ? a->t.inuse_objects : 0;
 	site_add(a->site, d);
-	if (t && !a->pub.stack->mmap) {
+	if (t && a->pub.stack->dev.tier == MT_TIER_DEVICE) {
+		t->device_inuse_bytes += d->inuse_bytes;
+		if (t->device_inuse_bytes < 0.5)
+			t->device_inuse_bytes = 0;
+	} else if (t && !a->pub.stack->mmap) {
 		t->sampled_bytes += d->alloc_bytes;
 		t->sampled_objects += d->alloc_objects;
 		t->inuse_bytes += d->inuse_bytes;
@@ -214,6 +221,7 @@ struct stack_key {
 	__u32 n;
 	bool truncated;
 	bool mmap;
+	struct mt_dev_tag dev;
 };
 
 static bool stack_eq(const void *val, const void *key)
@@ -222,7 +230,8 @@ static bool stack_eq(const void *val, const void *key)
 	const struct stack_key *k = key;
 	__u32 i;
 
-	if (s->nframes != k->n || s->truncated != k->truncated || s->mmap != k->mmap)
+	if (s->nframes != k->n || s->truncated != k->truncated || s->mmap != k->mmap ||
+	    !dev_tag_eq(&s->dev, &k->dev))
 		return false;
 	for (i = 0; i < k->n; i++)
 		if (!frame_same(&s->frames[i], &k->frames[i]))
@@ -237,7 +246,7 @@ static bool is_machinery(const struct mt_model *m, const struct mt_frame *f)
 
 static struct mt_stack *stack_find(struct mt_model *m, const struct mt_sample_in *in)
 {
-	struct stack_key key = { in->frames, in->nframes, in->truncated, in->mmap };
+	struct stack_key key = { in->frames, in->nframes, in->truncated, in->mmap, in->dev };
 
 	return hmap_get(&m->stacks, frames_hash(in->frames, in->nframes, in->truncated), stack_eq,
 			&key);
@@ -245,7 +254,7 @@ static struct mt_stack *stack_find(struct mt_model *m, const struct mt_sample_in
 
 static struct mt_stack *stack_intern(struct mt_model *m, const struct mt_sample_in *in)
 {
-	struct stack_key key = { in->frames, in->nframes, in->truncated, in->mmap };
+	struct stack_key key = { in->frames, in->nframes, in->truncated, in->mmap, in->dev };
 	__u64 h = frames_hash(in->frames, in->nframes, in->truncated);
 	struct mt_stack *s = stack_find(m, in);
 	struct stack_rec *r;
@@ -272,6 +281,7 @@ static struct mt_stack *stack_intern(struct mt_model *m, const struct mt_sample_
 	s->nframes = in->nframes;
 	s->truncated = in->truncated;
 	s->mmap = in->mmap;
+	s->dev = in->dev;
 	memcpy(s->frames, in->frames, in->nframes * sizeof(s->frames[0]));
 	/* the call site: the innermost Python frame, or frame the runtime
 	 * named (MT_EV_NAMED) with a file, when there is one (the
@@ -324,6 +334,7 @@ static __u64 site_hash(const struct site_key *k)
 	if (k->group == MT_GROUP_STACK)
 		return hmap_mix(3, (unsigned long)k->stack);
 	h = hmap_mix(hmap_mix(k->group, k->stack->mmap), (unsigned long)f->module_path);
+	h = hmap_mix(h, dev_tag_bits(&k->stack->dev));
 	if (!f->function)
 		return hmap_mix(h, f->rel_addr);
 	h = hmap_mix(h, (unsigned long)f->function);
@@ -340,7 +351,7 @@ static bool site_eq(const void *val, const void *key)
 
 	if (k->group == MT_GROUP_STACK)
 		return s->stack == k->stack;
-	if (s->stack->mmap != k->stack->mmap)
+	if (s->stack->mmap != k->stack->mmap || !dev_tag_eq(&s->stack->dev, &k->stack->dev))
 		return false;
 	if (a->module_path != b->module_path || a->function != b->function)
 		return false;
@@ -837,8 +848,9 @@ void model_on_free(struct mt_model *m, pid_t pid, __u64 addr, __u64 ts_ns)
 	}
 	l = hmap_del(&m->live, live_hash(pid, addr), live_eq, &key);
 	if (!l) {
-		/* a mapping of the allocator's own is not in the model */
-		if (!(addr & MT_ADDR_MMAP))
+		/* a mapping of the allocator's own is not in the model; a
+		 * device handle made before memtop attached is no fault */
+		if (!(addr & (MT_ADDR_MMAP | MT_ADDR_DEVICE)))
 			m->drops.unknown_frees++;
 		return;
 	}
@@ -1059,9 +1071,72 @@ double model_inuse_bytes(const struct mt_model *m)
 	size_t i;
 
 	for (i = 0; i < m->nsite; i++)
-		if (!m->site_v[i]->stack->mmap)
+		if (!m->site_v[i]->stack->mmap && m->site_v[i]->stack->dev.tier != MT_TIER_DEVICE)
 			sum += m->site_v[i]->inuse_bytes;
 	return sum;
+}
+
+/* The total of device (api, index), made on first use; NULL past
+ * MT_DEVICES_MAX. */
+static struct mt_device_total *device_total(struct mt_model *m, __u8 api, __u8 index)
+{
+	struct mt_device_total *d;
+	size_t i;
+
+	for (i = 0; i < m->ndevices; i++)
+		if (m->devices[i].api == api && m->devices[i].index == index)
+			return &m->devices[i];
+	if (m->ndevices == MT_DEVICES_MAX)
+		return NULL;
+	d = &m->devices[m->ndevices++];
+	memset(d, 0, sizeof(*d));
+	d->api = api;
+	d->index = index;
+	d->inuse = m->clock; /* zero at every earlier tick, like a new stack */
+	return d;
+}
+
+/* Each device's memory held by live processes, a point of its history
+ * and its growth over the last MT_DEVICE_GROWTH_WINDOW_S. */
+static void tick_devices(struct mt_model *m, double now_s)
+{
+	double t[MT_HIST_POINTS], v[MT_HIST_POINTS];
+	struct mt_fit fit;
+	size_t i;
+	int n;
+
+	for (i = 0; i < m->ndevices; i++)
+		m->devices[i].inuse_bytes = 0;
+	for (i = 0; i < m->nagg; i++) {
+		const struct stack_agg *a = m->agg_v[i];
+		const struct mt_dev_tag *tag = &a->pub.stack->dev;
+		struct mt_device_total *d;
+
+		if (tag->tier != MT_TIER_DEVICE || a->ended)
+			continue;
+		d = device_total(m, tag->api, tag->index);
+		if (d)
+			d->inuse_bytes += a->pub.inuse_bytes;
+	}
+	for (i = 0; i < m->ndevices; i++) {
+		struct mt_device_total *d = &m->devices[i];
+
+		history_push(&d->inuse, now_s, d->inuse_bytes);
+		n = history_window(&d->inuse, now_s - MT_DEVICE_GROWTH_WINDOW_S, t, v,
+				   MT_HIST_POINTS);
+		stats_fit(t, v, n, &fit);
+		d->growth_bytes_per_s = fit.slope;
+	}
+}
+
+size_t model_device_count(const struct mt_model *m)
+{
+	return m->ndevices;
+}
+
+const struct mt_device_total *model_device_at(const struct mt_model *m, size_t i)
+{
+	return i < m->ndevices ? &m->devices[i] : NULL;
 }
 
 static int age_bucket(double age_s)
@@ -1332,6 +1407,7 @@ void model_tick(struct mt_model *m, __u64 now_ns)
 		tick_sites(m, now_ns, dt, site_alive, site_end);
 	}
 	tick_targets(m, now_s, dt);
+	tick_devices(m, now_s);
 	history_push(&m->clock, now_s, 0);
 	m->now_ns = now_ns;
 	free(site_alive);
@@ -1431,4 +1507,23 @@ size_t model_sites_sorted(const struct mt_model *m, enum mt_sort key, struct mt_
 	memcpy(out, tmp, n * sizeof(*tmp));
 	free(tmp);
 	return n;
+}
+
+size_t model_sites_sorted_tier(const struct mt_model *m, enum mt_sort key, unsigned int tiers,
+			       struct mt_site **out, size_t max)
+{
+	size_t n = m->nsite, i, k = 0;
+	struct mt_site **all;
+
+	if (tiers == MT_TIERS_ALL)
+		return model_sites_sorted(m, key, out, max);
+	all = malloc((n ? n : 1) * sizeof(*all));
+	if (!all)
+		return 0;
+	n = model_sites_sorted(m, key, all, n);
+	for (i = 0; i < n && k < max; i++)
+		if (device_tier_shown(all[i]->stack->dev.tier, tiers))
+			out[k++] = all[i];
+	free(all);
+	return k;
 }

@@ -24,6 +24,7 @@
 #include "memtop/abi.h"
 #include "input/target_facts.h"
 #include "stacks/frame.h"
+#include "model/device_tier.h"
 #include "model/stats.h"
 #include "util/strpool.h"
 
@@ -33,10 +34,12 @@
 struct mt_stack {
 	__u32 id;
 	__u32 nframes;
-	__u32 site_frame; /* index of the call-site frame (first non-allocator) */
-	bool truncated;   /* the unwinder could not reach the outermost frame */
-	bool mmap;        /* anonymous mappings (the mmap source), not heap blocks:
+	__u32 site_frame;      /* index of the call-site frame (first non-allocator) */
+	bool truncated;        /* the unwinder could not reach the outermost frame */
+	bool mmap;             /* anonymous mappings (the mmap source), not heap blocks:
 			   * its sites are its own and stay out of the heap totals */
+	struct mt_dev_tag dev; /* the device tier's allocations (docs/device-memory.md):
+				* sites of their own, out of the heap totals */
 	struct mt_frame frames[];
 };
 
@@ -193,9 +196,10 @@ struct mt_target {
 	 * Set by the overhead measure; 0 or 1: as the duty says. */
 	double phase_seen;
 	/* Estimated from samples. */
-	double inuse_bytes;
+	double inuse_bytes; /* the heap: neither mappings nor device memory */
 	double inuse_objects;
-	double sampled_bytes; /* allocated, all of its samples' estimates */
+	double device_inuse_bytes; /* the device tier, every device (exact: weight 1) */
+	double sampled_bytes;      /* allocated, all of its samples' estimates */
 	double sampled_objects;
 	/* History of rss and in-use for the target (stats.h). */
 	struct mt_target_stats stats;
@@ -234,6 +238,8 @@ struct mt_sample_in {
 	bool untracked;                /* no free will ever be reported for it */
 	bool truncated;                /* stack incomplete */
 	bool mmap;                     /* an anonymous mapping (MT_FN_MMAP), weight 1 */
+	struct mt_dev_tag dev;         /* a device allocation (MT_FN_DEVICE), weight 1;
+					* all zero: the host tier */
 	const struct mt_frame *frames; /* innermost first, copied by the model */
 	__u32 nframes;
 };
@@ -326,6 +332,9 @@ enum mt_sort {
 };
 size_t model_sites_sorted(const struct mt_model *m, enum mt_sort key, struct mt_site **out,
 			  size_t max);
+/* The same, of the sites whose tier the filter tiers (enum mt_tiers) shows. */
+size_t model_sites_sorted_tier(const struct mt_model *m, enum mt_sort key, unsigned int tiers,
+			       struct mt_site **out, size_t max);
 
 /* Per (stack, process) aggregates, for exports and the flame view, which
  * need whole stacks rather than sites. Estimates as in mt_site. */
@@ -381,7 +390,22 @@ struct mt_live_view {
 void model_live_each(const struct mt_model *m, void (*fn)(void *ctx, const struct mt_live_view *l),
 		     void *ctx);
 
-/* Sum of estimated in-use bytes over all sites. */
+/* Sum of estimated in-use bytes over all heap sites (not mmap, not device). */
 double model_inuse_bytes(const struct mt_model *m);
+
+/* One device's memory held by the watched processes that are alive
+ * (an ended process's device memory went with it), as of the last tick. */
+struct mt_device_total {
+	__u8 api;   /* enum mt_dev_api */
+	__u8 index; /* as mt_dev_tag.index */
+	double inuse_bytes;
+	double growth_bytes_per_s; /* least-squares slope of inuse over the last
+				    * MT_DEVICE_GROWTH_WINDOW_S; 0 until 3 points */
+	struct mt_history inuse;   /* one point per tick */
+};
+#define MT_DEVICE_GROWTH_WINDOW_S 60.0
+#define MT_DEVICES_MAX 32
+size_t model_device_count(const struct mt_model *m);
+const struct mt_device_total *model_device_at(const struct mt_model *m, size_t i);
 
 #endif /* MEMTOP_MODEL_H */

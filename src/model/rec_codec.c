@@ -142,7 +142,7 @@ bool rec_get_stack_frame(struct rec_cur *c, struct rec_frame_ids *f)
 
 /* ---- data ----------------------------------------------------------------- */
 
-enum { ALLOC_UNTRACKED = 1, ALLOC_TRUNCATED = 2, ALLOC_MMAP = 4 };
+enum { ALLOC_UNTRACKED = 1, ALLOC_TRUNCATED = 2, ALLOC_MMAP = 4, ALLOC_DEVICE = 8 };
 
 void rec_put_alloc(struct bytebuf *b, __u32 stack, const struct mt_sample_in *in, __u16 flags)
 {
@@ -156,8 +156,16 @@ void rec_put_alloc(struct bytebuf *b, __u32 stack, const struct mt_sample_in *in
 	rec_put_u64(b, in->weight_bytes);
 	rec_put_u64(b, in->rate);
 	rec_put_f64(b, in->duty);
-	rec_put_u8(b, (in->untracked ? ALLOC_UNTRACKED : 0) |
-			      (in->truncated ? ALLOC_TRUNCATED : 0) | (in->mmap ? ALLOC_MMAP : 0));
+	rec_put_u8(b, (in->untracked ? ALLOC_UNTRACKED : 0) | (in->truncated ? ALLOC_TRUNCATED : 0) |
+			      (in->mmap ? ALLOC_MMAP : 0) | (in->dev.tier ? ALLOC_DEVICE : 0));
+	/* the device tier: fields at the end (docs/recording.md) */
+	if (in->dev.tier) {
+		rec_put_u8(b, in->dev.tier);
+		rec_put_u8(b, in->dev.api);
+		rec_put_u8(b, in->dev.kind);
+		rec_put_u8(b, in->dev.index);
+		rec_put_u16(b, (__u16)in->dev.type);
+	}
 	rec_frame_end(b, f);
 }
 
@@ -178,6 +186,15 @@ bool rec_get_alloc(struct rec_cur *c, __u32 *stack, struct mt_sample_in *in)
 	in->untracked = bits & ALLOC_UNTRACKED;
 	in->truncated = bits & ALLOC_TRUNCATED;
 	in->mmap = bits & ALLOC_MMAP;
+	if (bits & ALLOC_DEVICE) {
+		in->dev.tier = rec_get_u8(c);
+		in->dev.api = rec_get_u8(c);
+		in->dev.kind = rec_get_u8(c);
+		in->dev.index = rec_get_u8(c);
+		in->dev.type = (__s16)rec_get_u16(c);
+		if (in->dev.tier != MT_TIER_DEVICE || !in->dev.api || in->dev.api >= MT_DEV_API_COUNT)
+			c->bad = true;
+	}
 	/* the model divides by neither, but a duty outside (0, 1] means nothing */
 	if (!(in->duty >= 0 && in->duty <= 1))
 		c->bad = true;
@@ -600,6 +617,7 @@ void rec_put_interval(struct bytebuf *b, const struct mt_model *m, const struct 
 	rec_put_u8(b, st->est_slowdown_measured);
 	rec_put_f64(b, st->est_slowdown_low_pct);
 	rec_put_f64(b, st->est_slowdown_high_pct);
+	rec_put_f64(b, st->inprocess_over_pct); /* added after, absent before */
 	rec_frame_end(b, f);
 }
 
@@ -619,7 +637,9 @@ bool rec_get_interval_measure(struct rec_cur *c, struct mt_status *st)
 	st->est_slowdown_measured = rec_get_u8(c);
 	st->est_slowdown_low_pct = rec_get_f64(c);
 	st->est_slowdown_high_pct = rec_get_f64(c);
-	if (!rec_range_ok(st->est_slowdown_low_pct, st->est_slowdown_high_pct))
+	st->inprocess_over_pct = c->n ? rec_get_f64(c) : 0;
+	if (!rec_range_ok(st->est_slowdown_low_pct, st->est_slowdown_high_pct) ||
+	    !(st->inprocess_over_pct >= 0))
 		c->bad = true;
 	return !c->bad;
 }

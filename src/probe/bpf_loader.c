@@ -187,9 +187,9 @@ int bpf_loader_add_target(struct mt_bpf *b, pid_t pid)
 }
 
 /* Delete every live-map entry of pid. */
-static void forget_live(struct mt_bpf *b, pid_t pid)
+/* Delete pid's entries of a map keyed by struct mt_live_key. */
+static void forget_keyed(int fd, pid_t pid)
 {
-	int fd = bpf_map__fd(b->skel->maps.live);
 	struct mt_live_key key, next, *prev = NULL;
 
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
@@ -212,7 +212,9 @@ void bpf_loader_remove_target(struct mt_bpf *b, pid_t pid)
 	bpf_map__delete_elem(b->skel->maps.pyprocs, &key, sizeof(key), 0);
 	bpf_map__delete_elem(b->skel->maps.brk_state, &key, sizeof(key), 0);
 	bpf_map__delete_elem(b->skel->maps.goprocs, &key, sizeof(key), 0);
-	forget_live(b, pid);
+	bpf_map__delete_elem(b->skel->maps.vk_types, &key, sizeof(key), 0);
+	forget_keyed(bpf_map__fd(b->skel->maps.live), pid);
+	forget_keyed(bpf_map__fd(b->skel->maps.dev_refs), pid);
 }
 
 int bpf_loader_set_brk(struct mt_bpf *b, pid_t pid, __u64 brk)
@@ -242,6 +244,11 @@ int bpf_loader_set_go(struct mt_bpf *b, pid_t pid, const struct mt_go_proc *go)
 	if (bpf_map__update_elem(b->skel->maps.goprocs, &key, sizeof(key), go, sizeof(*go), BPF_ANY))
 		return -errno;
 	return 0;
+}
+
+struct bpf_program *bpf_loader_prog_device(struct mt_bpf *b, bool ret)
+{
+	return ret ? b->skel->progs.mt_dev_return : b->skel->progs.mt_dev_entry;
 }
 
 struct bpf_program *bpf_loader_prog_go(struct mt_bpf *b, enum mt_go_prog which)

@@ -69,6 +69,11 @@ enum mt_go_prog {
 };
 struct bpf_program *bpf_loader_prog_go(struct mt_bpf *b, enum mt_go_prog which);
 
+/* The device source's programs (bpf/device.bpf.h): the entry uprobe, or
+ * with ret the uretprobe, of every device API function (the attach
+ * cookie is its enum mt_dev_fn). */
+struct bpf_program *bpf_loader_prog_device(struct mt_bpf *b, bool ret);
+
 /* Where pid's runtime.MemProfileRate is (struct mt_go_proc), read at
  * every Go sample for its weight; set again whenever it changes.
  * Forgotten with the target. 0 or -errno. */

@@ -14,6 +14,7 @@
  * slots of objects still loaded that still point at the sampler.
  */
 #include "probe/inject.h"
+#include "probe/inject_lock.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -530,7 +531,7 @@ static const char *hold_refusal(int e)
 	case 0:
 		return NULL;
 	case -EPERM:
-		return "ptrace refused";
+		return "ptrace refused: another tracer (another memtop?)";
 	case -ESRCH:
 		return "exited or exec'd during the injection";
 	case -ETIMEDOUT:
@@ -562,8 +563,10 @@ int inject_blind_spot(pid_t pid, char *why, size_t len)
 	return e;
 }
 
-int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __u64 rate,
-		  const __u64 *py_api, char *err, size_t errlen)
+static int detach_locked(struct inject_state *st, char *err, size_t errlen);
+
+static int attach_locked(struct inject_state *st, pid_t pid, const char *sampler_so, __u64 rate,
+			 const __u64 *py_api, char *err, size_t errlen)
 {
 	__u64 owner[MT_IFN_COUNT];
 	struct inject_hold_out out = { 0 };
@@ -664,9 +667,21 @@ int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __
 	counts_read(st, &st->counted_before); /* a reused copy's counts go on */
 	pause_record(st, &s);
 	inject_session_close(&s);
+	if (!st->reused && inject_image_count(pid) > 1) {
+		/* another memtop mapped its sampler at the same moment: the
+		 * slots are split between two samplers; both put theirs back
+		 * and watch it with uprobes (the calls pass through to the
+		 * allocator, where the uprobes see them) */
+		detach_locked(st, NULL, 0);
+		inject_free(st);
+		snprintf(err, errlen,
+			 "PID %d: another memtop put its sampler in at the same moment", pid);
+		st->why = "another memtop's sampler in it";
+		return -EBUSY;
+	}
 	if (inject_image_path(pid, st->base, st->path, sizeof(st->path))) {
 		snprintf(err, errlen, "PID %d: the sampler mapping vanished", pid);
-		inject_detach(st, NULL, 0);
+		detach_locked(st, NULL, 0);
 		st->why = "the sampler mapping vanished";
 		return -ENOENT;
 	}
@@ -725,8 +740,15 @@ int inject_rescan(struct inject_state *st, char *err, size_t errlen)
 		struct hold_work w = {
 			.st = st, .maps = &maps, .slots = fresh, .n = nfresh, .reroute = true
 		};
+		int lock = inject_lock();
 
+		if (lock == -EBUSY) {
+			proc_maps_free(&maps);
+			e = 0; /* another memtop injecting: the next refresh tries again */
+			goto out;
+		}
 		e = inject_hold(&s, hold_work_run, &w, &out, err, errlen);
+		inject_unlock(lock);
 	}
 	proc_maps_free(&maps);
 	if (e)
@@ -752,7 +774,7 @@ out:
 	return e;
 }
 
-int inject_detach(struct inject_state *st, char *err, size_t errlen)
+static int detach_locked(struct inject_state *st, char *err, size_t errlen)
 {
 	struct inject_hold_out out = { 0 };
 	struct inject_session s;
@@ -837,6 +859,35 @@ bool inject_orphaned(pid_t pid, const char *sampler_so)
 	}
 	inject_image_close(&st.im);
 	return yes;
+}
+
+/* One injection or putting back at a time on this host (inject_lock.h). */
+int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __u64 rate,
+		  const __u64 *py_api, char *err, size_t errlen)
+{
+	int lock = inject_lock(), e;
+
+	if (lock == -EBUSY) {
+		st->pid = pid;
+		st->why = "another memtop was injecting";
+		snprintf(err, errlen, "PID %d: another memtop held the injection lock for %d ms",
+			 pid, INJECT_LOCK_WAIT_MS);
+		return -EBUSY;
+	}
+	e = attach_locked(st, pid, sampler_so, rate, py_api, err, errlen);
+	inject_unlock(lock);
+	return e;
+}
+
+int inject_detach(struct inject_state *st, char *err, size_t errlen)
+{
+	int lock = inject_lock(), e;
+
+	/* a lock that cannot be had in time: put the process back all the
+	 * same (its slots are compared and swapped one by one) */
+	e = detach_locked(st, err, errlen);
+	inject_unlock(lock);
+	return e;
 }
 
 void inject_free(struct inject_state *st)

@@ -261,6 +261,20 @@ int inject_image_find_named(pid_t pid, const char *name, __u64 *base)
 	return e;
 }
 
+int inject_image_count(pid_t pid)
+{
+	struct mt_maps maps;
+	size_t i;
+	int n = 0, e = proc_maps_read(pid, &maps);
+
+	if (e)
+		return e;
+	for (i = 0; i < maps.n; i++)
+		n += is_image_map(&maps.v[i], MT_INJECT_MEMFD_NAME) && maps.v[i].offset == 0;
+	proc_maps_free(&maps);
+	return n;
+}
+
 int inject_image_path(pid_t pid, __u64 base, char *path, size_t len)
 {
 	struct mt_maps maps;

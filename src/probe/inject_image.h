@@ -53,6 +53,10 @@ __u64 inject_image_symbol(const struct inject_image *im, const char *name);
 /* Where an image of memfd name is mapped in pid: its load address in
  * *base. 0 or -ENOENT. */
 int inject_image_find_named(pid_t pid, const char *name, __u64 *base);
+/* How many samplers (memfds named MT_INJECT_MEMFD_NAME) are mapped in
+ * pid: more than one when two memtops injected it at the same moment.
+ * The count, or -errno. */
+int inject_image_count(pid_t pid);
 
 /* Where a sampler is already mapped in pid (a memfd named
  * MT_INJECT_MEMFD_NAME): its load address in *base. 0 or -ENOENT. */

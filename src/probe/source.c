@@ -4,9 +4,10 @@
  */
 #include "probe/source.h"
 
-extern const struct source_ops source_jvm, source_v8;
+extern const struct source_ops source_jvm, source_v8, source_device;
 
 const struct source_ops *const sources[SOURCE_ROWS] = {
-	&source_jvm, /* a JVM's Java heap (source_jvm.c, docs/java.md) */
-	&source_v8,  /* a Node.js process's V8 heap (source_v8.c, docs/node.md) */
+	&source_jvm,    /* a JVM's Java heap (source_jvm.c, docs/java.md) */
+	&source_v8,     /* a Node.js process's V8 heap (source_v8.c, docs/node.md) */
+	&source_device, /* device memory (source_device.c, docs/device-memory.md) */
 };

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * source.h - the table of sources that stream a watched process's
- * allocations in user space, beside its allocator's probes: a runtime's
- * or an API's own sampler (a JVM's JVMTI agent, docs/java.md). Each is a
+ * source.h - the table of sources beside a watched process's allocator
+ * probes: a runtime's own sampler streaming in user space (a JVM's JVMTI
+ * agent, docs/java.md; V8's sampling heap profiler, docs/node.md) or a
+ * second heap's API (device memory, docs/device-memory.md). Each is a
  * row with the same operations; watch.c runs every row on every process
  * it attaches, and never branches on which. Adding such a source is its
  * module plus one row (source.c); docs/architecture.md has the recipe.
  *
- * A row's records go to env->record, in the ring-buffer record format
+ * A row's records go to env->record (or come from the BPF program, for a
+ * row that attaches probes: device memory), in the ring-buffer record format
  * (include/memtop/abi.h), so ingest, the recording and every view take
  * them as the BPF side's; what it learns about the process goes into the
  * facts the caller hands to the model (input/target_facts.h).
@@ -21,6 +23,7 @@
 #include <linux/types.h>
 
 #include "config.h"
+#include "probe/bpf_loader.h"
 #include "input/target_facts.h"
 
 /* What a row may use. */
@@ -29,9 +32,12 @@ struct source_env {
 	/* one line for the user (a refusal, a start), with warn_ctx */
 	void (*warn)(void *ctx, const char *msg);
 	void *warn_ctx;
-	/* a record for ingest, with record_ctx */
+	/* a record for ingest, with record_ctx; NULL: rows that stream
+	 * records in user space do not start */
 	void (*record)(void *ctx, const void *rec, size_t len);
 	void *record_ctx;
+	/* the BPF side, for rows whose records the BPF program makes */
+	struct mt_bpf *bpf;
 	/* a file memtop ships (its sampler, its agents): 0 or -ENOENT */
 	int (*find_lib)(const char *name, char *path, size_t len);
 };
@@ -70,6 +76,6 @@ struct source_ops {
 
 /* The rows. */
 extern const struct source_ops *const sources[];
-#define SOURCE_ROWS 2
+#define SOURCE_ROWS 3
 
 #endif /* MEMTOP_PROBE_SOURCE_H */

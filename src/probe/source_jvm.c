@@ -62,6 +62,8 @@ static int jvm_row_start(const struct source_env *env, const struct source_proc 
 	int e = jvm_source_detect(pid, why, sizeof(why));
 
 	*state = NULL;
+	if (!env->record)
+		return 0; /* nobody takes what it would stream */
 	if ((e == -EAGAIN && !last) || !e)
 		return e; /* not up yet; or not a JVM */
 	if (e < 0)

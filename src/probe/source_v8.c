@@ -79,7 +79,8 @@ static int v8_row_start(const struct source_env *env, const struct source_proc *
 
 	(void)last;
 	*state = NULL;
-	if (p->launched || env->cfg->inject_mode == MT_INJECT_NEVER || !node_detect(p->pid))
+	if (!env->record || p->launched || env->cfg->inject_mode == MT_INJECT_NEVER ||
+	    !node_detect(p->pid))
 		return 0;
 	if (env->find_lib(V8_AGENT_SO, so, sizeof(so))) {
 		say(env, "PID %d: %s not found: its V8 heap is not sampled", p->pid, V8_AGENT_SO);

@@ -866,6 +866,7 @@ static struct source_env source_env_of(const struct watch_set *ws)
 				    .warn_ctx = ws->env.warn_ctx,
 				    .record = ws->env.record,
 				    .record_ctx = ws->env.record_ctx,
+				    .bpf = ws->env.bpf,
 				    .find_lib = find_memtop_lib };
 }
 
@@ -879,7 +880,7 @@ static void source_start(struct watch_set *ws, struct watched *w, size_t i,
 	bool last;
 	int e;
 
-	if (!ws->env.record || slot->phase == SOURCE_ON || slot->phase == SOURCE_OFF)
+	if (slot->phase == SOURCE_ON || slot->phase == SOURCE_OFF)
 		return;
 	if (slot->phase == SOURCE_UNCHECKED)
 		slot->deadline_ns = now + row->wait_s * 1000000000ULL;

@@ -24,6 +24,7 @@
 #include "probe/allocators.h"
 #include "probe/attach.h"
 #include "probe/bpf_loader.h"
+#include "probe/device_source.h"
 #include "probe/go_runtime.h"
 #include "probe/inject.h"
 #include "probe/phase_share.h"

@@ -159,6 +159,42 @@ static const char *site_mechanism(const struct mt_model *m, const struct mt_site
 	return NULL;
 }
 
+/* A device site's "device": which API, device and kind of memory. */
+static void write_device_tag(struct json_writer *w, const struct mt_dev_tag *t)
+{
+	char kind[96];
+
+	jw_key(w, "device");
+	jw_object_begin(w);
+	kv_string(w, "api", device_api_name(t->api));
+	kv_uint(w, "index", t->index);
+	kv_string(w, "kind", device_kind_describe(t->kind, kind, sizeof(kind)));
+	jw_key(w, "memory_type");
+	if (t->type >= 0)
+		jw_uint(w, (__u64)t->type);
+	else
+		jw_null(w);
+	jw_object_end(w);
+}
+
+/* Each device's memory held by the watched processes, and its growth. */
+static void write_devices(struct json_writer *w, const struct mt_model *m)
+{
+	jw_key(w, "devices");
+	jw_array_begin(w);
+	for (size_t i = 0; i < model_device_count(m); i++) {
+		const struct mt_device_total *d = model_device_at(m, i);
+
+		jw_object_begin(w);
+		kv_string(w, "api", device_api_name(d->api));
+		kv_uint(w, "index", d->index);
+		kv_double(w, "inuse_bytes", d->inuse_bytes, 0);
+		kv_double(w, "growth_bytes_per_s", d->growth_bytes_per_s, 1);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+}
+
 static void write_site(struct json_writer *w, const struct mt_model *m, const struct mt_site *s)
 {
 	const struct mt_site_stats *st = &s->stats;
@@ -169,7 +205,10 @@ static void write_site(struct json_writer *w, const struct mt_model *m, const st
 
 	jw_object_begin(w);
 	kv_uint(w, "id", s->id);
-	kv_string(w, "source", s->stack->mmap ? "mmap" : "heap");
+	kv_string(w, "source", s->stack->dev.tier ? "device" : s->stack->mmap ? "mmap" : "heap");
+	kv_string(w, "tier", device_tier_name(s->stack->dev.tier));
+	if (s->stack->dev.tier)
+		write_device_tag(w, &s->stack->dev);
 	kv_string(w, "mechanism", site_mechanism(m, s));
 	write_location(w, s->frame);
 	kv_double(w, "alloc_bytes_per_s", s->alloc_bytes_per_s, 1);
@@ -321,6 +360,7 @@ static void write_target(struct json_writer *w, const struct mt_target *t)
 		    t->slowdown_high_pct);
 	kv_double(w, "phase_seen", t->phase_seen > 0 ? t->phase_seen : 1, 3);
 	kv_double(w, "inuse_bytes", t->inuse_bytes, 0);
+	kv_double(w, "device_inuse_bytes", t->device_inuse_bytes, 0);
 	kv_double_or_null(w, "heap_explains_rss_growth", t->stats.heap_explains, 3,
 			  t->stats.heap_explains >= 0);
 	kv_uint(w, "stacks", t->nstacks);
@@ -417,6 +457,7 @@ static int json_tick(struct mt_fe_ctx *ctx)
 	for (i = 0; i < n; i++)
 		write_site(&w, m, sites[i]);
 	jw_array_end(&w);
+	write_devices(&w, m);
 	if (st->cgroup.on)
 		write_cgroup(&w, &st->cgroup);
 	if (st->push_on)

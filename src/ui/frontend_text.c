@@ -110,6 +110,20 @@ static void print_cgroup(const struct mt_cgroup_status *cg)
 	       fmt_age(eta, sizeof(eta), cg->time_to_max_s), (long long)cg->mem.oom_kill);
 }
 
+/* One line per device: the memory the watched processes hold on it. */
+static void print_devices(const struct mt_model *m)
+{
+	char held[16], growth[16];
+
+	for (size_t i = 0; i < model_device_count(m); i++) {
+		const struct mt_device_total *d = model_device_at(m, i);
+
+		printf("device %s:%u  held %s  growth %s/s\n", device_api_name(d->api), d->index,
+		       fmt_bytes(held, sizeof(held), d->inuse_bytes),
+		       fmt_bytes(growth, sizeof(growth), d->growth_bytes_per_s));
+	}
+}
+
 static int text_tick(struct mt_fe_ctx *ctx)
 {
 	struct text_state *ts = ctx->priv;
@@ -157,21 +171,28 @@ static int text_tick(struct mt_fe_ctx *ctx)
 	if (st->cgroup.on)
 		print_cgroup(&st->cgroup);
 	print_targets(m);
+	print_devices(m);
 	printf("%9s %8s %8s %8s %5s %6s %8s  %s\n", "ALLOC/s", "OBJ/s", "IN-USE", "GROWTH/m",
 	       "LEAK", "AGE", "SAMPLES", "FUNCTION (MODULE FILE:LINE)");
 	for (i = 0; i < n; i++) {
 		const struct mt_site *s = sites[i];
-		char untracked[64] = "";
+		char untracked[64] = "", dev[128] = "";
 
 		if (s->untracked_samples)
 			snprintf(untracked, sizeof(untracked),
 				 " [in-use low: %llu untracked, --live-max]",
 				 (unsigned long long)s->untracked_samples);
-		printf("%7s/s %8s %8s %8s %5.0f %6s %8llu  %s%s%s%s%s\n", fig_rate(a, sizeof(a), s),
-		       fig_obj_rate(b, sizeof(b), s), fig_inuse(c, sizeof(c), s, s->inuse_bytes),
-		       fig_growth(e, sizeof(e), s), s->stats.leak_score,
-		       fmt_age(g, sizeof(g), s->stats.oldest_live_age_s),
-		       (unsigned long long)s->samples, fmt_frame(label, sizeof(label), s->frame),
+		if (s->stack->dev.tier) {
+			dev[0] = ' ';
+			dev[1] = '[';
+			device_tag_describe(&s->stack->dev, dev + 2, sizeof(dev) - 3);
+			strcat(dev, "]");
+		}
+		printf("%7s/s %8s %8s %8s %5.0f %6s %8llu  %s%s%s%s%s%s\n",
+		       fig_rate(a, sizeof(a), s), fig_obj_rate(b, sizeof(b), s),
+		       fig_inuse(c, sizeof(c), s, s->inuse_bytes), fig_growth(e, sizeof(e), s),
+		       s->stats.leak_score, fmt_age(g, sizeof(g), s->stats.oldest_live_age_s),
+		       (unsigned long long)s->samples, fmt_frame(label, sizeof(label), s->frame), dev,
 		       s->stack->mmap ? " [mmap]" : "", s->stack->truncated ? " [truncated]" : "",
 		       s->ended_ns ? " [ended]" : "", untracked);
 	}

@@ -18,6 +18,6 @@ struct mt_site **top_sites(const struct mt_fe_ctx *ctx, size_t *n)
 	sites = calloc(max ? max : 1, sizeof(*sites));
 	if (!sites)
 		return NULL;
-	*n = model_sites_sorted(ctx->model, MT_SORT_LEAK, sites, max);
+	*n = model_sites_sorted_tier(ctx->model, MT_SORT_LEAK, ctx->cfg->tiers, sites, max);
 	return sites;
 }

@@ -2,7 +2,7 @@
 /*
  * top_sites.h - the call sites a batch front end prints (-b, --json):
  * the first --top of them by leak score, then in-use bytes (all of them
- * with --top 0).
+ * with --top 0), of the tiers --tier asks for.
  */
 #ifndef MEMTOP_UI_TOP_SITES_H
 #define MEMTOP_UI_TOP_SITES_H

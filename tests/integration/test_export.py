@@ -28,7 +28,9 @@ INTERVAL = "0.5"
 RATE_ARGS = ("--rate", "4K", "--max-overhead", "none")
 WL_ARGS = ("--iterations=2000", "--duration=2")
 SAMPLE_TYPES = [("alloc_objects", "count"), ("alloc_space", "bytes"),
-                ("inuse_objects", "count"), ("inuse_space", "bytes")]
+                ("inuse_objects", "count"), ("inuse_space", "bytes"),
+                ("device_alloc_objects", "count"), ("device_alloc_space", "bytes"),
+                ("device_inuse_objects", "count"), ("device_inuse_space", "bytes")]
 
 
 # ==== A small profile.proto reader (independent of memtop's encoder) ====

@@ -49,7 +49,7 @@ DOC_SERVE = "127.0.0.1:6060"  # the address every configuration of the page uses
 SERVING = re.compile(r"^memtop: serving http://(127\.0\.0\.1:\d+)/")
 SITE_LABELS = {"__name__", "job", "instance", "site", "function", "module", "file", "line"}
 MAX_SITES = 40
-MAX_SAMPLES = 12 + 6 * 64 + 4 * MAX_SITES + 2  # docs/export.md, "Bounded label cardinality"
+MAX_SAMPLES = 12 + 6 * 64 + 4 * MAX_SITES + 2 + 2  # docs/export.md, "Bounded label cardinality"
 
 
 # ==== The page ====

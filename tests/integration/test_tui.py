@@ -508,8 +508,10 @@ def layout_problem(scr, cols, rows, have, lack, name_min, bar, pids):
     rows_ = table_rows(scr)
     if not any("leak_site (" in r for r in rows_):
         return "leak_site's name is cut"
-    if not any(re.match(r"^! .*(BACKOFF|backed off)", l) for l in lines[:3]):
-        return "the back-off warning is gone"
+    # the budget's warning: backed off (uprobes), or over it (in-process)
+    if not any(re.match(r"^! .*(BACKOFF|backed off|OVER BUDGET|over budget)", l)
+               for l in lines[:3]):
+        return "the budget's warning is gone"
     if not lines[-1].startswith(bar):
         return "key bar %r does not start with %r" % (lines[-1], bar)
     if "PID" in have and not any(re.match(r"^ *(%d|%d)\+? " % pids, r) for r in rows_):

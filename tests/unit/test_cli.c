@@ -128,7 +128,7 @@ static const char *const all_long_options[] = {
 	"--probe-mode", "--stack-copy",   "--live-max",     "--theme",     "--ascii",
 	"--no-color",   "--output",       "--output-every", "--folded",    "--push",
 	"--push-every", "--max-overhead", "--no-preload",   "--no-inject", "--verbose",
-	"--help",       "--version",
+	"--help",       "--version",      "--tier",
 };
 
 /* Help text with every run of blanks and newlines as one space, so a
@@ -653,6 +653,16 @@ static void test_group_probe_mode(void **state)
 	ERR("memtop: --group: 'Function' is not function, line or stack", "-p", "1", "--group",
 	    "Function");
 	ERR("memtop: --group: '' is not function, line or stack", "-p", "1", "--group=");
+
+	OK("-p", "1");
+	assert_int_equal(cfg.tiers, MT_TIERS_ALL);
+	OK("-p", "1", "--tier", "device");
+	assert_int_equal(cfg.tiers, MT_TIERS_DEVICE);
+	OK("-p", "1", "--tier=host");
+	assert_int_equal(cfg.tiers, MT_TIERS_HOST);
+	OK("-p", "1", "--tier", "all");
+	assert_int_equal(cfg.tiers, MT_TIERS_ALL);
+	ERR("memtop: --tier: 'gpu' is not all, host or device", "-p", "1", "--tier", "gpu");
 
 	OK("-p", "1", "--probe-mode", "auto");
 	assert_int_equal(cfg.probe_mode, MT_PROBE_AUTO);

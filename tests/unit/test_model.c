@@ -3,7 +3,8 @@
  * test_model.c - site aggregation: weights, in-use accounting through
  * frees, call-site choice past allocator machinery, grouping and
  * regrouping, per-process forgetting, rates and sorting, the per-target
- * bound on stacks.
+ * bound on stacks, the device tier (its own sites, out of the heap,
+ * per-device totals and growth, the tier filter, its words).
  */
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <cmocka.h>
 
 #include "model/model.h"
+#include "probe/device_source.h"
 #include "util/sampling.h"
 #include "util/strpool.h"
 #include "frame_fixture.h"
@@ -27,6 +29,22 @@ static void alloc(struct mt_model *m, pid_t pid, __u64 addr, __u64 size, const s
 	struct mt_sample_in in = {
 		.pid = pid, .ts_ns = 1, .addr = addr, .size = size, .frames = fr, .nframes = n
 	};
+
+	assert_int_equal(model_on_alloc(m, &in), 0);
+}
+
+/* A device allocation of the device tier: weight 1, exact. */
+static void dev_alloc(struct mt_model *m, pid_t pid, __u64 addr, __u64 size, __u64 ts,
+		      const struct mt_frame *fr, int n, __u8 kind)
+{
+	struct mt_sample_in in = { .pid = pid,
+				   .ts_ns = ts,
+				   .addr = addr,
+				   .size = size,
+				   .weight_bytes = size,
+				   .dev = { MT_TIER_DEVICE, MT_DEV_VULKAN, kind, 0, 2 },
+				   .frames = fr,
+				   .nframes = n };
 
 	assert_int_equal(model_on_alloc(m, &in), 0);
 }
@@ -327,11 +345,116 @@ static void test_facts_door(void **state)
 	model_free(m);
 }
 
+static struct mt_site *site_of_tier(struct mt_model *m, const char *fn, unsigned tier)
+{
+	for (size_t i = 0; i < model_site_count(m); i++) {
+		struct mt_site *s = model_site_at(m, i);
+
+		if (!strcmp(s->frame->function, fn) && s->stack->dev.tier == tier)
+			return s;
+	}
+	return NULL;
+}
+
+static void test_device_tier(void **state)
+{
+	struct mt_model *m = new_model(MT_GROUP_FUNCTION, NULL);
+	struct mt_frame st[2] = { frame("upload", 10), frame("main", 20) };
+	struct mt_site *host, *dev, *v[8];
+	const struct mt_device_total *d;
+	__u64 key = MT_DEVICE_KEY(MT_DEV_VULKAN, 0x1000);
+	int i;
+
+	model_target(m, 7, true);
+	/* the same stack on the heap and on the device: two sites */
+	alloc(m, 7, 0x1000, 4096, st, 2);
+	dev_alloc(m, 7, key, 1 << 20, 2, st, 2, MT_DK_DEVICE_LOCAL);
+	host = site_of_tier(m, "upload", MT_TIER_HOST);
+	dev = site_of_tier(m, "upload", MT_TIER_DEVICE);
+	assert_non_null(host);
+	assert_non_null(dev);
+	assert_ptr_not_equal(host, dev);
+	assert_true(dev->inuse_bytes == 1 << 20); /* weight 1: exact */
+	assert_int_equal(dev->stack->dev.type, 2);
+	/* the device's bytes stay out of the heap figures */
+	assert_true(fabs(model_target(m, 7, false)->inuse_bytes - host->inuse_bytes) < 1e-6);
+	assert_true(model_target(m, 7, false)->device_inuse_bytes == 1 << 20);
+	assert_true(fabs(model_inuse_bytes(m) - host->inuse_bytes) < 1e-6);
+	/* another kind from the same function: a site of its own */
+	dev_alloc(m, 7, MT_DEVICE_KEY(MT_DEV_VULKAN, 0x2000), 1 << 20, 3, st, 2, MT_DK_HOST_VISIBLE);
+	assert_int_equal(model_site_count(m), 3);
+	/* the tier filter */
+	assert_int_equal(model_sites_sorted_tier(m, MT_SORT_INUSE, MT_TIERS_DEVICE, v, 8), 2);
+	assert_true(v[0]->stack->dev.tier == MT_TIER_DEVICE);
+	assert_int_equal(model_sites_sorted_tier(m, MT_SORT_INUSE, MT_TIERS_HOST, v, 8), 1);
+	assert_ptr_equal(v[0], host);
+	assert_int_equal(model_sites_sorted_tier(m, MT_SORT_INUSE, MT_TIERS_ALL, v, 8), 3);
+	/* a free of the handle; one of a handle never seen is no fault */
+	model_on_free(m, 7, key, 4);
+	assert_true(dev->inuse_bytes == 0);
+	model_on_free(m, 7, MT_DEVICE_KEY(MT_DEV_VULKAN, 0x9000), 5);
+	assert_int_equal(model_drops(m)->unknown_frees, 0);
+	/* per device: held and growth, 1 MiB more every second */
+	for (i = 0; i < 10; i++) {
+		dev_alloc(m, 7, MT_DEVICE_KEY(MT_DEV_VULKAN, 0x10000 + i), 1 << 20,
+			  (2 + i) * 1000000000ULL, st, 2, MT_DK_HOST_VISIBLE);
+		model_tick(m, (2 + i) * 1000000000ULL + 1);
+	}
+	assert_int_equal(model_device_count(m), 1);
+	d = model_device_at(m, 0);
+	assert_int_equal(d->api, MT_DEV_VULKAN);
+	assert_true(d->inuse_bytes == 11.0 * (1 << 20));
+	assert_true(fabs(d->growth_bytes_per_s - (1 << 20)) < 1e3);
+	/* an ended process's device memory went with it */
+	model_target_ended(m, 7, &(struct mt_target_end){ .kind = MT_END_EXIT }, 12000000000ULL);
+	model_tick(m, 13000000000ULL);
+	assert_true(model_device_at(m, 0)->inuse_bytes == 0);
+	model_free(m);
+}
+
+static void test_device_words(void **state)
+{
+	char buf[128];
+	struct mt_dev_tag t = { MT_TIER_DEVICE, MT_DEV_VULKAN,
+				MT_DK_DEVICE_LOCAL | MT_DK_HOST_VISIBLE, 1, 0 };
+	struct mt_dev_tag u = { MT_TIER_DEVICE, MT_DEV_VULKAN, MT_DK_UNKNOWN, 0, 3 };
+	struct mt_dev_tag host = { 0 };
+
+	assert_string_equal(device_tag_describe(&t, buf, sizeof(buf)),
+			    "vulkan:1 device-local,host-visible");
+	assert_string_equal(device_tag_describe(&u, buf, sizeof(buf)), "vulkan:0 type 3");
+	assert_string_equal(device_tag_describe(&host, buf, sizeof(buf)), "");
+	assert_string_equal(device_kind_describe(MT_DK_MANAGED | MT_DK_PINNED_HOST, buf, 14),
+			    "managed"); /* cut at a whole name */
+	assert_string_equal(device_api_name(MT_DEV_CUDA_VMM), "cuda");
+	assert_string_equal(device_api_name(99), "?");
+	assert_true(device_tier_shown(MT_TIER_DEVICE, MT_TIERS_ALL));
+	assert_false(device_tier_shown(MT_TIER_DEVICE, MT_TIERS_HOST));
+	assert_false(device_tier_shown(MT_TIER_HOST, MT_TIERS_DEVICE));
+	/* handle spaces never meet each other, a heap block or a mapping */
+	assert_true(MT_DEVICE_KEY(MT_DEV_OPENCL, 0x1000) != MT_DEVICE_KEY(MT_DEV_VULKAN, 0x1000));
+	assert_true(MT_ADDR_IS_DEVICE(MT_DEVICE_KEY(MT_DEV_CUDA, 0x7f0000001000ULL)));
+	assert_false(MT_ADDR_IS_DEVICE(0x7f0000001000ULL));
+	assert_false(MT_ADDR_IS_DEVICE(MT_ADDR_MMAP | 0x1000));
+}
+
+/* The probe table's API names are the views' words for them. */
+static void test_device_api_names_agree(void **state)
+{
+	const struct device_api *const *v;
+	size_t i, n = device_source_apis(&v);
+
+	assert_true(n >= 3);
+	for (i = 0; i < n; i++)
+		assert_string_equal(v[i]->name, device_api_name(v[i]->api));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_weights_and_frees),
 		cmocka_unit_test(test_facts_door),
+		cmocka_unit_test(test_device_api_names_agree),
 		cmocka_unit_test(test_size_objects_use_the_weights),
 		cmocka_unit_test(test_untracked_counts_but_never_in_use),
 		cmocka_unit_test(test_site_skips_allocator_frames),
@@ -341,6 +464,8 @@ int main(void)
 		cmocka_unit_test(test_stacks_bounded_per_target),
 		cmocka_unit_test(test_rates_and_sorting),
 		cmocka_unit_test(test_bad_skip_regex),
+		cmocka_unit_test(test_device_tier),
+		cmocka_unit_test(test_device_words),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -688,8 +688,12 @@ static struct dprof *model_profile(struct mt_model *m, const struct pprof_model_
 static void test_model_profile(void **state)
 {
 	struct mt_model *m = two_target_model();
-	const char *types[] = { "alloc_objects", "alloc_space", "inuse_objects", "inuse_space" };
-	const char *units[] = { "count", "bytes", "count", "bytes" };
+	const char *types[] = { "alloc_objects",        "alloc_space",
+				"inuse_objects",        "inuse_space",
+				"device_alloc_objects", "device_alloc_space",
+				"device_inuse_objects", "device_inuse_space" };
+	const char *units[] = { "count", "bytes", "count", "bytes",
+				"count", "bytes", "count", "bytes" };
 	struct pprof_model_opts o = { .version = "9.9-test" };
 	const struct dsample *leak, *churn, *other;
 	double w1m = weight(1 << 20), w64k = weight(65536), w2m = weight(2 << 20);
@@ -697,8 +701,8 @@ static void test_model_profile(void **state)
 	size_t i;
 
 	p = model_profile(m, &o);
-	assert_int_equal(p->nst, 4);
-	for (i = 0; i < 4; i++) {
+	assert_int_equal(p->nst, 8);
+	for (i = 0; i < 8; i++) {
 		assert_string_equal(S(p, p->st_type[i]), types[i]);
 		assert_string_equal(S(p, p->st_unit[i]), units[i]);
 	}

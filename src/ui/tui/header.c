@@ -152,6 +152,7 @@ void header_refresh(struct tui *t)
 	h->budget_pct = t->status->budget_pct;
 	h->backed_off = t->status->backed_off;
 	h->unreachable = t->status->budget_unreachable;
+	h->inprocess_over_pct = t->status->inprocess_over_pct;
 	h->duty = t->status->duty;
 	h->phase_rate = t->status->phase_rate;
 	h->cgroup = t->status->cgroup;
@@ -183,6 +184,13 @@ static int warnings_collect(const struct tui *t, struct warning *w)
 	if (h->unreachable) {
 		snprintf(w[n].text, sizeof(w[n].text),
 			 "budget unreachable: free() probes alone cost %.1f%%", h->floor_pct);
+		snprintf(w[n].brief, sizeof(w[n].brief), "OVER BUDGET");
+		n++;
+	}
+	if (h->inprocess_over_pct > 0) {
+		snprintf(w[n].text, sizeof(w[n].text),
+			 "over budget: in-process sampling costs %.1f%%; a larger --rate samples less",
+			 h->inprocess_over_pct);
 		snprintf(w[n].brief, sizeof(w[n].brief), "OVER BUDGET");
 		n++;
 	}
@@ -349,6 +357,9 @@ static void draw_targets(struct tui *t, int y)
 
 /* The figures, most telling first: what the process holds, what memtop
  * sees of it, what watching costs it, how busy the data path is. */
+/* Devices named in the header at most (the rest are in -b and JSON). */
+#define TUI_HDR_DEVICES 3
+
 static void draw_figures(struct tui *t, int y)
 {
 	const struct tui_header *h = &t->hdr;
@@ -358,6 +369,18 @@ static void draw_figures(struct tui *t, int y)
 	x = pair(t, y, x, "RSS ", fmt_bytes(a, sizeof(a), h->rss_bytes), t->attr[THEME_HEADER_VALUE]);
 	x = pair(t, y, x, "heap since attach ", fmt_bytes(a, sizeof(a), h->inuse_bytes),
 		 t->attr[THEME_HEADER_VALUE]);
+	/* each device's memory the watched processes hold, and its growth
+	 * (the device tier, docs/device-memory.md) */
+	for (size_t i = 0; i < model_device_count(t->model) && i < TUI_HDR_DEVICES; i++) {
+		const struct mt_device_total *d = model_device_at(t->model, i);
+		char name[32], g[32], held[80];
+
+		snprintf(name, sizeof(name), "%s:%u ", device_api_name(d->api), d->index);
+		fmt_bytes(g, sizeof(g), d->growth_bytes_per_s > 0 ? d->growth_bytes_per_s : 0);
+		snprintf(held, sizeof(held), "%s +%s/s", fmt_bytes(a, sizeof(a), d->inuse_bytes), g);
+		x = pair(t, y, x, name, held,
+			 t->attr[d->growth_bytes_per_s > 0 ? THEME_WARNING : THEME_HEADER_VALUE]);
+	}
 	/* the target's slowdown, the number --max-overhead limits (JSON
 	 * overhead.est_slowdown_pct) */
 	if (h->slowdown_measured)

@@ -76,6 +76,8 @@ const struct key_binding key_table[] = {
 	{ { 'L' }, KA_SORT_LEAK, KV_TOP, NULL, "Sort by leak score" },
 	{ { 'g' }, KA_GROUP, KV_TOP, "Group",
 	  "Group sites by function, by line or by whole stack (cycles)", 7 },
+	{ { 'T' }, KA_TIER, KV_TOP, NULL,
+	  "Show host sites, device sites (Vulkan, OpenCL, CUDA) or both (cycles)" },
 	{ { 'n' }, KA_SEARCH_NEXT, KV_TOP | KV_FLAME, NULL,
 	  "Jump to the next match of the search" },
 

@@ -49,6 +49,7 @@ enum key_action {
 	KA_SORT_INUSE,
 	KA_SORT_LEAK,
 	KA_GROUP,
+	KA_TIER,
 	KA_FLAME_MODE,
 	KA_PROCS,
 	KA_UP,

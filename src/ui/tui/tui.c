@@ -521,6 +521,7 @@ static int tui_start(struct mt_fe_ctx *ctx)
 	t->ctx = ctx;
 	t->model = ctx->model;
 	t->cfg = ctx->cfg;
+	t->top.tiers = ctx->cfg->tiers;
 	t->status = ctx->status;
 	t->top.sort = MT_SORT_LEAK;
 	t->view = &view_top;

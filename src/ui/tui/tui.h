@@ -74,9 +74,10 @@ struct tui_row {
 	/* ui/figures.h: rates are the smoothed ones; ~ on large sampling
 	 * errors; growth only once it stands out of the noise */
 	bool rate_approx, inuse_approx, growth_shown;
-	bool ended;     /* frozen: its processes all ended */
-	bool mmap;      /* anonymous mappings (the mmap source), not heap */
-	bool untracked; /* some samples found the live map full: in-use low */
+	bool ended;            /* frozen: its processes all ended */
+	bool mmap;             /* anonymous mappings (the mmap source), not heap */
+	struct mt_dev_tag dev; /* the device tier: API, device, kind */
+	bool untracked;        /* some samples found the live map full: in-use low */
 };
 
 #define TUI_TEXT_MAX 128
@@ -94,8 +95,9 @@ struct tui_top {
 	bool follow; /* the user moved the cursor: it stays on sel_id */
 	int sel;
 	int scroll;
-	int page;  /* rows shown at the last draw */
-	pid_t pid; /* only sites with allocations of this process; 0: all */
+	int page;       /* rows shown at the last draw */
+	pid_t pid;      /* only sites with allocations of this process; 0: all */
+	unsigned tiers; /* enum mt_tiers: host sites, device sites or both (T) */
 };
 
 #define TUI_SITE_STACKS 8
@@ -199,6 +201,7 @@ struct tui_header {
 	double budget_pct; /* <= 0: none */
 	bool backed_off;
 	bool unreachable;
+	double inprocess_over_pct; /* status.h: in-process cost over the budget */
 	double duty;
 	__u64 phase_rate;
 	/* Memory the probes do not see (model/unseen.h): the first live

@@ -33,18 +33,24 @@ static void flame_refresh(struct tui *t)
 	for (size_t i = 0; i < n; i++) {
 		const struct mt_stack_agg *a = model_stack_at(t->model, i);
 		const struct mt_stack *st = a ? a->stack : NULL;
-		const char *prefix[2];
-		char proc[48];
+		const char *prefix[3];
+		char proc[48], tag[128] = "[device ";
 		int np = 0;
 		__u32 skip;
 
-		if (!st)
+		if (!st || !device_tier_shown(st->dev.tier, t->top.tiers))
 			continue;
 		if (multi) {
 			const struct mt_target *tg = model_target(t->model, a->pid, false);
 
 			snprintf(proc, sizeof(proc), "%s (%d)", tg ? tg->comm : "?", (int)a->pid);
 			prefix[np++] = proc;
+		}
+		if (st->dev.tier) {
+			/* the device tier under a root of its own (T filters) */
+			device_tag_describe(&st->dev, tag + 8, sizeof(tag) - 9);
+			strcat(tag, "]");
+			prefix[np++] = tag;
 		}
 		if (st->truncated)
 			prefix[np++] = "[incomplete stack]";

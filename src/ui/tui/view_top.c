@@ -205,7 +205,8 @@ static void top_refresh(struct tui *t)
 		const struct mt_site *s = v[i];
 		struct tui_row *r;
 
-		if (!frame_matches(s->frame, p->filter) || (mine && isnan(mine[s->id])))
+		if (!frame_matches(s->frame, p->filter) || (mine && isnan(mine[s->id])) ||
+		    !device_tier_shown(s->stack->dev.tier, p->tiers))
 			continue;
 		r = &p->rows[p->nrows++];
 		r->id = s->id;
@@ -218,6 +219,7 @@ static void top_refresh(struct tui *t)
 		r->growth_shown = s->stats.growth_shown;
 		r->ended = s->ended_ns != 0;
 		r->mmap = s->stack->mmap;
+		r->dev = s->stack->dev;
 		r->untracked = s->untracked_samples != 0;
 		/* in use by the selected process; the other columns are the
 		 * site's over all processes (the status line says so) */
@@ -349,6 +351,13 @@ static void draw_row(struct tui *t, int y, const struct tui_row *r, bool selecte
 				   selected ? base : t->attr[THEME_DIM]);
 	if (r->mmap && x < t->cols)
 		x += tui_put(t, y, x, t->cols - x, t->attr[THEME_DIM], " [mmap]");
+	if (r->dev.tier && x < t->cols) {
+		char tag[128] = " [";
+
+		device_tag_describe(&r->dev, tag + 2, sizeof(tag) - 3);
+		strcat(tag, "]");
+		x += tui_put(t, y, x, t->cols - x, t->attr[THEME_DIM], tag);
+	}
 	if (r->untracked && x < t->cols)
 		tui_put(t, y, x, t->cols - x, t->attr[THEME_WARNING], " [in-use low]");
 }
@@ -474,6 +483,11 @@ static bool top_action(struct tui *t, enum key_action a)
 	case KA_SORT_LEAK:
 		set_sort(t, MT_SORT_LEAK);
 		return true;
+	case KA_TIER:
+		p->tiers = (p->tiers + 1) % MT_TIERS_COUNT;
+		tui_message(t, false, "tier: %s sites", device_tiers_name(p->tiers));
+		reorder(t);
+		return true;
 	case KA_GROUP: {
 		enum mt_group g = (model_group(t->model) + 1) % 3;
 		int e = model_set_group(t->model, g);
@@ -501,6 +515,9 @@ static void top_status(struct tui *t, char *buf, size_t len)
 	if (p->pid)
 		n += snprintf(buf + n, len - n, ", %zu of PID %d (IN-USE: its own; Esc: all)",
 			      p->nrows, p->pid);
+	if (p->tiers != MT_TIERS_ALL)
+		n += snprintf(buf + n, len - n, ", %s tier only (T: next)",
+			      device_tiers_name(p->tiers));
 	snprintf(buf + n, len - n, ", by %s, sorted by %s%s", mt_group_names()[model_group(t->model)],
 		 columns[column_of(p->sort)].title, p->invert ? " (inverted)" : "");
 }
