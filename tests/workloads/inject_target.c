@@ -36,8 +36,10 @@
  *     each line on stdin, THREADS threads each make OPS seeded allocator
  *     calls (the churn's mix, on blocks of their own) and fold every byte
  *     of every block they check before resizing or freeing it into an
- *     FNV-1a sum; prints "sum N HEX" (N: the batch, from 1), which depends
- *     only on N, THREADS and OPS. IDLE threads (say 3000) wait on a
+ *     FNV-1a sum; prints "sum N HEX allocs=A frees=F" (N: the batch, from
+ *     1; A: its allocation calls, realloc included; F: its frees, all of
+ *     non-NULL blocks), which depends only on N, THREADS and OPS; the
+ *     calls the batch's thread creation makes are not in A or F. IDLE threads (say 3000) wait on a
  *     condition variable all the while. EOF exits 0.
  *
  * Every mode prints "READY pid=N" once it is in its steady state (every
@@ -345,7 +347,7 @@ static int run_churn(int threads, const char *self)
 
 struct batch {
 	long thread, batch, ops;
-	uint64_t sum;
+	uint64_t sum, allocs, frees;
 };
 
 /* One thread's share of a sum batch: the churn without the exchange, so
@@ -366,6 +368,7 @@ static void *sum_work(void *arg)
 
 		if (!slot[k]) {
 			slot[k] = make(&rng, pick_size(&rng));
+			b->allocs++;
 			continue;
 		}
 		verify(slot[k], 0);
@@ -380,9 +383,11 @@ static void *sum_work(void *arg)
 			verify(q, size);
 			fill(q, size, xs(&rng));
 			slot[k] = q;
+			b->allocs++;
 		} else {
 			free(slot[k]);
 			slot[k] = NULL;
+			b->frees++;
 		}
 		if (op % 2048 == 2047) {
 			struct timespec ts = { 0, 200000 };
@@ -398,6 +403,7 @@ static void *sum_work(void *arg)
 			memcpy(&h, slot[i], sizeof(h));
 			fold(&sum, slot[i], h.size);
 			free(slot[i]);
+			b->frees++;
 		}
 	}
 	b->sum = sum;
@@ -436,7 +442,7 @@ static int run_sum(int threads, long ops, int idle)
 	printf("READY pid=%d idle=%d\n", getpid(), started);
 	fflush(stdout);
 	while (fgets(line, sizeof(line), stdin)) {
-		uint64_t sum = 0;
+		uint64_t sum = 0, allocs = 0, frees = 0;
 
 		n++;
 		for (i = 0; i < threads; i++) {
@@ -446,8 +452,11 @@ static int run_sum(int threads, long ops, int idle)
 		for (i = 0; i < threads; i++) {
 			pthread_join(t[i], NULL);
 			sum = sum * 31 + b[i].sum;
+			allocs += b[i].allocs;
+			frees += b[i].frees;
 		}
-		printf("sum %ld %016llx\n", n, (unsigned long long)sum);
+		printf("sum %ld %016llx allocs=%llu frees=%llu\n", n, (unsigned long long)sum,
+		       (unsigned long long)allocs, (unsigned long long)frees);
 		fflush(stdout);
 	}
 	pthread_mutex_lock(&idle_lock);
