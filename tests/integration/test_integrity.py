@@ -211,3 +211,48 @@ def test_jemalloc_sums_same_as_bare():
 
 def test_tcmalloc_sums_same_as_bare():
     c_same_as_bare("libtcmalloc.so.4")
+
+
+# ==== Go ====
+
+def go_sums(name, watch):
+    """The lines "sum N HEX KEYS" of mt_go -mode=sum: batch 1 with memtop
+    attached (the Go runtime's sampled path), batch 2 while memtop leaves,
+    batch 3 after it."""
+    p = Proc([workload_path(name), "-mode=sum"], stdin=subprocess.PIPE, name=name)
+    line = p.out.get(20, "%s READY" % name)
+    check(line and line.startswith("READY"), "%s did not start: %r %s" %
+          (name, line, p.err.text()[-300:]))
+    m = None
+    if watch:
+        m = Memtop("-b", "--json", "-d", "0.3", "-p", p.pid)
+        t = target(m.first_record(), p.pid)
+        check(t["mechanism"] == "go-runtime", "%s not watched through the Go runtime: %s (%s)" %
+              (name, t, m.err.text()[-300:]))
+    sums = []
+    for n in range(1, 4):
+        p.popen.stdin.write(b"go\n")
+        p.popen.stdin.flush()
+        if m and n == 2:
+            m.send(signal.SIGINT)
+        line = p.out.get(120, "%s sum %d" % (name, n))
+        check(line and line.startswith("sum %d " % n), "%s printed %r: %s" %
+              (name, line, p.err.text()[-300:]))
+        sums.append(line)
+        if m and n == 1:
+            rec = m.record(10)
+            check(rec and target(rec, p.pid)["samples"] > 0, "%s: nothing sampled" % name)
+    if m:
+        check(m.drain(20) == 0, "memtop: %s" % m.err.text()[-400:])
+    p.popen.stdin.close()
+    check(p.wait(20) == 0, "%s failed: %s" % (name, p.err.text()[-300:]))
+    return sums
+
+
+def test_go_sums_same_as_bare():
+    """mt_go (profile rate 512 KiB) and mt_go_noprof (rate 0, which memtop
+    sets while it watches and puts back)."""
+    for name in ("mt_go", "mt_go_noprof"):
+        want = go_sums(name, False)
+        got = go_sums(name, True)
+        check(got == want, "%s under memtop: %s, bare: %s" % (name, got, want))
