@@ -232,3 +232,52 @@ def test_sigkill_memtop_at_random_moments():
     check("GOT restored" in m.err.text(), "not put back: %s" % m.err.text()[-400:])
     check(got == want[rounds], "after the kills: %s, bare %s" % (got, want[rounds]))
     end(p)
+
+
+def test_cgroup_newcomer_in_process_exact():
+    """A process that joins a watched cgroup after memtop started gets the
+    default's treatment (in-process, one "joined" line), and from then on
+    memtop's exact counts move by what each batch of it says it made.
+    (Its calls before memtop attaches to it are not counted: issue 23
+    item 5, docs/inject.md "Limits".)"""
+    from test_cgroup import Cgroup
+    cg = Cgroup("memtop-newcomer")
+    p = first = None
+    try:
+        first = cg.spawn(workload_path("inject_target"), "read")  # memtop needs one
+        check(first.out.get(20, "first READY").startswith("READY"), "first did not start")
+        m = Memtop("-b", "--json", "-d", "0.3", "--cgroup", cg.name)
+        m.first_record()
+        p = cg.spawn(workload_path("inject_target"), *SUM)
+        line = p.out.get(20, "newcomer READY")
+        check(line and line.startswith("READY"), "newcomer did not start: %r" % line)
+        t0 = time.monotonic()
+        while not any(" joined " in l for l in m.err.lines):
+            check(time.monotonic() - t0 < 10, "no joined line: %s" % m.err.text()[-400:])
+            m.record(5)
+        rec = m.records_after(time.time(), count=1)
+        t = target(rec, p.pid)
+        check(t["mechanism"] == "in-process" and t["counters_exact"],
+              "newcomer: %s (%s)" % (t, m.err.text()[-400:]))
+        check("PID %d: sampler injected" % p.pid in m.err.text(), "not injected: %s" %
+              m.err.text()[-400:])
+        before = (t["alloc_calls"], t["free_calls"])
+        for n in (1, 2):
+            line = batch(p, n)
+            truth = dict(kv.split("=") for kv in line.split()[3:])
+            rec = m.records_after(time.time(), count=1)
+            t = target(rec, p.pid)
+            got = (t["alloc_calls"] - before[0], t["free_calls"] - before[1])
+            check(got == (int(truth["allocs"]), int(truth["frees"])),
+                  "batch %d: memtop counted %s, the batch made %s" % (n, got, truth))
+            before = (t["alloc_calls"], t["free_calls"])
+        m.send(signal.SIGINT)
+        check(m.drain(30) == 0, "memtop: %s" % m.err.text()[-400:])
+        check("PID %d: GOT restored" % p.pid in m.err.text(), "not put back: %s" %
+              m.err.text()[-400:])
+        end(p)
+    finally:
+        for q in (p, first):
+            if q:
+                q.kill()
+        cg.remove()

@@ -557,8 +557,10 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "sum") && argc > 3) {
 		int n = atoi(argv[2]);
 
-		return run_sum(n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : n, atol(argv[3]),
-			       argc > 4 ? atoi(argv[4]) : 0);
+		return run_sum(n < 1             ? 1
+			       : n > MAX_THREADS ? MAX_THREADS
+						 : n,
+			       atol(argv[3]), argc > 4 ? atoi(argv[4]) : 0);
 	}
 	if (!strcmp(mode, "read"))
 		return run_blocked(0);
@@ -569,6 +571,7 @@ int main(int argc, char **argv)
 			return 5;
 		return run_blocked(0);
 	}
-	fprintf(stderr, "usage: inject_target churn [THREADS] | sum THREADS OPS [IDLE] | read | epoll | seccomp\n");
+	fprintf(stderr,
+		"usage: inject_target churn [THREADS] | sum THREADS OPS [IDLE] | read | epoll | seccomp\n");
 	return 2;
 }
