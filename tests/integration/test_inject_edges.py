@@ -16,19 +16,20 @@ import subprocess
 import tempfile
 import time
 
-from memtop_test import Memtop, Proc, check, fail, target, workload_path
+from memtop_test import (Memtop, Proc, assert_one_error_line, check, fail, target,
+                         workload_path)
 from test_inject import MAX_PAUSE_MS, pauses, sampler_mapped
 
 SUM = ("sum", "2", "20000")
 
 
-def start_sum(argv_prefix=(), idle=0, name="inject_target sum"):
+def start_sum(argv_prefix=(), idle=0, name="inject_target sum", env=None, mode=SUM):
     """inject_target sum under argv_prefix (unshare ...); returns (Proc,
     the PID memtop sees: the workload itself, not the wrapper)."""
-    argv = list(argv_prefix) + [workload_path("inject_target")] + list(SUM)
+    argv = list(argv_prefix) + [workload_path("inject_target")] + list(mode)
     if idle:
         argv.append(str(idle))
-    p = Proc(argv, stdin=subprocess.PIPE, name=name)
+    p = Proc(argv, stdin=subprocess.PIPE, name=name, env=env)
     line = p.out.get(120, "%s READY" % name)
     check(line and line.startswith("READY"), "%s did not start: %r %s" %
           (name, line, p.err.text()[-300:]))
@@ -172,6 +173,28 @@ def test_inject_other_mount_namespace():
         end(p)
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def test_unknown_allocator_in_process():
+    """malloc served by an allocator memtop has no uprobe table for
+    (mt_bump_alloc, preloaded): by default the sampler goes in front of
+    it, as with --inject (was: "no probe table", status 1); sums and
+    exact counts as bare. Under a seccomp filter as well, neither way
+    works: one line with both reasons, status 1, nothing mapped."""
+    want = bare_sums(1)[0]
+    env = dict(os.environ, LD_PRELOAD=workload_path("mt_bump_alloc"))
+    p, pid = start_sum(env=env, name="inject_target bump")
+    t, _ = watched_batch(p, pid, want)
+    check(t["mechanism"] == "in-process", "unknown allocator: not in-process: %s" % t)
+    end(p)
+    s = Proc([workload_path("inject_target"), "seccomp"], stdin=subprocess.PIPE,
+             name="inject_target bump seccomp", env=env)
+    check(s.out.get(20, "seccomp READY").startswith("READY"), "did not start")
+    m = Memtop("-b", "-n", "1", "-p", s.pid)
+    assert_one_error_line(m, m.wait(30), r"no probe table for.*; and not in-process: .*seccomp")
+    check(not sampler_mapped(s.pid), "refused, yet the sampler is mapped")
+    s.popen.stdin.close()
+    check(s.wait(10) == 0, "the seccomp process failed")
 
 
 def traced(pid):
