@@ -315,7 +315,7 @@ static int choose(pid_t pid, struct objs *os, struct alloc_choice *out, char *er
 	if (!elf_file_is_dynamic(exe->ef)) {
 		snprintf(err, errlen, "PID %d is a static executable: no shared allocator to probe",
 			 pid);
-		return -ENOTSUP;
+		return -ENOEXEC;
 	}
 	n = search_order(pid, os, exe, order);
 	for (i = 0; i < n; i++) {

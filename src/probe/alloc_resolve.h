@@ -46,8 +46,9 @@ struct alloc_target {
 
 /* Choose the serving allocator of pid among maps (its /proc/PID/maps).
  * 0, or -errno with one line in err: -ENOTSUP when malloc is served by an
- * object memtop has no table for (the executable's own malloc, mimalloc,
- * a static executable), -ENOENT when no object exports malloc. */
+ * object memtop has no table for (the executable's own malloc, mimalloc),
+ * -ENOEXEC for a static executable, -ENOENT when no object exports
+ * malloc. */
 int alloc_resolve(pid_t pid, const struct mt_maps *maps, struct alloc_choice *out, char *err,
 		  size_t errlen);
 

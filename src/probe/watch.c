@@ -323,6 +323,28 @@ static int prepare_process(struct watch_set *ws, struct watched *w, char *err, s
 	return e ? e : exited_meanwhile(w, prepare_found(ws, w, err, errlen), err, errlen);
 }
 
+/* By default, a process whose malloc is an allocator memtop has no
+ * uprobe table for (err says which) is watched in-process: the sampler
+ * forwards every call to whatever allocator lies behind it, as with
+ * --inject, unless it would miss calls (the executable's own malloc).
+ * When that is refused too, both reasons are the one line. */
+static int prepare_unknown_allocator(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
+{
+	char no_table[512], why[512];
+	int e;
+
+	snprintf(no_table, sizeof(no_table), "%s", err);
+	w->alloc = NULL;
+	w->extra = (struct alloc_target){ 0 };
+	if (inject_blind_spot(w->pid, why, sizeof(why)) == 1)
+		e = -ENOTSUP; /* calls the sampler would not see */
+	else
+		e = prepare_injected(ws, w, why, sizeof(why));
+	if (e)
+		snprintf(err, errlen, "%s; and not in-process: %s", no_table, why);
+	return e;
+}
+
 /* prepare_process() of a process target_check() found. */
 static int prepare_found(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
@@ -355,6 +377,9 @@ static int prepare_found(struct watch_set *ws, struct watched *w, char *err, siz
 	 * sampler, which forwards to it */
 	if (!e)
 		e = alloc_resolve_pid(w->pid, &serving, &w->extra, err, errlen);
+	if (e == -ENOTSUP && ws->env.cfg->inject_mode == MT_INJECT_AUTO &&
+	    ws->env.cfg->probe_mode == MT_PROBE_AUTO)
+		return prepare_unknown_allocator(ws, w, err, errlen);
 	if (e)
 		return e;
 	w->alloc = serving.alloc;

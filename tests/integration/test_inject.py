@@ -494,6 +494,58 @@ def test_inject_refusals():
     st.release()
 
 
+def falls_back(pid, reason, line=None):
+    """A default memtop on pid: uprobes, with reason said on stderr and in
+    JSON, nothing mapped into the process, status 0; with line, the line
+    is sent to the (inject_target read) process after the first record, and
+    the allocation its echo makes is counted by the uprobes."""
+    m = Memtop("-b", "--json", "-d", "0.3", "-p", pid)
+    t = target(m.first_record(), pid)
+    check(t["mechanism"] == "uprobes" and re.search(reason, t["mechanism_reason"] or ""),
+          "PID %d: %s, expected uprobes (%s): %s" % (pid, t, reason, m.err.text()[-300:]))
+    check(re.search(r"\(not in-process: %s" % reason, m.err.text()),
+          "PID %d: the reason is not said: %s" % (pid, m.err.text()[-300:]))
+    check(not sampler_mapped(pid), "PID %d: refused, yet the sampler is mapped" % pid)
+    if line:
+        send(line[0], line[1])
+        check(line_starting(line[0], "read ").startswith("read " + line[1].strip()),
+              "the echo went wrong")
+        t0 = time.monotonic()
+        while not target(m.record(), pid)["alloc_calls"]:
+            check(time.monotonic() - t0 < 10, "PID %d: the uprobes counted nothing" % pid)
+    m.send(signal.SIGINT)
+    check(m.drain(20) == 0, "PID %d: memtop: %s" % (pid, m.err.text()[-300:]))
+    check("held" not in m.err.text(), "PID %d: a thread was held" % pid)
+
+
+def test_default_refusals_fall_back():
+    """Without --inject, each refusal is a line and uprobes: stopped,
+    already traced, seccomp, a second (prefixed) allocator."""
+    w = start("read")
+    os.kill(w.pid, signal.SIGSTOP)
+    deadline = time.monotonic() + 10
+    while "T" not in open("/proc/%d/stat" % w.pid).read().rsplit(")", 1)[1][:3]:
+        check(time.monotonic() < deadline, "SIGSTOP not effective")
+        time.sleep(0.05)
+    falls_back(w.pid, "process stopped")
+    os.kill(w.pid, signal.SIGCONT)
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+    check(libc.ptrace(0x4206, w.pid, None, None) == 0,  # PTRACE_SEIZE
+          "cannot seize: errno %d" % ctypes.get_errno())
+    falls_back(w.pid, "already traced", (w, "traced\n"))
+    w.kill()
+
+    s = start("seccomp")
+    falls_back(s.pid, "seccomp", (s, "filtered\n"))
+    s.release()
+
+    j = Workload("mt_jemalloc_prefixed").wait_ready()
+    falls_back(j.pid, r"a second allocator \(jemalloc\)")
+    j.release()
+
+
 def test_no_inject_never_drives_a_fake_sampler():
     """A process running as nobody maps a copy of the sampler under its
     memfd name with a dead memtop's PID in the control block, as a killed

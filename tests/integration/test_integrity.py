@@ -7,8 +7,12 @@ while or after it runs, and
 compares what the program itself reports: redis-server's DEBUG DIGEST and
 key count after a fixed command stream (jemalloc behind the sampler), and
 a CPython program's checksum of the objects it built (the object
-allocator wrapped). glibc programs check their own bytes in
-test_inject (inject_target churn: CORRUPT on any byte not written)."""
+allocator wrapped), a C program's checksum of every byte of every block
+it checked (inject_target sum) with glibc, jemalloc and tcmalloc serving
+its malloc, and a Go program's checksum of what it built (the Go
+runtime's profile rate set and put back). glibc programs also check their
+own bytes in test_inject (inject_target churn: CORRUPT on any byte not
+written)."""
 
 import os
 import shutil
@@ -17,7 +21,7 @@ import subprocess
 import tempfile
 import time
 
-from memtop_test import Memtop, Proc, check, target
+from memtop_test import Memtop, Proc, check, target, workload_path
 
 
 # ==== redis-server ====
@@ -137,3 +141,118 @@ def test_cpython_result_same_as_bare():
     want = python_sum(False)
     got = python_sum(True)
     check(got == want, "CPython under memtop computed %s, bare %s" % (got, want))
+
+
+# ==== a C program, behind glibc, jemalloc and tcmalloc ====
+
+SUM_ARGS = ("sum", "3", "20000")
+SUM_BATCHES = 3
+
+
+def c_sums(preload, watch):
+    """The lines "sum N HEX" of inject_target sum: batch 1 with memtop
+    attached, batch 2 while memtop leaves (SIGINT sent as it starts),
+    batch 3 after it. The allocator is the one preloaded (None: glibc)."""
+    env = dict(os.environ)
+    if preload:
+        env["LD_PRELOAD"] = preload
+    p = Proc([workload_path("inject_target")] + list(SUM_ARGS), stdin=subprocess.PIPE,
+             name="inject_target sum", env=env)
+    line = p.out.get(20, "inject_target READY")
+    check(line and line.startswith("READY"), "inject_target did not start: %r %s" %
+          (line, p.err.text()[-300:]))
+    m = None
+    if watch:
+        m = Memtop("-b", "--json", "-d", "0.3", "-p", p.pid)
+        t = target(m.first_record(), p.pid)
+        check(t["mechanism"] == "in-process", "not sampled in-process: %s (%s)" %
+              (t, m.err.text()[-300:]))
+        want = {None: "glibc", "libjemalloc.so.2": "jemalloc",
+                "libtcmalloc.so.4": "tcmalloc"}[preload]
+        check(t["allocator"] == want,
+              "memtop did not find %s: allocator %s (%s)" % (want, t["allocator"],
+                                                              m.err.text()[-300:]))
+    sums = []
+    for n in range(1, SUM_BATCHES + 1):
+        p.popen.stdin.write(b"go\n")
+        p.popen.stdin.flush()
+        if m and n == 2:
+            m.send(signal.SIGINT)  # memtop leaves while the batch runs
+        line = p.out.get(180, "inject_target sum %d" % n)
+        check(line and line.startswith("sum %d " % n), "inject_target printed %r: %s" %
+              (line, p.err.text()[-300:]))
+        sums.append(line)
+        if m and n == 1:
+            rec = m.record(10)
+            check(rec and target(rec, p.pid)["samples"] > 0, "nothing sampled in batch 1")
+            check(target(rec, p.pid)["alloc_calls"] >= 20000,
+                  "memtop counted %s calls of at least 60000" % target(rec, p.pid)["alloc_calls"])
+    if m:
+        check(m.drain(20) == 0, "memtop: %s" % m.err.text()[-400:])
+        check("GOT restored" in m.err.text(), "not put back: %s" % m.err.text()[-400:])
+    p.popen.stdin.close()
+    check(p.wait(20) == 0, "inject_target failed: %s" % p.err.text()[-300:])
+    return sums
+
+
+def c_same_as_bare(preload):
+    want = c_sums(preload, False)
+    got = c_sums(preload, True)
+    check(got == want, "under memtop: %s, bare: %s" % (got, want))
+
+
+def test_glibc_sums_same_as_bare():
+    c_same_as_bare(None)
+
+
+def test_jemalloc_sums_same_as_bare():
+    c_same_as_bare("libjemalloc.so.2")
+
+
+def test_tcmalloc_sums_same_as_bare():
+    c_same_as_bare("libtcmalloc.so.4")
+
+
+# ==== Go ====
+
+def go_sums(name, watch):
+    """The lines "sum N HEX KEYS" of mt_go -mode=sum: batch 1 with memtop
+    attached (the Go runtime's sampled path), batch 2 while memtop leaves,
+    batch 3 after it."""
+    p = Proc([workload_path(name), "-mode=sum"], stdin=subprocess.PIPE, name=name)
+    line = p.out.get(20, "%s READY" % name)
+    check(line and line.startswith("READY"), "%s did not start: %r %s" %
+          (name, line, p.err.text()[-300:]))
+    m = None
+    if watch:
+        m = Memtop("-b", "--json", "-d", "0.3", "-p", p.pid)
+        t = target(m.first_record(), p.pid)
+        check(t["mechanism"] == "go-runtime", "%s not watched through the Go runtime: %s (%s)" %
+              (name, t, m.err.text()[-300:]))
+    sums = []
+    for n in range(1, 4):
+        p.popen.stdin.write(b"go\n")
+        p.popen.stdin.flush()
+        if m and n == 2:
+            m.send(signal.SIGINT)
+        line = p.out.get(120, "%s sum %d" % (name, n))
+        check(line and line.startswith("sum %d " % n), "%s printed %r: %s" %
+              (name, line, p.err.text()[-300:]))
+        sums.append(line)
+        if m and n == 1:
+            rec = m.record(10)
+            check(rec and target(rec, p.pid)["samples"] > 0, "%s: nothing sampled" % name)
+    if m:
+        check(m.drain(20) == 0, "memtop: %s" % m.err.text()[-400:])
+    p.popen.stdin.close()
+    check(p.wait(20) == 0, "%s failed: %s" % (name, p.err.text()[-300:]))
+    return sums
+
+
+def test_go_sums_same_as_bare():
+    """mt_go (profile rate 512 KiB) and mt_go_noprof (rate 0, which memtop
+    sets while it watches and puts back)."""
+    for name in ("mt_go", "mt_go_noprof"):
+        want = go_sums(name, False)
+        got = go_sums(name, True)
+        check(got == want, "%s under memtop: %s, bare: %s" % (name, got, want))

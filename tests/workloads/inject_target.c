@@ -31,6 +31,16 @@
  *     as servers do.
  *   inject_target seccomp
  *     installs an allow-everything seccomp filter, then behaves as read.
+ *   inject_target sum THREADS OPS [IDLE]
+ *     deterministic work for integrity runs (bare against watched): for
+ *     each line on stdin, THREADS threads each make OPS seeded allocator
+ *     calls (the churn's mix, on blocks of their own) and fold every byte
+ *     of every block they check before resizing or freeing it into an
+ *     FNV-1a sum; prints "sum N HEX allocs=A frees=F" (N: the batch, from
+ *     1; A: its allocation calls, realloc included; F: its frees, all of
+ *     non-NULL blocks), which depends only on N, THREADS and OPS; the
+ *     calls the batch's thread creation makes are not in A or F. IDLE threads (say 3000) wait on a
+ *     condition variable all the while. EOF exits 0.
  *
  * Every mode prints "READY pid=N" once it is in its steady state (every
  * allocator function called once, so lazily bound GOT slots are bound).
@@ -109,6 +119,15 @@ static void verify(const unsigned char *p, size_t keep)
 	for (i = sizeof(h); i < n; i++)
 		if (p[i] != pattern(h.seed, i))
 			corrupt(p, "contents", i);
+}
+
+/* Fold the checked bytes of a block into *sum (FNV-1a). */
+static void fold(uint64_t *sum, const unsigned char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		*sum = (*sum ^ p[i]) * 0x100000001B3ULL;
 }
 
 static unsigned char *make(uint64_t *rng, size_t size)
@@ -326,6 +345,130 @@ static int run_churn(int threads, const char *self)
 	return 0;
 }
 
+struct batch {
+	long thread, batch, ops;
+	uint64_t sum, allocs, frees;
+};
+
+/* One thread's share of a sum batch: the churn without the exchange, so
+ * its sum depends on its seed only. */
+static void *sum_work(void *arg)
+{
+	struct batch *b = arg;
+	uint64_t rng = 0x9E3779B97F4A7C15ULL * (b->thread + 1) + (uint64_t)b->batch * 0x2545F491;
+	unsigned char *slot[SLOTS] = { 0 };
+	uint64_t sum = 0xCBF29CE484222325ULL;
+	long op;
+	int i;
+
+	for (op = 0; op < b->ops; op++) {
+		int k = xs(&rng) % SLOTS;
+		uint64_t what = xs(&rng) % 10;
+		struct hdr h;
+
+		if (!slot[k]) {
+			slot[k] = make(&rng, pick_size(&rng));
+			b->allocs++;
+			continue;
+		}
+		verify(slot[k], 0);
+		memcpy(&h, slot[k], sizeof(h));
+		fold(&sum, slot[k], h.size);
+		if (what < 4) {
+			size_t size = pick_size(&rng);
+			unsigned char *q = realloc(slot[k], size);
+
+			if (!q)
+				corrupt(slot[k], "realloc failed", size);
+			verify(q, size);
+			fill(q, size, xs(&rng));
+			slot[k] = q;
+			b->allocs++;
+		} else {
+			free(slot[k]);
+			slot[k] = NULL;
+			b->frees++;
+		}
+		if (op % 2048 == 2047) {
+			struct timespec ts = { 0, 200000 };
+
+			nanosleep(&ts, NULL); /* leave some CPU to the machine */
+		}
+	}
+	for (i = 0; i < SLOTS; i++) {
+		if (slot[i]) {
+			struct hdr h;
+
+			verify(slot[i], 0);
+			memcpy(&h, slot[i], sizeof(h));
+			fold(&sum, slot[i], h.size);
+			free(slot[i]);
+			b->frees++;
+		}
+	}
+	b->sum = sum;
+	return NULL;
+}
+
+static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t idle_cond = PTHREAD_COND_INITIALIZER;
+
+static void *idle_thread(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&idle_lock);
+	while (!stop)
+		pthread_cond_wait(&idle_cond, &idle_lock);
+	pthread_mutex_unlock(&idle_lock);
+	return NULL;
+}
+
+static int run_sum(int threads, long ops, int idle)
+{
+	pthread_t t[MAX_THREADS], *idlers = calloc(idle ? idle : 1, sizeof(*idlers));
+	struct batch b[MAX_THREADS];
+	pthread_attr_t small;
+	char line[64];
+	long n = 0;
+	int i, started = 0;
+
+	pthread_attr_init(&small);
+	pthread_attr_setstacksize(&small, 64 * 1024);
+	for (i = 0; i < idle && idlers; i++)
+		if (!pthread_create(&idlers[i], &small, idle_thread, NULL))
+			started++;
+	free(calloc(1, 64));
+	free(realloc(malloc(16), 64));
+	printf("READY pid=%d idle=%d\n", getpid(), started);
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin)) {
+		uint64_t sum = 0, allocs = 0, frees = 0;
+
+		n++;
+		for (i = 0; i < threads; i++) {
+			b[i] = (struct batch){ .thread = i, .batch = n, .ops = ops };
+			pthread_create(&t[i], NULL, sum_work, &b[i]);
+		}
+		for (i = 0; i < threads; i++) {
+			pthread_join(t[i], NULL);
+			sum = sum * 31 + b[i].sum;
+			allocs += b[i].allocs;
+			frees += b[i].frees;
+		}
+		printf("sum %ld %016llx allocs=%llu frees=%llu\n", n, (unsigned long long)sum,
+		       (unsigned long long)allocs, (unsigned long long)frees);
+		fflush(stdout);
+	}
+	pthread_mutex_lock(&idle_lock);
+	stop = 1;
+	pthread_cond_broadcast(&idle_cond);
+	pthread_mutex_unlock(&idle_lock);
+	for (i = 0; i < started; i++)
+		pthread_join(idlers[i], NULL);
+	free(idlers);
+	return 0;
+}
+
 static int run_blocked(int use_epoll)
 {
 	char buf[256];
@@ -411,6 +554,14 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
+	if (!strcmp(mode, "sum") && argc > 3) {
+		int n = atoi(argv[2]);
+
+		return run_sum(n < 1             ? 1
+			       : n > MAX_THREADS ? MAX_THREADS
+						 : n,
+			       atol(argv[3]), argc > 4 ? atoi(argv[4]) : 0);
+	}
 	if (!strcmp(mode, "read"))
 		return run_blocked(0);
 	if (!strcmp(mode, "epoll"))
@@ -420,6 +571,7 @@ int main(int argc, char **argv)
 			return 5;
 		return run_blocked(0);
 	}
-	fprintf(stderr, "usage: inject_target churn [THREADS] | read | epoll | seccomp\n");
+	fprintf(stderr,
+		"usage: inject_target churn [THREADS] | sum THREADS OPS [IDLE] | read | epoll | seccomp\n");
 	return 2;
 }

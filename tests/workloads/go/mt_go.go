@@ -19,6 +19,12 @@
 // mt_go_pprof (with pprof_dump.go: runtime/pprof imported, the heap profile
 // written on SIGUSR1).
 //
+// -mode=sum is for integrity runs (bare against watched): for each line on
+// stdin it builds a batch of maps, slices and strings from a seeded
+// generator, drops most of them (the collector runs), and prints
+// "sum N HEX": a SHA-256 of everything kept, in sorted order, which depends
+// only on N (the batch, from 1); EOF exits 0.
+//
 // -rate0 sets runtime.MemProfileRate to 0 first (the runtime then samples
 // nothing), -profrate N to N (the bench's cost per sample: 4096 samples
 // nearly every request). -mode=server is the bench's server-like loop (no leak, no
@@ -29,11 +35,14 @@
 package main
 
 import (
+	"bufio"
+	"crypto/sha256"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"runtime"
+	"sort"
 	"syscall"
 	"time"
 )
@@ -130,6 +139,53 @@ func serve(rate int) {
 	}
 }
 
+// sumBatch builds batch n's data and returns its digest.
+func sumBatch(n int) string {
+	rng := uint64(0x9E3779B97F4A7C15) * uint64(n)
+	next := func() uint64 {
+		rng ^= rng << 13
+		rng ^= rng >> 7
+		rng ^= rng << 17
+		return rng
+	}
+	kept := map[string][]byte{}
+	for i := 0; i < 200000; i++ {
+		r := next()
+		key := fmt.Sprintf("k%d", r%5000)
+		buf := make([]byte, 16+r%2048)
+		for j := range buf {
+			buf[j] = byte(r>>(j%56)) + byte(j)
+		}
+		if r%3 == 0 {
+			delete(kept, key)
+		} else {
+			kept[key] = append(kept[key][:0:0], buf...)
+		}
+		if i%20000 == 0 {
+			runtime.GC()
+		}
+	}
+	keys := make([]string, 0, len(kept))
+	for k := range kept {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	h := sha256.New()
+	for _, k := range keys {
+		h.Write([]byte(k))
+		h.Write(kept[k])
+	}
+	return fmt.Sprintf("%x %d", h.Sum(nil), len(keys))
+}
+
+func sumMode() {
+	in := bufio.NewScanner(os.Stdin)
+	for n := 1; in.Scan(); n++ {
+		fmt.Printf("sum %d %s\n", n, sumBatch(n))
+	}
+	os.Exit(0)
+}
+
 func main() {
 	rate0 := flag.Bool("rate0", false, "set runtime.MemProfileRate to 0")
 	mode := flag.String("mode", "scenario", "scenario or server")
@@ -151,6 +207,9 @@ func main() {
 		startHook()
 	}
 
+	if *mode == "sum" {
+		sumMode()
+	}
 	start := time.Now()
 	if *mode == "server" {
 		serve(*reqRate)

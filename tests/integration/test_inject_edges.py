@@ -1,0 +1,306 @@
+"""The default in-process path at its edges (issue 23 item 4): a process
+with thousands of threads, a process in another PID namespace and in
+another mount namespace, and memtop SIGKILLed at random moments of a
+session. Each target is tests/workloads/inject_target.c's "sum" mode:
+batches of seeded allocator calls whose checksum of every byte it checked
+depends only on the batch, so every batch run under memtop must print what
+a bare run prints; memtop must either sample the process in-process (its
+holds bounded) or watch it with uprobes and say why, never fail."""
+
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from memtop_test import (Memtop, Proc, assert_one_error_line, check, fail, target,
+                         workload_path)
+from test_inject import MAX_PAUSE_MS, pauses, sampler_mapped
+
+SUM = ("sum", "2", "20000")
+
+
+def start_sum(argv_prefix=(), idle=0, name="inject_target sum", env=None, mode=SUM):
+    """inject_target sum under argv_prefix (unshare ...); returns (Proc,
+    the PID memtop sees: the workload itself, not the wrapper)."""
+    argv = list(argv_prefix) + [workload_path("inject_target")] + list(mode)
+    if idle:
+        argv.append(str(idle))
+    p = Proc(argv, stdin=subprocess.PIPE, name=name, env=env)
+    line = p.out.get(120, "%s READY" % name)
+    check(line and line.startswith("READY"), "%s did not start: %r %s" %
+          (name, line, p.err.text()[-300:]))
+    if idle:
+        check("idle=%d" % idle in line, "%s started fewer idle threads: %s" % (name, line))
+    return p, workload_pid(p.pid)
+
+
+def workload_pid(pid):
+    """pid, or its only descendant running inject_target (unshare forks)."""
+    for _ in range(4):
+        with open("/proc/%d/comm" % pid) as f:
+            if f.read().strip() == "inject_target":
+                return pid
+        kids = []
+        for t in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, t)) as f:
+                kids += [int(k) for k in f.read().split()]
+        check(len(kids) == 1, "PID %d has children %s" % (pid, kids))
+        pid = kids[0]
+    fail("no inject_target under PID %d" % pid)
+
+
+def batch(p, n, timeout=180):
+    p.popen.stdin.write(b"go\n")
+    p.popen.stdin.flush()
+    return batch_line(p, n, timeout)
+
+
+def batch_line(p, n, timeout=180):
+    line = p.out.get(timeout, "%s sum %d" % (p.name, n))
+    check(line and line.startswith("sum %d " % n), "%s printed %r: %s" %
+          (p.name, line, p.err.text()[-300:]))
+    return line
+
+
+
+def check_counts(m, pid, line, what):
+    """memtop's exact counts since it attached (before the batch) against
+    the batch's own "allocs=A frees=F", read from a record made after the
+    batch ended."""
+    truth = dict(kv.split("=") for kv in line.split()[3:])
+    rec = m.records_after(time.time(), count=1, timeout=20)
+    t = target(rec, pid)
+    check(t["counters_exact"], "%s: counts not exact: %s" % (what, t))
+    for key, field in (("allocs", "alloc_calls"), ("frees", "free_calls")):
+        want, got = int(truth[key]), t[field]
+        check(got == want, "%s: memtop counted %s %s, the batch "
+              "made %d" % (what, got, field, want))
+    print("%s: memtop counted %d allocation and %d free calls, the batch made %s and %s" %
+          (what, t["alloc_calls"], t["free_calls"], truth["allocs"], truth["frees"]))
+
+
+def bare_sums(n):
+    p, _ = start_sum(name="bare inject_target")
+    sums = [batch(p, i + 1) for i in range(n)]
+    p.popen.stdin.close()
+    check(p.wait(20) == 0, "bare inject_target failed")
+    return sums
+
+
+def end(p):
+    p.popen.stdin.close()
+    check(p.wait(60) == 0, "%s failed: %s" % (p.name, p.err.text()[-300:]))
+
+
+def watched_batch(p, pid, want):
+    """A default memtop on pid while batch 1 runs: in-process with every
+    hold bounded and GOT put back, or uprobes with a reason; the batch's
+    sum is the bare one and memtop counted the calls. Returns the target's
+    first JSON entry."""
+    m = Memtop("-b", "--json", "-d", "0.3", "-p", pid)
+    t = target(m.first_record(60), pid)
+    line = batch(p, 1)
+    if t["mechanism"] == "in-process":
+        check_counts(m, pid, line, "PID %d" % pid)
+    rec = m.record(20)
+    check(rec is not None, "memtop ended: %s" % m.err.text()[-400:])
+    now = target(rec, pid)
+    m.send(signal.SIGINT)
+    check(m.drain(60) == 0, "memtop: %s" % m.err.text()[-600:])
+    err = m.err.text()
+    if t["mechanism"] == "in-process":
+        check("GOT restored" in err, "PID %d not put back: %s" % (pid, err[-400:]))
+        check(pauses(m), "no hold reported: %s" % err[-400:])
+        for ms in pauses(m):
+            check(ms < MAX_PAUSE_MS, "a thread was held %.1f ms: %s" % (ms, err[-400:]))
+    else:
+        check(t["mechanism"] == "uprobes" and t["mechanism_reason"],
+              "neither in-process nor uprobes with a reason: %s (%s)" % (t, err[-400:]))
+        check(not sampler_mapped(pid), "refused, yet the sampler is mapped")
+        check(now["samples"] > 0, "uprobes sampled nothing: %s" % now)
+    check(line == want, "under memtop: %s, bare: %s" % (line, want))
+    print("PID %d: %s (%s), holds %s ms" % (pid, t["mechanism"], t["mechanism_reason"],
+                                             pauses(m)))
+    return t, m
+
+
+def test_inject_thousands_of_threads():
+    """3000 threads waiting on a condition variable beside 2 working ones:
+    injected with each hold under the bound, the work's sums unchanged."""
+    want = bare_sums(1)[0]
+    p, pid = start_sum(idle=3000, name="inject_target 3000 threads")
+    check(len(os.listdir("/proc/%d/task" % pid)) >= 3001, "fewer than 3001 threads")
+    t, _ = watched_batch(p, pid, want)
+    check(t["mechanism"] == "in-process", "3000 threads: not in-process: %s" % t)
+    end(p)
+
+
+def test_inject_other_pid_namespace():
+    """A process in a PID namespace of its own (unshare -p -f): the PID
+    memtop is given is the one in memtop's namespace."""
+    want = bare_sums(1)[0]
+    p, pid = start_sum(("unshare", "-p", "-f", "--mount-proc"), name="inject_target pidns")
+    check(os.readlink("/proc/%d/ns/pid" % pid) != os.readlink("/proc/self/ns/pid"),
+          "not in another PID namespace")
+    t, _ = watched_batch(p, pid, want)
+    check(t["mechanism"] == "in-process", "PID namespace: not in-process: %s" % t)
+    end(p)
+
+
+def test_inject_other_mount_namespace():
+    """A process in a mount namespace of its own, running an executable on
+    a tmpfs mounted only there: no path of it exists in memtop's
+    namespace."""
+    want = bare_sums(1)[0]
+    d = tempfile.mkdtemp(prefix="memtop-mntns-")
+    try:
+        script = ("mount -t tmpfs none %s && cp %s %s/ && exec %s/inject_target %s" %
+                  (d, workload_path("inject_target"), d, d, " ".join(SUM)))
+        p = Proc(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
+                 stdin=subprocess.PIPE, name="inject_target mntns")
+        line = p.out.get(60, "inject_target mntns READY")
+        check(line and line.startswith("READY"), "did not start: %r %s" %
+              (line, p.err.text()[-300:]))
+        pid = workload_pid(p.pid)
+        check(not os.path.exists(os.path.join(d, "inject_target")),
+              "the executable is visible outside its mount namespace")
+        t, _ = watched_batch(p, pid, want)
+        check(t["mechanism"] == "in-process", "mount namespace: not in-process: %s" % t)
+        end(p)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_unknown_allocator_in_process():
+    """malloc served by an allocator memtop has no uprobe table for
+    (mt_bump_alloc, preloaded): by default the sampler goes in front of
+    it, as with --inject (was: "no probe table", status 1); sums and
+    exact counts as bare. Under a seccomp filter as well, neither way
+    works: one line with both reasons, status 1, nothing mapped."""
+    want = bare_sums(1)[0]
+    env = dict(os.environ, LD_PRELOAD=workload_path("mt_bump_alloc"))
+    p, pid = start_sum(env=env, name="inject_target bump")
+    t, _ = watched_batch(p, pid, want)
+    check(t["mechanism"] == "in-process", "unknown allocator: not in-process: %s" % t)
+    end(p)
+    s = Proc([workload_path("inject_target"), "seccomp"], stdin=subprocess.PIPE,
+             name="inject_target bump seccomp", env=env)
+    check(s.out.get(20, "seccomp READY").startswith("READY"), "did not start")
+    m = Memtop("-b", "-n", "1", "-p", s.pid)
+    assert_one_error_line(m, m.wait(30), r"no probe table for.*; and not in-process: .*seccomp")
+    check(not sampler_mapped(s.pid), "refused, yet the sampler is mapped")
+    s.popen.stdin.close()
+    check(s.wait(10) == 0, "the seccomp process failed")
+
+
+def traced(pid):
+    for t in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, t)) as f:
+                if re.search(r"^TracerPid:\s+[1-9]", f.read(), re.M):
+                    return True
+        except OSError:
+            pass
+    return False
+
+
+def test_sigkill_memtop_at_random_moments():
+    """Ten default memtops on one process, each SIGKILLed at a random
+    moment (0 to 1.5 s after it starts: while it prepares, holds a thread,
+    attaches or samples) while a batch runs: every batch sums what it sums
+    bare; once a sampler is in the process, every later memtop that says
+    anything reuses it; a last memtop reuses it, samples and puts the GOT
+    back."""
+    rounds = 10
+    want = bare_sums(rounds + 1)
+    seed = int(os.environ.get("MEMTOP_TEST_SEED", time.time()))
+    rng = random.Random(seed)
+    p, pid = start_sum(name="inject_target killed memtops")
+    injected = False
+    for i in range(rounds):
+        p.popen.stdin.write(b"go\n")
+        p.popen.stdin.flush()
+        m = Memtop("-b", "--json", "-d", "0.3", "-p", pid)
+        delay = rng.uniform(0, 1.5)
+        time.sleep(delay)  # the random moment itself, not a synchronisation
+        m.send(signal.SIGKILL)
+        m.wait(10)
+        err = m.err.text()
+        said = re.search(r"sampler (injected|reused)", err)
+        if injected and said:
+            check(said.group(1) == "reused", "seed %d, round %d (%.2f s): a second sampler "
+                  "injected: %s" % (seed, i, delay, err[-400:]))
+        injected = injected or sampler_mapped(pid)
+        got = batch_line(p, i + 1)
+        check(got == want[i], "seed %d, round %d (killed after %.2f s): %s, bare %s" %
+              (seed, i, delay, got, want[i]))
+    check(p.poll() is None, "the process died")
+    t0 = time.monotonic()
+    while traced(pid):  # a holder of a killed memtop finishes its hold
+        check(time.monotonic() - t0 < 10, "a thread is still traced 10 s on")
+        time.sleep(0.05)
+    m = Memtop("-b", "--json", "-d", "0.3", "-p", pid)
+    t = target(m.first_record(30), pid)
+    check(t["mechanism"] == "in-process", "after the kills: %s (%s)" % (t, m.err.text()[-400:]))
+    check(not injected or "sampler reused" in m.err.text(),
+          "the last memtop did not reuse the sampler: %s" % m.err.text()[-400:])
+    got = batch(p, rounds + 1)
+    check_counts(m, pid, got, "the last memtop")
+    m.send(signal.SIGINT)
+    check(m.drain(30) == 0, "memtop: %s" % m.err.text()[-400:])
+    check("GOT restored" in m.err.text(), "not put back: %s" % m.err.text()[-400:])
+    check(got == want[rounds], "after the kills: %s, bare %s" % (got, want[rounds]))
+    end(p)
+
+
+def test_cgroup_newcomer_in_process_exact():
+    """A process that joins a watched cgroup after memtop started gets the
+    default's treatment (in-process, one "joined" line), and from then on
+    memtop's exact counts move by what each batch of it says it made.
+    (Its calls before memtop attaches to it are not counted: issue 23
+    item 5, docs/inject.md "Limits".)"""
+    from test_cgroup import Cgroup
+    cg = Cgroup("memtop-newcomer")
+    p = first = None
+    try:
+        first = cg.spawn(workload_path("inject_target"), "read")  # memtop needs one
+        check(first.out.get(20, "first READY").startswith("READY"), "first did not start")
+        m = Memtop("-b", "--json", "-d", "0.3", "--cgroup", cg.name)
+        m.first_record()
+        p = cg.spawn(workload_path("inject_target"), *SUM)
+        line = p.out.get(20, "newcomer READY")
+        check(line and line.startswith("READY"), "newcomer did not start: %r" % line)
+        t0 = time.monotonic()
+        while not any(" joined " in l for l in m.err.lines):
+            check(time.monotonic() - t0 < 10, "no joined line: %s" % m.err.text()[-400:])
+            m.record(5)
+        rec = m.records_after(time.time(), count=1)
+        t = target(rec, p.pid)
+        check(t["mechanism"] == "in-process" and t["counters_exact"],
+              "newcomer: %s (%s)" % (t, m.err.text()[-400:]))
+        check("PID %d: sampler injected" % p.pid in m.err.text(), "not injected: %s" %
+              m.err.text()[-400:])
+        before = (t["alloc_calls"], t["free_calls"])
+        for n in (1, 2):
+            line = batch(p, n)
+            truth = dict(kv.split("=") for kv in line.split()[3:])
+            rec = m.records_after(time.time(), count=1)
+            t = target(rec, p.pid)
+            got = (t["alloc_calls"] - before[0], t["free_calls"] - before[1])
+            check(got == (int(truth["allocs"]), int(truth["frees"])),
+                  "batch %d: memtop counted %s, the batch made %s" % (n, got, truth))
+            before = (t["alloc_calls"], t["free_calls"])
+        m.send(signal.SIGINT)
+        check(m.drain(30) == 0, "memtop: %s" % m.err.text()[-400:])
+        check("PID %d: GOT restored" % p.pid in m.err.text(), "not put back: %s" %
+              m.err.text()[-400:])
+        end(p)
+    finally:
+        for q in (p, first):
+            if q:
+                q.kill()
+        cg.remove()
