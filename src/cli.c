@@ -258,8 +258,8 @@ static const struct cli_opt cli_opts[] = {
 	{ "no-inject", OPT_NO_INJECT, NULL, SEC_OVERHEAD,
 	  "never change a watched process: uprobes only, kept within "
 	  "--max-overhead by sampling part of the time; a Go program's "
-	  "runtime.MemProfileRate of 0 is left at 0 (docs/go.md); no JavaScript "
-	  "sites (docs/node.md)" },
+	  "runtime.MemProfileRate of 0 is left at 0 (docs/go.md); no Java or "
+	  "JavaScript sites (no agent is loaded: docs/java.md, docs/node.md)" },
 
 	{ "help", 'h', NULL, SEC_OTHER, "show this help and exit" },
 	{ "version", 'V', NULL, SEC_OTHER, "show the version and exit" },

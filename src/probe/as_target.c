@@ -45,6 +45,11 @@ static int become(pid_t pid, int mnt_fd, int root_fd, const struct safe_reader *
 	if (setgroups(cred->ngroups, cred->groups) || setresgid(cred->gid, cred->gid, cred->gid) ||
 	    setresuid(cred->uid, cred->uid, cred->uid))
 		return -1;
+	/* a change of credentials clears the parent-death signal: set again,
+	 * so that a killed memtop's helper, which holds memtop's descriptors
+	 * (its BPF links among them), never outlives it */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() == 1)
+		return -1;
 	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ? -1 : 0;
 }
 

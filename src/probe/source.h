@@ -74,6 +74,10 @@ struct source_ops {
 	double (*cost_pct)(const void *state);
 };
 
+/* One line for the user from a row (env->warn), printf-style. */
+void source_say(const struct source_env *env, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* The rows. */
 extern const struct source_ops *const sources[];
 #define SOURCE_ROWS 3

@@ -20,27 +20,13 @@
  * again. */
 #define JAVA_WAIT_S 30
 
-static void say(const struct source_env *env, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void say(const struct source_env *env, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	if (!env->warn)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	env->warn(env->warn_ctx, msg);
-}
-
 /* Not sampled, and why: in the facts and said once. */
 static int refused(const struct source_env *env, pid_t pid, struct mt_target_facts *f, const char *why)
 {
 	f->set |= MT_FACT_JAVA;
 	snprintf(f->java_note, sizeof(f->java_note), "%s", why);
-	say(env, "PID %d: its Java heap is not sampled: %s; its native allocations are", pid, why);
+	source_say(env, "PID %d: its Java heap is not sampled: %s; its native allocations are", pid,
+		   why);
 	return 0;
 }
 
@@ -62,8 +48,9 @@ static int jvm_row_start(const struct source_env *env, const struct source_proc 
 	int e = jvm_source_detect(pid, why, sizeof(why));
 
 	*state = NULL;
-	if (!env->record)
-		return 0; /* nobody takes what it would stream */
+	if (!env->record || env->cfg->inject_mode == MT_INJECT_NEVER)
+		return 0; /* nobody takes what it would stream; or nothing may be
+			   * loaded into any process (--no-inject) */
 	if ((e == -EAGAIN && !last) || !e)
 		return e; /* not up yet; or not a JVM */
 	if (e < 0)
@@ -81,8 +68,8 @@ static int jvm_row_start(const struct source_env *env, const struct source_proc 
 	f->runtime[0] = '\0';
 	f->runtime_heap = f->runtime_tool = NULL;
 	facts_on(s, f);
-	say(env, "PID %d: Java heap sampled through memtop's JVMTI agent (%s)", pid,
-	    jvm_source_reused(s) ? "reused: an earlier memtop loaded it" : "loaded");
+	source_say(env, "PID %d: Java heap sampled through memtop's JVMTI agent (%s)", pid,
+		   jvm_source_reused(s) ? "reused: an earlier memtop loaded it" : "loaded");
 	return 0;
 }
 

@@ -29,21 +29,6 @@ struct v8_row {
 	bool said_started;
 };
 
-static void say(const struct source_env *env, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void say(const struct source_env *env, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	if (!env->warn)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	env->warn(env->warn_ctx, msg);
-}
-
 /* How long each renewal lets the agent run on alone: four refreshes, at
  * least 5 s (a killed memtop's agent stops itself that much later). */
 static unsigned int lease_ms(const struct source_env *env)
@@ -64,10 +49,10 @@ static void facts_started(struct v8_row *r, struct mt_target_facts *f)
 	if (r->said_started)
 		return;
 	r->said_started = true;
-	say(&r->env,
-	    "PID %d: V8 %s: sampling heap profiler started in-process; its JavaScript "
-	    "thread held %.2f ms (traced %.2f ms to its event loop's wait)",
-	    r->ns.pid, r->ns.v8_version, r->ns.held_ns / 1e6, r->ns.ran_ns / 1e6);
+	source_say(&r->env,
+		   "PID %d: V8 %s: sampling heap profiler started in-process; its JavaScript "
+		   "thread held %.2f ms (traced %.2f ms to its event loop's wait)",
+		   r->ns.pid, r->ns.v8_version, r->ns.held_ns / 1e6, r->ns.ran_ns / 1e6);
 }
 
 static int v8_row_start(const struct source_env *env, const struct source_proc *p, bool last,
@@ -83,7 +68,8 @@ static int v8_row_start(const struct source_env *env, const struct source_proc *
 	    !node_detect(p->pid))
 		return 0;
 	if (env->find_lib(V8_AGENT_SO, so, sizeof(so))) {
-		say(env, "PID %d: %s not found: its V8 heap is not sampled", p->pid, V8_AGENT_SO);
+		source_say(env, "PID %d: %s not found: its V8 heap is not sampled", p->pid,
+			   V8_AGENT_SO);
 		return 0;
 	}
 	r = calloc(1, sizeof(*r));
@@ -92,7 +78,7 @@ static int v8_row_start(const struct source_env *env, const struct source_proc *
 	r->env = *env;
 	e = node_attach(&r->ns, p->pid, so, env->cfg->rate, lease_ms(env), err, sizeof(err));
 	if (e) {
-		say(env, "%s; its V8 heap is not sampled", err);
+		source_say(env, "%s; its V8 heap is not sampled", err);
 		free(r);
 		return 0;
 	}
@@ -124,7 +110,7 @@ static int v8_row_pump(const struct source_env *env, void *state, struct mt_targ
 		return e;
 	}
 	if (e < 0 && kill(r->ns.pid, 0) == 0)
-		say(env, "%s", err);
+		source_say(env, "%s", err);
 	return 0;
 }
 
@@ -140,14 +126,14 @@ static void v8_row_stop(void *state)
 	if (r->ns.started) {
 		e = node_detach(&r->ns, 500);
 		if (e == -ETIMEDOUT)
-			say(&r->env,
-			    "PID %d: V8's sampling heap profiler stops at its next event-loop turn",
-			    r->ns.pid);
+			source_say(&r->env,
+				   "PID %d: V8's sampling heap profiler stops at its next event-loop turn",
+				   r->ns.pid);
 		else if (!e && alive)
-			say(&r->env, "PID %d: V8's sampling heap profiler stopped", r->ns.pid);
+			source_say(&r->env, "PID %d: V8's sampling heap profiler stopped", r->ns.pid);
 		else if (e && e != -ESTALE && alive)
-			say(&r->env, "PID %d: cannot stop V8's sampling heap profiler: %s",
-			    r->ns.pid, strerror(-e));
+			source_say(&r->env, "PID %d: cannot stop V8's sampling heap profiler: %s",
+				   r->ns.pid, strerror(-e));
 	}
 	node_free(&r->ns);
 	free(r);

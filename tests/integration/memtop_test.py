@@ -584,27 +584,31 @@ def _descends_from(pid, ancestor):
     return False
 
 
-def _bpf_held_by(pids):
-    """{("prog"|"link", id)} of the BPF programs and links whose descriptors
-    the processes pids hold open (their /proc/PID/fdinfo; a link's names
-    its program too)."""
-    held = set()
-    for pid in pids:
+def bpf_descriptors(pid):
+    """[("prog"|"link"|"map", id)] of the BPF objects whose descriptors
+    pid holds open (its /proc/PID/fdinfo; a link's names its program too)."""
+    found = []
+    try:
+        fds = os.listdir("/proc/%d/fdinfo" % pid)
+    except OSError:
+        return found
+    for fd in fds:
         try:
-            fds = os.listdir("/proc/%d/fdinfo" % pid)
+            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
+                info = f.read()
         except OSError:
             continue
-        for fd in fds:
-            try:
-                with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
-                    info = f.read()
-            except OSError:
-                continue
-            for key, kind in (("prog_id", "prog"), ("link_id", "link")):
-                m = re.search(r"^%s:\s+(\d+)" % key, info, re.M)
-                if m:
-                    held.add((kind, int(m.group(1))))
-    return held
+        for key, kind in (("prog_id", "prog"), ("link_id", "link"), ("map_id", "map")):
+            m = re.search(r"^%s:\s+(\d+)" % key, info, re.M)
+            if m:
+                found.append((kind, int(m.group(1))))
+    return found
+
+
+def _bpf_held_by(pids):
+    """{("prog"|"link", id)} of the BPF programs and links the processes
+    pids hold open."""
+    return {x for pid in pids for x in bpf_descriptors(pid) if x[0] != "map"}
 
 
 def assert_nothing_left(before, settle=3.0):
@@ -636,8 +640,35 @@ def assert_nothing_left(before, settle=3.0):
         # to end, bounded, rather than blame this test
         now = time.monotonic()
         if now > deadline and not (now < longest and any(_exiting(p) for p in lanes)):
-            fail("left behind after memtop exited: %s" % sorted(left, key=str)[:10])
+            holders = _holders_of(left)
+            # held by no process at all: the kernel is still releasing
+            # them (a link's release can go through a work queue and a
+            # grace period after its last holder died); wait, bounded
+            if holders or now >= longest:
+                fail("left behind after memtop exited: %s; held by %s" %
+                     (sorted(left, key=str)[:10], holders or "no process"))
         time.sleep(0.2)
+
+
+def _holders_of(objs):
+    """[(pid, comm, ppid)] of every process holding a descriptor of one of
+    the BPF programs or links in objs."""
+    want = {(k, i) for k, i, *_ in objs if k in ("prog", "link")}
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        pid = int(d)
+        if want & set(bpf_descriptors(pid)):
+            try:
+                with open("/proc/%d/stat" % pid) as f:
+                    st = f.read()
+                comm = st[st.index("(") + 1:st.rindex(")")]
+                ppid = int(st.rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                comm, ppid = "?", 0
+            found.append((pid, comm, ppid))
+    return found
 
 
 # How long assert_nothing_left() waits for another lane's memtop that is

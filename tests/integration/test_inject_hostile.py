@@ -41,7 +41,7 @@ import subprocess
 import time
 
 import test_inject
-from memtop_test import Memtop, TestFailure, check, fail
+from memtop_test import Memtop, TestFailure, bpf_descriptors, check, fail
 from test_hostile import (SRC, OpenWatch, as_nobody, cc, chroot_lab, lab,
                           start as start_hostile)
 
@@ -504,24 +504,6 @@ def catch_hold(pid, start_memtop, at=3, timeout=20, alone=False):
 
 # BPF objects a holder process was seen holding (catch_hold): none may be.
 HOLDER_BPF = []
-
-
-def bpf_descriptors(pid):
-    """["prog_id: N", "link_id: N", "map_id: N"] of the BPF objects whose
-    descriptors pid holds (its /proc/PID/fdinfo)."""
-    found = []
-    try:
-        fds = os.listdir("/proc/%d/fdinfo" % pid)
-    except OSError:
-        return found
-    for fd in fds:
-        try:
-            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
-                info = f.read()
-        except OSError:
-            continue
-        found += re.findall(r"^(?:prog|link|map)_id:\s+\d+", info, re.M)
-    return found
 
 
 def pinned_catch(pid, at):

@@ -233,7 +233,9 @@ def test_jvm_runtime_is_said():
                     " System.out.println(\"READY\"); java.util.List<int[]> keep ="
                     " new java.util.ArrayList<>(); while (true) { keep.add(new int[1024]);"
                     " Thread.sleep(1); } } }\n")
-        run_runtime([java, "-Xmx256m", src], "JVM", "jcmd")
+        # --no-inject: no agent is loaded, so the JVM's heap is unseen and
+        # said so (by default memtop's JVMTI agent samples it: test_java)
+        run_runtime([java, "-Xmx256m", src], "JVM", "jcmd", extra=("--no-inject",))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
