@@ -605,6 +605,20 @@ def bpf_descriptors(pid):
     return found
 
 
+def _of_runner(pid, runner):
+    """pid belongs to the test runner's lanes: it descends from it, or it
+    carries its MEMTOP_TEST_RUNNER in its environment (a memtop in a tmux
+    pane: tmux's server is not the runner's child)."""
+    if _descends_from(pid, runner):
+        return True
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            env = f.read().split(b"\0")
+    except OSError:
+        return False
+    return ("MEMTOP_TEST_RUNNER=%d" % runner).encode() in env
+
+
 def _bpf_held_by(pids):
     """{("prog"|"link", id)} of the BPF programs and links the processes
     pids hold open."""
@@ -614,7 +628,8 @@ def _bpf_held_by(pids):
 def assert_nothing_left(before, settle=3.0):
     """No BPF program, link or uprobe event that was not there before
     outlives our memtop. The only ones excused are those a live memtop of
-    the same test runner's other lanes holds open (its /proc/PID/fdinfo
+    the same test runner's other lanes (its children, or carrying its
+    MEMTOP_TEST_RUNNER: a TUI test's memtop in tmux) holds open (its /proc/PID/fdinfo
     names them); uprobe events, which name no holder, only while such a
     memtop runs. A memtop that is not the runner's (a developer's) excuses
     nothing, unless MEMTOP_TEST_EXCUSE_OTHERS=1 (a shared development
@@ -627,7 +642,7 @@ def assert_nothing_left(before, settle=3.0):
     while True:
         extra = bpf_snapshot() - before
         lanes = {pid for pid in _memtop_pids() - ours
-                 if others or (runner is not None and _descends_from(pid, runner))}
+                 if others or (runner is not None and _of_runner(pid, runner))}
         held = _bpf_held_by(lanes)
         left = {x for x in extra
                 if not (x[0] in ("prog", "link") and (x[0], x[1]) in held)

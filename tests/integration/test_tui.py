@@ -64,6 +64,10 @@ class Pane:
         base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": cwd,
                 "PS1": PROMPT, "HISTFILE": "/dev/null",
                 "MEMTOP_THEME_DIR": os.path.join(ROOT, "themes")}
+        if os.environ.get("MEMTOP_TEST_RUNNER"):
+            # tmux's server is not the runner's child: this tells the
+            # other lanes' checks that the pane's memtop is the runner's
+            base["MEMTOP_TEST_RUNNER"] = os.environ["MEMTOP_TEST_RUNNER"]
         base.update(env)
         cmd = ["env", "-i"] + ["%s=%s" % kv for kv in base.items()] + \
               ["bash", "--norc", "--noprofile"]
