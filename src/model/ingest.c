@@ -254,7 +254,7 @@ static int ingest_alloc(struct ingest *in, const struct mt_event_alloc *ev)
 	if (t)
 		t->limits.names_refused = t->names.refused;
 
-	if (ev->fn == MT_FN_MMAP && ingest_named_page(t, frames, nf)) {
+	if (ev->fn == MT_FN_MMAP && t && ingest_named_page(t, frames, nf)) {
 		t->pages_named++; /* the runtime's heap pages: their objects are named */
 		return 0;
 	}

@@ -177,6 +177,8 @@ static void measure(const struct inject_image *im, unsigned char *b, struct inje
 	free_fn *in_free = (free_fn *)(void *)(b + im->entry[MT_IFN_FREE]);
 	double bare, through, allocs_bare, allocs_through, sampled, py_bare, py_through;
 
+	if (!b)
+		return; /* not mapped: nothing measured (the caller's figures stay 0) */
 	ctl->orig[MT_IFN_MALLOC] = (__u64)(unsigned long)stub_malloc;
 	ctl->orig[MT_IFN_FREE] = (__u64)(unsigned long)stub_free;
 	ctl->seed = 1;

@@ -453,6 +453,7 @@ static int view_make(struct snap_view *v, const unsigned char *p, size_t len)
 		v->by_id[i] = i;
 	cmp_view = v;
 	qsort(v->by_id, h->nnodes, sizeof(__u32), cmp_node);
+	cmp_view = NULL; /* v is the caller's: not kept past the sort */
 	return 0;
 }
 
