@@ -241,27 +241,10 @@ int inject_image_find(pid_t pid, __u64 *base)
 	return inject_image_find_named(pid, MT_INJECT_MEMFD_NAME, base);
 }
 
-int inject_image_find_named(pid_t pid, const char *name, __u64 *base)
-{
-	struct mt_maps maps;
-	size_t i;
-	int e = proc_maps_read(pid, &maps);
-
-	if (e)
-		return e;
-	e = -ENOENT;
-	for (i = 0; i < maps.n; i++) {
-		if (is_image_map(&maps.v[i], name) && maps.v[i].offset == 0) {
-			*base = maps.v[i].start;
-			e = 0;
-			break;
-		}
-	}
-	proc_maps_free(&maps);
-	return e;
-}
-
-int inject_image_count(pid_t pid)
+/* The images named name mapped in pid (their first segment's start, the
+ * first one's in *first): how many, or -errno. One walk of its maps for
+ * both questions asked of them. */
+static int image_bases(pid_t pid, const char *name, __u64 *first)
 {
 	struct mt_maps maps;
 	size_t i;
@@ -269,10 +252,26 @@ int inject_image_count(pid_t pid)
 
 	if (e)
 		return e;
-	for (i = 0; i < maps.n; i++)
-		n += is_image_map(&maps.v[i], MT_INJECT_MEMFD_NAME) && maps.v[i].offset == 0;
+	for (i = 0; i < maps.n; i++) {
+		if (!is_image_map(&maps.v[i], name) || maps.v[i].offset != 0)
+			continue;
+		if (!n++ && first)
+			*first = maps.v[i].start;
+	}
 	proc_maps_free(&maps);
 	return n;
+}
+
+int inject_image_find_named(pid_t pid, const char *name, __u64 *base)
+{
+	int n = image_bases(pid, name, base);
+
+	return n < 0 ? n : n ? 0 : -ENOENT;
+}
+
+int inject_image_count(pid_t pid)
+{
+	return image_bases(pid, MT_INJECT_MEMFD_NAME, NULL);
 }
 
 int inject_image_path(pid_t pid, __u64 base, char *path, size_t len)
