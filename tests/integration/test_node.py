@@ -5,7 +5,9 @@ JavaScript thread while it waits in its event loop: no inspector, no port,
 no socket. The workload (tests/workloads/node/node_leaky.js) measures its
 own truth with V8's accounting (used_heap_size between full collections).
 
-These run the node `make deps` installs (/usr/bin/node)."""
+These run the node `make deps` installs (/usr/bin/node); MEMTOP_TEST_NODE
+names another (a wrapper that sets its library path is fine: Debian's
+Node 18 unpacked aside, tests/node18 says how)."""
 
 import json
 import os
@@ -16,7 +18,7 @@ import time
 
 from memtop_test import ROOT, MEMTOP, Memtop, Proc, check, fail, target
 
-NODE = "/usr/bin/node"
+NODE = os.environ.get("MEMTOP_TEST_NODE", "/usr/bin/node")
 WORKLOAD = os.path.join(ROOT, "tests", "workloads", "node", "node_leaky.js")
 AGENT = os.path.join(os.path.dirname(MEMTOP), "libmemtop-v8.so")
 LEAK_MIN = 70.0

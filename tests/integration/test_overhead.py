@@ -77,11 +77,13 @@ def test_no_budget_never_backs_off():
     # start-up's; a process that sleeps most of the time may not fill
     # them (5 ms of CPU each), and then nothing is measured: no figure, and
     # the note says so (the calibration's guess read 100000% here on a
-    # loaded machine, 36 us a hit). A figure shown is this workload's.
+    # loaded machine, 36 us a hit). The cost of one hit may be measured by
+    # then while the target's own CPU per free() is not: still no figure.
+    # A figure shown is this workload's.
     o = recs[-1]["overhead"]
     if o["est_slowdown_pct"] is None and o["est_slowdown_range_pct"] is None:
         check((o["est_slowdown_note"] or "").startswith("not measured yet") and
-              not o["hit_ns_measured"] and o["floor_pct"] is None,
+              o["floor_pct"] is None,
               "no slowdown shown, yet not said why: %s" % o)
     else:
         check(slowdown(recs[-1]) > 10,
