@@ -283,6 +283,13 @@ static struct strpool_budget *on_names(void *ctx, pid_t pid)
 	return a->model ? model_target_names(a->model, pid) : NULL;
 }
 
+static bool stop_wait(struct app *a, int ms);
+
+static bool on_stop_asked(void *ctx)
+{
+	return stop_wait(ctx, 0);
+}
+
 /* One pass over the ring takes at most DRAIN_BUDGET_NS: libbpf consumes
  * until it has caught up, so a target that makes records faster than they
  * are unwound would otherwise keep the loop in the ring, away from signals
@@ -1053,7 +1060,9 @@ static int run_loop(struct app *a)
 			exits_read(a->exits_fd, on_exit_event, a); /* missed ones: refresh finds them */
 		ring_drain(a);
 		watch_pump_sources(&a->ws, clock_mono_ns()); /* the JVMs' agents */
-		if (pfd[1].revents && take_signal(a))
+		/* a signal taken here, or by a refresh that cut its work
+		 * short for it (on_stop_asked) */
+		if (a->stop || (pfd[1].revents && take_signal(a)))
 			return 0;
 		if (pfd[2].fd >= 0 && pfd[2].revents)
 			act |= a->fe->input(&a->fe_ctx);
@@ -1086,7 +1095,7 @@ static int run_loop(struct app *a)
 		}
 		if (act & MT_FE_DETACH)
 			a->keep_command = true;
-		if (act & MT_FE_QUIT)
+		if ((act & MT_FE_QUIT) || a->stop)
 			return 0;
 		if (act & MT_FE_INTERVAL)
 			next = clock_mono_ns() + (__u64)(a->fe_ctx.interval_s * 1e9);
@@ -1434,7 +1443,8 @@ int app_run(const struct mt_config *given)
 				 .ended = on_ended,
 				 .facts = on_facts,
 				 .dropped = on_dropped,
-				 .names = on_names };
+				 .names = on_names,
+				 .stop_asked = on_stop_asked };
 	int e;
 
 	/* a reader of stdout or of a FIFO output that goes away is EPIPE,

@@ -572,7 +572,7 @@ static int attach_locked(struct inject_state *st, pid_t pid, const char *sampler
 	struct inject_hold_out out = { 0 };
 	struct inject_session s;
 	struct hold_work w = { .st = st, .reroute = true, .rate = rate };
-	struct mt_maps maps;
+	struct mt_maps maps = { 0 };
 	int e, k;
 
 	memset(st, 0, sizeof(*st));
@@ -589,9 +589,20 @@ static int attach_locked(struct inject_state *st, pid_t pid, const char *sampler
 	if (e)
 		return e;
 	st->why = "memory unreadable";
-	e = inject_session_prepare(&s, pid, st->libc, err, errlen);
-	if (e)
+	/* one read of its maps (many MiB in a hostile process) for the
+	 * syscall instruction, a sampler already there and the protections
+	 * of the slots' pages, all before the stop */
+	e = proc_maps_read(pid, &maps);
+	if (e) {
+		snprintf(err, errlen, "cannot read the memory map of PID %d: %s", pid, strerror(-e));
 		goto fail_image;
+	}
+	e = inject_session_prepare(&s, pid, st->libc, &maps, err, errlen);
+	if (e) {
+		proc_maps_free(&maps);
+		goto fail_image;
+	}
+	st->syscall_at = s.syscall_insn;
 	st->why = "no link map";
 	e = targets_read(st, s.mem_fd, owner);
 	if (e || !st->target[MT_IFN_MALLOC] || !st->target[MT_IFN_FREE]) {
@@ -617,7 +628,7 @@ static int attach_locked(struct inject_state *st, pid_t pid, const char *sampler
 		if (strncmp(base, "libc.so", 7))
 			st->skip_dyn = owner[MT_IFN_MALLOC];
 	}
-	st->reused = !inject_image_find(pid, &st->base);
+	st->reused = !inject_image_find_in(&maps, &st->base);
 	if (st->reused) {
 		entries_set(st);
 		e = reuse_check(st, s.mem_fd, err, errlen);
@@ -641,8 +652,6 @@ static int attach_locked(struct inject_state *st, pid_t pid, const char *sampler
 	 * left rerouted) and the protections of their pages */
 	st->why = "GOT unreadable";
 	e = slots_scan(st, s.mem_fd, &st->slots, &st->nslots);
-	if (!e)
-		e = proc_maps_read(pid, &maps);
 	if (e) {
 		snprintf(err, errlen, "PID %d: cannot read its GOT: %s", pid,
 			 e == -EAGAIN ? "its link map kept changing (dlopen/dlclose)" : strerror(-e));
@@ -689,6 +698,7 @@ static int attach_locked(struct inject_state *st, pid_t pid, const char *sampler
 
 fail_session:
 	free(out.flags);
+	proc_maps_free(&maps);
 	if (st->base) {
 		__u32 none = 0;
 
@@ -703,37 +713,78 @@ fail_image:
 /* The process still runs the program memtop injected into: an exec
  * replaced its link map and unmapped the sampler, and nothing of the old
  * addresses may be written any more. */
-static bool same_image(struct inject_state *st)
+/* The mappings a rescan or a detach of st needs, the sampler's, the
+ * syscall instruction's and those of the n slots at v: asked of the
+ * kernel one by one (proc_maps_read_at), else read with all the others
+ * (a hostile process's text can be many MiB: memtop's exit waits for
+ * it). 0 or -errno. */
+static int maps_for(const struct inject_state *st, const struct got_slot *v, size_t n,
+		    struct mt_maps *out)
+{
+	__u64 *at = malloc((n + 2) * sizeof(*at));
+	size_t i;
+	int e = -ENOMEM;
+
+	if (at) {
+		at[0] = st->base;
+		at[1] = st->syscall_at;
+		for (i = 0; i < n; i++)
+			at[i + 2] = v[i].addr;
+		e = proc_maps_read_at(st->pid, at, n + 2, out);
+		free(at);
+	}
+	return e && e != -ESRCH ? proc_maps_read(st->pid, out) : e;
+}
+
+static bool same_image(struct inject_state *st, const struct mt_maps *maps)
 {
 	__u64 base;
 
-	if (!inject_image_find(st->pid, &base) && base == st->base)
+	if (!inject_image_find_in(maps, &base) && base == st->base)
 		return true;
 	st->attached = false;
 	return false;
 }
 
+/* The slots of objects loaded since the last scan: only reads of the link
+ * map, so the maps (many MiB in a hostile process) are read only when
+ * there is something to reroute. */
+static int rescan_fresh(struct inject_state *st, struct got_slot **fresh, size_t *nfresh)
+{
+	char path[64];
+	int fd, e;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", st->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	inject_got_seen_prune(fd, st->first, &st->seen);
+	e = slots_scan(st, fd, fresh, nfresh);
+	close(fd);
+	return e == -EAGAIN ? 0 : e; /* a dlopen/dlclose storm: the next
+				      * refresh tries again */
+}
+
 int inject_rescan(struct inject_state *st, char *err, size_t errlen)
 {
 	struct inject_hold_out out = { 0 };
-	struct inject_session s;
-	struct mt_maps maps;
+	struct inject_session s = { .mem_fd = -1 };
+	struct mt_maps maps = { 0 };
 	struct got_slot *fresh = NULL;
 	size_t nfresh = 0;
 	int e;
 
-	if (!st->attached || !same_image(st))
+	if (!st->attached)
 		return 0;
-	e = inject_session_prepare(&s, st->pid, st->libc, err, errlen);
-	if (e)
-		return e;
-	inject_got_seen_prune(s.mem_fd, st->first, &st->seen);
-	e = slots_scan(st, s.mem_fd, &fresh, &nfresh);
-	if (e == -EAGAIN)
-		e = 0; /* a dlopen/dlclose storm: the next refresh tries again */
+	e = rescan_fresh(st, &fresh, &nfresh);
 	if (e || !nfresh)
 		goto out;
-	e = proc_maps_read(st->pid, &maps);
+	/* an exec since the scan read another program's memory: nothing of
+	 * it is written (the link map read was only a read) */
+	e = maps_for(st, fresh, nfresh, &maps);
+	if (e || !same_image(st, &maps))
+		goto out;
+	e = inject_session_prepare(&s, st->pid, st->libc, &maps, err, errlen);
 	if (e)
 		goto out;
 	{
@@ -743,14 +794,12 @@ int inject_rescan(struct inject_state *st, char *err, size_t errlen)
 		int lock = inject_lock();
 
 		if (lock == -EBUSY) {
-			proc_maps_free(&maps);
 			e = 0; /* another memtop injecting: the next refresh tries again */
 			goto out;
 		}
 		e = inject_hold(&s, hold_work_run, &w, &out, err, errlen);
 		inject_unlock(lock);
 	}
-	proc_maps_free(&maps);
 	if (e)
 		goto out;
 	pause_record(st, &s);
@@ -770,6 +819,7 @@ int inject_rescan(struct inject_state *st, char *err, size_t errlen)
 out:
 	free(out.flags);
 	free(fresh);
+	proc_maps_free(&maps);
 	inject_session_close(&s);
 	return e;
 }
@@ -789,16 +839,28 @@ static int detach_locked(struct inject_state *st, char *err, size_t errlen)
 	}
 	if (!st->attached)
 		return 0;
-	if (!same_image(st)) {
+	/* one read of its maps (many MiB in a hostile process: memtop's exit
+	 * waits for it) for the image, the syscall instruction and the
+	 * protections of the slots' pages */
+	e = maps_for(st, st->slots, st->nslots, &maps);
+	if (e) {
+		snprintf(err, errlen, "PID %d: cannot read its memory map: %s", st->pid,
+			 strerror(-e));
+		return e;
+	}
+	if (!same_image(st, &maps)) {
+		proc_maps_free(&maps);
 		snprintf(err, errlen,
 			 "PID %d runs another program since it was injected (exec): "
 			 "nothing to restore",
 			 st->pid);
 		return -ESTALE;
 	}
-	e = inject_session_prepare(&s, st->pid, st->libc, err, errlen);
-	if (e)
+	e = inject_session_prepare(&s, st->pid, st->libc, &maps, err, errlen);
+	if (e) {
+		proc_maps_free(&maps);
 		return e;
+	}
 	python_restore(st, s.mem_fd);
 	/* only slots of objects still loaded that still point at us (the
 	 * compare-and-swap checks each again, in the stop) */
@@ -812,13 +874,6 @@ static int detach_locked(struct inject_state *st, char *err, size_t errlen)
 		st->slots[n++] = st->slots[i];
 	}
 	st->nslots = n;
-	e = proc_maps_read(st->pid, &maps);
-	if (e) {
-		inject_session_close(&s);
-		snprintf(err, errlen, "PID %d: cannot read its memory map: %s", st->pid,
-			 strerror(-e));
-		return e;
-	}
 	{
 		struct hold_work w = {
 			.st = st, .maps = &maps, .slots = st->slots, .n = st->nslots, .release = true

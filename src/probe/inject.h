@@ -35,6 +35,9 @@ struct inject_state {
 	__u64 entry[MT_IFN_COUNT];  /* the sampler's entry points */
 	__u64 target[MT_IFN_COUNT]; /* where the functions went before */
 	char libc[PATH_MAX];        /* glibc's path in the process's maps */
+	__u64 syscall_at;           /* a syscall instruction in it (the maps a detach
+				     * reads are the mappings of this, the sampler
+				     * and the slots: maps_for) */
 	char path[PATH_MAX];        /* the mapped sampler, for the USDT attach */
 	struct got_slot *slots;     /* rerouted, with their old values */
 	size_t nslots;

@@ -241,25 +241,39 @@ int inject_image_find(pid_t pid, __u64 *base)
 	return inject_image_find_named(pid, MT_INJECT_MEMFD_NAME, base);
 }
 
-/* The images named name mapped in pid (their first segment's start, the
- * first one's in *first): how many, or -errno. One walk of its maps for
- * both questions asked of them. */
+/* The images named name in maps (their first segment's start, the first
+ * one's in *first): how many. */
+static int bases_in(const struct mt_maps *maps, const char *name, __u64 *first)
+{
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < maps->n; i++) {
+		if (!is_image_map(&maps->v[i], name) || maps->v[i].offset != 0)
+			continue;
+		if (!n++ && first)
+			*first = maps->v[i].start;
+	}
+	return n;
+}
+
+/* bases_in() pid's maps, read once for both questions asked of them: how
+ * many, or -errno. */
 static int image_bases(pid_t pid, const char *name, __u64 *first)
 {
 	struct mt_maps maps;
-	size_t i;
-	int n = 0, e = proc_maps_read(pid, &maps);
+	int n, e = proc_maps_read(pid, &maps);
 
 	if (e)
 		return e;
-	for (i = 0; i < maps.n; i++) {
-		if (!is_image_map(&maps.v[i], name) || maps.v[i].offset != 0)
-			continue;
-		if (!n++ && first)
-			*first = maps.v[i].start;
-	}
+	n = bases_in(&maps, name, first);
 	proc_maps_free(&maps);
 	return n;
+}
+
+int inject_image_find_in(const struct mt_maps *maps, __u64 *base)
+{
+	return bases_in(maps, MT_INJECT_MEMFD_NAME, base) ? 0 : -ENOENT;
 }
 
 int inject_image_find_named(pid_t pid, const char *name, __u64 *base)

@@ -14,6 +14,7 @@
 #include <linux/types.h>
 
 #include "memtop/sampler_abi.h"
+#include "stacks/proc_maps.h"
 
 struct inject_session;
 
@@ -61,6 +62,10 @@ int inject_image_count(pid_t pid);
 /* Where a sampler is already mapped in pid (a memfd named
  * MT_INJECT_MEMFD_NAME): its load address in *base. 0 or -ENOENT. */
 int inject_image_find(pid_t pid, __u64 *base);
+
+/* inject_image_find() in a snapshot of the maps already read: 0 and the
+ * base of memtop's sampler image, or -ENOENT. */
+int inject_image_find_in(const struct mt_maps *maps, __u64 *base);
 
 /* Map the image into the process s holds. Its load address in *base.
  * 0 or -errno with one line in err. */

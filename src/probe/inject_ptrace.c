@@ -52,22 +52,17 @@ int inject_mem_write(int mem_fd, __u64 addr, const void *buf, size_t len)
 }
 
 /* The first `syscall` (0f 05) in the executable mapping of path. */
-static int find_syscall_insn(struct inject_session *s, const char *path, char *err, size_t errlen)
+static int find_syscall_insn(struct inject_session *s, const char *path, const struct mt_maps *maps,
+			     char *err, size_t errlen)
 {
-	struct mt_maps maps;
 	unsigned char *buf;
 	size_t i;
-	int e = proc_maps_read(s->pid, &maps);
+	int e;
 
-	if (e) {
-		snprintf(err, errlen, "cannot read the memory map of PID %d: %s", s->pid,
-			 strerror(-e));
-		return e;
-	}
 	buf = malloc(SCAN_CHUNK + 1);
 	e = buf ? -ENOENT : -ENOMEM;
-	for (i = 0; buf && i < maps.n && e == -ENOENT; i++) {
-		const struct mt_map *m = &maps.v[i];
+	for (i = 0; buf && i < maps->n && e == -ENOENT; i++) {
+		const struct mt_map *m = &maps->v[i];
 		__u64 at;
 
 		if (!m->path || strcmp(m->path, path) || m->perms[2] != 'x')
@@ -88,15 +83,15 @@ static int find_syscall_insn(struct inject_session *s, const char *path, char *e
 		}
 	}
 	free(buf);
-	proc_maps_free(&maps);
 	if (e)
 		snprintf(err, errlen, "PID %d: no syscall instruction found in %s", s->pid, path);
 	return e;
 }
 
-int inject_session_prepare(struct inject_session *s, pid_t pid, const char *libc_path, char *err,
-			   size_t errlen)
+int inject_session_prepare(struct inject_session *s, pid_t pid, const char *libc_path,
+			   const struct mt_maps *maps, char *err, size_t errlen)
 {
+	struct mt_maps own;
 	char path[64];
 	int e;
 
@@ -110,7 +105,19 @@ int inject_session_prepare(struct inject_session *s, pid_t pid, const char *libc
 		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
 		return e;
 	}
-	e = find_syscall_insn(s, libc_path, err, errlen);
+	if (!maps) {
+		e = proc_maps_read(pid, &own);
+		if (e) {
+			snprintf(err, errlen, "cannot read the memory map of PID %d: %s", pid,
+				 strerror(-e));
+			close(s->mem_fd);
+			s->mem_fd = -1;
+			return e;
+		}
+	}
+	e = find_syscall_insn(s, libc_path, maps ? maps : &own, err, errlen);
+	if (!maps)
+		proc_maps_free(&own);
 	if (e) {
 		close(s->mem_fd);
 		s->mem_fd = -1;

@@ -28,6 +28,8 @@
 #include <sys/user.h>
 #include <linux/types.h>
 
+#include "stacks/proc_maps.h"
+
 struct inject_session {
 	pid_t pid;          /* the process */
 	pid_t tid;          /* the thread held */
@@ -50,10 +52,12 @@ struct inject_session {
 };
 
 /* Open /proc/PID/mem and find a syscall instruction in the text mapping of
- * libc_path (as it appears in /proc/PID/maps). No ptrace yet. 0 or -errno
- * with one line in err. */
-int inject_session_prepare(struct inject_session *s, pid_t pid, const char *libc_path, char *err,
-			   size_t errlen);
+ * libc_path, as maps shows it (a snapshot the caller read: the maps of a
+ * hostile process can be many MiB, read once per operation), or as
+ * /proc/PID/maps shows it now when maps is NULL. No ptrace yet. 0 or
+ * -errno with one line in err. */
+int inject_session_prepare(struct inject_session *s, pid_t pid, const char *libc_path,
+			   const struct mt_maps *maps, char *err, size_t errlen);
 
 /* Seize and stop thread tid of the prepared process and save its
  * registers. -EPERM when ptrace is refused (Yama, another tracer, a user

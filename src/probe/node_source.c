@@ -236,7 +236,7 @@ static int start_try(struct node_source *ns, char *err, size_t errlen)
 	struct mt_v8_ctl c;
 	int e;
 
-	e = inject_session_prepare(&s, ns->pid, ns->libc, err, errlen);
+	e = inject_session_prepare(&s, ns->pid, ns->libc, NULL, err, errlen);
 	if (e)
 		return e;
 	w.map_image = !ns->base;

@@ -4,7 +4,8 @@
  * uprobes on the allocate and free calls of the device APIs a process
  * maps (Vulkan, OpenCL, CUDA; device_source.h, docs/device-memory.md),
  * whose records the BPF program makes. A library mapped later (dlopen)
- * is found by a later look, at most once a second.
+ * is found by a later look, at most once a second (less often where a
+ * look is long: LOOK_SHARE).
  */
 #include "probe/source.h"
 
@@ -16,19 +17,26 @@
 
 /* How often the process's mappings are looked at for a new library. */
 #define LOOK_EVERY_NS 1000000000ULL
+/* ... or less often where a look itself is long (a process with many MiB
+ * of maps): the looks take at most 1/LOOK_SHARE of memtop's time. */
+#define LOOK_SHARE 50
 
 struct device_row {
 	struct device_probes *dp;
 	pid_t pid;
-	__u64 looked_ns;
+	__u64 next_look_ns;
 };
 
 static void look(const struct source_env *env, struct device_row *r)
 {
 	char msg[512], line[600];
 
-	r->looked_ns = clock_mono_ns();
+	__u64 t0 = clock_mono_ns(), took;
+
 	device_source_scan(env->bpf, r->dp, msg, sizeof(msg));
+	took = clock_mono_ns() - t0;
+	r->next_look_ns =
+		t0 + (took * LOOK_SHARE > LOOK_EVERY_NS ? took * LOOK_SHARE : LOOK_EVERY_NS);
 	if (msg[0] && env->warn) {
 		snprintf(line, sizeof(line), "PID %d: device memory: %s", r->pid, msg);
 		env->warn(env->warn_ctx, line);
@@ -64,7 +72,7 @@ static int device_row_pump(const struct source_env *env, void *state, struct mt_
 	struct device_row *r = state;
 
 	(void)f, (void)err, (void)errlen;
-	if (clock_mono_ns() - r->looked_ns >= LOOK_EVERY_NS)
+	if (clock_mono_ns() >= r->next_look_ns)
 		look(env, r);
 	return 0;
 }

@@ -895,6 +895,11 @@ static struct source_env source_env_of(const struct watch_set *ws)
 				    .find_lib = find_memtop_lib };
 }
 
+static bool stop_asked(struct watch_set *ws)
+{
+	return ws->env.stop_asked && ws->env.stop_asked(ws->env.warn_ctx);
+}
+
 /* Start row i on w, at its attach or when it waits; facts into f. */
 static void source_start(struct watch_set *ws, struct watched *w, size_t i,
 			 struct mt_target_facts *f, __u64 now)
@@ -953,7 +958,7 @@ void watch_pump_sources(struct watch_set *ws, __u64 now_ns)
 	size_t k;
 	int i;
 
-	for (i = 0; i < ws->n; i++) {
+	for (i = 0; i < ws->n && !stop_asked(ws); i++) {
 		struct watched *w = &ws->v[i];
 		struct mt_target_facts f = { .pid = w->pid };
 
@@ -1462,7 +1467,7 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns)
 		}
 		watch_go_rate(ws, w, t);
 		report(ws, t);
-		if (w->inj) {
+		if (w->inj && !stop_asked(ws)) {
 			/* objects dlopen'ed since: reroute their slots too */
 			char err[512];
 

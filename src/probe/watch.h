@@ -61,6 +61,11 @@ struct watch_env {
 	/* The budget the names interned on pid's behalf are charged to once
 	 * it has a target (model_target_names), else NULL; may be NULL. */
 	struct strpool_budget *(*names)(void *ctx, pid_t pid);
+	/* memtop was asked to stop (a signal, called with warn_ctx): the
+	 * refresh leaves out what only serves the next one (a rescan for
+	 * new libraries, the sources' pumps) so that the exit is not kept
+	 * waiting; may be NULL. */
+	bool (*stop_asked)(void *ctx);
 	/* Records of the sources memtop reads in user space (a JVM's agent,
 	 * probe/jvm_source.h), for the caller's ingest_record(); NULL: those
 	 * sources are not started. */

@@ -16,11 +16,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 
 #include "util/bytebuf.h"
 #include "util/clock.h"
@@ -91,6 +93,18 @@ static void skip_spaces(const char **p, const char *end)
 }
 
 /* One line without its newline. */
+/* m's path from the name the kernel gives (plen bytes at s, no NUL). */
+static int set_path(struct mt_map *m, const char *s, size_t plen)
+{
+	if (plen > strlen(DELETED_SUFFIX) &&
+	    !memcmp(s + plen - strlen(DELETED_SUFFIX), DELETED_SUFFIX, strlen(DELETED_SUFFIX))) {
+		m->deleted = true;
+		plen -= strlen(DELETED_SUFFIX);
+	}
+	m->path = strpool_intern_len(s, plen);
+	return m->path ? 0 : -ENOMEM;
+}
+
 static int parse_line(const char *s, const char *end, struct mt_map *m)
 {
 	static const char perm_ok[4][2] = { { 'r', '-' }, { 'w', '-' }, { 'x', '-' }, { 'p', 's' } };
@@ -128,13 +142,7 @@ static int parse_line(const char *s, const char *end, struct mt_map *m)
 		return 0;
 	if (memchr(s, '\0', plen))
 		return -EINVAL;
-	if (plen > strlen(DELETED_SUFFIX) &&
-	    !memcmp(end - strlen(DELETED_SUFFIX), DELETED_SUFFIX, strlen(DELETED_SUFFIX))) {
-		m->deleted = true;
-		plen -= strlen(DELETED_SUFFIX);
-	}
-	m->path = strpool_intern_len(s, plen);
-	return m->path ? 0 : -ENOMEM;
+	return set_path(m, s, plen);
 }
 
 static int map_cmp(const void *a, const void *b)
@@ -310,6 +318,97 @@ int proc_maps_read_within(pid_t pid, struct mt_maps *out, unsigned int max_ms)
 int proc_maps_read(pid_t pid, struct mt_maps *out)
 {
 	return proc_maps_read_within(pid, out, 0);
+}
+
+/* The PROCMAP_QUERY ioctl of /proc/PID/maps (Linux 6.11,
+ * include/uapi/linux/fs.h): the mapping containing one address, without
+ * the text of any other. Declared here: Debian 12's headers predate it. */
+struct procmap_query {
+	__u64 size;
+	__u64 query_flags;
+	__u64 query_addr;
+	__u64 vma_start;
+	__u64 vma_end;
+	__u64 vma_flags;
+	__u64 vma_page_size;
+	__u64 vma_offset;
+	__u64 inode;
+	__u32 dev_major;
+	__u32 dev_minor;
+	__u32 vma_name_size;
+	__u32 build_id_size;
+	__u64 vma_name_addr;
+	__u64 build_id_addr;
+};
+#define PROCMAP_QUERY _IOWR('f', 17, struct procmap_query)
+#define PROCMAP_QUERY_VMA_READABLE 0x01
+#define PROCMAP_QUERY_VMA_WRITABLE 0x02
+#define PROCMAP_QUERY_VMA_EXECUTABLE 0x04
+#define PROCMAP_QUERY_VMA_SHARED 0x08
+
+/* The mapping containing addr into *m: 0, -ENOENT when none does, or
+ * -errno (-ENOTTY: a kernel without the ioctl). */
+static int query_one(int fd, __u64 addr, char *name, size_t namelen, struct mt_map *m)
+{
+	struct procmap_query q = { .size = sizeof(q),
+				   .query_addr = addr,
+				   .vma_name_size = (__u32)namelen,
+				   .vma_name_addr = (__u64)(uintptr_t)name };
+
+	if (ioctl(fd, PROCMAP_QUERY, &q) < 0)
+		return -errno;
+	memset(m, 0, sizeof(*m));
+	m->start = q.vma_start;
+	m->end = q.vma_end;
+	m->offset = q.vma_offset;
+	m->inode = q.inode;
+	m->dev_major = q.dev_major;
+	m->dev_minor = q.dev_minor;
+	m->perms[0] = q.vma_flags & PROCMAP_QUERY_VMA_READABLE ? 'r' : '-';
+	m->perms[1] = q.vma_flags & PROCMAP_QUERY_VMA_WRITABLE ? 'w' : '-';
+	m->perms[2] = q.vma_flags & PROCMAP_QUERY_VMA_EXECUTABLE ? 'x' : '-';
+	m->perms[3] = q.vma_flags & PROCMAP_QUERY_VMA_SHARED ? 's' : 'p';
+	return q.vma_name_size > 1 ? set_path(m, name, q.vma_name_size - 1) : 0;
+}
+
+int proc_maps_read_at(pid_t pid, const __u64 *addrs, size_t n, struct mt_maps *out)
+{
+	char path[64], *name = malloc(PATH_MAX + sizeof(DELETED_SUFFIX));
+	size_t i;
+	int fd, e = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->v = calloc(n ? n : 1, sizeof(*out->v));
+	if (!out->v || !name) {
+		free(name);
+		proc_maps_free(out);
+		return -ENOMEM;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		e = errno == ENOENT ? -ESRCH : -errno;
+	for (i = 0; fd >= 0 && i < n && !e; i++) {
+		struct mt_map m;
+
+		if (proc_maps_find(out, addrs[i]))
+			continue; /* in a mapping already asked for */
+		e = query_one(fd, addrs[i], name, PATH_MAX + sizeof(DELETED_SUFFIX), &m);
+		if (e == -ENOENT) {
+			e = 0; /* in no mapping: left out */
+			continue;
+		}
+		if (!e) {
+			out->v[out->n++] = m;
+			qsort(out->v, out->n, sizeof(*out->v), map_cmp);
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	free(name);
+	if (e)
+		proc_maps_free(out);
+	return e;
 }
 
 const struct mt_map *proc_maps_find(const struct mt_maps *m, __u64 addr)

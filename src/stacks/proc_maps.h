@@ -56,6 +56,12 @@ int proc_maps_read(pid_t pid, struct mt_maps *out);
  * can do without some (naming frames), not for one looking for a library
  * (the allocator). */
 int proc_maps_read_within(pid_t pid, struct mt_maps *out, unsigned int max_ms);
+/* Only the mappings containing addrs[0..n) (each once; an address in no
+ * mapping is left out), asked of the kernel one by one with the
+ * PROCMAP_QUERY ioctl (Linux 6.11) rather than read from the text of all
+ * of them, which a hostile process can make many MiB long. 0, -ENOTTY
+ * where the kernel lacks the ioctl (read the text then), or -errno. */
+int proc_maps_read_at(pid_t pid, const __u64 *addrs, size_t n, struct mt_maps *out);
 /* The mapping containing addr, or NULL. */
 const struct mt_map *proc_maps_find(const struct mt_maps *m, __u64 addr);
 void proc_maps_free(struct mt_maps *m);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #include "stacks/proc_maps.h"
 #include "util/strpool.h"
@@ -216,6 +217,57 @@ static void test_self(void **state)
 	assert_int_equal(proc_maps_read(-1, &m), -EINVAL);
 }
 
+/* Only the mappings asked for, each once, equal to the text's lines for
+ * them: a deleted memfd's name, the stack, this code, an address in no
+ * mapping left out. A kernel without PROCMAP_QUERY says -ENOTTY. */
+static void test_read_at(void **state)
+{
+	struct mt_maps all, some;
+	int fd = memfd_create("mt-test", MFD_CLOEXEC);
+	void *mem;
+	__u64 at[5];
+	size_t i;
+	int e;
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 8192), 0);
+	mem = mmap(NULL, 8192, PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(mem != MAP_FAILED);
+	at[0] = (__u64)(unsigned long)&test_read_at;
+	at[1] = (__u64)(unsigned long)&all;
+	at[2] = (__u64)(unsigned long)mem + 4096;
+	at[3] = (__u64)(unsigned long)&test_read_at + 1; /* the same mapping again */
+	at[4] = 4096;                                    /* nothing is mapped at 4 KiB */
+	e = proc_maps_read_at(getpid(), at, 5, &some);
+	if (e == -ENOTTY) {
+		munmap(mem, 8192);
+		close(fd);
+		skip();
+	}
+	assert_int_equal(e, 0);
+	assert_int_equal(proc_maps_read(getpid(), &all), 0);
+	assert_int_equal(some.n, 3);
+	for (i = 0; i < some.n; i++) {
+		const struct mt_map *x = &some.v[i], *y = proc_maps_find(&all, x->start);
+
+		assert_non_null(y);
+		assert_true(i == 0 || some.v[i - 1].start < x->start);
+		assert_true(x->start == y->start && x->end == y->end && x->offset == y->offset);
+		assert_true(x->inode == y->inode && x->dev_major == y->dev_major &&
+			    x->dev_minor == y->dev_minor && x->deleted == y->deleted);
+		assert_memory_equal(x->perms, y->perms, 4);
+		assert_string_equal(x->path, y->path);
+	}
+	assert_string_equal(proc_maps_find(&some, at[2])->path, "/memfd:mt-test");
+	assert_true(proc_maps_find(&some, at[2])->deleted);
+	assert_null(proc_maps_find(&some, at[4]));
+	proc_maps_free(&some);
+	proc_maps_free(&all);
+	assert_int_equal(proc_maps_read_at(0x3fffffff, at, 1, &some), -ESRCH);
+	munmap(mem, 8192);
+	close(fd);
+}
+
 /* More lines than PROC_MAPS_MAX_ENTRIES: the first ones kept, in order,
  * and the table said to be cut. */
 static void test_entries_bounded(void **state)
@@ -248,6 +300,7 @@ int main(void)
 		cmocka_unit_test(test_normal),    cmocka_unit_test(test_deleted_and_odd_paths),
 		cmocka_unit_test(test_malformed), cmocka_unit_test(test_every_prefix),
 		cmocka_unit_test(test_self),      cmocka_unit_test(test_entries_bounded),
+		cmocka_unit_test(test_read_at),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
