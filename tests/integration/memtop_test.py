@@ -293,9 +293,10 @@ class Memtop(Proc):
                  (self.wait(5), self.err.text()[-800:]))
         return rec
 
-    def records_after(self, t_wall, count=2, timeout=20):
+    def records_after(self, t_wall, count=2, timeout=20, keep=None):
         """Read records until `count` of them have a time after t_wall (unix
-        seconds); returns the last one read."""
+        seconds); returns the last one read (each one read is appended to
+        the list keep, if given)."""
         seen, rec = 0, None
         t0 = time.monotonic()
         while seen < count:
@@ -306,6 +307,8 @@ class Memtop(Proc):
             if rec is None:
                 fail("memtop exited (rc %s) while records were expected; stderr: %s" %
                      (self.wait(5), self.err.text()[-800:]))
+            if keep is not None:
+                keep.append(rec)
             if rec["time"] > t_wall:
                 seen += 1
         return rec

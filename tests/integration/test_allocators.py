@@ -91,15 +91,22 @@ def run_scenario(name, allocator, env=None):
     first = m.first_record()
     assert_eq("allocator of pid %d" % w.pid, target(first, w.pid).get("allocator"), allocator)
     w.trigger()
-    during = first
+    during, seen = first, [first]
     while not any(line.startswith("{") for line in w.out.lines):
         rec = m.record(10)
         check(rec is not None, "memtop exited during the scenario: %s" % m.err.text()[-300:])
         during = rec
+        seen.append(rec)
     truth = w.read_truth(timeout=10)
-    last = m.records_after(truth["time"], count=2)
-    check(last["overhead"].get("counters_exact") is not False,
-          "the scenario is gentle, yet memtop backed off: %s" % last["overhead"])
+    last = m.records_after(truth["time"], count=2, keep=seen)
+    # the scenario is gentle: the probes stay on at full duty, unless the
+    # machine is so loaded that each hit costs the target more than the
+    # budget allows (uprobes here: tc_malloc is called directly); then
+    # memtop said so in a record of the run (a duty below 1, backed off)
+    said = [r["overhead"] for r in seen if r["overhead"].get("backed_off") or
+            r["overhead"].get("duty", 1) < 1]
+    check(last["overhead"].get("counters_exact") is not False or said,
+          "memtop paused its probes and no record said so: %s" % last["overhead"])
     check_scenario(name, during, last, truth, w.pid)
     w.release()
     m.drain(15)
