@@ -65,12 +65,30 @@ def run_apis(name, allocator, env=None, mechanism="in-process", extra=()):
     m.drain(15)
 
 
-def check_scenario(name, during, last, truth, pid, startup_slack=0):
+def said_paused(records):
+    """The records of a run that say the budget paused its probes (a duty
+    below 1, or backed off)."""
+    return [r["overhead"] for r in records if r["overhead"].get("backed_off") or
+            r["overhead"].get("duty", 1) < 1]
+
+
+def check_scenario(name, during, last, truth, pid, startup_slack=0, seen=()):
     """Exact counters after the phase (with startup_slack, a -- CMD run:
     at most that many more calls, those of its start-up, which memtop
     counts and the truth does not); in the phase's last record, the leak
-    ranks first by score and the cache and the churn score low."""
-    assert_counters_equal(last, pid, truth, "%s scenario counters" % name, startup_slack or 0)
+    ranks first by score and the cache and the churn score low.
+
+    The scenario is gentle: the probes stay on at full duty, unless the
+    machine is so loaded (or memtop so slowed, under ASan) that each hit
+    costs the target more than the budget allows; then the counters are
+    estimates, said so (counters_exact false), and one of the run's
+    records (seen) must have said the probes were paused."""
+    if target(last, pid).get("counters_exact") is False:
+        check(said_paused(seen), "%s: memtop paused its probes and no record said so: %s" %
+              (name, last["overhead"]))
+    else:
+        assert_counters_equal(last, pid, truth, "%s scenario counters" % name,
+                              startup_slack or 0)
     sites = sites_by_function(during)
     for f in ("leak_site", "cache_site", "churn_site"):
         check(f in sites, "%s: site %s not reported: %s" % (name, f, sorted(map(str, sites))))
@@ -99,15 +117,7 @@ def run_scenario(name, allocator, env=None):
         seen.append(rec)
     truth = w.read_truth(timeout=10)
     last = m.records_after(truth["time"], count=2, keep=seen)
-    # the scenario is gentle: the probes stay on at full duty, unless the
-    # machine is so loaded that each hit costs the target more than the
-    # budget allows (uprobes here: tc_malloc is called directly); then
-    # memtop said so in a record of the run (a duty below 1, backed off)
-    said = [r["overhead"] for r in seen if r["overhead"].get("backed_off") or
-            r["overhead"].get("duty", 1) < 1]
-    check(last["overhead"].get("counters_exact") is not False or said,
-          "memtop paused its probes and no record said so: %s" % last["overhead"])
-    check_scenario(name, during, last, truth, w.pid)
+    check_scenario(name, during, last, truth, w.pid, seen=seen)
     w.release()
     m.drain(15)
 
@@ -171,9 +181,11 @@ def test_jemalloc_linked_scenarios_pid_and_command():
                         "--duration=%d" % SCENARIO_S, leak).wait_ready()
         mp = Memtop("-b", "--json", "-p", w.pid)
         during_p = mp.first_record()
+        seen_p, seen_c = [during_p], []
         assert_eq("allocator of pid %d" % w.pid, target(during_p, w.pid).get("allocator"),
                   "glibc+jemalloc")
         during_c = mc.first_record()
+        seen_c.append(during_c)
         cpid = during_c["targets"][0]["pid"]
         assert_eq("allocator under -- CMD", during_c["targets"][0].get("allocator"), "jemalloc")
         check("not glibc's" in mc.err.text(),
@@ -187,7 +199,10 @@ def test_jemalloc_linked_scenarios_pid_and_command():
                   target(during_c, cpid))
             during_c = mc.record(10)
             check(during_c is not None, "memtop -- exited: %s" % mc.err.text()[-300:])
-            mp.record(10)
+            seen_c.append(during_c)
+            rec = mp.record(10)
+            if rec is not None:
+                seen_p.append(rec)
         w.trigger()
         done_p = done_c = False
         deadline = time.monotonic() + SCENARIO_S + 30
@@ -199,6 +214,7 @@ def test_jemalloc_linked_scenarios_pid_and_command():
                     rec = mp.record(10)
                     check(rec is not None, "memtop -p exited: %s" % mp.err.text()[-300:])
                     during_p = rec
+                    seen_p.append(rec)
             if not done_c:
                 with open(out) as f:
                     done_c = any(line.startswith("{") for line in f)
@@ -206,12 +222,14 @@ def test_jemalloc_linked_scenarios_pid_and_command():
                     rec = mc.record(10)
                     check(rec is not None, "memtop -- exited: %s" % mc.err.text()[-300:])
                     during_c = rec
+                    seen_c.append(rec)
         truth_p = w.read_truth(timeout=10)
         truth_c = read_truth_file(out)
-        last_p = mp.records_after(truth_p["time"], count=2)
-        last_c = mc.records_after(truth_c["time"], count=2)
-        check_scenario("prefixed -p", during_p, last_p, truth_p, w.pid)
-        check_scenario("static -- CMD", during_c, last_c, truth_c, cpid, startup_slack=64)
+        last_p = mp.records_after(truth_p["time"], count=2, keep=seen_p)
+        last_c = mc.records_after(truth_c["time"], count=2, keep=seen_c)
+        check_scenario("prefixed -p", during_p, last_p, truth_p, w.pid, seen=seen_p)
+        check_scenario("static -- CMD", during_c, last_c, truth_c, cpid, startup_slack=64,
+                       seen=seen_c)
         for what, rec in (("prefixed -p", last_p), ("static -- CMD", last_c)):
             # every site counts, one with no named frame too (jemalloc's
             # start-up extents, mapped while memtop's first read of the
