@@ -281,7 +281,8 @@ static int on_sample(struct jvm_source *s, const unsigned char *p, __u32 n, jvm_
 		nf[i].function_len = m->name_len;
 		nf[i].file_len = m->file_len;
 		memcpy(text + at, m->name, m->name_len);
-		memcpy(text + at + m->name_len, m->file, m->file_len);
+		if (m->file_len) /* a method without a source file has none */
+			memcpy(text + at + m->name_len, m->file, m->file_len);
 		at += m->name_len + m->file_len;
 	}
 	if (i < nframes) { /* cut: the text sits after the frames kept */

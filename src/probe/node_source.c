@@ -568,7 +568,8 @@ static int snapshot_apply(struct node_source *ns, node_emit_fn emit, void *ctx,
 		const struct mt_v8_sample *s = &v.samples[i];
 		size_t n;
 
-		if (bsearch(&s->sample_id, ns->live, ns->nlive, sizeof(__u64), cmp_u64))
+		if (ns->nlive && /* none yet: no array to search */
+		    bsearch(&s->sample_id, ns->live, ns->nlive, sizeof(__u64), cmp_u64))
 			continue;
 		n = named_record(&v, s, ns->pid, rec, sizeof(rec));
 		if (n) {
