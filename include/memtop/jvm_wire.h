@@ -20,7 +20,13 @@
 #include <stdint.h>
 
 #define MT_JW_MAGIC 0x4d544a56u /* "MTJV" */
-#define MT_JW_VERSION 1
+#define MT_JW_VERSION 2
+/* The agent keeps a JVM's samples under MT_JW_SAMPLES_PER_S_MAX a second:
+ * past it, it widens the sampling interval (each sample carries the one
+ * it was drawn with), at most to MT_JW_INTERVAL_MAX_FACTOR times memtop's,
+ * and narrows it back once they are fewer than an eighth of that. */
+#define MT_JW_SAMPLES_PER_S_MAX 8000
+#define MT_JW_INTERVAL_MAX_FACTOR 256
 /* Java frames per sample; deeper stacks are cut (flag MT_JWS_TRUNCATED). */
 #define MT_JW_MAX_FRAMES 64
 /* Bytes of a method's name ("package.Class.method") or source file. */
@@ -78,7 +84,9 @@ struct mt_jw_sample {
 	uint64_t size; /* bytes of the object */
 	uint32_t tid;  /* the allocating thread (Linux tid in the JVM's ns) */
 	uint16_t nframes;
-	uint16_t flags; /* enum mt_jw_sample_flags */
+	uint16_t flags;    /* enum mt_jw_sample_flags */
+	uint64_t interval; /* the sampling interval it was drawn with: from
+			    * memtop's to MT_JW_INTERVAL_MAX_FACTOR times it */
 };
 
 struct mt_jw_frame {
@@ -94,9 +102,10 @@ struct mt_jw_free {
 struct mt_jw_stats {
 	uint64_t samples; /* samples taken this session */
 	uint64_t dropped; /* samples and frees lost: the agent's queue was full */
-	uint64_t cost_ns; /* CPU time the session cost the JVM so far: its
-			   * threads in the agent's callbacks, and the agent's
-			   * own thread */
+	/* CPU time the session cost the JVM so far: its threads in the
+	 * agent's callbacks, and the agent's own thread */
+	uint64_t cost_ns;
+	uint64_t interval; /* the sampling interval now */
 };
 
 #endif /* MEMTOP_JVM_WIRE_H */

@@ -60,6 +60,7 @@
 struct sample_cell {
 	uint64_t tag;
 	uint64_t size;
+	uint64_t interval;
 	uint32_t tid;
 	uint16_t nframes;
 	uint16_t flags;
@@ -85,6 +86,10 @@ static _Atomic uint32_t active_session;
 static uint32_t sessions_served;
 static _Atomic uint64_t next_tag = 1;
 static _Atomic uint64_t n_samples, n_dropped, callback_ns;
+/* The session's sampling interval: memtop's, and the one in force now
+ * (widened past MT_JW_SAMPLES_PER_S_MAX samples a second). */
+static uint64_t interval_asked;
+static _Atomic uint64_t interval_now;
 
 static struct method *methods;
 static size_t methods_cap, methods_len;
@@ -134,6 +139,7 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
 		n = 0;
 	c.tag = atomic_fetch_add_explicit(&next_tag, 1, memory_order_relaxed);
 	c.size = (uint64_t)size;
+	c.interval = atomic_load_explicit(&interval_now, memory_order_relaxed);
 	if (!my_tid)
 		my_tid = (uint32_t)syscall(SYS_gettid);
 	c.tid = my_tid;
@@ -348,7 +354,7 @@ static void out_msg(struct out *o, uint32_t type, const void *a, size_t alen, co
 static void send_sample(jvmtiEnv *jvmti, struct out *o, const struct sample_cell *c, uint32_t session)
 {
 	struct mt_jw_frame fr[MT_JW_MAX_FRAMES];
-	struct mt_jw_sample s = { c->tag, c->size, c->tid, 0, c->flags };
+	struct mt_jw_sample s = { c->tag, c->size, c->tid, 0, c->flags, c->interval };
 	uint16_t i;
 
 	for (i = 0; i < c->nframes && i < MT_JW_MAX_FRAMES; i++) {
@@ -464,6 +470,28 @@ static jvmtiEnv *session_env(uint64_t interval)
 	return jvmti;
 }
 
+/* Keep the samples of the last second (per_s) under the cap: widen the
+ * interval to aim at half of it, narrow it by half (never below memtop's)
+ * once they are under an eighth. A sample already drawn keeps its own. */
+static void interval_steer(jvmtiEnv *jvmti, uint64_t per_s)
+{
+	uint64_t cur = atomic_load(&interval_now), next = cur;
+	uint64_t top = interval_asked * MT_JW_INTERVAL_MAX_FACTOR;
+
+	if (per_s > MT_JW_SAMPLES_PER_S_MAX)
+		next = cur * (per_s / (MT_JW_SAMPLES_PER_S_MAX / 2) + 1);
+	else if (per_s < MT_JW_SAMPLES_PER_S_MAX / 8 && cur > interval_asked)
+		next = cur / 2;
+	if (next > top)
+		next = top;
+	if (next > 0x7fffffff)
+		next = 0x7fffffff;
+	if (next < interval_asked)
+		next = interval_asked;
+	if (next != cur && (*jvmti)->SetHeapSamplingInterval(jvmti, (jint)next) == JVMTI_ERROR_NONE)
+		atomic_store(&interval_now, next);
+}
+
 static void session_end(jvmtiEnv *jvmti)
 {
 	atomic_store(&active_session, 0);
@@ -484,7 +512,7 @@ static void serve(int fd)
 	struct timeval tv = { 0, 200 * 1000 };
 	uint32_t session = sessions_served + 1;
 	struct timespec last = { 0, 0 }, now;
-	uint64_t thread_t0;
+	uint64_t thread_t0, samples_then = 0;
 	bool on = false;
 	jvmtiEnv *jvmti;
 
@@ -495,6 +523,8 @@ static void serve(int fd)
 	jvmti = session_env(st.interval);
 	if (!jvmti)
 		return;
+	interval_asked = st.interval > 0x7fffffff ? 0x7fffffff : st.interval;
+	atomic_store(&interval_now, interval_asked);
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	o.fd = fd;
 	o.len = 0;
@@ -530,8 +560,14 @@ static void serve(int fd)
 		if (now.tv_sec != last.tv_sec) {
 			struct mt_jw_stats s = { atomic_load(&n_samples), atomic_load(&n_dropped),
 						 atomic_load(&callback_ns) + thread_cpu_ns() -
-							 thread_t0 };
+							 thread_t0,
+						 0 };
 
+			if (last.tv_sec)
+				interval_steer(jvmti, (s.samples - samples_then) /
+							      (uint64_t)(now.tv_sec - last.tv_sec));
+			samples_then = s.samples;
+			s.interval = atomic_load(&interval_now);
 			out_msg(&o, MT_JW_STATS, &s, sizeof(s), NULL, 0, NULL, 0);
 			last = now;
 		}

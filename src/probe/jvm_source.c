@@ -47,6 +47,8 @@ struct jvm_source {
 	pid_t pid;
 	int fd;
 	__u64 rate;
+	__u64 interval; /* the agent's interval now (its last STATS): rate or wider */
+	bool widened_said;
 	bool reused;
 	bool go_sent; /* MT_JW_GO: the loop reads, the events may go on */
 	__u64 samples, dropped;
@@ -82,6 +84,16 @@ bool jvm_source_reused(const struct jvm_source *s)
 int jvm_source_fd(const struct jvm_source *s)
 {
 	return s->fd;
+}
+
+bool jvm_source_widened(struct jvm_source *s, __u64 *interval, pid_t *pid)
+{
+	if (s->widened_said || s->interval <= s->rate)
+		return false;
+	s->widened_said = true;
+	*interval = s->interval;
+	*pid = s->pid;
+	return true;
 }
 
 void jvm_source_counts(const struct jvm_source *s, __u64 *samples, __u64 *dropped, double *slowdown)
@@ -178,6 +190,7 @@ struct jvm_source *jvm_source_start(pid_t pid, const char *agent_path, __u64 rat
 	s->pid = pid;
 	s->fd = fd;
 	s->rate = rate ? rate : 1;
+	s->interval = s->rate;
 	s->reused = reused;
 	e = open_session(s, err, len);
 	if (e) {
@@ -246,6 +259,16 @@ static int on_method(struct jvm_source *s, const unsigned char *p, __u32 n)
 	return 0;
 }
 
+/* An interval the agent may use: memtop's, or wider up to
+ * MT_JW_INTERVAL_MAX_FACTOR times (and what a jint holds). */
+static bool interval_ok(const struct jvm_source *s, __u64 interval)
+{
+	__u64 asked = s->rate > 0x7fffffff ? 0x7fffffff : s->rate;
+
+	return interval >= asked && interval <= asked * MT_JW_INTERVAL_MAX_FACTOR &&
+	       interval <= 0x7fffffff;
+}
+
 static int on_sample(struct jvm_source *s, const unsigned char *p, __u32 n, jvm_emit_fn emit,
 		     void *ctx)
 {
@@ -260,7 +283,7 @@ static int on_sample(struct jvm_source *s, const unsigned char *p, __u32 n, jvm_
 	memcpy(&smp, p, sizeof(smp));
 	if (smp.nframes > MT_JW_MAX_FRAMES ||
 	    n != sizeof(smp) + smp.nframes * sizeof(struct mt_jw_frame) || !smp.tag ||
-	    smp.tag & (MT_ADDR_NAMED | MT_ADDR_MMAP))
+	    smp.tag & (MT_ADDR_NAMED | MT_ADDR_MMAP) || !interval_ok(s, smp.interval))
 		return -EPROTO;
 	nframes = smp.nframes < MT_NAMED_MAX_FRAMES ? smp.nframes : MT_NAMED_MAX_FRAMES;
 	text = (char *)(nf + nframes);
@@ -296,7 +319,7 @@ static int on_sample(struct jvm_source *s, const unsigned char *p, __u32 n, jvm_
 	ev->ts_ns = clock_mono_ns();
 	ev->addr = smp.tag | MT_ADDR_NAMED;
 	ev->size = smp.size;
-	ev->rate = s->rate;
+	ev->rate = smp.interval; /* its weight: the interval it was drawn with */
 	ev->runtime = MT_NAMED_JAVA;
 	if (smp.flags & MT_JWS_TRUNCATED || nframes < smp.nframes)
 		ev->flags |= MT_NEF_TRUNCATED;
@@ -345,6 +368,9 @@ static int on_message(struct jvm_source *s, __u32 type, const unsigned char *p, 
 		if (n != sizeof(st))
 			return -EPROTO;
 		memcpy(&st, p, sizeof(st));
+		if (!interval_ok(s, st.interval))
+			return -EPROTO;
+		s->interval = st.interval;
 		s->samples = st.samples;
 		s->dropped = st.dropped;
 		s->cost_ns = st.cost_ns >= s->cost0_ns ? st.cost_ns : s->cost0_ns;

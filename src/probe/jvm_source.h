@@ -45,6 +45,10 @@ int jvm_source_pump(struct jvm_source *s, jvm_emit_fn emit, void *ctx, char *err
  * session, as last reported, and what the session costs the JVM: the
  * CPU time of its callbacks and of the agent's thread over the JVM's own
  * CPU time since the agent's first report, as a slowdown (%). */
+/* True once, the first time the agent widened its sampling interval past
+ * memtop's (more than MT_JW_SAMPLES_PER_S_MAX samples a second): the
+ * interval in *interval, the JVM in *pid. */
+bool jvm_source_widened(struct jvm_source *s, __u64 *interval, pid_t *pid);
 void jvm_source_counts(const struct jvm_source *s, __u64 *samples, __u64 *dropped, double *slowdown);
 
 /* End the session (the agent switches its events off and restores the

@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "memtop/jvm_wire.h"
 #include "probe/jvm_source.h"
 
 #define JVMTI_SO "libmemtop-jvmti.so"
@@ -77,11 +78,18 @@ static int jvm_row_pump(const struct source_env *env, void *state, struct mt_tar
 			char *err, size_t errlen)
 {
 	int e = jvm_source_pump(state, env->record, env->record_ctx, err, errlen);
+	__u64 wide;
+	pid_t pid;
 
 	if (e) {
 		f->set |= MT_FACT_JAVA; /* no longer streaming: java is "" */
 		return e;
 	}
+	if (jvm_source_widened(state, &wide, &pid))
+		source_say(env,
+			   "PID %d: more than %u Java samples a second: its sampling interval is "
+			   "widened to %llu KiB while they are (each sample weighed by its own)",
+			   pid, MT_JW_SAMPLES_PER_S_MAX, (unsigned long long)(wide >> 10));
 	facts_on(state, f);
 	return 0;
 }
