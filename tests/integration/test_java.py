@@ -47,6 +47,8 @@ INUSE_TOLERANCE = 0.25
 # with other work moves its figures less.
 BENCH_JVM = ["-XX:+UseSerialGC", "-Xms512m", "-Xmx512m"]
 SAMPLED = "Java heap sampled through memtop's JVMTI agent"
+# include/memtop/jvm_wire.h: the agent's cap on samples a second
+SAMPLES_PER_S_MAX = 8000
 
 
 class JavaWorkload(Proc):
@@ -309,6 +311,46 @@ def test_java_sigkill_then_reuse():
     check(last and java_target(last, w.pid)["java"]["samples"] > 0,
           "the reused agent should stream samples")
     print("allocations per CPU ms: bare %.0f, watched (64K) %.0f, after SIGKILL %.0f" % (bare, watched, after))
+    w.kill()
+
+
+def test_java_sample_cap():
+    """The bench loop allocates some 50 million arrays a second: over
+    8,000 samples a second at 512 KiB. The agent widens its interval, says
+    so once, keeps the samples near the cap, and since each sample is
+    weighed by the interval it was drawn with, the loop's allocation rate
+    shown stays its true one (the loop counts its arrays)."""
+    w = JavaWorkload(mode="bench", jvm_args=BENCH_JVM).wait_ready()
+    warm_up(w)
+    m = Memtop("-b", "--json", "-p", w.pid, "-d", "1")
+    line = wait_stderr(m, "Java samples a second")
+    check("widened to" in line, "the widening should be said: %s" % line)
+    recs = []
+    while len(recs) < 10:  # past the rate window (8 s) of the first record
+        rec = m.record(10)
+        check(rec is not None, "memtop exited: %s" % m.err.text()[-300:])
+        recs.append(rec)
+    (ta, a), (tb, b) = [(r["time"], java_target(r, w.pid)["java"]) for r in (recs[-5], recs[-1])]
+    per_s = (b["samples"] - a["samples"]) / (tb - ta)
+    check(per_s <= 1.5 * SAMPLES_PER_S_MAX,
+          "%.0f samples a second, past the cap of %d" % (per_s, SAMPLES_PER_S_MAX))
+    sites = [x for x in recs[-1]["sites"] if x["function"] == "memtop.workload.Bench.run"]
+    check(sites, "the loop's site is not shown: %s" % list(sites_by_function(recs[-1])))
+    shown = sum(x["alloc_objects_per_s"] for x in sites)
+    # the truth over the same window: the loop's ROUND lines of the last
+    # rate_window_s seconds (wall clock, as memtop's rate is)
+    window_ms = sites[0]["rate_window_s"] * 1000
+    rounds = [l.split() for l in w.out.lines if l.startswith("ROUND")]
+    end = int(rounds[-1][1])
+    inside = [r for r in rounds if int(r[1]) > end - window_ms]
+    truth = sum(int(r[2]) for r in inside[1:]) / ((end - int(inside[0][1])) / 1000)
+    print("sample cap: %.0f samples/s; %s; arrays/s shown %.0f, counted %.0f (%+.1f%%)" %
+          (per_s, line.split(": ", 2)[-1], shown, truth, 100 * (shown / truth - 1)))
+    check(abs(shown / truth - 1) <= 0.25,
+          "arrays a second shown %.0f, counted %.0f: the widened samples are misweighed" %
+          (shown, truth))
+    m.send(signal.SIGINT)
+    check(m.wait(15) == 0, "memtop did not end cleanly")
     w.kill()
 
 
