@@ -120,6 +120,13 @@ def test_command_mode_foreign_allocator():
         check(m.drain(timeout=30) == 0, "memtop: %s" % m.err.text()[-400:])
 
 
+# The workload's first call comes this long after its start. The sampler
+# goes in once the loader is done, at memtop's next retry: on a loaded
+# machine that took 2.3 s once, and the calls before it were not counted
+# (a command is not held until then: issue 23's handover, not done).
+FOREIGN_START_S = 3
+
+
 def command_mode_foreign_counts(name, allocator, reason="not glibc's",
                                 mechanism="in-process", env=None):
     """memtop -- WORKLOAD for a program linked with another allocator: no
@@ -127,7 +134,7 @@ def command_mode_foreign_counts(name, allocator, reason="not glibc's",
     loader is done, as --inject does (or, for a second prefixed allocator
     the sampler would not see, both probed with uprobes from the first
     call), so memtop's exact counters hold every call of the workload's
-    truth (which starts a second in), plus only the few calls of its
+    truth (which starts FOREIGN_START_S in), plus only the few calls of its
     start-up (the loader, libstdc++'s emergency pool) that were seen."""
     import tempfile
     from memtop_test import read_truth_file
@@ -135,7 +142,8 @@ def command_mode_foreign_counts(name, allocator, reason="not glibc's",
         out = os.path.join(tmp, "truth")
         m = Memtop("-b", "--json", "-d", "0.5", *test_core.RATE_ARGS, "--",
                    os.path.join(WORKLOADS, name), "--mode=apis", "--iterations=100",
-                   "--duration=1", "--start=1", "--hold=3", "--out=" + out, env=env)
+                   "--duration=1", "--start=%d" % FOREIGN_START_S, "--hold=3", "--out=" + out,
+                   env=env)
         first = with_targets(m, m.first_record())
         pid = first["targets"][0]["pid"]
         check(first["targets"][0].get("allocator") == allocator,
