@@ -295,10 +295,19 @@ def test_java_sigkill_then_reuse():
     watched = rounds_rate(w, len(w.out.lines), 6)
     m.send(signal.SIGKILL)
     m.wait(10)
-    after = rounds_rate(w, len(w.out.lines) + 4, 12)
+    # the loop's compiled code comes in two shapes whose speeds differ by a
+    # third (the JIT may recompile it when the session's events go off):
+    # a window at bare speed within four, where sampling at 64K left on
+    # would hold it at the watched speed in all of them
+    afters = []
+    for _ in range(4):
+        afters.append(rounds_rate(w, len(w.out.lines) + (4 if not afters else 0), 12))
+        if afters[-1] >= 0.8 * bare:
+            break
+    after = afters[-1]
     check(after >= 0.8 * bare,
-          "after memtop's SIGKILL the JVM should run at its bare speed: %.0f allocations/ms, "
-          "bare %.0f (watched at 64K: %.0f)" % (after, bare, watched))
+          "after memtop's SIGKILL the JVM should run at its bare speed: %s allocations/ms, "
+          "bare %.0f (watched at 64K: %.0f)" % (["%.0f" % a for a in afters], bare, watched))
     m2 = Memtop("-b", "--json", "-p", w.pid, "-n", "3")
     line = wait_stderr(m2, SAMPLED)
     check("reused" in line, "the second memtop should reuse the agent and say so: %s" % line)
