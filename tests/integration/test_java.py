@@ -43,6 +43,9 @@ LEAK_MIN = 70.0
 CACHE_MAX = 30.0
 DEADLINE_S = 30.0
 INUSE_TOLERANCE = 0.25
+# in-use is compared once the leak holds this many live samples: a
+# relative sampling error of 1/sqrt(100) = 10%, the tolerance 2.5 of them
+ESTIMATE_SAMPLES = 100
 # The bench loop's JVM: one GC thread and a fixed heap, so a machine shared
 # with other work moves its figures less.
 BENCH_JVM = ["-XX:+UseSerialGC", "-Xms512m", "-Xmx512m"]
@@ -139,6 +142,22 @@ def watch_java(w, m, t_start):
          "%s score <= %.0f: %s" % (DEADLINE_S, LEAK, LEAK_MIN, CACHE, CACHE_MAX, why))
 
 
+def inuse_record(m, rec, timeout=60):
+    """rec, or a later record once the leak's sites hold ESTIMATE_SAMPLES
+    live samples: when it first ranks (some 10 s in) they hold 20-30, a
+    relative sampling error of about 20%, too close to INUSE_TOLERANCE
+    for one comparison to say anything."""
+    t0 = time.monotonic()
+    while sum(s["live_samples"] for s in rec["sites"] if s["function"] == LEAK) < \
+            ESTIMATE_SAMPLES:
+        check(time.monotonic() - t0 < timeout, "the leak's sites hold %d live samples after "
+              "%.0f s" % (sum(s["live_samples"] for s in rec["sites"] if s["function"] == LEAK),
+                          timeout))
+        rec = m.record(5)
+        check(rec is not None, "memtop exited: %s" % m.err.text()[-300:])
+    return rec
+
+
 def check_inuse(rec, w):
     truth = w.truth_at(rec["time"])
     est = sites_by_function(rec)[LEAK]["inuse_bytes"]
@@ -161,7 +180,7 @@ def test_java_leak_first():
     wait_stderr(m, SAMPLED)
     w.trigger()
     rec, took = watch_java(w, m, t_start)
-    err = check_inuse(rec, w)
+    err = check_inuse(inuse_record(m, rec), w)
     sites = sites_by_function(rec)
     leak = sites[LEAK]
     check(leak["mechanism"] == "jvmti" and leak["file"] == "MtJava.java" and leak["line"] > 0,
