@@ -98,6 +98,9 @@ def copies_open(pid):
     return n
 
 
+COPIES_WITHIN_S = 60
+
+
 def test_library_copies_hold_no_descriptors():
     """A new copy of a library (a new inode) for every allocation, 16 of
     them mapped at a time: memtop names more and more copies while the
@@ -113,11 +116,13 @@ def test_library_copies_hold_no_descriptors():
     most = 0
     rec = m.first_record()
     t0 = time.monotonic()
-    while rec["targets"][0]["stacks"] < 450 and time.monotonic() - t0 < 30:
+    # some 15 copies a second alone, 12 under make check's load: the
+    # deadline leaves room, the loop ends at 450
+    while rec["targets"][0]["stacks"] < 450 and time.monotonic() - t0 < COPIES_WITHIN_S:
         most = max(most, copies_open(m.pid))
         rec = m.record()
     stacks = rec["targets"][0]["stacks"]
-    check(stacks >= 450, "only %d library copies named in 30 s" % stacks)
+    check(stacks >= 450, "only %d library copies named in %d s" % (stacks, COPIES_WITHIN_S))
     check(most < stacks * 0.75, "memtop held %d copies open after naming %d" % (most, stacks))
     stop_quickly(m, before)
 
