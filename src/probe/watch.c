@@ -958,7 +958,9 @@ void watch_pump_sources(struct watch_set *ws, __u64 now_ns)
 	size_t k;
 	int i;
 
-	for (i = 0; i < ws->n && !stop_asked(ws); i++) {
+	if (stop_asked(ws)) /* one poll of the signals per pass, not per target */
+		return;
+	for (i = 0; i < ws->n; i++) {
 		struct watched *w = &ws->v[i];
 		struct mt_target_facts f = { .pid = w->pid };
 
