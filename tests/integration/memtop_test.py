@@ -356,10 +356,23 @@ def describe_processes(max_lines=15):
     out = []
     for p in _started:
         out.append("  $ %s  (rc %s)" % (" ".join(p.argv), p.poll()))
+        report = _sanitizer_report(p.err.lines)
+        for l in report:
+            out.append("    sanitizer| %s" % l[:240])
         for label, lines in (("stderr", p.err.lines), ("stdout", p.out.lines)):
             for l in lines[-max_lines:]:
                 out.append("    %s| %s" % (label, l[:240]))
     return "\n".join(out)
+
+
+def _sanitizer_report(lines, max_lines=40):
+    """The head of an ASan or UBSan report in lines (its first line and
+    the stacks under it), which the tail alone cuts off."""
+    for i, l in enumerate(lines):
+        if "ERROR: AddressSanitizer" in l or "ERROR: LeakSanitizer" in l or \
+                "runtime error:" in l:
+            return lines[i:i + max_lines]
+    return []
 
 
 # ==== JSON records ====
