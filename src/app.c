@@ -28,11 +28,12 @@
 #include <sys/wait.h>
 #include <sys/utsname.h>
 
-#include "probe/budget.h"
+#include "probe/overhead.h"
 #include "probe/calibrate.h"
 #include "probe/cgroup.h"
 #include "probe/exits.h"
 #include "ui/frontend.h"
+#include "model/cgroup_projection.h"
 #include "model/ingest.h"
 #include "stacks/python.h"
 #include "export/record.h"
@@ -53,12 +54,8 @@
  * this often. */
 #define DRAIN_NS 50000000ULL
 #define OUTQ_FINAL_WAIT_MS 300
-/* How often the overhead budget measures and adapts, whatever -d says. */
-#define BUDGET_STEP_NS 250000000ULL
 /* How often pending --cgroup processes are retried. */
 #define PENDING_RETRY_NS 100000000ULL
-/* The window of memory.current the projection to the limit is fitted on. */
-#define CGROUP_FIT_WINDOW_S 60.0
 
 struct app {
 	const struct mt_config *cfg;
@@ -80,18 +77,11 @@ struct app {
 	bool stop;             /* INT, TERM, HUP or QUIT came before the loop ran */
 	int exits_fd;          /* process-exit events (exits.h), or -1 */
 	__u64 last_records;
-	struct budget budget;
-	bool allocs_on;
-	bool frees_off;    /* the start-up measure has free() off (set_frees) */
-	__u64 last_off_ns; /* the allocation probes were last off then */
+	struct overhead overhead;
 	__u64 last_tick_ns;
-	bool budget_msg;       /* status.message is the budget's note */
-	double note_floor_pct; /* the floor the note says */
-	__u64 next_switch_ns;
-	__u64 next_budget_ns;
 	bool pending;
 	__u64 next_retry_ns;
-	struct mt_history cgroup_current;
+	struct cgroup_projection cgroup_fit;
 	char cgroup_dir[PATH_MAX]; /* --cgroup's, or the first target's */
 	char cgroup_v1_dir[PATH_MAX];
 	__s64 cgroup_oom_kill_prev; /* the cgroup's oom_kill a refresh before the last; -1: unknown */
@@ -522,236 +512,97 @@ static int block_signals(struct app *a)
 
 /* ---- the overhead budget ------------------------------------------------- */
 
-/* The sampling interval while the allocation probes are on for a share
- * duty of the time: rate * duty, so that as many samples are taken per
- * second as at full duty (docs/probes.md section 6). 0: the load-time
- * rate. */
-static __u64 phase_rate(const struct app *a)
+/* The overhead controller's port (probe/overhead.h): the watch set, the
+ * BPF program's phase, and the model for the counts it makes inexact. */
+static __u64 port_now(void *ctx)
 {
-	double r = (double)a->cfg->rate * a->budget.duty;
-
-	if (a->cfg->rate <= 1 || a->budget.duty >= 1.0)
-		return 0;
-	return r < 1 ? 1 : (__u64)r;
+	(void)ctx;
+	return clock_mono_ns();
 }
 
-static enum slowdown_state allocs_state(const struct app *a)
+static void port_measure(void *ctx, __u64 now, enum slowdown_state state)
 {
-	if (a->frees_off)
-		return SLOWDOWN_FREES_OFF;
-	return a->allocs_on ? SLOWDOWN_ON : SLOWDOWN_OFF;
+	watch_measure(&((struct app *)ctx)->ws, now, state);
 }
 
-/* Switch the allocation probes. The cost measure's steps have one state:
- * one ends before the switch, and the switch itself (the attach or the
- * detach, with the probes coming or going) is a step of its own. */
-static void set_allocs(struct app *a, bool on, __u64 now)
+static void port_set_allocs(void *ctx, bool on)
 {
-	watch_measure(&a->ws, now, allocs_state(a));
-	if (on)
-		bpf_loader_set_phase(a->bpf, phase_rate(a), a->budget.duty, true);
-	watch_set_allocs(&a->ws, on);
-	if (!on)
-		bpf_loader_set_phase(a->bpf, phase_rate(a), a->budget.duty, false);
-	if (a->allocs_on != on)
-		watch_measure(&a->ws, clock_mono_ns(), SLOWDOWN_SWITCHING);
-	if (!on || a->allocs_on != on)
-		a->last_off_ns = now;
-	a->allocs_on = on;
+	watch_set_allocs(&((struct app *)ctx)->ws, on);
 }
 
-/* Follow the budget's on/off schedule, timing each on-phase from the
- * start of its attach (budget.h). */
-static void budget_step(struct app *a, __u64 now)
+static void port_set_frees(void *ctx, bool on)
 {
-	bool on = budget_phase(&a->budget, now, &a->next_switch_ns);
-	__u64 began = clock_mono_ns();
-
-	if (on == a->allocs_on)
-		return;
-	set_allocs(a, on, now);
-	if (on)
-		budget_started(&a->budget, began);
+	watch_set_frees(&((struct app *)ctx)->ws, on);
 }
 
-/* free() and realloc() off or back on, for the start-up measure only
- * (count_only: nothing is sampled, so no sampled block loses its free). */
-static void set_frees(struct app *a, bool on)
+static void port_set_phase(void *ctx, __u64 rate, double duty, bool on)
 {
-	watch_measure(&a->ws, clock_mono_ns(), allocs_state(a));
-	watch_set_frees(&a->ws, on);
-	a->frees_off = !on;
-	watch_measure(&a->ws, clock_mono_ns(), SLOWDOWN_SWITCHING);
+	bpf_loader_set_phase(((struct app *)ctx)->bpf, rate, duty, on);
 }
 
-/* Before the display starts, for processes that already run: a short
- * stretch of 60 ms phases, in cycles of four: only the probes that stay
- * on (free, realloc), all of them, only the allocation probes, all of
- * them, so that the cost of an allocation hit, what a free() hit costs
- * against it and the target's own work are measured on each target
- * (slowdown.h) from the first interval. Alternating, not one window each,
- * so that a load that drifts meanwhile weighs on all. Nothing is sampled
- * meanwhile: with free() off a sampled block could lose its free.
- *
- * Three cycles are enough where the target's own work outweighs what its
- * free() probes cost. Where it does not (a loop slowed 10x or more), its
- * own CPU per free is a small remainder and one pair's estimate of it
- * scattered from -8 to 2.2 times the truth (heavy row of
- * tests/bench/slowdown.py at load 6-11): the cycles go on while that
- * estimate is uncertain by more than UNPROBED_SHARP, for at most
- * UNPROBED_MAX_NS, since at full cost there are no pairs after the
- * start-up (docs/probes.md section 6.2). */
-#define UNPROBED_PHASE_MS 60
-#define UNPROBED_CYCLES 3
-#define UNPROBED_SHARP 0.08
-#define UNPROBED_MAX_NS 2500000000ULL
-
-static bool unprobed_cycle(struct app *a)
+static void port_set_count_only(void *ctx, bool on)
 {
-	set_allocs(a, false, clock_mono_ns());
-	if (stop_wait(a, UNPROBED_PHASE_MS))
-		return true;
-	set_allocs(a, true, clock_mono_ns());
-	if (stop_wait(a, UNPROBED_PHASE_MS))
-		return true;
-	set_frees(a, false);
-	if (stop_wait(a, UNPROBED_PHASE_MS))
-		return true;
-	set_frees(a, true);
-	return stop_wait(a, UNPROBED_PHASE_MS);
+	bpf_loader_set_count_only(((struct app *)ctx)->bpf, on);
 }
 
-static void measure_unprobed(struct app *a)
+static void port_set_duty(void *ctx, double duty)
 {
-	__u64 began = clock_mono_ns();
-	int i;
-
-	if (a->cfg->cmd_argv || !a->ws.n)
-		return;
-	bpf_loader_set_count_only(a->bpf, true);
-	for (i = 0;; i++) {
-		if (i >= UNPROBED_CYCLES && (watch_own_uncertainty(&a->ws) <= UNPROBED_SHARP ||
-					     clock_mono_ns() - began >= UNPROBED_MAX_NS))
-			break;
-		if (unprobed_cycle(a))
-			break;
-	}
-	if (a->frees_off)
-		set_frees(a, true);
-	if (!a->allocs_on)
-		set_allocs(a, true, clock_mono_ns());
-	bpf_loader_set_count_only(a->bpf, false);
-	a->budget.changed_ns = clock_mono_ns();
+	watch_set_duty(&((struct app *)ctx)->ws, duty);
 }
 
-/* The note's figure is kept while the floor measured since stays within
- * a quarter of it: the first estimates, a second after attaching, are the
- * roughest (one said 190 % while the floor was 529 % half a minute on). */
-static bool note_is_stale(double said_pct, double floor_pct)
+static int port_cost(void *ctx, __u64 since_ns, __u64 max_ns, bool switched_only,
+		     struct watch_cost *out)
 {
-	return fabs(floor_pct - said_pct) > 0.25 * said_pct;
+	return watch_overhead(&((struct app *)ctx)->ws, since_ns, max_ns, switched_only, out);
 }
 
-static void budget_say_unreachable(struct app *a)
+static double port_own_uncertainty(void *ctx)
 {
-	bool replace = !a->budget_msg || !strcmp(a->status.message, a->status.budget_note);
-
-	a->note_floor_pct = a->budget.floor_pct;
-	snprintf(a->status.budget_note, sizeof(a->status.budget_note),
-		 "free() probes alone cost this process %.0f%%: the budget of %.0f%% cannot be met; "
-		 "for near-zero cost run it under `memtop -- CMD` (in-process sampler) or use --inject",
-		 a->budget.floor_pct, a->cfg->max_overhead_pct);
-	/* a newer message of another cause is not overwritten by a refresh */
-	if (replace)
-		snprintf(a->status.message, sizeof(a->status.message), "%s", a->status.budget_note);
-	a->budget_msg = true;
+	return watch_own_uncertainty(&((struct app *)ctx)->ws);
 }
 
-/* A note the budget wrote whose cause is gone (the budget is met again, or
- * the process exited) is taken back. */
-static void budget_clear_note(struct app *a)
+static bool port_wait(void *ctx, int ms)
 {
-	if (a->budget_msg && !strcmp(a->status.message, a->status.budget_note))
-		a->status.message[0] = '\0';
-	a->status.budget_note[0] = '\0';
-	a->budget_msg = false;
+	return stop_wait(ctx, ms);
 }
 
-/* The controller, on a window that began after the last change of duty. */
-static void budget_control(struct app *a, __u64 now)
+static void port_paused(void *ctx)
 {
-	struct watch_cost c;
-	double old = a->budget.duty;
-
-	if (watch_overhead(&a->ws, a->budget.changed_ns, 2 * budget_settle_ns(&a->budget), true, &c)) {
-		/* no live target with probes to switch used CPU: nothing to
-		 * keep under the limit (an in-process sampler's cost is
-		 * reported, but no phase would lower it: said when over) */
-		struct watch_cost all;
-
-		a->budget.unreachable = false;
-		a->status.inprocess_over_pct =
-			a->cfg->max_overhead_pct > 0 &&
-					!watch_overhead(&a->ws, 0, SLOWDOWN_REPORT_NS, false, &all) &&
-					all.slowdown_pct > a->cfg->max_overhead_pct
-				? all.slowdown_pct
-				: 0;
-		return;
-	}
-	a->status.inprocess_over_pct = 0;
-	if (c.span_ns < budget_settle_ns(&a->budget))
-		return;
-	budget_update(&a->budget, c.slowdown_pct, c.floor_pct, now);
-	if (a->budget.duty == old)
-		return;
-	/* the step so far was at the old duty */
-	watch_measure(&a->ws, now, allocs_state(a));
-	watch_set_duty(&a->ws, a->budget.duty);
-	if (a->allocs_on)
-		/* a new phase at the new rate and duty */
-		bpf_loader_set_phase(a->bpf, phase_rate(a), a->budget.duty, true);
-}
-
-/* Every BUDGET_STEP_NS: measure what the probes cost, adapt the duty. */
-static void budget_tick(struct app *a, __u64 now)
-{
-	struct watch_cost c;
+	struct app *a = ctx;
 	size_t i;
 
-	watch_measure(&a->ws, now, allocs_state(a));
-	if (!watch_overhead(&a->ws, 0, SLOWDOWN_REPORT_NS, false, &c)) {
-		a->status.est_slowdown_pct = c.slowdown_pct;
-		a->status.est_slowdown_measured = c.measured;
-		a->status.est_slowdown_low_pct = c.low_pct;
-		a->status.est_slowdown_high_pct = c.high_pct;
-		a->status.floor_pct = c.floor_pct;
-		a->status.cost_ns = c.cost_ns;
-		a->status.cost_measured = c.cost_measured;
-	} else {
-		a->status.est_slowdown_pct = 0;
-		a->status.est_slowdown_measured = false;
-		a->status.floor_pct = 0;
-	}
-	if (a->cfg->max_overhead_pct <= 0)
-		return;
-	budget_control(a, now);
-	a->status.duty = a->budget.duty;
-	a->status.phase_rate = phase_rate(a) ? phase_rate(a) : a->cfg->rate;
-	a->status.backed_off = a->budget.duty < 1.0;
-	if (a->budget.unreachable &&
-	    (!a->status.budget_unreachable || note_is_stale(a->note_floor_pct, a->budget.floor_pct)))
-		budget_say_unreachable(a);
-	else if (!a->budget.unreachable && a->status.budget_unreachable)
-		budget_clear_note(a);
-	a->status.budget_unreachable = a->budget.unreachable;
-	if (!a->budget.ever_paused)
-		return;
 	for (i = 0; i < model_target_count(a->model); i++) {
 		struct mt_target_facts f = { .pid = model_target_at(a->model, i)->pid,
 					     .set = MT_FACT_EXACT };
 
-		model_apply_facts(a->model, &f); /* the probes missed calls */
+		model_apply_facts(a->model, &f);
 	}
+}
+
+static const struct overhead_port overhead_port = {
+	.now = port_now,
+	.measure = port_measure,
+	.set_allocs = port_set_allocs,
+	.set_frees = port_set_frees,
+	.set_phase = port_set_phase,
+	.set_count_only = port_set_count_only,
+	.set_duty = port_set_duty,
+	.cost = port_cost,
+	.own_uncertainty = port_own_uncertainty,
+	.wait = port_wait,
+	.paused = port_paused,
+};
+
+static void overhead_start(struct app *a)
+{
+	struct overhead_port port = overhead_port;
+
+	port.ctx = a;
+	overhead_init(&a->overhead, &port, a->cfg->rate, a->cfg->max_overhead_pct,
+		      clock_mono_ns() ^ (__u64)getpid() << 32, &a->status);
+	/* processes that already run have their cost from the first interval */
+	if (!a->cfg->cmd_argv && a->ws.n)
+		overhead_measure_unprobed(&a->overhead);
 }
 
 /* ---- the loop ------------------------------------------------------------- */
@@ -760,25 +611,14 @@ static void budget_tick(struct app *a, __u64 now)
 static void cgroup_tick(struct app *a, __u64 now)
 {
 	struct mt_cgroup_status *cg = &a->status.cgroup;
-	double t[MT_HIST_POINTS], v[MT_HIST_POINTS], now_s = now / 1e9;
-	struct mt_fit fit;
-	int n;
 
 	if (!a->cgroup_dir[0])
 		return;
 	a->cgroup_oom_kill_prev = cg->have_mem ? cg->mem.oom_kill : -1;
 	cg->have_mem = !cgroup_read_mem(a->cgroup_dir, watch_first_alive(&a->ws), a->cgroup_v1_dir,
 					sizeof(a->cgroup_v1_dir), &cg->mem);
-	if (!cg->have_mem)
-		return;
-	history_push(&a->cgroup_current, now_s, cg->mem.current);
-	n = history_window(&a->cgroup_current, now_s - CGROUP_FIT_WINDOW_S, t, v, MT_HIST_POINTS);
-	stats_fit(t, v, n, &fit);
-	cg->growth_bytes_per_s = fit.n ? fit.slope : 0;
-	cg->growth_r2 = fit.r2;
-	cg->time_to_max_s = -1;
-	if (cg->mem.max && fit.n && fit.slope > 0 && cg->mem.current < cg->mem.max)
-		cg->time_to_max_s = (cg->mem.max - cg->mem.current) / fit.slope;
+	if (cg->have_mem)
+		cgroup_projection_add(&a->cgroup_fit, now / 1e9, cg);
 }
 
 /* The run's counters are exact only if every target's are: none samples
@@ -787,7 +627,7 @@ static void status_counters_exact(struct app *a)
 {
 	size_t i;
 
-	a->status.counters_exact = !a->budget.ever_paused;
+	a->status.counters_exact = !overhead_ever_paused(&a->overhead);
 	for (i = 0; i < model_target_count(a->model); i++)
 		if (!model_target_at(a->model, i)->counters_exact)
 			a->status.counters_exact = false;
@@ -825,7 +665,7 @@ static void read_drops(struct app *a)
  * the whole interval, even after a back-off (counters_exact is not). */
 static void mark_rates(struct app *a, __u64 now)
 {
-	bool on = a->allocs_on && a->last_off_ns < a->last_tick_ns;
+	bool on = overhead_on_since(&a->overhead, a->last_tick_ns);
 	size_t i;
 
 	for (i = 0; i < model_target_count(a->model); i++)
@@ -1046,12 +886,11 @@ static int run_loop(struct app *a)
 			{ .fd = a->fe->input_fd ? a->fe->input_fd(&a->fe_ctx) : -1, .events = POLLIN },
 			{ .fd = a->exits_fd, .events = POLLIN },
 		};
-		__u64 t = clock_mono_ns(), wake = earliest(next, a->next_switch_ns);
+		__u64 t = clock_mono_ns(), wake = earliest(next, overhead_next_ns(&a->overhead));
 		int timeout, act = 0;
 
 		if (a->pending)
 			wake = earliest(wake, a->next_retry_ns);
-		wake = earliest(wake, a->next_budget_ns);
 		wake = earliest(wake, t + DRAIN_NS);
 		timeout = t >= wake ? 0 : (int)((wake - t) / 1000000) + 1;
 		if (poll(pfd, 4, timeout) < 0 && errno != EINTR)
@@ -1067,13 +906,8 @@ static int run_loop(struct app *a)
 		if (pfd[2].fd >= 0 && pfd[2].revents)
 			act |= a->fe->input(&a->fe_ctx);
 		t = clock_mono_ns();
-		if (t >= a->next_budget_ns) {
-			budget_tick(a, t);
-			a->next_budget_ns = t + BUDGET_STEP_NS;
-			budget_step(a, t); /* a smaller duty may end this period's on-phase now */
-		} else if (t >= a->next_switch_ns) {
-			budget_step(a, t);
-		}
+		if (t >= overhead_next_ns(&a->overhead))
+			overhead_run(&a->overhead, t, &a->status);
 		if (a->pending && t >= a->next_retry_ns) {
 			a->pending = watch_retry_pending(&a->ws, t);
 			a->next_retry_ns = t + PENDING_RETRY_NS;
@@ -1465,7 +1299,7 @@ int app_run(const struct mt_config *given)
 		return code; /* the parent: the session runs on in the child */
 	a.daemon_fd = daemon_pipe_fd;
 	watch_init(&a.ws, &env);
-	history_init(&a.cgroup_current);
+	cgroup_projection_init(&a.cgroup_fit);
 	if (a.fe->input_fd && isatty(STDERR_FILENO))
 		/* the screen stays the shell's until the first draw: attaching
 		 * and measuring the probes' cost take seconds on a busy machine */
@@ -1476,14 +1310,9 @@ int app_run(const struct mt_config *given)
 		teardown(&a);
 		return e == -EINTR && a.stop ? 0 : 1;
 	}
-	budget_init(&a.budget, cfg->max_overhead_pct, clock_mono_ns() ^ (__u64)getpid() << 32);
-	a.allocs_on = true;
 	a.cgroup_oom_kill_prev = -1;
-	a.status.duty = 1.0;
-	a.status.phase_rate = cfg->rate;
 	a.status.counters_exact = true;
-	a.status.budget_pct = cfg->max_overhead_pct;
-	measure_unprobed(&a);
+	overhead_start(&a);
 	announce(&a);
 
 	a.fe_ctx.model = a.model;
