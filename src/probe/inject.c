@@ -70,7 +70,22 @@ static int prog_add(struct poke_prog *p, __u64 op, __u64 a, __u64 b, __u64 c, __
 }
 
 /* mprotect records for the read-only pages of the slots: to writable
- * (write = true) or back to their protection in the process's maps. */
+ * (write = true) or back to their protection.
+ *
+ * The maps were read before the stop, and other threads run on meanwhile:
+ * an object dlopen'ed and dlclose'd without pause is, at the moment they
+ * were read, as likely as not half loaded (the loader first reserves its
+ * whole span read-only), and at the moment the stub runs, another copy of
+ * it may be being relocated at the same address. A protection put back
+ * from such maps once made the page of a library's .got.plt and .data
+ * read-only under the loader relocating it (SIGSEGV in ld.so, the
+ * dlopen churn of test_inject_hostile). So where the object's program
+ * headers were read, only a page of its PT_GNU_RELRO, which the loader
+ * itself makes read-only for good, is ever made writable, and it is put
+ * back to read-only, its final protection; any other page is left as it
+ * is (a store into it that faults is skipped, chunk_run). The maps decide
+ * only for objects whose headers are not known (a non-PIE executable,
+ * never unloaded). */
 static int prog_protect(struct poke_prog *p, const struct mt_maps *maps, const struct got_slot *v,
 			size_t n, bool write)
 {
@@ -85,10 +100,14 @@ static int prog_protect(struct poke_prog *p, const struct mt_maps *maps, const s
 
 		for (k = 0; k < i && !done; k++)
 			done = (v[k].addr & ~(PAGE - 1)) == page;
-		m = done ? NULL : proc_maps_find(maps, page);
+		if (done || (v[i].relro_known && (page < v[i].relro_lo || page >= v[i].relro_hi)))
+			continue;
+		m = proc_maps_find(maps, page);
 		if (!m || m->perms[1] == 'w')
 			continue;
-		prot = (m->perms[0] == 'r' ? PROT_READ : 0) | (m->perms[2] == 'x' ? PROT_EXEC : 0);
+		prot = v[i].relro_known ? PROT_READ
+					: (m->perms[0] == 'r' ? PROT_READ : 0) |
+						  (m->perms[2] == 'x' ? PROT_EXEC : 0);
 		e = prog_add(p, MT_POKE_SYSCALL, SYS_mprotect, page, PAGE,
 			     (__u64)(write ? prot | PROT_WRITE : prot));
 	}

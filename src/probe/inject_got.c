@@ -48,7 +48,35 @@ struct object {
 	__u64 symtab, strtab, strsz, gnu_hash, sysv_hash, versym;
 	__u64 jmprel, pltrelsz, rela, relasz;
 	__u64 lo, hi; /* span of the object's own addresses seen so far */
+	__u64 relro_lo, relro_hi;
+	bool relro_known;
 };
+
+#define PAGE_DOWN(x) ((x) & ~4095ULL)
+#define MAX_PHDRS 256
+
+int inject_got_relro(int fd, __u64 base, __u64 *lo, __u64 *hi)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int i;
+
+	if (!base || inject_mem_read(fd, base, &eh, sizeof(eh)) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_type != ET_DYN || eh.e_phentsize != sizeof(ph) || eh.e_phnum > MAX_PHDRS ||
+	    eh.e_phoff > 4096)
+		return -ENOENT;
+	*lo = *hi = base;
+	for (i = 0; i < eh.e_phnum; i++) {
+		if (inject_mem_read(fd, base + eh.e_phoff + i * sizeof(ph), &ph, sizeof(ph)))
+			return -ENOENT;
+		if (ph.p_type == PT_GNU_RELRO && ph.p_vaddr + ph.p_memsz >= ph.p_vaddr) {
+			*lo = PAGE_DOWN(base + ph.p_vaddr);
+			*hi = PAGE_DOWN(base + ph.p_vaddr + ph.p_memsz);
+		}
+	}
+	return 0;
+}
 
 /* One link_map entry. A read that fails is an entry freed by a dlclose
  * while memtop walked the chain: -EAGAIN, the walk is to be done again. */
@@ -193,7 +221,10 @@ static int object_read(int fd, const struct lm *l, struct object *o)
 			return e;
 		switch (d.d_tag) {
 		case DT_NULL:
-			return o->symtab && o->strtab ? 0 : -ENOENT;
+			if (!o->symtab || !o->strtab)
+				return -ENOENT;
+			o->relro_known = !inject_got_relro(fd, o->base, &o->relro_lo, &o->relro_hi);
+			return 0;
 		case DT_SYMTAB:
 			o->symtab = dyn_addr(o->base, d.d_un.d_ptr);
 			break;
@@ -490,6 +521,9 @@ static int slot_visit(void *ctx, const Elf64_Rela *r, const char *name)
 	s.dyn = c->o->dyn;
 	s.addr = c->o->base + r->r_offset;
 	s.fn = fn;
+	s.relro_lo = c->o->relro_lo;
+	s.relro_hi = c->o->relro_hi;
+	s.relro_known = c->o->relro_known;
 	if (inject_mem_read(c->fd, s.addr, &s.orig, sizeof(s.orig)))
 		return 0;
 	s.cur = s.orig;

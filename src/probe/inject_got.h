@@ -24,7 +24,21 @@ struct got_slot {
 	__u64 orig; /* its value before memtop rerouted it */
 	__u64 cur;  /* its value when read: what a reroute expects to replace */
 	int fn;     /* enum mt_inject_fn */
+	/* The pages of its object's PT_GNU_RELRO, as the loader protects
+	 * them ([relro_lo, relro_hi), page-aligned; empty without one),
+	 * when its program headers could be read (relro_known): a slot
+	 * outside them is on a page the loader leaves writable. */
+	__u64 relro_lo, relro_hi;
+	bool relro_known;
 };
+
+/* The pages of the PT_GNU_RELRO of the object loaded at base as the
+ * loader protects them, [*lo, *hi) rounded down at both ends as glibc's
+ * _dl_protect_relro does (empty without one), from its program headers,
+ * which lie in its first page when it was linked to load at 0 (shared
+ * objects, PIE executables). 0, or -ENOENT when unknown (base 0: a
+ * non-PIE executable; a header that does not read or hold together). */
+int inject_got_relro(int mem_fd, __u64 base, __u64 *lo, __u64 *hi);
 
 /* The loaded objects already scanned (by the run-time address of their
  * dynamic section, unique per object), so a rescan finds only new ones. */
