@@ -251,7 +251,8 @@ class Memtop(Proc):
     unless --cmd-log says otherwise. env: memtop's environment (the
     command's too), else the test's."""
 
-    def __init__(self, *args, stdin=subprocess.DEVNULL, prefix=(), cwd=None, env=None):
+    def __init__(self, *args, stdin=subprocess.DEVNULL, prefix=(), cwd=None, env=None,
+                 binary=None):
         args = [str(a) for a in args]
         if PROBE_MODE and "--probe-mode" not in args and not args[:1] == ["attach"] and \
                 "--replay" not in args:
@@ -263,7 +264,7 @@ class Memtop(Proc):
             env = dict(os.environ if env is None else env)
             env.setdefault("XDG_STATE_HOME", os.path.join(self.cwd, "state"))
             self.log_dir = os.path.join(env["XDG_STATE_HOME"], "memtop")
-        super().__init__(list(prefix) + [MEMTOP] + args, stdin=stdin, name="memtop",
+        super().__init__(list(prefix) + [binary or MEMTOP] + args, stdin=stdin, name="memtop",
                          cwd=self.cwd, env=env)
         self.records = []
 
@@ -339,6 +340,22 @@ def assert_replay_equals_live(live, recording, *extra):
                  (i, diff, json.dumps({k: a[k] for k in diff})[:800],
                   json.dumps({k: b.get(k) for k in diff})[:800]))
     return replayed
+
+
+def memtop_unsanitized():
+    """The memtop to run where memtop itself must load another allocator
+    (LD_PRELOAD=libtcmalloc in its own environment, which a command it
+    launches inherits): the build under test, unless that is an ASan build
+    (make asan), which cannot share its process with another malloc (ASan
+    refuses to start; told not to check, it crashes); then the plain
+    build beside it, which make asan's callers build first."""
+    with open(MEMTOP, "rb") as f:
+        sanitized = b"libasan.so" in f.read()
+    if not sanitized:
+        return MEMTOP
+    plain = os.path.join(ROOT, "build", "memtop")
+    check(os.path.exists(plain), "an ASan build needs the plain one beside it: %s" % plain)
+    return plain
 
 
 def workload_path(name):

@@ -128,7 +128,7 @@ FOREIGN_START_S = 3
 
 
 def command_mode_foreign_counts(name, allocator, reason="not glibc's",
-                                mechanism="in-process", env=None):
+                                mechanism="in-process", env=None, binary=None):
     """memtop -- WORKLOAD for a program linked with another allocator: no
     sampler preload (memtop says why); memtop's sampler put in once the
     loader is done, as --inject does (or, for a second prefixed allocator
@@ -143,7 +143,7 @@ def command_mode_foreign_counts(name, allocator, reason="not glibc's",
         m = Memtop("-b", "--json", "-d", "0.5", *test_core.RATE_ARGS, "--",
                    os.path.join(WORKLOADS, name), "--mode=apis", "--iterations=100",
                    "--duration=1", "--start=%d" % FOREIGN_START_S, "--hold=3", "--out=" + out,
-                   env=env)
+                   env=env, binary=binary)
         first = with_targets(m, m.first_record())
         pid = first["targets"][0]["pid"]
         check(first["targets"][0].get("allocator") == allocator,
@@ -191,9 +191,12 @@ def test_command_mode_tcmalloc_program():
 def test_command_mode_tcmalloc_preloaded():
     """A plain C program under LD_PRELOAD=libtcmalloc.so.4: tcmalloc serves
     its malloc, and memtop's sampler goes into it (in-process, exact
-    counts), not uprobes."""
+    counts), not uprobes. memtop itself runs with that LD_PRELOAD (under
+    make asan: its plain build, memtop_unsanitized())."""
+    from memtop_test import memtop_unsanitized
     command_mode_foreign_counts("mt_family_libc", "tcmalloc",
-                                env=dict(os.environ, LD_PRELOAD=TCMALLOC))
+                                env=dict(os.environ, LD_PRELOAD=TCMALLOC),
+                                binary=memtop_unsanitized())
 
 
 def test_command_mode_foreign_ends_before_injection():
