@@ -12,9 +12,9 @@
  *          up in .eh_frame_hdr and parsed again (proc_cache stays warm).
  *
  * Build and run (from the top of the tree, after `make`):
- *   gcc -O2 -g -std=gnu11 -D_GNU_SOURCE -Iinclude -o build/bench_unwind \
- *       tests/bench/bench_unwind.c build/libmemtop.a \
- *       $(pkg-config --libs libelf libdw libunwind-generic zlib) -lm
+ *   gcc -O2 -g -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc -Ibuild \
+ *       -o build/bench_unwind tests/bench/bench_unwind.c build/libmemtop.a \
+ *       $(make -s -p -n | grep -m1 '^LDLIBS' | cut -d= -f2-)
  *   build/bench_unwind [iterations]
  */
 #include <errno.h>
