@@ -35,7 +35,6 @@
 #include "stacks/proc_maps.h"
 #include "util/clock.h"
 
-#define PAGE 4096ULL
 
 static int ctl_read(const struct inject_state *st, int fd, struct mt_inject_ctl *c)
 {
@@ -93,13 +92,13 @@ static int prog_protect(struct poke_prog *p, const struct mt_maps *maps, const s
 	int e = 0;
 
 	for (i = 0; i < n && !e; i++) {
-		__u64 page = v[i].addr & ~(PAGE - 1);
+		__u64 page = INJECT_PAGE_DOWN(v[i].addr);
 		const struct mt_map *m;
 		bool done = false;
 		int prot;
 
 		for (k = 0; k < i && !done; k++)
-			done = (v[k].addr & ~(PAGE - 1)) == page;
+			done = INJECT_PAGE_DOWN(v[k].addr) == page;
 		if (done || (v[i].relro_known && (page < v[i].relro_lo || page >= v[i].relro_hi)))
 			continue;
 		m = proc_maps_find(maps, page);
@@ -108,7 +107,7 @@ static int prog_protect(struct poke_prog *p, const struct mt_maps *maps, const s
 		prot = v[i].relro_known ? PROT_READ
 					: (m->perms[0] == 'r' ? PROT_READ : 0) |
 						  (m->perms[2] == 'x' ? PROT_EXEC : 0);
-		e = prog_add(p, MT_POKE_SYSCALL, SYS_mprotect, page, PAGE,
+		e = prog_add(p, MT_POKE_SYSCALL, SYS_mprotect, page, INJECT_PAGE,
 			     (__u64)(write ? prot | PROT_WRITE : prot));
 	}
 	return e;

@@ -22,14 +22,12 @@
 #include <sys/mman.h>
 
 #include "probe/inject_image.h"
+#include "probe/inject_ptrace.h"
 #include "util/clock.h"
 
 #define COST_CALLS 20000
 #define COST_ROUNDS 5
 #define COST_ADDRS 64 /* distinct addresses the stub hands out */
-#define PAGE 4096ULL
-#define PAGE_DOWN(x) ((x) & ~(PAGE - 1))
-#define PAGE_UP(x) (((x) + PAGE - 1) & ~(PAGE - 1))
 
 typedef void *malloc_fn(size_t size);
 typedef void free_fn(void *ptr);
@@ -158,8 +156,8 @@ static int map_here(const struct inject_image *im, unsigned char **base)
 	for (i = 0; i < im->nload; i++)
 		memcpy(b + im->load[i].vaddr, im->data + im->load[i].offset, im->load[i].filesz);
 	for (i = 0; i < im->nload; i++) {
-		__u64 lo = PAGE_DOWN(im->load[i].vaddr);
-		__u64 hi = PAGE_UP(im->load[i].vaddr + im->load[i].memsz);
+		__u64 lo = INJECT_PAGE_DOWN(im->load[i].vaddr);
+		__u64 hi = INJECT_PAGE_UP(im->load[i].vaddr + im->load[i].memsz);
 
 		if (mprotect(b + lo, hi - lo, im->load[i].prot)) {
 			munmap(b, im->span);

@@ -52,29 +52,26 @@ struct object {
 	bool relro_known;
 };
 
-#define PAGE_DOWN(x) ((x) & ~4095ULL)
 #define MAX_PHDRS 256
 
 int inject_got_relro(int fd, __u64 base, __u64 *lo, __u64 *hi)
 {
+	Elf64_Phdr ph[MAX_PHDRS];
 	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
 	int i;
 
 	if (!base || inject_mem_read(fd, base, &eh, sizeof(eh)) ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_type != ET_DYN || eh.e_phentsize != sizeof(ph) || eh.e_phnum > MAX_PHDRS ||
-	    eh.e_phoff > 4096)
+	    eh.e_type != ET_DYN || eh.e_phentsize != sizeof(ph[0]) || eh.e_phnum > MAX_PHDRS ||
+	    eh.e_phoff > INJECT_PAGE ||
+	    inject_mem_read(fd, base + eh.e_phoff, ph, eh.e_phnum * sizeof(ph[0])))
 		return -ENOENT;
 	*lo = *hi = base;
-	for (i = 0; i < eh.e_phnum; i++) {
-		if (inject_mem_read(fd, base + eh.e_phoff + i * sizeof(ph), &ph, sizeof(ph)))
-			return -ENOENT;
-		if (ph.p_type == PT_GNU_RELRO && ph.p_vaddr + ph.p_memsz >= ph.p_vaddr) {
-			*lo = PAGE_DOWN(base + ph.p_vaddr);
-			*hi = PAGE_DOWN(base + ph.p_vaddr + ph.p_memsz);
+	for (i = 0; i < eh.e_phnum; i++)
+		if (ph[i].p_type == PT_GNU_RELRO && ph[i].p_vaddr + ph[i].p_memsz >= ph[i].p_vaddr) {
+			*lo = INJECT_PAGE_DOWN(base + ph[i].p_vaddr);
+			*hi = INJECT_PAGE_DOWN(base + ph[i].p_vaddr + ph[i].p_memsz);
 		}
-	}
 	return 0;
 }
 

@@ -35,9 +35,6 @@
 #include "probe/inject_ptrace.h"
 #include "stacks/proc_maps.h"
 
-#define PAGE 4096ULL
-#define PAGE_DOWN(x) ((x) & ~(PAGE - 1))
-#define PAGE_UP(x) (((x) + PAGE - 1) & ~(PAGE - 1))
 
 static const char *const fn_names[MT_IFN_COUNT] = MT_INJECT_FN_NAMES;
 
@@ -162,7 +159,7 @@ int inject_image_load(struct inject_image *im, const char *path, const char *mem
 		if (ph[i].p_type != PT_LOAD)
 			continue;
 		if (im->nload == INJECT_MAX_LOADS || ph[i].p_offset + ph[i].p_filesz > im->size ||
-		    (ph[i].p_vaddr - ph[i].p_offset) % PAGE) {
+		    (ph[i].p_vaddr - ph[i].p_offset) % INJECT_PAGE) {
 			inject_image_close(im);
 			snprintf(err, errlen, "%s: unexpected segment layout", path);
 			return -ENOEXEC;
@@ -174,8 +171,8 @@ int inject_image_load(struct inject_image *im, const char *path, const char *mem
 		im->load[im->nload].prot = (ph[i].p_flags & PF_R ? PROT_READ : 0) |
 					   (ph[i].p_flags & PF_W ? PROT_WRITE : 0) |
 					   (ph[i].p_flags & PF_X ? PROT_EXEC : 0);
-		if (PAGE_UP(ph[i].p_vaddr + ph[i].p_memsz) > im->span)
-			im->span = PAGE_UP(ph[i].p_vaddr + ph[i].p_memsz);
+		if (INJECT_PAGE_UP(ph[i].p_vaddr + ph[i].p_memsz) > im->span)
+			im->span = INJECT_PAGE_UP(ph[i].p_vaddr + ph[i].p_memsz);
 		im->nload++;
 	}
 	im->memfd_name = memfd_name;
@@ -399,29 +396,29 @@ static int mapped_is(pid_t pid, const char *memfd_name, __u64 base, __u64 span, 
 /* The segments over the reserved span at base. */
 static int map_segments(const struct inject_image *im, struct inject_session *s, long fd, __u64 base)
 {
-	static const unsigned char zeros[PAGE];
+	static const unsigned char zeros[INJECT_PAGE];
 	int i;
 
 	for (i = 0; i < im->nload; i++) {
-		__u64 start = PAGE_DOWN(im->load[i].vaddr);
+		__u64 start = INJECT_PAGE_DOWN(im->load[i].vaddr);
 		__u64 file_end = im->load[i].vaddr + im->load[i].filesz;
-		__u64 mem_end = PAGE_UP(im->load[i].vaddr + im->load[i].memsz);
+		__u64 mem_end = INJECT_PAGE_UP(im->load[i].vaddr + im->load[i].memsz);
 		int prot = im->load[i].prot;
 		long r;
 
-		r = rcall(s, SYS_mmap, base + start, PAGE_UP(file_end) - start, prot,
-			  MAP_PRIVATE | MAP_FIXED, (__u64)fd, PAGE_DOWN(im->load[i].offset));
+		r = rcall(s, SYS_mmap, base + start, INJECT_PAGE_UP(file_end) - start, prot,
+			  MAP_PRIVATE | MAP_FIXED, (__u64)fd, INJECT_PAGE_DOWN(im->load[i].offset));
 		if (rfailed(r) || (__u64)r != base + start)
 			return rfailed(r) ? (int)r : -EFAULT;
 		if (im->load[i].memsz > im->load[i].filesz) {
 			/* .bss: the rest of the last file page, then anonymous pages */
-			if (PAGE_UP(file_end) > file_end &&
+			if (INJECT_PAGE_UP(file_end) > file_end &&
 			    inject_mem_write(s->mem_fd, base + file_end, zeros,
-					     PAGE_UP(file_end) - file_end))
+					     INJECT_PAGE_UP(file_end) - file_end))
 				return -EFAULT;
-			if (mem_end > PAGE_UP(file_end)) {
-				r = rcall(s, SYS_mmap, base + PAGE_UP(file_end),
-					  mem_end - PAGE_UP(file_end), prot,
+			if (mem_end > INJECT_PAGE_UP(file_end)) {
+				r = rcall(s, SYS_mmap, base + INJECT_PAGE_UP(file_end),
+					  mem_end - INJECT_PAGE_UP(file_end), prot,
 					  MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, (__u64)-1, 0);
 				if (rfailed(r))
 					return (int)r;
@@ -439,8 +436,8 @@ int inject_image_map(const struct inject_image *im, struct inject_session *s, __
 	struct stat st = { 0 };
 	int e, mine = -1;
 
-	scratch = rcall(s, SYS_mmap, 0, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			(__u64)-1, 0);
+	scratch = rcall(s, SYS_mmap, 0, INJECT_PAGE, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, (__u64)-1, 0);
 	if (rfailed(scratch)) {
 		snprintf(err, errlen, "PID %d: mmap in the process failed: %s", s->pid,
 			 strerror((int)-scratch));
@@ -450,7 +447,7 @@ int inject_image_map(const struct inject_image *im, struct inject_session *s, __
 	fd = e ? e
 	       : rcall(s, SYS_memfd_create, (__u64)scratch, MFD_CLOEXEC | MFD_ALLOW_SEALING, 0, 0,
 		       0, 0);
-	rcall(s, SYS_munmap, (__u64)scratch, PAGE, 0, 0, 0, 0);
+	rcall(s, SYS_munmap, (__u64)scratch, INJECT_PAGE, 0, 0, 0, 0);
 	if (rfailed(fd)) {
 		snprintf(err, errlen, "PID %d: memfd_create in the process failed: %s", s->pid,
 			 strerror((int)-fd));

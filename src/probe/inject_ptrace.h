@@ -30,6 +30,12 @@
 
 #include "stacks/proc_maps.h"
 
+/* The page size of the x86-64 processes memtop injects into, and an
+ * address rounded down or up to its page. */
+#define INJECT_PAGE 4096ULL
+#define INJECT_PAGE_DOWN(x) ((x) & ~(INJECT_PAGE - 1))
+#define INJECT_PAGE_UP(x) (((x) + INJECT_PAGE - 1) & ~(INJECT_PAGE - 1))
+
 struct inject_session {
 	pid_t pid;          /* the process */
 	pid_t tid;          /* the thread held */

@@ -16,7 +16,6 @@ void overhead_init(struct overhead *o, const struct overhead_port *port, __u64 r
 	memset(o, 0, sizeof(*o));
 	o->port = *port;
 	o->rate = rate;
-	o->limit_pct = limit_pct;
 	o->allocs_on = true;
 	budget_init(&o->budget, limit_pct, seed);
 	status->duty = 1.0;
@@ -170,7 +169,7 @@ static void say_unreachable(struct overhead *o, struct mt_status *st)
 	snprintf(st->budget_note, sizeof(st->budget_note),
 		 "free() probes alone cost this process %.0f%%: the budget of %.0f%% cannot be met; "
 		 "for near-zero cost run it under `memtop -- CMD` (in-process sampler) or use --inject",
-		 o->budget.floor_pct, o->limit_pct);
+		 o->budget.floor_pct, o->budget.limit_pct);
 	/* a newer message of another cause is not overwritten by a refresh */
 	if (replace)
 		snprintf(st->message, sizeof(st->message), "%s", st->budget_note);
@@ -202,8 +201,9 @@ static void control(struct overhead *o, __u64 now, struct mt_status *st)
 
 		o->budget.unreachable = false;
 		st->inprocess_over_pct =
-			o->limit_pct > 0 && !p->cost(p->ctx, 0, SLOWDOWN_REPORT_NS, false, &all) &&
-					all.slowdown_pct > o->limit_pct
+			o->budget.limit_pct > 0 &&
+					!p->cost(p->ctx, 0, SLOWDOWN_REPORT_NS, false, &all) &&
+					all.slowdown_pct > o->budget.limit_pct
 				? all.slowdown_pct
 				: 0;
 		return;
@@ -242,7 +242,7 @@ static void step(struct overhead *o, __u64 now, struct mt_status *st)
 		st->est_slowdown_measured = false;
 		st->floor_pct = 0;
 	}
-	if (o->limit_pct <= 0)
+	if (o->budget.limit_pct <= 0)
 		return;
 	control(o, now, st);
 	st->duty = o->budget.duty;

@@ -63,8 +63,7 @@ struct overhead_port {
 struct overhead {
 	struct overhead_port port;
 	struct budget budget;
-	__u64 rate;       /* --rate */
-	double limit_pct; /* --max-overhead; <= 0: no budget */
+	__u64 rate; /* --rate */
 	bool allocs_on;
 	bool frees_off;    /* the start-up measure has free() off */
 	__u64 last_off_ns; /* the allocation probes were last off then */
