@@ -10,8 +10,9 @@ given a FIFO as --theme, and /dev/null as --output.
 Every test asserts what must hold whatever the target does:
   - memtop attaches and names the site from the real mapped file (the
     mapping itself, not whatever its name resolves to now);
-  - SIGINT, SIGTERM or SIGHUP ends memtop within 1 s with status 0, and
-    nothing is left attached (bpftool's programs and links, and
+  - SIGINT, SIGTERM or SIGHUP ends memtop within 1 s with status 0 (on a
+    loaded machine: within twice a plain target's stop measured beside
+    it, plus 0.25 s), and nothing is left attached (bpftool's programs and links, and
     uprobe_events, before and after): while the target has a FIFO where
     memtop might open, while memtop loads and attaches its probes, and
     while a target floods it with more samples than it can take;
@@ -43,6 +44,7 @@ SRC = os.path.join(ROOT, "tests", "workloads", "hostile")
 NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
 MEMTOP_ARGS = ("-b", "--json", "-d", "0.3", "--rate", "64K", "--max-overhead", "none")
 STOP_WITHIN_S = 1.0
+BLOCKED_AFTER_S = 5.0  # a stop not over by then is a hang
 SHADOW = "/etc/shadow"
 IN_ACCESS, IN_OPEN = 0x1, 0x20
 
@@ -147,24 +149,52 @@ def watch_until(pid, function, extra=(), timeout=20):
             return m, rec
 
 
-def stop_quickly(m, before, sig=signal.SIGINT):
-    """sig (INT, TERM or HUP) ends memtop within STOP_WITHIN_S, status 0,
-    nothing left."""
+def plain_stop_s(sig):
+    """How long memtop takes to end after sig when it watches a plain
+    target (the hostile program with no attack), measured now: the
+    machine's own price of an exit (the probes' grace periods, the frees),
+    beside which a slow stop against an attacker is judged."""
+    d = lab()
+    exe = build(d, lib=False)[0]
+    _, pid = start([exe], prefix=NOBODY + ("env", "-C", d))
+    m = Memtop(*MEMTOP_ARGS, "-p", pid)
+    check(m.first_record() is not None and m.record() is not None,
+          "memtop on the plain target gave no records: %s" % m.err.text()[-300:])
     t0 = time.monotonic()
     m.send(sig)
     try:
-        rc = m.popen.wait(timeout=STOP_WITHIN_S * 5)
+        m.popen.wait(timeout=BLOCKED_AFTER_S)
     except subprocess.TimeoutExpired:
-        fail("memtop still running %.1fs after %s (blocked?)" % (STOP_WITHIN_S * 5, sig.name))
+        fail("memtop on a plain target still running %.1fs after %s" %
+             (BLOCKED_AFTER_S, sig.name))
+    return time.monotonic() - t0
+
+
+def stop_quickly(m, before, sig=signal.SIGINT):
+    """sig (INT, TERM or HUP) ends memtop within STOP_WITHIN_S, status 0,
+    nothing left. On a loaded machine an exit may take longer whatever
+    the target does: a stop past STOP_WITHIN_S passes when it is within
+    twice a plain target's stop measured at once beside it (plus 0.25 s),
+    so what fails is a target that holds memtop's exit."""
+    t0 = time.monotonic()
+    m.send(sig)
+    try:
+        rc = m.popen.wait(timeout=BLOCKED_AFTER_S)
+    except subprocess.TimeoutExpired:
+        fail("memtop still running %.1fs after %s (blocked?)" % (BLOCKED_AFTER_S, sig.name))
     took = time.monotonic() - t0
-    check(took < STOP_WITHIN_S, "memtop took %.2fs to end after %s (at most %.1fs)" %
-          (took, sig.name, STOP_WITHIN_S))
     m.out.join()
     m.err.join()
     check(rc == 0, "memtop exited with %s after %s; stderr: %s" % (rc, sig.name,
                                                                   m.err.text()[-500:]))
+    if took >= STOP_WITHIN_S:
+        plain = plain_stop_s(sig)
+        check(took <= 2 * plain + 0.25,
+              "memtop took %.2fs to end after %s (at most %.1fs, or twice the %.2fs a "
+              "plain target's stop took beside it, plus 0.25s)" %
+              (took, sig.name, STOP_WITHIN_S, plain))
     assert_nothing_left(before)
-    return time.monotonic() - t0
+    return took
 
 
 # ==== The attacks ====
