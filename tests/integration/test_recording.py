@@ -53,14 +53,21 @@ def replay(*args, timeout=30):
                           text=True, timeout=timeout)
 
 
+def leak_in_use(line):
+    return any(s["function"] == "leak_steady" and s["inuse_bytes"] > 0 for s in line["sites"])
+
+
 def record_and_kill(d, n_lines, extra=()):
-    """A live -b --json --record run SIGKILLed after n_lines intervals:
-    (the live JSON lines, the recording's path)."""
+    """A live -b --json --record run SIGKILLed after n_lines intervals, and
+    once its last interval shows the leak in use (on a loaded machine the
+    first samples come later): (the live JSON lines, the recording's
+    path)."""
     wl = Workload("scenario_steady_leak", *WL).wait_ready()
     rec = os.path.join(d, "run.mtr")
     m = Memtop("-b", "--json", *LIVE, "-p", wl.pid, "--record", rec, *extra)
     live = []
-    while len(live) < n_lines:
+    while len(live) < n_lines or not leak_in_use(live[-1]):
+        check(len(live) < n_lines + 60, "no leak_steady in use after %d intervals" % len(live))
         line = m.out.get(20, "a JSON line")
         check(line is not None, "memtop exited early: %s" % m.err.text()[-500:])
         live.append(json.loads(line))
@@ -79,8 +86,6 @@ def test_record_sigkill_replay_json_equal():
         check(os.stat(rec).st_mode & 0o777 == 0o600, "the recording is not mode 0600")
         assert_replay_equals_live(live, rec, "--output", os.path.join(d, "end.pb.gz"),
                                   "--folded", os.path.join(d, "end.folded"))
-        check(any(s["function"] == "leak_steady" and s["inuse_bytes"] > 0
-                  for s in live[-1]["sites"]), "the leak is not in the live JSON")
         # the exports are those of the last interval
         check(os.path.getsize(os.path.join(d, "end.pb.gz")) > 100, "no pprof written")
         check("leak_steady" in open(os.path.join(d, "end.folded")).read(),
