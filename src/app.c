@@ -36,15 +36,15 @@
 #include "model/cgroup_projection.h"
 #include "model/ingest.h"
 #include "stacks/python.h"
-#include "export/record.h"
-#include "export/session.h"
-#include "export/settings.h"
+#include "record/recorder.h"
+#include "record/session.h"
+#include "ui/tui/settings.h"
 #include "export/push.h"
 #include "export/snapshots.h"
 #include "model/stats.h"
 #include "stacks/symbolize.h"
 #include "probe/watch.h"
-#include "stacks/elf_file.h"
+#include "readers/elf_file.h"
 #include "util/out_queue.h"
 #include "util/sanitize.h"
 #include "util/strpool.h"
@@ -694,7 +694,7 @@ static void push_notice(struct app *a)
 }
 
 /* A file a target maps was too big to parse, or had more symbols than
- * memtop keeps (stacks/elf_file.c): said when the count grows. */
+ * memtop keeps (readers/elf_file.c): said when the count grows. */
 static void limits_notice(struct app *a)
 {
 	unsigned long n = elf_file_limits_hit();

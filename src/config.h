@@ -28,7 +28,7 @@ static inline const char *const *mt_group_names(void)
 }
 
 /* Settings the command line gave (mt_config.given), which win over the
- * settings file the TUI reads (export/settings.h). */
+ * settings file the TUI reads (ui/tui/settings.h). */
 enum mt_given {
 	MT_GIVEN_DELAY = 1 << 0,  /* -d */
 	MT_GIVEN_GROUP = 1 << 1,  /* --group */
@@ -102,7 +102,7 @@ struct mt_config {
 	bool no_preload;                 /* --no-preload */
 	enum mt_inject_mode inject_mode; /* --inject, --no-inject, default auto */
 	const char *cmd_log;             /* --cmd-log FILE: -- CMD's stdout and stderr */
-	const char *record;              /* --record FILE (export/record.h) */
+	const char *record;              /* --record FILE (record/recorder.h) */
 	__u64 record_max;                /* --record-max SIZE; 0: unbounded */
 	const char *replay;              /* --replay FILE: no targets, the recording's data */
 	bool daemon;                     /* --daemon: headless, detached, on a session socket */

@@ -2,7 +2,7 @@
 /*
  * playback.c - recorded data through the live front ends (playback.h).
  *
- * The data is a model/replay.h: bytes in, the model of each interval
+ * The data is a record/replay.h: bytes in, the model of each interval
  * out. -b and --json print every interval the live run printed (not the
  * one before its display started), as fast as they are read. The TUI
  * plays the recording at the pace of the refresh interval (-d, + and -;
@@ -34,9 +34,9 @@
 #include <sys/stat.h>
 
 #include "export/snapshots.h"
-#include "model/rec_codec.h"
-#include "model/recording.h"
-#include "model/replay.h"
+#include "record/rec_codec.h"
+#include "record/recording.h"
+#include "record/replay.h"
 #include "ui/frontend.h"
 #include "util/clock.h"
 #include "util/safe_open.h"

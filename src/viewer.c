@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * viewer.c - `memtop attach`: which sessions run (their sockets in the
- * run directory, export/session.h), and connecting to one. A socket is
+ * run directory, record/session.h), and connecting to one. A socket is
  * used only when it is a socket (not a symlink to one), owned by this
  * user or root, and the process listening on it runs as one of them: a
  * stream from anyone else is not shown.
@@ -21,9 +21,9 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#include "export/session.h"
-#include "model/rec_codec.h"
-#include "model/recording.h"
+#include "record/session.h"
+#include "record/rec_codec.h"
+#include "record/recording.h"
 #include "playback.h"
 #include "util/sanitize.h"
 

@@ -35,6 +35,29 @@ int export_write_file(const char *path, const void *data, size_t len, char *err,
 	return out_file_write(path, data, len, err, errlen);
 }
 
+int export_write_file_in_dir(const char *path, const void *data, size_t len, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
+
+	if (strlen(path) >= sizeof(dir)) {
+		snprintf(err, errlen, "cannot write %s: too long", path);
+		return -ENAMETOOLONG;
+	}
+	/* mkdir -p of its directory */
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (char *p = dir + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		if (mkdir(dir, 0700) && errno != EEXIST) {
+			int e = -errno;
+
+			snprintf(err, errlen, "cannot create %s: %s", dir, strerror(-e));
+			return e;
+		}
+		*p = '/';
+	}
+	return export_write_file(path, data, len, err, errlen);
+}
+
 int export_check_path(const char *path, char *err, size_t errlen)
 {
 	return out_file_check(path, err, errlen);

@@ -41,6 +41,11 @@ int export_folded_buf(struct mt_model *m, char **out, size_t *outlen);
  * gets "cannot write PATH: CAUSE". 0 or -errno. */
 int export_write_file(const char *path, const void *data, size_t len, char *err, size_t errlen);
 
+/* export_write_file(), its directories (e.g. ~/.config/memtop) created
+ * first, mode 0700, where missing: "cannot create DIR: CAUSE". */
+int export_write_file_in_dir(const char *path, const void *data, size_t len, char *err,
+			     size_t errlen);
+
 /* Can export_write_file() write path? For checking --output/--folded at
  * startup, before anything is attached (out_file_check(): a FIFO without
  * a reader is refused here). 0, or -errno with the same message as

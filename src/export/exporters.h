@@ -5,7 +5,7 @@
  * iterates it. Adding an exporter is its module (the encoding or the
  * sending) plus one row in exporters.c.
  *
- * The recording (--record, export/record.h) is not a row: it is the
+ * The recording (--record, record/recorder.h) is not a row: it is the
  * model's observer, writing each input as it is applied, and sessions
  * stream it; a row is a snapshot of the model taken at a tick or at exit.
  */

@@ -362,7 +362,7 @@ __u64 model_site_inline_capacity(const struct mt_site *s, double frac, double *a
 double model_site_obj_rate(const struct mt_site *s);
 
 /* Who is told of every input the model takes, before it is applied (the
- * recorder, export/record.h): the samples and frees as ingest hands them
+ * recorder, record/recorder.h): the samples and frees as ingest hands them
  * over, a target's appearance (model_target() creating or renewing it),
  * its death, a dropped process, a regrouping. Any callback may be NULL. */
 struct mt_model_observer {

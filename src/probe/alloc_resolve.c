@@ -24,8 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "stacks/elf_file.h"
-#include "stacks/target_file.h"
+#include "readers/elf_file.h"
+#include "readers/target_file.h"
 #include "util/safe_open.h"
 
 #define MAX_OBJS 256

@@ -18,7 +18,7 @@
 #include <sys/types.h>
 
 #include "probe/allocators.h"
-#include "stacks/proc_maps.h"
+#include "readers/proc_maps.h"
 
 struct alloc_found {
 	const struct allocator *alloc;    /* the table to probe with; NULL: none */

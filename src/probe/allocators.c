@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "memtop/abi.h"
-#include "stacks/elf_file.h"
+#include "readers/elf_file.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -31,9 +31,9 @@
 
 #include "memtop/abi.h"
 #include "probe/allocators.h"
-#include "stacks/elf_file.h"
+#include "readers/elf_file.h"
 #include "probe/probe_place.h"
-#include "stacks/proc_maps.h"
+#include "readers/proc_maps.h"
 
 #define MT_BPF_TRACE_UPROBE_SESSION 57
 

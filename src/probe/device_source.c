@@ -26,8 +26,8 @@
 #include "memtop/abi.h"
 #include "probe/link_release.h"
 #include "probe/probe_place.h"
-#include "stacks/elf_file.h"
-#include "stacks/proc_maps.h"
+#include "readers/elf_file.h"
+#include "readers/proc_maps.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -30,9 +30,9 @@
 
 #include "memtop/abi.h"
 #include "probe/probe_place.h"
-#include "stacks/elf_file.h"
+#include "readers/elf_file.h"
 #include "stacks/go_binary.h"
-#include "stacks/proc_maps.h"
+#include "readers/proc_maps.h"
 
 static const char *const fn_names[GO_NFN] = {
 	"runtime.mProf_Malloc",

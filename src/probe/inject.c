@@ -32,7 +32,7 @@
 #include "probe/inject_check.h"
 #include "probe/inject_hold.h"
 #include "probe/inject_ptrace.h"
-#include "stacks/proc_maps.h"
+#include "readers/proc_maps.h"
 #include "util/clock.h"
 
 

@@ -31,9 +31,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "stacks/elf_file.h"
-#include "stacks/proc_maps.h"
-#include "stacks/target_file.h"
+#include "readers/elf_file.h"
+#include "readers/proc_maps.h"
+#include "readers/target_file.h"
 
 static int read_file(const char *path, char *buf, size_t len)
 {

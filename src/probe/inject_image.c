@@ -33,7 +33,7 @@
 #include <sys/syscall.h>
 
 #include "probe/inject_ptrace.h"
-#include "stacks/proc_maps.h"
+#include "readers/proc_maps.h"
 
 
 static const char *const fn_names[MT_IFN_COUNT] = MT_INJECT_FN_NAMES;

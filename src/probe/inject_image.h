@@ -14,7 +14,7 @@
 #include <linux/types.h>
 
 #include "memtop/sampler_abi.h"
-#include "stacks/proc_maps.h"
+#include "readers/proc_maps.h"
 
 struct inject_session;
 

@@ -28,7 +28,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
-#include "stacks/proc_maps.h"
+#include "readers/proc_maps.h"
 #include "util/clock.h"
 
 #define SCAN_CHUNK 65536

@@ -28,7 +28,7 @@
 #include <sys/user.h>
 #include <linux/types.h>
 
-#include "stacks/proc_maps.h"
+#include "readers/proc_maps.h"
 
 /* The page size of the x86-64 processes memtop injects into, and an
  * address rounded down or up to its page. */

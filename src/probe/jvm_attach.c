@@ -44,7 +44,7 @@
 
 #include "memtop/jvm_wire.h"
 #include "probe/as_target.h"
-#include "stacks/proc_maps.h"
+#include "readers/proc_maps.h"
 #include "util/clock.h"
 #include "util/safe_open.h"
 

@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "stacks/elf_file.h"
+#include "readers/elf_file.h"
 
 #define TRACE_MAX 65536
 

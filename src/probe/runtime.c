@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "stacks/elf_file.h"
-#include "stacks/proc_maps.h"
+#include "readers/elf_file.h"
+#include "readers/proc_maps.h"
 
 struct known {
 	const char *pattern; /* fnmatch() over the mapped file's base name */

@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "stacks/elf_file.h"
-#include "stacks/proc_maps.h"
+#include "readers/elf_file.h"
+#include "readers/proc_maps.h"
 
 #define PF_KTHREAD 0x00200000
 

@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "stacks/proc_maps.h"
-#include "stacks/target_file.h"
+#include "readers/proc_maps.h"
+#include "readers/target_file.h"
 
 #define NT_STAPSDT 3
 

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "stacks/elf_file.h"
+#include "readers/elf_file.h"
 
 /* Does ef carry a probe provider:name? */
 bool usdt_has_probe(struct elf_file *ef, const char *provider, const char *name);

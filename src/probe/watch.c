@@ -25,7 +25,7 @@
 #include "probe/inject_got.h"
 #include "probe/inject_image.h"
 #include "probe/launch_alloc.h"
-#include "stacks/elf_file.h"
+#include "readers/elf_file.h"
 #include "probe/cmd_end.h"
 #include "probe/cmd_log.h"
 #include "probe/runtime.h"

@@ -28,7 +28,7 @@
 #include "stacks/debuginfo.h"
 
 #include "stacks/debuginfod_fetch.h"
-#include "stacks/target_file.h"
+#include "readers/target_file.h"
 
 #include <errno.h>
 #include <limits.h>

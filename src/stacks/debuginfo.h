@@ -14,7 +14,7 @@
 
 #include <sys/types.h>
 
-#include "stacks/elf_file.h"
+#include "readers/elf_file.h"
 
 /* The debug directory searched ("/usr/lib/debug" by default), for tests
  * and for a command-line override. The string is copied. 0 or -ENOMEM. */

@@ -9,7 +9,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
-#include "stacks/elf_file.h"
+#include "readers/elf_file.h"
 
 struct dwarf_lines;
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stacks/elf_file.h"
+#include "readers/elf_file.h"
 
 #define BUILDINFO_MAGIC "\xff Go buildinf:"
 #define BUILDINFO_MAGIC_LEN 14

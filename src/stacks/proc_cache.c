@@ -31,7 +31,7 @@
  */
 #include "stacks/proc_cache.h"
 
-#include "stacks/target_file.h"
+#include "readers/target_file.h"
 #include "util/clock.h"
 #include "util/file_id.h"
 #include "util/hmap.h"

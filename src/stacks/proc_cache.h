@@ -15,8 +15,8 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
-#include "stacks/elf_file.h"
-#include "stacks/proc_maps.h"
+#include "readers/elf_file.h"
+#include "readers/proc_maps.h"
 
 struct proc_cache;
 

@@ -22,8 +22,8 @@
 #include <sys/uio.h>
 
 #include "py_offsets.h"
-#include "stacks/elf_file.h"
-#include "stacks/target_file.h"
+#include "readers/elf_file.h"
+#include "readers/target_file.h"
 #include "memtop/sampler_abi.h"
 #include "util/hmap.h"
 #include "util/strpool.h"

@@ -17,7 +17,7 @@
 
 #include "memtop/abi.h"
 #include "stacks/frame.h"
-#include "stacks/proc_maps.h"
+#include "readers/proc_maps.h"
 
 /* Look for a CPython interpreter among pid's mappings (maps): the
  * executable or a libpython that defines _PyRuntime. 0 with *out filled

@@ -29,8 +29,8 @@
 
 #include <libunwind.h>
 
-#include "stacks/elf_file.h"
-#include "stacks/proc_maps.h"
+#include "readers/elf_file.h"
+#include "readers/proc_maps.h"
 #include "util/file_id.h"
 #include "util/hmap.h"
 

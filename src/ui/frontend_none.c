@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * frontend_none.c - `--daemon`: no display at all. The session's data
- * goes to its recording and its socket (export/record.h, session.h);
+ * goes to its recording and its socket (record/recorder.h, session.h);
  * a viewer shows it (`memtop attach`).
  */
 #include "ui/frontend.h"

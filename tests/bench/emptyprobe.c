@@ -27,7 +27,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "stacks/elf_file.h"
+#include "readers/elf_file.h"
 #include "probe/probe_place.h"
 
 #define MAX_PROBES 16

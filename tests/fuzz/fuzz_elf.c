@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * fuzz_elf.c - libFuzzer harness for the ELF reader (src/stacks/elf_file.c),
+ * fuzz_elf.c - libFuzzer harness for the ELF reader (src/readers/elf_file.c),
  * the SDT note reader on top of it (src/probe/usdt.c) and, for files that
  * carry DWARF, the line reader (src/stacks/dwarf_lines.c): the files a target maps are the target's
  * to shape. The input is the whole file, opened through a memfd (a
@@ -19,7 +19,7 @@
 
 #include "probe/usdt.h"
 #include "stacks/dwarf_lines.h"
-#include "stacks/elf_file.h"
+#include "readers/elf_file.h"
 
 /* keeps the strlen() of each returned string from being optimized away */
 static volatile size_t sink;

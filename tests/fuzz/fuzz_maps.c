@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * fuzz_maps.c - libFuzzer harness for the /proc/PID/maps parser
- * (src/stacks/proc_maps.c). The input is the text of a maps file, as a
+ * (src/readers/proc_maps.c). The input is the text of a maps file, as a
  * target shapes it with its mappings and file names. Checks the parser's
  * contract on every accepted input: ranges non-empty, sorted and
  * disjoint, permissions from the four allowed letters, paths without a
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stacks/proc_maps.h"
+#include "readers/proc_maps.h"
 
 static const struct mt_map *find_linear(const struct mt_maps *m, __u64 addr)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * fuzz_recording.c - libFuzzer harness for the recording reader
- * (src/model/recording.c, rec_codec.c, replay.c): the bytes of a --replay
+ * (src/record/recording.c, rec_codec.c, replay.c): the bytes of a --replay
  * FILE or of a session's stream (memtop attach), which anyone who can
  * write the file, or who plants a socket, controls.
  *
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/replay.h"
+#include "record/replay.h"
 
 static void use_model(struct mt_model *m)
 {

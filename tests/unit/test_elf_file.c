@@ -21,9 +21,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "stacks/elf_file.h"
+#include "readers/elf_file.h"
 #include "util/safe_open.h"
-#include "stacks/proc_maps.h"
+#include "readers/proc_maps.h"
 
 __attribute__((noinline)) int elf_test_target(int x)
 {

@@ -27,7 +27,7 @@
 
 #include "memtop/abi.h"
 #include "probe/go_runtime.h"
-#include "stacks/elf_file.h"
+#include "readers/elf_file.h"
 #include "stacks/go_binary.h"
 #include "stacks/go_pclntab.h"
 

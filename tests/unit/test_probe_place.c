@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stacks/elf_file.h"
+#include "readers/elf_file.h"
 #include "probe/probe_place.h"
 #include "place_why.h"
 

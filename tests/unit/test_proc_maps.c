@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
-#include "stacks/proc_maps.h"
+#include "readers/proc_maps.h"
 #include "util/strpool.h"
 
 /* Fixtures are found from the working directory (make runs tests from the

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * test_record.c - the recording, written by export/record.c from a model
- * fed by hand and read back by model/replay.c: the replayed model equals
+ * test_record.c - the recording, written by record/recorder.c from a model
+ * fed by hand and read back by record/replay.c: the replayed model equals
  * the live one at every interval (sites, targets, status), a file cut at
  * any byte replays up to its last complete interval and says how much
  * was cut, a flipped byte ends the replay with an error at that frame,
@@ -25,10 +25,10 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
-#include "export/record.h"
-#include "model/rec_codec.h"
-#include "model/recording.h"
-#include "model/replay.h"
+#include "record/recorder.h"
+#include "record/rec_codec.h"
+#include "record/recording.h"
+#include "record/replay.h"
 #include "util/strpool.h"
 #include "frame_fixture.h"
 
@@ -640,7 +640,7 @@ static void test_rotation(void **state)
 }
 
 /* What a session's stream sent since *off of the segment *ino: the rest of
- * FILE.1 once FILE was rotated, then FILE (export/session.c sends the
+ * FILE.1 once FILE was rotated, then FILE (record/session.c sends the
  * same bytes). */
 static void stream_more(const char *path, ino_t *ino, size_t *off, struct replay **rps, int n)
 {

@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "export/session.h"
+#include "record/session.h"
 
 static char dir[] = "/tmp/test_session.XXXXXX";
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "export/settings.h"
+#include "ui/tui/settings.h"
 
 static void test_round_trip(void **state)
 {

@@ -3,7 +3,7 @@
  * view_setup.c - the settings screen (F2), like htop's: sort column and
  * order, grouping, theme, refresh interval, which columns the site table
  * shows and where e writes. Each change applies at once; closing the
- * screen saves them through export/settings.h (views never write files),
+ * screen saves them through ui/tui/settings.h (views never write files),
  * and setup_load() applies the saved ones at start, under whatever the
  * command line said (-d, --group, --theme win) and not at all with
  * --no-config.
@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "export/settings.h"
+#include "ui/tui/settings.h"
 
 static const char *const themes[] = { "default", "light", "high-contrast", "mono" };
 #define NTHEMES (int)(sizeof(themes) / sizeof(themes[0]))

@@ -6,7 +6,7 @@
  * is bounded by the bytes given; nothing here trusts a length it has not
  * checked against them.
  */
-#include "model/recording.h"
+#include "record/recording.h"
 
 #include <stdlib.h>
 #include <string.h>

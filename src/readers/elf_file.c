@@ -14,7 +14,7 @@
  * sections, and because libdw (DWARF) takes the same Elf handle; the build
  * ID note and .gnu_debuglink are read by libdw's dwelf_* functions.
  */
-#include "stacks/elf_file.h"
+#include "readers/elf_file.h"
 #include "util/grow.h"
 
 #include "util/strpool.h"

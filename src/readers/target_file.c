@@ -14,7 +14,7 @@
  * /usr/lib/debug stays in the container, and they are read only if the
  * target itself could read them.
  */
-#include "stacks/target_file.h"
+#include "readers/target_file.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * settings.c - the settings file of the live view (settings.h): where it
- * is, its text in and out, and reading and writing it. Lives in export/
- * because views never write files; the TUI asks this module to.
+ * is, its text in and out, and reading it. Views never write files:
+ * saving hands the text to export/ (export_write_file_in_dir).
  */
-#include "export/settings.h"
+#include "ui/tui/settings.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -14,7 +14,6 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
-#include <sys/stat.h>
 
 #include "export/export.h"
 #include "util/safe_open.h"
@@ -225,24 +224,12 @@ int settings_load(struct mt_settings *s, const char *path, char *err, size_t err
 
 int settings_save(const struct mt_settings *s, const char *path, char *err, size_t errlen)
 {
-	char dir[PATH_MAX], text[PATH_MAX + 1024];
+	char text[PATH_MAX + 1024];
 	int n = settings_format(s, text, sizeof(text));
 
-	if (n < 0 || (size_t)n >= sizeof(text) || strlen(path) >= sizeof(dir)) {
+	if (n < 0 || (size_t)n >= sizeof(text)) {
 		snprintf(err, errlen, "cannot write %s: too long", path);
 		return -ENAMETOOLONG;
 	}
-	/* mkdir -p of the directory, e.g. ~/.config/memtop */
-	snprintf(dir, sizeof(dir), "%s", path);
-	for (char *p = dir + 1; (p = strchr(p, '/')); p++) {
-		*p = '\0';
-		if (mkdir(dir, 0700) && errno != EEXIST) {
-			int e = -errno;
-
-			snprintf(err, errlen, "cannot create %s: %s", dir, strerror(-e));
-			return e;
-		}
-		*p = '/';
-	}
-	return export_write_file(path, text, (size_t)n, err, errlen);
+	return export_write_file_in_dir(path, text, (size_t)n, err, errlen);
 }

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "export/record.h"
+#include "record/recorder.h"
 
 #define SESSION_MAX_VIEWERS 16
 #define SESSION_RUN_DIR "/run/memtop"

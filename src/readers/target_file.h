@@ -4,14 +4,14 @@
  * links), opened as the target sees them and only when they are regular
  * files: through util/safe_open.h, inside the target's root.
  */
-#ifndef MEMTOP_STACKS_TARGET_FILE_H
-#define MEMTOP_STACKS_TARGET_FILE_H
+#ifndef MEMTOP_TARGET_FILE_H
+#define MEMTOP_TARGET_FILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "stacks/proc_maps.h"
+#include "readers/proc_maps.h"
 
 /* Open the file behind one of pid's mappings for reading:
  * /proc/PID/map_files/START-END (right for deleted and replaced files and
@@ -33,4 +33,4 @@ int target_file_map_path(pid_t pid, const struct mt_map *map, char *path, size_t
  * credentials could read it. Descriptor or -errno. */
 int target_file_open_named(pid_t pid, bool in_target_root, const char *path);
 
-#endif /* MEMTOP_STACKS_TARGET_FILE_H */
+#endif /* MEMTOP_TARGET_FILE_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * record.h - `--record FILE`: everything the model learns, appended to a
+ * recorder.h - `--record FILE`: everything the model learns, appended to a
  * recording (docs/recording.md) as it happens, one flush per interval, so
  * that the file holds every complete interval whatever stops memtop.
  *
@@ -17,8 +17,8 @@
  * A write that fails (ENOSPC, EIO) cuts the file back to its last
  * complete frame and stops the recording; recorder_failed() says why.
  */
-#ifndef MEMTOP_RECORD_H
-#define MEMTOP_RECORD_H
+#ifndef MEMTOP_RECORDER_H
+#define MEMTOP_RECORDER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -61,7 +61,7 @@ const char *recorder_warning(const struct recorder *r);
 /* Bytes written to the file so far (both segments). */
 __u64 recorder_bytes(const struct recorder *r);
 
-/* For the session server (export/session.h): a new descriptor of segment
+/* For the session server (record/session.h): a new descriptor of segment
  * which (0: the current one, 1: the one before; -1 when there is none),
  * its number, and the bytes of it flushed. */
 int recorder_dup_segment(const struct recorder *r, int which, __u32 *segment, __u64 *size);
@@ -70,4 +70,4 @@ __u32 recorder_segment(const struct recorder *r, __u64 *size);
 
 void recorder_close(struct recorder *r);
 
-#endif /* MEMTOP_RECORD_H */
+#endif /* MEMTOP_RECORDER_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * record.c - the recording writer (record.h). It is the model's observer:
+ * recorder.c - the recording writer (recorder.h). It is the model's observer:
  * every input the model takes is appended to a buffer as a frame (strings
  * and stacks once, by id, before their first use), and each interval
  * closes with the figures the front ends show, then one write(2) of the
@@ -9,7 +9,7 @@
  * mid-write, disk full): the reader stops at the last complete frame, and
  * a failed write is cut back here.
  */
-#include "export/record.h"
+#include "record/recorder.h"
 #include "util/grow.h"
 
 #include <errno.h>
@@ -23,8 +23,8 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
-#include "model/rec_codec.h"
-#include "model/recording.h"
+#include "record/rec_codec.h"
+#include "record/recording.h"
 #include "util/clock.h"
 #include "util/hmap.h"
 #include "util/strpool.h"

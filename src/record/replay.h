@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * replay.h - a recording (model/recording.h, docs/recording.md) read back
+ * replay.h - a recording (record/recording.h, docs/recording.md) read back
  * into a model: the bytes of a file or of a session's stream go in, the
  * model and status the live run had at each of its intervals come out, so
  * the same views and exports show them. Pure: no I/O (a file is read

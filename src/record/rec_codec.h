@@ -2,7 +2,7 @@
 /*
  * rec_codec.h - the payload of every recording frame (docs/recording.md),
  * written and read side by side so that each layout is spelled once.
- * The writer is export/record.c, the reader model/replay.c.
+ * The writer is record/recorder.c, the reader record/replay.c.
  *
  * Each rec_put_* appends one whole frame to a buffer. Each rec_get_*
  * reads a payload through a bounded cursor and returns false when it is
@@ -17,7 +17,7 @@
 
 #include "config.h"
 #include "model/model.h"
-#include "model/recording.h"
+#include "record/recording.h"
 #include "input/status.h"
 
 struct rec_header {

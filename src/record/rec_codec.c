@@ -5,7 +5,7 @@
  * the model misbehave (an enum out of range, a count beyond its bound);
  * numbers the model only adds up are taken as they are.
  */
-#include "model/rec_codec.h"
+#include "record/rec_codec.h"
 
 #include <math.h>
 #include <stddef.h>

@@ -16,7 +16,7 @@
  * in the run directory (session_sweep): a daemon starting, `memtop
  * attach` listing.
  */
-#include "export/session.h"
+#include "record/session.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -11,7 +11,7 @@
  * bounded (PROC_MAPS_MAX_BYTES, PROC_MAPS_MAX_ENTRIES, PROC_MAPS_MAX_MS): the text is in
  * address order, so a cut table is the lower part of the real one.
  */
-#include "stacks/proc_maps.h"
+#include "readers/proc_maps.h"
 #include "util/grow.h"
 
 #include <errno.h>

@@ -22,7 +22,7 @@
  * Dictionaries: strings and stacks have ids from 1, each defined before
  * use; a definition again (a later segment's opening state) is ignored.
  */
-#include "model/replay.h"
+#include "record/replay.h"
 #include "util/grow.h"
 
 #include <errno.h>
@@ -32,8 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/rec_codec.h"
-#include "model/recording.h"
+#include "record/rec_codec.h"
+#include "record/recording.h"
 #include "util/pattern.h"
 #include "util/strpool.h"
 

@@ -60,7 +60,8 @@ int settings_format(const struct mt_settings *s, char *buf, size_t len);
 int settings_load(struct mt_settings *s, const char *path, char *err, size_t errlen);
 
 /* Write s to path, creating its directory (0700) when missing; the file
- * is replaced atomically (export_write_file). 0 or -errno with err set. */
+ * is replaced atomically (export_write_file_in_dir). 0 or -errno with err
+ * set. */
 int settings_save(const struct mt_settings *s, const char *path, char *err, size_t errlen);
 
 #endif /* MEMTOP_SETTINGS_H */
