@@ -49,6 +49,7 @@
 #include "util/sanitize.h"
 #include "util/strpool.h"
 #include "util/clock.h"
+#include "util/evloop.h"
 
 /* The BPF side wakes the loop only when records pile up: drain at least
  * this often. */
@@ -865,75 +866,161 @@ static bool take_signal(struct app *a)
 	return read(a->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si);
 }
 
-static __u64 earliest(__u64 a, __u64 b)
+/* ---- the main loop ---------------------------------------------------------
+ *
+ * One event loop (util/evloop.h) with what the run waits on: the exit
+ * events, the ring, the signals, the display's keys; the overhead
+ * controller's next step, the retry of processes not ready yet, the
+ * interval's tick, and a wake every DRAIN_NS. Every pass, after the ready
+ * descriptors, drains the ring and pumps the sources that stream in user
+ * space (the JVMs' agents). */
+
+struct run {
+	struct app *a;
+	struct evloop loop;
+	int t_overhead, t_pending, t_tick, t_wake;
+	__u64 next_tick; /* the interval's cadence: each one period after the last */
+	long ticks;
+};
+
+/* What a display or a tick asked for. */
+static void run_act(struct run *r, int act, __u64 now)
 {
-	return a < b ? a : b;
+	struct app *a = r->a;
+
+	if (act & MT_FE_DETACH)
+		a->keep_command = true;
+	if ((act & MT_FE_QUIT) || a->stop)
+		evloop_stop(&r->loop, 0);
+	if (act & MT_FE_INTERVAL) {
+		r->next_tick = now + (__u64)(a->fe_ctx.interval_s * 1e9);
+		evloop_timer_at(&r->loop, r->t_tick, r->next_tick);
+	}
+}
+
+static void on_exits_ready(struct evloop *l, void *ctx, short revents)
+{
+	struct app *a = ((struct run *)ctx)->a;
+
+	(void)l;
+	(void)revents;
+	exits_read(a->exits_fd, on_exit_event, a); /* missed ones: refresh finds them */
+}
+
+static void on_ring_ready(struct evloop *l, void *ctx, short revents)
+{
+	/* it only wakes the loop: every pass drains the ring */
+	(void)l;
+	(void)ctx;
+	(void)revents;
+}
+
+static void on_signal_ready(struct evloop *l, void *ctx, short revents)
+{
+	(void)revents;
+	if (take_signal(((struct run *)ctx)->a))
+		evloop_stop(l, 0);
+}
+
+static void on_input_ready(struct evloop *l, void *ctx, short revents)
+{
+	struct run *r = ctx;
+	struct app *a = r->a;
+
+	(void)revents;
+	run_act(r, a->fe->input(&a->fe_ctx), l->sys.now_ns(l->sys.ctx));
+}
+
+static void on_overhead_due(struct evloop *l, void *ctx, __u64 now)
+{
+	struct app *a = ((struct run *)ctx)->a;
+
+	(void)l;
+	overhead_run(&a->overhead, now, &a->status);
+}
+
+static void on_retry_due(struct evloop *l, void *ctx, __u64 now)
+{
+	struct app *a = ((struct run *)ctx)->a;
+
+	(void)l;
+	a->pending = watch_retry_pending(&a->ws, now);
+	a->next_retry_ns = now + PENDING_RETRY_NS;
+	/* a command injected once it ran has its mode now */
+	if (a->cfg->cmd_argv)
+		a->status.probe_mode = attach_mode_name(a->ws.info.mode);
+}
+
+static void on_tick_due(struct evloop *l, void *ctx, __u64 now)
+{
+	struct run *r = ctx;
+	struct app *a = r->a;
+	int act = tick(a);
+	__u64 period = (__u64)(a->fe_ctx.interval_s * 1e9);
+
+	r->ticks++;
+	r->next_tick += period;
+	now = l->sys.now_ns(l->sys.ctx);
+	if (r->next_tick < now) /* late: the cadence starts again from now */
+		r->next_tick = now + period;
+	evloop_timer_at(l, r->t_tick, r->next_tick);
+	if ((a->cfg->count > 0 && r->ticks >= a->cfg->count) ||
+	    (a->status.all_exited && !a->fe->input_fd)) {
+		evloop_stop(l, 0);
+		return;
+	}
+	run_act(r, act, now);
+}
+
+static void on_wake_due(struct evloop *l, void *ctx, __u64 now)
+{
+	/* its work is every pass's (run_each_pass) */
+	(void)l;
+	(void)ctx;
+	(void)now;
+}
+
+static void run_before_wait(struct evloop *l, void *ctx, __u64 now)
+{
+	struct run *r = ctx;
+	struct app *a = r->a;
+
+	evloop_timer_at(l, r->t_overhead, overhead_next_ns(&a->overhead));
+	evloop_timer_at(l, r->t_pending, a->pending ? a->next_retry_ns : EVLOOP_NEVER);
+	evloop_timer_at(l, r->t_wake, now + DRAIN_NS);
+}
+
+static void run_each_pass(struct evloop *l, void *ctx, __u64 now)
+{
+	struct app *a = ((struct run *)ctx)->a;
+
+	ring_drain(a);
+	watch_pump_sources(&a->ws, now); /* the JVMs' agents */
+	if (a->stop) /* a refresh cut its work short for a signal (on_stop_asked) */
+		evloop_stop(l, 0);
 }
 
 static int run_loop(struct app *a)
 {
-	const struct mt_config *cfg = a->cfg;
-	__u64 period = (__u64)(a->fe_ctx.interval_s * 1e9), next = clock_mono_ns() + period;
-	long ticks = 0;
-	int ring_fd = bpf_loader_ring_fd(a->ring);
+	struct run r = { .a = a };
+	struct evloop *l = &r.loop;
 
 	if (a->stop) /* during the unprobed measure */
 		return 0;
-	for (;;) {
-		struct pollfd pfd[4] = {
-			{ .fd = ring_fd, .events = POLLIN },
-			{ .fd = a->sigfd, .events = POLLIN },
-			{ .fd = a->fe->input_fd ? a->fe->input_fd(&a->fe_ctx) : -1, .events = POLLIN },
-			{ .fd = a->exits_fd, .events = POLLIN },
-		};
-		__u64 t = clock_mono_ns(), wake = earliest(next, overhead_next_ns(&a->overhead));
-		int timeout, act = 0;
-
-		if (a->pending)
-			wake = earliest(wake, a->next_retry_ns);
-		wake = earliest(wake, t + DRAIN_NS);
-		timeout = t >= wake ? 0 : (int)((wake - t) / 1000000) + 1;
-		if (poll(pfd, 4, timeout) < 0 && errno != EINTR)
-			return -errno;
-		if (pfd[3].fd >= 0 && pfd[3].revents)
-			exits_read(a->exits_fd, on_exit_event, a); /* missed ones: refresh finds them */
-		ring_drain(a);
-		watch_pump_sources(&a->ws, clock_mono_ns()); /* the JVMs' agents */
-		/* a signal taken here, or by a refresh that cut its work
-		 * short for it (on_stop_asked) */
-		if (a->stop || (pfd[1].revents && take_signal(a)))
-			return 0;
-		if (pfd[2].fd >= 0 && pfd[2].revents)
-			act |= a->fe->input(&a->fe_ctx);
-		t = clock_mono_ns();
-		if (t >= overhead_next_ns(&a->overhead))
-			overhead_run(&a->overhead, t, &a->status);
-		if (a->pending && t >= a->next_retry_ns) {
-			a->pending = watch_retry_pending(&a->ws, t);
-			a->next_retry_ns = t + PENDING_RETRY_NS;
-			/* a command injected once it ran has its mode now */
-			if (a->cfg->cmd_argv)
-				a->status.probe_mode = attach_mode_name(a->ws.info.mode);
-		}
-		if (t >= next) {
-			act |= tick(a);
-			ticks++;
-			period = (__u64)(a->fe_ctx.interval_s * 1e9);
-			next += period;
-			if (next < clock_mono_ns())
-				next = clock_mono_ns() + period;
-			if (cfg->count > 0 && ticks >= cfg->count)
-				return 0;
-			if (a->status.all_exited && !a->fe->input_fd)
-				return 0;
-		}
-		if (act & MT_FE_DETACH)
-			a->keep_command = true;
-		if ((act & MT_FE_QUIT) || a->stop)
-			return 0;
-		if (act & MT_FE_INTERVAL)
-			next = clock_mono_ns() + (__u64)(a->fe_ctx.interval_s * 1e9);
-	}
+	evloop_init(l, NULL);
+	/* the order a pass serves them in: exits before the ring's records */
+	evloop_add_fd(l, a->exits_fd, on_exits_ready, &r);
+	evloop_add_fd(l, bpf_loader_ring_fd(a->ring), on_ring_ready, &r);
+	evloop_add_fd(l, a->sigfd, on_signal_ready, &r);
+	evloop_add_fd(l, a->fe->input_fd ? a->fe->input_fd(&a->fe_ctx) : -1, on_input_ready, &r);
+	r.t_overhead = evloop_add_timer(l, on_overhead_due, &r);
+	r.t_pending = evloop_add_timer(l, on_retry_due, &r);
+	r.t_tick = evloop_add_timer(l, on_tick_due, &r);
+	r.t_wake = evloop_add_timer(l, on_wake_due, &r);
+	evloop_hooks(l, run_before_wait, run_each_pass, &r);
+	r.next_tick = clock_mono_ns() + (__u64)(a->fe_ctx.interval_s * 1e9);
+	evloop_timer_at(l, r.t_tick, r.next_tick);
+	return evloop_run(l);
 }
 
 /* ---- teardown ------------------------------------------------------------- */

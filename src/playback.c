@@ -39,6 +39,7 @@
 #include "record/replay.h"
 #include "ui/frontend.h"
 #include "util/clock.h"
+#include "util/evloop.h"
 #include "util/safe_open.h"
 #include "util/sanitize.h"
 
@@ -392,73 +393,143 @@ static int run_batch(struct playback *pb)
 }
 
 /* The TUI: play, pause, seek; follow a session while at its end. */
+/* The live view's loop (util/evloop.h): the signals, a session's stream,
+ * the keys; a timer steps the play, and one wakes a file's replay every
+ * second while it does not play. */
+struct play_run {
+	struct playback *pb;
+	struct evloop loop;
+	bool following; /* a session's newest interval on screen: new ones come from it */
+	__u64 next;     /* the next step while playing a file */
+	int f_stream, t_step, t_wake;
+};
+
+static __u64 interval_ns(const struct playback *pb)
+{
+	return (__u64)(pb->ctx.interval_s * 1e9);
+}
+
+/* What the display asked for, or a show() returned. */
+static void play_act(struct play_run *r, int act)
+{
+	struct playback *pb = r->pb;
+
+	if (act & MT_FE_QUIT) {
+		evloop_stop(&r->loop, 0);
+		return;
+	}
+	if (act & MT_FE_SEEK) {
+		seek(pb, pb->ctx.seek);
+		r->following = pb->fd >= 0 && replay_at(pb->rp) + 1 >= replay_count(pb->rp);
+		if (show(pb, true) & MT_FE_QUIT)
+			evloop_stop(&r->loop, 0);
+		r->next = clock_mono_ns() + interval_ns(pb);
+	}
+	if (act & MT_FE_INTERVAL)
+		r->next = clock_mono_ns() + interval_ns(pb);
+}
+
+static void on_play_signal(struct evloop *l, void *ctx, short revents)
+{
+	(void)ctx;
+	(void)revents;
+	evloop_stop(l, 0);
+}
+
+static void on_play_stream(struct evloop *l, void *ctx, short revents)
+{
+	struct play_run *r = ctx;
+	struct playback *pb = r->pb;
+	bool moved = read_stream(pb) == 1;
+	int act = 0;
+
+	(void)l;
+	(void)revents;
+	if (r->following && !pb->ctx.paused && seek(pb, LONG_MAX) == 0)
+		act |= show(pb, true);
+	else if (moved)
+		act |= show(pb, true); /* it moved past what was forgotten */
+	else
+		update_pos(pb);
+	if (pb->eof) {
+		pb->pos.ended = true;
+		snprintf(pb->ctx.status->message, sizeof(pb->ctx.status->message),
+			 "the session closed the connection: it ended (or this viewer was "
+			 "too slow); what it sent stays on screen");
+		act |= show(pb, false);
+	}
+	play_act(r, act);
+}
+
+static void on_play_input(struct evloop *l, void *ctx, short revents)
+{
+	struct play_run *r = ctx;
+
+	(void)l;
+	(void)revents;
+	play_act(r, r->pb->fe->input(&r->pb->ctx));
+}
+
+static void on_play_step(struct evloop *l, void *ctx, __u64 now)
+{
+	struct play_run *r = ctx;
+	struct playback *pb = r->pb;
+	int act = 0;
+
+	(void)l;
+	if (!pb->pos.playing || r->following)
+		return;
+	(void)now;
+	if (step(pb) == 1)
+		act |= show(pb, true);
+	r->next = clock_mono_ns() + interval_ns(pb);
+	play_act(r, act);
+}
+
+static void on_play_wake(struct evloop *l, void *ctx, __u64 now)
+{
+	(void)l;
+	(void)ctx;
+	(void)now;
+}
+
+static void play_before_wait(struct evloop *l, void *ctx, __u64 now)
+{
+	struct play_run *r = ctx;
+	struct playback *pb = r->pb;
+	bool at_end = replay_at(pb->rp) + 1 >= replay_count(pb->rp), stepping;
+
+	pb->pos.playing = !pb->ctx.paused && !at_end;
+	/* following, new intervals come from the stream: no timer (a
+	 * timeout of 0 here once spun the viewer on a core) */
+	stepping = pb->pos.playing && !r->following;
+	evloop_fd_set(l, r->f_stream, pb->eof ? -1 : pb->fd);
+	evloop_timer_at(l, r->t_step, stepping ? r->next : EVLOOP_NEVER);
+	evloop_timer_at(l, r->t_wake,
+			!stepping && !pb->eof && pb->fd < 0 ? now + 1000000000ULL : EVLOOP_NEVER);
+}
+
 static int run_tui(struct playback *pb)
 {
-	__u64 next = clock_mono_ns();
-	bool following = pb->fd >= 0;
+	struct play_run r = { .pb = pb, .following = pb->fd >= 0, .next = clock_mono_ns() };
+	struct evloop *l = &r.loop;
 	int act = show(pb, true);
 
-	if (following) {
+	if (r.following) {
 		seek(pb, LONG_MAX); /* the newest interval the stream holds */
 		act |= show(pb, true);
 	}
+	if (act & MT_FE_QUIT)
+		return 0;
 	pb->pos.playing = true;
-	while (!(act & MT_FE_QUIT)) {
-		struct pollfd pfd[3] = {
-			{ .fd = pb->fe->input_fd(&pb->ctx), .events = POLLIN },
-			{ .fd = pb->sigfd, .events = POLLIN },
-			{ .fd = pb->eof ? -1 : pb->fd, .events = POLLIN },
-		};
-		__u64 now = clock_mono_ns();
-		bool at_end = replay_at(pb->rp) + 1 >= replay_count(pb->rp);
-		int timeout = -1;
-
-		pb->pos.playing = !pb->ctx.paused && !at_end;
-		/* following, new intervals come from the stream: no timer (a
-		 * timeout of 0 here once spun the viewer on a core) */
-		if (pb->pos.playing && !following)
-			timeout = now >= next ? 0 : (int)((next - now) / 1000000) + 1;
-		else if (!pb->eof && pb->fd < 0)
-			timeout = 1000;
-		act = 0;
-		if (poll(pfd, 3, timeout) < 0 && errno != EINTR)
-			return -errno;
-		if (pfd[1].revents)
-			return 0;
-		if (pfd[2].fd >= 0 && pfd[2].revents) {
-			bool moved = read_stream(pb) == 1;
-
-			if (following && !pb->ctx.paused && seek(pb, LONG_MAX) == 0)
-				act |= show(pb, true);
-			else if (moved)
-				act |= show(pb, true); /* it moved past what was forgotten */
-			else
-				update_pos(pb);
-			if (pb->eof) {
-				pb->pos.ended = true;
-				snprintf(pb->ctx.status->message, sizeof(pb->ctx.status->message),
-					 "the session closed the connection: it ended (or this viewer was "
-					 "too slow); what it sent stays on screen");
-				act |= show(pb, false);
-			}
-		}
-		if (pfd[0].revents)
-			act |= pb->fe->input(&pb->ctx);
-		if (act & MT_FE_SEEK) {
-			seek(pb, pb->ctx.seek);
-			following = pb->fd >= 0 && replay_at(pb->rp) + 1 >= replay_count(pb->rp);
-			act |= show(pb, true);
-			next = clock_mono_ns() + (__u64)(pb->ctx.interval_s * 1e9);
-		}
-		if (act & MT_FE_INTERVAL)
-			next = clock_mono_ns() + (__u64)(pb->ctx.interval_s * 1e9);
-		if (pb->pos.playing && !following && clock_mono_ns() >= next) {
-			if (step(pb) == 1)
-				act |= show(pb, true);
-			next = clock_mono_ns() + (__u64)(pb->ctx.interval_s * 1e9);
-		}
-	}
-	return 0;
+	evloop_init(l, NULL);
+	evloop_add_fd(l, pb->sigfd, on_play_signal, &r);
+	r.f_stream = evloop_add_fd(l, pb->fd, on_play_stream, &r);
+	evloop_add_fd(l, pb->fe->input_fd(&pb->ctx), on_play_input, &r);
+	r.t_step = evloop_add_timer(l, on_play_step, &r);
+	r.t_wake = evloop_add_timer(l, on_play_wake, &r);
+	evloop_hooks(l, play_before_wait, NULL, &r);
+	return evloop_run(l);
 }
 
 static int block_signals(struct playback *pb)
