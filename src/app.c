@@ -907,14 +907,6 @@ static void on_exits_ready(struct evloop *l, void *ctx, short revents)
 	exits_read(a->exits_fd, on_exit_event, a); /* missed ones: refresh finds them */
 }
 
-static void on_ring_ready(struct evloop *l, void *ctx, short revents)
-{
-	/* it only wakes the loop: every pass drains the ring */
-	(void)l;
-	(void)ctx;
-	(void)revents;
-}
-
 static void on_signal_ready(struct evloop *l, void *ctx, short revents)
 {
 	(void)revents;
@@ -972,14 +964,6 @@ static void on_tick_due(struct evloop *l, void *ctx, __u64 now)
 	run_act(r, act, now);
 }
 
-static void on_wake_due(struct evloop *l, void *ctx, __u64 now)
-{
-	/* its work is every pass's (run_each_pass) */
-	(void)l;
-	(void)ctx;
-	(void)now;
-}
-
 static void run_before_wait(struct evloop *l, void *ctx, __u64 now)
 {
 	struct run *r = ctx;
@@ -1010,13 +994,14 @@ static int run_loop(struct app *a)
 	evloop_init(l, NULL);
 	/* the order a pass serves them in: exits before the ring's records */
 	evloop_add_fd(l, a->exits_fd, on_exits_ready, &r);
-	evloop_add_fd(l, bpf_loader_ring_fd(a->ring), on_ring_ready, &r);
+	/* the ring only wakes the loop: every pass drains it */
+	evloop_add_fd(l, bpf_loader_ring_fd(a->ring), NULL, NULL);
 	evloop_add_fd(l, a->sigfd, on_signal_ready, &r);
 	evloop_add_fd(l, a->fe->input_fd ? a->fe->input_fd(&a->fe_ctx) : -1, on_input_ready, &r);
 	r.t_overhead = evloop_add_timer(l, on_overhead_due, &r);
 	r.t_pending = evloop_add_timer(l, on_retry_due, &r);
 	r.t_tick = evloop_add_timer(l, on_tick_due, &r);
-	r.t_wake = evloop_add_timer(l, on_wake_due, &r);
+	r.t_wake = evloop_add_timer(l, NULL, NULL); /* at least every DRAIN_NS */
 	evloop_hooks(l, run_before_wait, run_each_pass, &r);
 	r.next_tick = clock_mono_ns() + (__u64)(a->fe_ctx.interval_s * 1e9);
 	evloop_timer_at(l, r.t_tick, r.next_tick);

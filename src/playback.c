@@ -486,13 +486,6 @@ static void on_play_step(struct evloop *l, void *ctx, __u64 now)
 	play_act(r, act);
 }
 
-static void on_play_wake(struct evloop *l, void *ctx, __u64 now)
-{
-	(void)l;
-	(void)ctx;
-	(void)now;
-}
-
 static void play_before_wait(struct evloop *l, void *ctx, __u64 now)
 {
 	struct play_run *r = ctx;
@@ -527,7 +520,7 @@ static int run_tui(struct playback *pb)
 	r.f_stream = evloop_add_fd(l, pb->fd, on_play_stream, &r);
 	evloop_add_fd(l, pb->fe->input_fd(&pb->ctx), on_play_input, &r);
 	r.t_step = evloop_add_timer(l, on_play_step, &r);
-	r.t_wake = evloop_add_timer(l, on_play_wake, &r);
+	r.t_wake = evloop_add_timer(l, NULL, NULL);
 	evloop_hooks(l, play_before_wait, NULL, &r);
 	return evloop_run(l);
 }

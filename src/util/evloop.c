@@ -122,7 +122,8 @@ static int one_pass(struct evloop *l)
 		/* a callback before may have changed this registration */
 		if (pfd[i].fd < 0 || !pfd[i].revents || l->fds[i].fd != pfd[i].fd)
 			continue;
-		l->fds[i].fn(l, l->fds[i].ctx, pfd[i].revents);
+		if (l->fds[i].fn)
+			l->fds[i].fn(l, l->fds[i].ctx, pfd[i].revents);
 		if (l->stopping)
 			return 0;
 	}
@@ -136,7 +137,8 @@ static int one_pass(struct evloop *l)
 		if (l->timers[i].at_ns > now)
 			continue;
 		l->timers[i].at_ns = EVLOOP_NEVER;
-		l->timers[i].fn(l, l->timers[i].ctx, now);
+		if (l->timers[i].fn)
+			l->timers[i].fn(l, l->timers[i].ctx, now);
 		if (l->stopping)
 			return 0;
 	}

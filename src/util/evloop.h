@@ -67,13 +67,15 @@ struct evloop {
 /* An empty loop on sys (NULL: evloop_sys_real). */
 void evloop_init(struct evloop *l, const struct evloop_sys *sys);
 
-/* fd watched for POLLIN (HUP and errors too). Its id (>= 0, for
+/* fd watched for POLLIN (HUP and errors too); fn NULL: it only wakes the
+ * loop (the each-pass hook does its work). Its id (>= 0, for
  * evloop_fd_set), or -ENOSPC. */
 int evloop_add_fd(struct evloop *l, int fd, evloop_fd_fn fn, void *ctx);
 /* The descriptor id watches from now on (< 0: none). */
 void evloop_fd_set(struct evloop *l, int id, int fd);
 
-/* A timer, disarmed. Its id (>= 0), or -ENOSPC. */
+/* A timer, disarmed; fn NULL: it only wakes the loop. Its id (>= 0), or
+ * -ENOSPC. */
 int evloop_add_timer(struct evloop *l, evloop_timer_fn fn, void *ctx);
 /* Fire at at_ns (EVLOOP_NEVER: disarm). */
 void evloop_timer_at(struct evloop *l, int id, __u64 at_ns);

@@ -89,42 +89,31 @@ static void maybe_stop(struct fake *f)
 		evloop_stop(f->l, 7);
 }
 
-static void on_fd_a(struct evloop *l, void *ctx, short revents)
+/* A callback's context: the fake it notes into, under its own name. */
+struct tag {
+	struct fake *f;
+	const char *name;
+};
+
+static void on_fd(struct evloop *l, void *ctx, short revents)
 {
+	const struct tag *t = ctx;
+
 	(void)l;
 	assert_true(revents & POLLIN);
-	note(ctx, "A");
-	maybe_stop(ctx);
+	note(t->f, t->name);
+	maybe_stop(t->f);
 }
 
-static void on_fd_b(struct evloop *l, void *ctx, short revents)
+static void on_timer(struct evloop *l, void *ctx, __u64 now)
 {
-	(void)l;
-	(void)revents;
-	note(ctx, "B");
-	maybe_stop(ctx);
-}
-
-static void on_t1(struct evloop *l, void *ctx, __u64 now)
-{
-	struct fake *f = ctx;
+	const struct tag *t = ctx;
 	char s[32];
 
 	(void)l;
-	snprintf(s, sizeof(s), "t1@%llu", (unsigned long long)(now / MS));
-	note(f, s);
-	maybe_stop(f);
-}
-
-static void on_t2(struct evloop *l, void *ctx, __u64 now)
-{
-	struct fake *f = ctx;
-	char s[32];
-
-	(void)l;
-	snprintf(s, sizeof(s), "t2@%llu", (unsigned long long)(now / MS));
-	note(f, s);
-	maybe_stop(f);
+	snprintf(s, sizeof(s), "%s@%llu", t->name, (unsigned long long)(now / MS));
+	note(t->f, s);
+	maybe_stop(t->f);
 }
 
 static void before(struct evloop *l, void *ctx, __u64 now)
@@ -148,13 +137,14 @@ static void test_timers(void **state)
 {
 	struct evloop l;
 	struct fake f;
+	struct tag n1 = { &f, "t1" }, n2 = { &f, "t2" }, n3 = { &f, "t3" };
 	int t1, t2, t3;
 
 	(void)state;
 	setup(&l, &f);
-	t1 = evloop_add_timer(&l, on_t1, &f);
-	t2 = evloop_add_timer(&l, on_t2, &f);
-	t3 = evloop_add_timer(&l, on_t1, &f);
+	t1 = evloop_add_timer(&l, on_timer, &n1);
+	t2 = evloop_add_timer(&l, on_timer, &n2);
+	t3 = evloop_add_timer(&l, on_timer, &n3);
 	assert_int_equal(t1, 0);
 	assert_int_equal(t2, 1);
 	evloop_timer_at(&l, t2, f.now + 30 * MS);
@@ -178,11 +168,12 @@ static void test_wait_rounds_up(void **state)
 {
 	struct evloop l;
 	struct fake f;
+	struct tag n1 = { &f, "t1" };
 	int t;
 
 	(void)state;
 	setup(&l, &f);
-	t = evloop_add_timer(&l, on_t1, &f);
+	t = evloop_add_timer(&l, on_timer, &n1);
 	evloop_timer_at(&l, t, f.now + 2 * MS + 1);
 	f.stop_after = 1;
 	assert_int_equal(evloop_run(&l), 7);
@@ -201,20 +192,26 @@ static void test_fds_and_hooks(void **state)
 {
 	struct evloop l;
 	struct fake f;
-	int a, b, t;
+	struct tag na = { &f, "A" }, nb = { &f, "B" }, n1 = { &f, "t1" };
+	int a, b, t, wake;
 
 	(void)state;
 	setup(&l, &f);
-	a = evloop_add_fd(&l, 40, on_fd_a, &f);
-	b = evloop_add_fd(&l, 41, on_fd_b, &f);
-	t = evloop_add_timer(&l, on_t1, &f);
+	a = evloop_add_fd(&l, 40, on_fd, &na);
+	b = evloop_add_fd(&l, 41, on_fd, &nb);
+	evloop_add_fd(&l, 42, NULL, NULL); /* only wakes */
+	wake = evloop_add_timer(&l, NULL, NULL);
+	t = evloop_add_timer(&l, on_timer, &n1);
 	evloop_hooks(&l, before, each, &f);
 	evloop_timer_at(&l, t, f.now); /* due at once */
+	evloop_timer_at(&l, wake, f.now);
+	f.ready[f.nready++] = 42;
 	f.ready[f.nready++] = 41;
 	f.ready[f.nready++] = 40;
 	f.stop_after = 4; /* w is not counted: it does not call maybe_stop */
 	assert_int_equal(evloop_run(&l), 7);
 	assert_string_equal(f.log, "w A B p t1@1000 ");
+	assert_int_equal(evloop_timer_when(&l, wake), EVLOOP_NEVER); /* fired, nothing ran */
 
 	/* b set to -1: never served, even when "ready" */
 	evloop_fd_set(&l, b, -1);
@@ -232,13 +229,14 @@ static void test_stop_ends_the_pass(void **state)
 {
 	struct evloop l;
 	struct fake f;
+	struct tag na = { &f, "A" }, nb = { &f, "B" }, n1 = { &f, "t1" };
 	int t;
 
 	(void)state;
 	setup(&l, &f);
-	evloop_add_fd(&l, 40, on_fd_a, &f);
-	evloop_add_fd(&l, 41, on_fd_b, &f);
-	t = evloop_add_timer(&l, on_t1, &f);
+	evloop_add_fd(&l, 40, on_fd, &na);
+	evloop_add_fd(&l, 41, on_fd, &nb);
+	t = evloop_add_timer(&l, on_timer, &n1);
 	evloop_hooks(&l, NULL, each, &f);
 	evloop_timer_at(&l, t, f.now);
 	f.ready[f.nready++] = 40;
@@ -256,12 +254,13 @@ static void test_wait_failure(void **state)
 {
 	struct evloop l;
 	struct fake f;
+	struct tag na = { &f, "A" }, n1 = { &f, "t1" };
 	int t;
 
 	(void)state;
 	setup(&l, &f);
-	evloop_add_fd(&l, 40, on_fd_a, &f);
-	t = evloop_add_timer(&l, on_t1, &f);
+	evloop_add_fd(&l, 40, on_fd, &na);
+	t = evloop_add_timer(&l, on_timer, &n1);
 	evloop_timer_at(&l, t, f.now + 5 * MS);
 	f.fail_errno = EINTR;
 	f.ready[f.nready++] = 40; /* not served: the wait was interrupted */
@@ -278,10 +277,11 @@ static void test_no_timer_waits_forever(void **state)
 {
 	struct evloop l;
 	struct fake f;
+	struct tag na = { &f, "A" };
 
 	(void)state;
 	setup(&l, &f);
-	evloop_add_fd(&l, 40, on_fd_a, &f);
+	evloop_add_fd(&l, 40, on_fd, &na);
 	f.ready[f.nready++] = 40;
 	f.stop_after = 1;
 	assert_int_equal(evloop_run(&l), 7);
@@ -297,11 +297,11 @@ static void test_bounds(void **state)
 	(void)state;
 	setup(&l, &f);
 	for (i = 0; i < EVLOOP_MAX_FDS; i++)
-		assert_int_equal(evloop_add_fd(&l, 40 + i, on_fd_a, &f), i);
-	assert_int_equal(evloop_add_fd(&l, 99, on_fd_a, &f), -ENOSPC);
+		assert_int_equal(evloop_add_fd(&l, 40 + i, NULL, NULL), i);
+	assert_int_equal(evloop_add_fd(&l, 99, NULL, NULL), -ENOSPC);
 	for (i = 0; i < EVLOOP_MAX_TIMERS; i++)
-		assert_int_equal(evloop_add_timer(&l, on_t1, &f), i);
-	assert_int_equal(evloop_add_timer(&l, on_t1, &f), -ENOSPC);
+		assert_int_equal(evloop_add_timer(&l, NULL, NULL), i);
+	assert_int_equal(evloop_add_timer(&l, NULL, NULL), -ENOSPC);
 	/* ids out of range change nothing */
 	evloop_timer_at(&l, 99, 5);
 	evloop_fd_set(&l, -1, 5);
