@@ -33,6 +33,7 @@
 #include "probe/cgroup.h"
 #include "probe/exits.h"
 #include "ui/frontend.h"
+#include "ui/notices.h"
 #include "model/cgroup_projection.h"
 #include "model/ingest.h"
 #include "stacks/python.h"
@@ -91,16 +92,14 @@ struct app {
 	bool keep_command;      /* q, d: -- CMD keeps running after memtop */
 	bool out_dropping;
 	struct push_said push_said; /* --push: the state last said */
-	unsigned long elf_limits_said;
-	size_t pool_refused_said;
-	struct recorder *rec; /* --record, --daemon */
-	bool rec_said;        /* its failure was said */
-	bool rec_warned;      /* its warning was said */
-	struct session *sess; /* --daemon's socket */
-	int daemon_fd;        /* --daemon: tells the waiting parent "ready"; -1 */
+	struct notices notices;     /* what was said about memtop's bounds */
+	struct recorder *rec;       /* --record, --daemon */
+	bool rec_said;              /* its failure was said */
+	bool rec_warned;            /* its warning was said */
+	struct session *sess;       /* --daemon's socket */
+	int daemon_fd;              /* --daemon: tells the waiting parent "ready"; -1 */
 	char rec_path[PATH_MAX];
-	bool marked;               /* --daemon: RUN_DIR/ID.pid written, the files go at the end */
-	size_t target_limits_said; /* (target, bound) pairs hit, as last said */
+	bool marked; /* --daemon: RUN_DIR/ID.pid written, the files go at the end */
 };
 
 #ifndef MEMTOP_VERSION
@@ -694,87 +693,17 @@ static void push_notice(struct app *a)
 		notice(a, line);
 }
 
-/* A file a target maps was too big to parse, or had more symbols than
- * memtop keeps (readers/elf_file.c): said when the count grows. */
-static void limits_notice(struct app *a)
+/* What memtop says once about its own bounds (ui/notices.h). */
+static void bounds_notices(struct app *a)
 {
-	unsigned long n = elf_file_limits_hit();
 	char line[sizeof(a->status.message)];
 
-	if (n == a->elf_limits_said)
-		return;
-	a->elf_limits_said = n;
-	snprintf(line, sizeof(line),
-		 "%lu mapped files over memtop's limits (2 GiB, 1M function symbols): only their first 1M symbols are named",
-		 n);
-	notice(a, line);
-}
-
-/* A target reached one of its own bounds (model.h mt_target_limits):
- * said when a target hits a bound it had not hit before, with the counts
- * of that target; the JSON has them at every interval. */
-static void target_limits_notice(struct app *a)
-{
-	char line[sizeof(a->status.message)], comm[64];
-	const struct mt_target *last = NULL;
-	size_t pairs = 0, n;
-
-	for (size_t i = 0; i < model_target_count(a->model); i++) {
-		const struct mt_target *t = model_target_at(a->model, i);
-		int hit = !!t->limits.stacks_folded + !!t->limits.files_refused +
-			  !!t->limits.maps_cut + !!t->limits.names_refused;
-
-		pairs += (size_t)hit;
-		if (hit)
-			last = t;
-	}
-	if (pairs <= a->target_limits_said || !last)
-		return;
-	a->target_limits_said = pairs;
-	n = snprintf(line, sizeof(line),
-		     "PID %d (%s) reached memtop's per-target bounds:", (int)last->pid,
-		     sanitize_text(comm, sizeof(comm), last->comm));
-	if (last->limits.stacks_folded && n < sizeof(line))
-		n += snprintf(line + n, sizeof(line) - n,
-			      " %llu samples in stacks new past --max-stacks %u counted in " MT_STACKS_OVERFLOW
-			      ";",
-			      (unsigned long long)last->limits.stacks_folded, a->cfg->max_stacks);
-	if (last->limits.files_refused && n < sizeof(line))
-		n += snprintf(line + n, sizeof(line) - n,
-			      " %llu mappings' files not opened (%u open at most);",
-			      (unsigned long long)last->limits.files_refused,
-			      PROC_CACHE_MAX_FILE_MAPS);
-	if (last->limits.maps_cut && n < sizeof(line))
-		n += snprintf(line + n, sizeof(line) - n,
-			      " %llu reads of its maps cut at %u MiB, %u mappings or %u ms;",
-			      (unsigned long long)last->limits.maps_cut, PROC_MAPS_MAX_BYTES >> 20,
-			      PROC_MAPS_MAX_ENTRIES, PROC_MAPS_MAX_MS);
-	if (last->limits.names_refused && n < sizeof(line))
-		snprintf(line + n, sizeof(line) - n,
-			 " %llu new paths and names past its %u MiB shown as " STRPOOL_OVERFLOW ";",
-			 (unsigned long long)last->limits.names_refused,
-			 STRPOOL_OWNER_MAX_BYTES >> 20);
-	line[strlen(line) - 1] = '\0'; /* the last ';' */
-	notice(a, line);
-}
-
-/* Names (paths, symbols) over the string pool's bound in all
- * (util/strpool.h): targets that keep making new ones, each within its own
- * share (target_limits_notice), filled it together. Said once, when the
- * count first grows. */
-static void pool_notice(struct app *a)
-{
-	size_t n = strpool_refused();
-	char line[sizeof(a->status.message)];
-
-	if (!n || a->pool_refused_said)
-		return;
-	a->pool_refused_said = n;
-	snprintf(line, sizeof(line),
-		 "memtop keeps at most %u MiB of paths and names in all (%u MiB per target) and "
-		 "targets keep making new ones: %zu shown as " STRPOOL_OVERFLOW,
-		 STRPOOL_MAX_BYTES >> 20, STRPOOL_OWNER_MAX_BYTES >> 20, n);
-	notice(a, line);
+	if (notice_elf_limits(&a->notices, elf_file_limits_hit(), line, sizeof(line)))
+		notice(a, line);
+	if (notice_target_limits(&a->notices, a->model, a->cfg->max_stacks, line, sizeof(line)))
+		notice(a, line);
+	if (notice_pool(&a->notices, strpool_refused(), line, sizeof(line)))
+		notice(a, line);
 }
 
 /* Say once per change that the reader of -b/--json output stopped
@@ -852,9 +781,7 @@ static int tick(struct app *a)
 	cgroup_tick(a, now);
 	snapshots_tick(&a->snap, a->model, now, &a->status);
 	push_notice(a);
-	limits_notice(a);
-	target_limits_notice(a);
-	pool_notice(a);
+	bounds_notices(a);
 	record_interval(a, false);
 	return batch_tick(a);
 }
