@@ -26,12 +26,12 @@
 #include <fcntl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
-#include <sys/utsname.h>
 
 #include "probe/overhead.h"
 #include "probe/calibrate.h"
 #include "probe/cgroup.h"
 #include "probe/exits.h"
+#include "probe/host_caps.h"
 #include "ui/frontend.h"
 #include "ui/notices.h"
 #include "model/cgroup_projection.h"
@@ -146,39 +146,6 @@ static void say(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Uprobe sessions arrived in Linux 6.13. */
-static bool kernel_has_session(void)
-{
-	struct utsname u;
-	int major = 0, minor = 0;
-
-	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
-		return false;
-	return major > 6 || (major == 6 && minor >= 13);
-}
-
-/* Root, or CAP_BPF with CAP_PERFMON (or CAP_SYS_ADMIN), from CapEff. */
-static bool has_privileges(void)
-{
-	char line[256];
-	unsigned long long eff = 0;
-	bool found = false;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return geteuid() == 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
-			found = true;
-			break;
-		}
-	fclose(f);
-	if (!found)
-		return geteuid() == 0;
-	return (eff >> 21 & 1) /* CAP_SYS_ADMIN */ ||
-	       ((eff >> 39 & 1) /* CAP_BPF */ && (eff >> 38 & 1) /* CAP_PERFMON */);
-}
-
 /* A process memtop could not watch: on stderr before the display starts,
  * in the status line after (stderr is the terminal then). */
 static void on_warning(void *ctx, const char *msg)
@@ -200,29 +167,15 @@ static void on_exit_event(void *ctx, pid_t pid, int wstatus, __u64 at_ns)
 	watch_note_exit(&a->ws, pid, wstatus, at_ns);
 }
 
-/* A SIGKILL while the cgroup's oom_kill count rose is the OOM killer's:
- * the figures are the cgroup's as last read before the death. "Rose" is
- * against the count a refresh before the last too, as a refresh may run
- * between the kill and the moment the end is noticed. */
+/* A SIGKILL: the OOM killer's if the cgroup's oom_kill count rose
+ * (model/cgroup_projection.h). */
 static void classify_oom(struct app *a, struct mt_target_end *e)
 {
-	const struct mt_cgroup_status *cg = &a->status.cgroup;
 	struct cgroup_mem now;
-	__s64 before;
 
-	if (!a->cgroup_dir[0] || !cg->have_mem ||
-	    cgroup_read_mem(a->cgroup_dir, -1, a->cgroup_v1_dir, sizeof(a->cgroup_v1_dir), &now))
-		return;
-	before = cg->mem.oom_kill;
-	if (a->cgroup_oom_kill_prev >= 0 && a->cgroup_oom_kill_prev < before)
-		before = a->cgroup_oom_kill_prev;
-	if (now.oom_kill < 0 || now.oom_kill <= before)
-		return;
-	e->kind = MT_END_OOM;
-	e->have_cgroup = true;
-	e->cg_current = cg->mem.current;
-	e->cg_max = cg->mem.max;
-	e->cg_oom_kill = now.oom_kill;
+	if (a->cgroup_dir[0] &&
+	    !cgroup_read_mem(a->cgroup_dir, -1, a->cgroup_v1_dir, sizeof(a->cgroup_v1_dir), &now))
+		cgroup_oom_end(&a->status.cgroup, a->cgroup_oom_kill_prev, &now, e);
 }
 
 /* A watched process ended: tell the model how, and the user. */
@@ -376,7 +329,7 @@ static int load_probes(struct app *a)
 		.rate = cfg->rate,
 		.stack_copy = cfg->stack_copy,
 		.live_max = cfg->live_max,
-		.session = cfg->probe_mode != MT_PROBE_URETPROBE && kernel_has_session(),
+		.session = cfg->probe_mode != MT_PROBE_URETPROBE && host_has_uprobe_session(),
 	};
 	char err[512];
 
@@ -1100,7 +1053,7 @@ static int setup(struct app *a)
 	char err[512];
 	int e;
 
-	if (!has_privileges()) {
+	if (!host_has_bpf_privileges()) {
 		fail("memtop needs root, or the CAP_BPF and CAP_PERFMON capabilities, to load its probes");
 		return -EPERM;
 	}

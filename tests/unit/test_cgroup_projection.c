@@ -90,6 +90,46 @@ static void test_one_reading_has_no_slope(void **state)
 	assert_true(cg.time_to_max_s < 0);
 }
 
+/* A SIGKILL is the OOM killer's when oom_kill rose since the last
+ * refresh, or since the one before it; not when it did not, when the
+ * cgroup was never read, or when the count is unknown. */
+static void test_oom_end(void **state)
+{
+	struct mt_cgroup_status cg = {
+		.have_mem = true,
+		.mem = { .current = (__u64)(100 * MIB), .max = (__u64)(128 * MIB), .oom_kill = 2 },
+	};
+	struct cgroup_mem now = { .oom_kill = 3 };
+	struct mt_target_end e = { .kind = MT_END_SIGNAL, .signal = 9, .cg_oom_kill = -1 };
+
+	(void)state;
+	assert_true(cgroup_oom_end(&cg, -1, &now, &e));
+	assert_int_equal(e.kind, MT_END_OOM);
+	assert_true(e.have_cgroup);
+	assert_int_equal(e.cg_current, (__u64)(100 * MIB));
+	assert_int_equal(e.cg_max, (__u64)(128 * MIB));
+	assert_int_equal(e.cg_oom_kill, 3);
+	assert_int_equal(e.signal, 9);
+
+	e = (struct mt_target_end){ .kind = MT_END_SIGNAL, .cg_oom_kill = -1 };
+	now.oom_kill = 2; /* the same count: a SIGKILL from someone else */
+	assert_false(cgroup_oom_end(&cg, -1, &now, &e));
+	assert_int_equal(e.kind, MT_END_SIGNAL);
+	/* a refresh ran between the kill and its notice: it rose against the
+	 * reading before */
+	cg.mem.oom_kill = 2;
+	assert_true(cgroup_oom_end(&cg, 1, &now, &e));
+	assert_int_equal(e.kind, MT_END_OOM);
+
+	e = (struct mt_target_end){ .kind = MT_END_SIGNAL, .cg_oom_kill = -1 };
+	now.oom_kill = -1; /* v1: not reported */
+	assert_false(cgroup_oom_end(&cg, 1, &now, &e));
+	now.oom_kill = 5;
+	cg.have_mem = false;
+	assert_false(cgroup_oom_end(&cg, 1, &now, &e));
+	assert_int_equal(e.kind, MT_END_SIGNAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -97,6 +137,7 @@ int main(void)
 		cmocka_unit_test(test_plateau_after_growth_stops_projecting),
 		cmocka_unit_test(test_no_projection_without_limit_at_it_or_shrinking),
 		cmocka_unit_test(test_one_reading_has_no_slope),
+		cmocka_unit_test(test_oom_end),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
