@@ -203,11 +203,15 @@ def test_node_sigkill_memtop():
     m = Memtop("-b", "--json", "-d", "1", "-p", p.pid)
     t0 = time.monotonic()
     while True:
-        rec = m.record(10)
-        check(rec is not None, "memtop exited: %s" % m.err.text()[-500:])
+        # a first record may take long on a loaded machine (the attach, the
+        # agent's start on the JavaScript thread, the unprobed measure):
+        # this test is about what a SIGKILL leaves, not about that time
+        rec = m.record(30)
+        check(rec is not None, "memtop gave no record in 30 s (rc %s): %s" %
+              (m.poll(), m.err.text()[-500:]))
         if any(s["mechanism"] == "v8-sampling" for s in rec["sites"]):
             break
-        check(time.monotonic() - t0 < 20, "no V8 site in 20 s")
+        check(time.monotonic() - t0 < 40, "no V8 site in 40 s")
     check(agent_state(p.pid) == 1, "the agent is not on: %s" % agent_state(p.pid))
     m.send(signal.SIGKILL)
     m.wait(10)
