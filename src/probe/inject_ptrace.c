@@ -165,6 +165,17 @@ static int resume_until_trap(struct inject_session *s, enum __ptrace_request req
 	}
 }
 
+/* PTRACE_INTERRUPT of the held thread failed (errno set) for a reason
+ * other than its death. A thread that died meanwhile (an exec in another
+ * thread kills it) fails it with ESRCH: its death is then collected by the
+ * caller's wait_stop, as a dead thread left traced is a zombie only its
+ * tracer can reap, and the exec waits for that, holding the lock a next
+ * PTRACE_SEIZE of the process waits on: a deadlock that would wedge it. */
+static bool interrupt_failed(struct inject_session *s)
+{
+	return ptrace(PTRACE_INTERRUPT, s->tid, 0, 0) < 0 && errno != ESRCH;
+}
+
 static void nice_restore(struct inject_session *s)
 {
 	if (s->nice_set)
@@ -199,7 +210,7 @@ int inject_session_begin(struct inject_session *s, pid_t tid, char *err, size_t 
 	s->gone = false;
 	s->running = true;
 	s->stop_ns = clock_mono_ns();
-	e = ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0 ? -errno : wait_stop(s, &st);
+	e = interrupt_failed(s) ? -errno : wait_stop(s, &st);
 	if (e) {
 		if (e == -ESRCH)
 			snprintf(err, errlen,
@@ -406,7 +417,7 @@ int inject_session_end(struct inject_session *s)
 	}
 	/* a step cut by the deadline: stop the thread again before its
 	 * registers are put back (the holder arms a grace period for this) */
-	if (s->running && (ptrace(PTRACE_INTERRUPT, s->tid, 0, 0) < 0 || wait_stop(s, &st))) {
+	if (s->running && (interrupt_failed(s) || wait_stop(s, &st))) {
 		e = s->gone ? -ESRCH : -ETIMEDOUT;
 		s->tid = -1;
 		nice_restore(s);
