@@ -392,7 +392,6 @@ static int run_batch(struct playback *pb)
 	return e;
 }
 
-/* The TUI: play, pause, seek; follow a session while at its end. */
 /* The live view's loop (util/evloop.h): the signals, a session's stream,
  * the keys; a timer steps the play, and one wakes a file's replay every
  * second while it does not play. */
@@ -477,9 +476,9 @@ static void on_play_step(struct evloop *l, void *ctx, __u64 now)
 	int act = 0;
 
 	(void)l;
+	(void)now;
 	if (!pb->pos.playing || r->following)
 		return;
-	(void)now;
 	if (step(pb) == 1)
 		act |= show(pb, true);
 	r->next = clock_mono_ns() + interval_ns(pb);
@@ -502,6 +501,7 @@ static void play_before_wait(struct evloop *l, void *ctx, __u64 now)
 			!stepping && !pb->eof && pb->fd < 0 ? now + 1000000000ULL : EVLOOP_NEVER);
 }
 
+/* The TUI: play, pause, seek; follow a session while at its end. */
 static int run_tui(struct playback *pb)
 {
 	struct play_run r = { .pb = pb, .following = pb->fd >= 0, .next = clock_mono_ns() };

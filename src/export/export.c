@@ -38,22 +38,20 @@ int export_write_file(const char *path, const void *data, size_t len, char *err,
 int export_write_file_in_dir(const char *path, const void *data, size_t len, char *err, size_t errlen)
 {
 	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int e;
 
 	if (strlen(path) >= sizeof(dir)) {
 		snprintf(err, errlen, "cannot write %s: too long", path);
 		return -ENAMETOOLONG;
 	}
-	/* mkdir -p of its directory */
-	snprintf(dir, sizeof(dir), "%s", path);
-	for (char *p = dir + 1; (p = strchr(p, '/')); p++) {
-		*p = '\0';
-		if (mkdir(dir, 0700) && errno != EEXIST) {
-			int e = -errno;
-
+	if (slash && slash > path) {
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+		e = out_file_make_dirs(dir);
+		if (e) {
 			snprintf(err, errlen, "cannot create %s: %s", dir, strerror(-e));
 			return e;
 		}
-		*p = '/';
 	}
 	return export_write_file(path, data, len, err, errlen);
 }

@@ -19,6 +19,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "util/out_file.h"
+
 #define CMD_LOG_PREFIX "memtop-cmd-"
 
 /* The directory of path. */
@@ -60,30 +62,6 @@ int cmd_log_dir(char *dir, size_t len)
 	else
 		return -ENOENT;
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
-/* mkdir -p dir, the directories it makes 0700; dir itself must end up a
- * directory, not a symlink. 0 or -errno. */
-static int make_dir(const char *dir)
-{
-	char tmp[PATH_MAX];
-	struct stat st;
-
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s", dir) >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0700) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0700) && errno != EEXIST)
-		return -errno;
-	if (lstat(tmp, &st))
-		return -errno;
-	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
 /* Whether name is a default log's: memtop-cmd-DIGITS.log. */
@@ -169,7 +147,7 @@ int cmd_log_open(const char *file, char *path, size_t pathlen, bool *created, ch
 				 "(XDG_STATE_HOME and HOME unset): give --cmd-log FILE");
 			return e;
 		}
-		e = make_dir(dir);
+		e = out_file_make_dirs(dir);
 		if (e) {
 			snprintf(err, errlen, "--cmd-log: cannot make %s: %s (give --cmd-log FILE)",
 				 dir, strerror(-e));

@@ -35,7 +35,6 @@
 #include "readers/proc_maps.h"
 #include "util/clock.h"
 
-
 static int ctl_read(const struct inject_state *st, int fd, struct mt_inject_ctl *c)
 {
 	return inject_mem_read(fd, st->base + st->im.ctl, c, sizeof(*c));

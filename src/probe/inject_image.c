@@ -35,7 +35,6 @@
 #include "probe/inject_ptrace.h"
 #include "readers/proc_maps.h"
 
-
 static const char *const fn_names[MT_IFN_COUNT] = MT_INJECT_FN_NAMES;
 
 /* The build refuses a file with relocations; a file that has some anyway

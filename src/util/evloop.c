@@ -132,8 +132,8 @@ static int one_pass(struct evloop *l)
 		if (l->stopping)
 			return 0;
 	}
+	now = l->sys.now_ns(l->sys.ctx);
 	for (i = 0; i < l->ntimers; i++) {
-		now = l->sys.now_ns(l->sys.ctx);
 		if (l->timers[i].at_ns > now)
 			continue;
 		l->timers[i].at_ns = EVLOOP_NEVER;

@@ -373,6 +373,30 @@ int out_file_check(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+/* mkdir -p dir, the directories it makes 0700; dir itself must end up a
+ * directory, not a symlink. 0 or -errno. */
+int out_file_make_dirs(const char *dir)
+{
+	char tmp[PATH_MAX];
+	struct stat st;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s", dir) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0700) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0700) && errno != EEXIST)
+		return -errno;
+	if (lstat(tmp, &st))
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
 /* ==== one file under two names ======================================== */
 
 int out_file_canonical(const char *path, char *buf, size_t len)

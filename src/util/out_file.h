@@ -71,6 +71,10 @@ enum out_file_same {
 };
 enum out_file_same out_file_same(const char *a, const char *b);
 
+/* mkdir -p dir, the directories it makes 0700; dir itself must end up a
+ * directory, not a symlink. 0 or -errno. */
+int out_file_make_dirs(const char *dir);
+
 /* path's canonical name into buf (as above: resolved when it exists, else
  * its directory resolved and its last component appended). 0, or -errno
  * (buf then holds path as given). */
