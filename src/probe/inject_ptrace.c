@@ -416,12 +416,18 @@ int inject_session_end(struct inject_session *s)
 		return -ESRCH;
 	}
 	/* a step cut by the deadline: stop the thread again before its
-	 * registers are put back (the holder arms a grace period for this) */
-	if (s->running && (interrupt_failed(s) || wait_stop(s, &st))) {
-		e = s->gone ? -ESRCH : -ETIMEDOUT;
-		s->tid = -1;
-		nice_restore(s);
-		return e;
+	 * registers are put back (the holder arms a grace period for this).
+	 * A wait cut again leaves the thread still ours and running memtop's
+	 * step: -ETIMEDOUT, and the caller waits once more before it lets go */
+	if (s->running) {
+		e = interrupt_failed(s) ? -errno : wait_stop(s, &st);
+		if (e == -ETIMEDOUT)
+			return e;
+		if (e) {
+			s->tid = -1;
+			nice_restore(s);
+			return s->gone ? -ESRCH : e;
+		}
 	}
 	if (st && !(st >> 16) && WSTOPSIG(st) != SIGTRAP)
 		s->pending_sig = WSTOPSIG(st);
