@@ -629,13 +629,26 @@ static void on_writable(struct serve *s, struct conn *c)
 	c->deadline_ms = ((__s64)(clock_mono_ns() / 1000000)) + DRAIN_MS;
 }
 
+/* At most this many reads of a draining client per turn of the loop. */
+#define DRAIN_READS_PER_TURN 16
+
+/* Read what the client still sends, to its end: a client that closed
+ * behind the rest of its request frees its slot in this turn, before the
+ * turn's new connections are counted against its cap. */
 static void on_drain(struct serve *s, struct conn *c)
 {
 	char junk[4096];
-	ssize_t n = recv(c->fd, junk, sizeof(junk), 0);
+	int i;
 
-	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-		conn_close(s, c);
+	for (i = 0; i < DRAIN_READS_PER_TURN; i++) {
+		ssize_t n = recv(c->fd, junk, sizeof(junk), 0);
+
+		if (n > 0)
+			continue;
+		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			conn_close(s, c);
+		return;
+	}
 }
 
 /* Connections whose ?seconds= profile is ready. */
