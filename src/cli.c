@@ -245,8 +245,9 @@ static const struct cli_opt cli_opts[] = {
 	  "sampled calls only, Linux 6.13+), uretprobe (on every call) or "
 	  "auto, which picks session when the kernel has it (default auto)" },
 	{ "no-preload", OPT_NO_PRELOAD, NULL, SEC_OVERHEAD,
-	  "with -- CMD, do not preload memtop's in-process sampler: trap "
-	  "glibc's allocator with uprobes instead" },
+	  "with -- CMD, load nothing of memtop's into the command (neither its "
+	  "in-process sampler nor, in a JVM, its JVMTI agent): trap glibc's "
+	  "allocator with uprobes instead" },
 	{ "inject", OPT_INJECT, NULL, SEC_OVERHEAD,
 	  "with -p or --cgroup, sample in-process or fail: without it memtop "
 	  "loads its sampler into each running process when it can (one thread "

@@ -62,19 +62,28 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
-/* The path libjvm.so is mapped from, or -ENOENT. */
-static int libjvm_path(pid_t pid, char *out, size_t len)
+/* The path libjvm.so is mapped from, or -ENOENT; *launcher says whether
+ * the JDK's launcher library (libjli.so, which every `java` links) is
+ * mapped: a launcher without libjvm.so yet is about to load its VM. */
+static int libjvm_path(pid_t pid, char *out, size_t len, bool *launcher)
 {
 	struct mt_maps maps;
 	size_t i;
 	int e = proc_maps_read(pid, &maps);
 
+	*launcher = false;
 	if (e)
 		return e;
 	e = -ENOENT;
 	for (i = 0; i < maps.n && e; i++) {
-		if (maps.v[i].path && maps.v[i].path[0] == '/' &&
-		    !strcmp(base_name(maps.v[i].path), "libjvm.so")) {
+		const char *name;
+
+		if (!maps.v[i].path || maps.v[i].path[0] != '/')
+			continue;
+		name = base_name(maps.v[i].path);
+		if (!strcmp(name, "libjli.so"))
+			*launcher = true;
+		if (!strcmp(name, "libjvm.so")) {
 			snprintf(out, len, "%s", maps.v[i].path);
 			e = 0;
 		}
@@ -256,12 +265,16 @@ static pid_t ns_pid(pid_t pid, bool *quit_caught, bool *stopped)
 int jvm_detect(pid_t pid, struct jvm_info *info, char *why, size_t len)
 {
 	char lib[PATH_MAX];
-	bool quit_caught, stopped;
+	bool quit_caught, stopped, launcher;
 	int flags;
 
 	memset(info, 0, sizeof(*info));
-	if (libjvm_path(pid, lib, sizeof(lib)))
-		return 0;
+	if (libjvm_path(pid, lib, sizeof(lib), &launcher)) {
+		if (!launcher)
+			return 0;
+		snprintf(why, len, "its launcher has not loaded the VM yet");
+		return -EAGAIN;
+	}
 	info->pid = pid;
 	info->nspid = ns_pid(pid, &quit_caught, &stopped);
 	info->feature = java_feature(pid, lib);

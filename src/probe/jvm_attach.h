@@ -24,9 +24,11 @@ struct jvm_info {
 };
 
 /* Is pid a JVM (libjvm.so mapped)? 0: no; 1: yes, and attachable (info
- * filled); -errno with one line in why: a JVM memtop will not attach to
- * (older than 11, attach disabled, -Xrs: SIGQUIT would not start the
- * attach listener), left untouched. */
+ * filled); -EAGAIN: not yet (a `java` launcher that has not loaded its
+ * VM, or a VM that does not handle SIGQUIT yet); other -errno with one
+ * line in why: a JVM memtop will not attach to (older than 11, attach
+ * disabled, -Xrs: SIGQUIT would not start the attach listener), left
+ * untouched. */
 int jvm_detect(pid_t pid, struct jvm_info *info, char *why, size_t len);
 
 /* A connected stream socket to memtop's agent in the JVM, its peer

@@ -53,6 +53,10 @@ struct source_ops {
 	/* Seconds a process that may become this row's (a runtime not up
 	 * yet) is tried again after its attach; 0: only at attach. */
 	unsigned int wait_s;
+	/* Started, it sees the runtime heap that the target's facts would
+	 * otherwise name as unseen (a JVM's, V8's): that runtime is not named
+	 * for the process again. */
+	bool sees_runtime;
 	/* Start on pid. 0 with *state set: started; 0 with *state NULL: not
 	 * this row's process, or refused (said, and in f); -EAGAIN: not yet,
 	 * try again (within wait_s; on the last try, last is true and a

@@ -3,8 +3,8 @@
  * source_jvm.c - the JVM row of the source table (source.h): a JVM's
  * Java heap through memtop's JVMTI agent (jvm_source.h, docs/java.md),
  * beside its native allocations. A JVM memtop will not attach to is said
- * once and its native allocations stay watched; a JVM not up yet is
- * tried again for JAVA_WAIT_S.
+ * once and its native allocations stay watched; a JVM not up yet, and a
+ * command memtop started (-- CMD), are tried again for JAVA_WAIT_S.
  */
 #include "probe/source.h"
 
@@ -49,9 +49,14 @@ static int jvm_row_start(const struct source_env *env, const struct source_proc 
 	int e = jvm_source_detect(pid, why, sizeof(why));
 
 	*state = NULL;
-	if (!env->record || env->cfg->inject_mode == MT_INJECT_NEVER)
+	if (!env->record || env->cfg->inject_mode == MT_INJECT_NEVER ||
+	    (p->launched && env->cfg->no_preload))
 		return 0; /* nobody takes what it would stream; or nothing may be
-			   * loaded into any process (--no-inject) */
+			   * loaded into the process (--no-inject, -- CMD with
+			   * --no-preload) */
+	if (!e && p->launched && !last)
+		return -EAGAIN; /* a command attached as it starts: a `java`
+				 * launcher loads libjvm.so later */
 	if ((e == -EAGAIN && !last) || !e)
 		return e; /* not up yet; or not a JVM */
 	if (e < 0)
@@ -102,6 +107,7 @@ static void jvm_row_stop(void *state)
 const struct source_ops source_jvm = {
 	.name = "jvmti",
 	.wait_s = JAVA_WAIT_S,
+	.sees_runtime = true,
 	.start = jvm_row_start,
 	.pump = jvm_row_pump,
 	.stop = jvm_row_stop,

@@ -165,6 +165,7 @@ static double v8_row_cost(const void *state)
 
 const struct source_ops source_v8 = {
 	.name = NODE_SOURCE_MECHANISM,
+	.sees_runtime = true,
 	.start = v8_row_start,
 	.pump = v8_row_pump,
 	.stop = v8_row_stop,

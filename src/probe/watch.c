@@ -939,6 +939,17 @@ static void sources_stop(struct watched *w)
 	}
 }
 
+/* Does a row running on w see its runtime's heap (source.h)? */
+static bool sources_see_runtime(const struct watched *w)
+{
+	size_t i;
+
+	for (i = 0; i < SOURCE_ROWS; i++)
+		if (w->src[i].phase == SOURCE_ON && sources[i]->sees_runtime)
+			return true;
+	return false;
+}
+
 /* What the rows running on w cost it, as a slowdown (%). */
 static double sources_cost(const struct watched *w)
 {
@@ -1457,7 +1468,7 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns)
 			if (!w->go)
 				watch_python(ws, w);
 		}
-		if (w->launched && !w->go && !w->runtime_named &&
+		if (w->launched && !w->go && !w->runtime_named && !sources_see_runtime(w) &&
 		    w->runtime_checks < RUNTIME_CHECKS_LAUNCHED) {
 			/* a command was attached before its exec: its runtime
 			 * (libjvm.so, node) is mapped only once it runs */

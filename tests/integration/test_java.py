@@ -470,6 +470,39 @@ def test_java_too_old_untouched():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def test_java_under_command():
+    """memtop -- java: memtop attaches to its command once the loader is
+    done, before the `java` launcher (libjli.so) has loaded its VM
+    (libjvm.so): the JVM row waits for the VM instead of deciding the
+    process is not a JVM (the same race a JVM joining a --cgroup meets),
+    then samples its Java heap, and the JVM is no longer named as a heap
+    memtop cannot see."""
+    m = Memtop("-b", "--json", "-d", "0.5", "--", JAVA, "-Xmx256m", "-cp", CLASSES,
+               "memtop.workload.MtJava", "scenario", stdin=subprocess.PIPE)
+    try:
+        wait_stderr(m, SAMPLED)
+        m.popen.stdin.write(b"g")
+        m.popen.stdin.flush()
+        t0, target, leak = time.monotonic(), None, None
+        while not (target and leak):
+            check(time.monotonic() - t0 < DEADLINE_S,
+                  "no Java samples of the leak under -- java within %.0fs (target: %s)" %
+                  (DEADLINE_S, target))
+            rec = m.record(5)
+            check(rec is not None, "memtop exited: %s" % m.err.text()[-400:])
+            target = next((t for t in rec["targets"] if t.get("java") and
+                           t["java"]["mechanism"] == "jvmti" and t["java"]["samples"] > 0),
+                          None)
+            leak = next((s for s in rec["sites"]
+                         if s["mechanism"] == "jvmti" and s["function"] == LEAK), None)
+        check(target.get("runtime", "") != "JVM",
+              "a JVM whose heap is sampled is not named unseen: %s" % target.get("runtime"))
+        m.send(signal.SIGINT)
+        m.drain(20)
+    finally:
+        m.kill()
+
+
 def test_java_cgroup():
     """--cgroup: a JVM there before memtop and one started after (attached
     once its VM handles SIGQUIT) both have their Java heap sampled."""

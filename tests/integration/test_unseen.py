@@ -241,9 +241,10 @@ def test_jvm_runtime_is_said():
 
 
 def test_jvm_runtime_is_said_under_command():
-    """memtop -- java: libjvm.so is mapped only once the launcher runs, after
-    memtop attached; the runtime is found then, and the words name the JVM
-    and jcmd, never "usdt"."""
+    """memtop --no-preload -- java: libjvm.so is mapped only once the
+    launcher runs, after memtop attached; the runtime is found then, and
+    the words name the JVM and jcmd, never "usdt" (by default memtop's
+    JVMTI agent samples that heap: test_java.test_java_under_command)."""
     java = shutil.which("java")
     check(java, "java is needed")
     tmp = tempfile.mkdtemp(prefix="memtop-jvm-")
@@ -253,7 +254,7 @@ def test_jvm_runtime_is_said_under_command():
             f.write("public class Grow { public static void main(String[] a) throws Exception {"
                     " java.util.List<int[]> keep = new java.util.ArrayList<>();"
                     " while (true) { keep.add(new int[1024]); Thread.sleep(1); } } }\n")
-        m = Memtop("-b", "--json", "-d", "0.5", "--", java, "-Xmx256m", src)
+        m = Memtop("-b", "--json", "-d", "0.5", "--no-preload", "--", java, "-Xmx256m", src)
         pid = m.first_record()["targets"][0]["pid"]
         t = wait_target(m, pid, lambda t: t.get("runtime") == "JVM", 10,
                         "runtime JVM for memtop -- java")
