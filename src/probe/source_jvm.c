@@ -46,14 +46,15 @@ static int jvm_row_start(const struct source_env *env, const struct source_proc 
 	char why[256], so[PATH_MAX];
 	struct jvm_source *s;
 	pid_t pid = p->pid;
-	int e = jvm_source_detect(pid, why, sizeof(why));
+	int e;
 
 	*state = NULL;
 	if (!env->record || env->cfg->inject_mode == MT_INJECT_NEVER ||
 	    (p->launched && env->cfg->no_preload))
 		return 0; /* nobody takes what it would stream; or nothing may be
 			   * loaded into the process (--no-inject, -- CMD with
-			   * --no-preload) */
+			   * --no-preload): its maps are not read */
+	e = jvm_source_detect(pid, why, sizeof(why));
 	if (!e && p->launched && !last)
 		return -EAGAIN; /* a command attached as it starts: a `java`
 				 * launcher loads libjvm.so later */
