@@ -265,13 +265,19 @@ static void ring_drain(struct app *a)
 	bpf_loader_ring_drain(a->ring);
 }
 
+/* A process waits to be attached: retried at once. */
+static void pending_now(struct app *a)
+{
+	a->pending = true;
+	a->next_retry_ns = clock_mono_ns();
+}
+
 static void on_proc(void *ctx, pid_t pid, __u32 what)
 {
 	struct app *a = ctx;
 
 	watch_on_proc(&a->ws, pid, what);
-	a->pending = true;
-	a->next_retry_ns = clock_mono_ns();
+	pending_now(a);
 }
 
 /* ---- setup ------------------------------------------------------------ */
@@ -724,6 +730,8 @@ static int tick(struct app *a)
 	int alive;
 
 	ring_drain(a);
+	if (watch_rescan_cgroup(&a->ws))
+		pending_now(a);
 	now = clock_mono_ns();
 	alive = watch_refresh(&a->ws, now);
 	read_drops(a);
@@ -1093,8 +1101,7 @@ static int setup(struct app *a)
 		e = release_command(a);
 	if (!e && a->cfg->cmd_argv) {
 		/* a command to be injected once its loader is done */
-		a->pending = true;
-		a->next_retry_ns = clock_mono_ns();
+		pending_now(a);
 	}
 	return e ? e : a->stop ? -EINTR : 0;
 }

@@ -670,7 +670,7 @@ int watch_prepare_cgroup(struct watch_set *ws, const char *spec, char *err, size
 {
 	char root[PATH_MAX], msg[512];
 	pid_t *pids = NULL;
-	int n, i, e;
+	int n, i, e, watched = 0;
 
 	e = cgroup_v2_root(root, sizeof(root), err, errlen);
 	if (!e)
@@ -690,13 +690,21 @@ int watch_prepare_cgroup(struct watch_set *ws, const char *spec, char *err, size
 		return n;
 	}
 	for (i = 0; i < n; i++) {
+		struct watched *w;
+
 		if (pids[i] == getpid())
 			continue;
-		if (watch_prepare_pid(ws, pids[i], msg, sizeof(msg)))
-			warn(ws, "%s: not watched", msg);
+		if (!watch_prepare_pid(ws, pids[i], msg, sizeof(msg))) {
+			watched++;
+			continue;
+		}
+		warn(ws, "%s: not watched", msg);
+		w = add(ws, pids[i]); /* said once: not taken again by a rescan */
+		if (w)
+			w->gone = true;
 	}
 	free(pids);
-	if (ws->n == 0) {
+	if (!watched) {
 		snprintf(err, errlen, "cgroup %s has no process memtop can watch%s", ws->cgroup_dir,
 			 n ? "" : " (it is empty)");
 		return -ESRCH;
@@ -1116,8 +1124,9 @@ int watch_attach(struct watch_set *ws, char *err, size_t errlen)
 	int i, e;
 
 	for (i = 0; i < ws->n; i++) {
-		if (ws->v[i].pending)
-			continue; /* a command to be injected once it runs */
+		if (ws->v[i].pending || ws->v[i].gone)
+			continue; /* a command to be injected once it runs; a
+				   * process of the cgroup already refused */
 		e = attach_watched(ws, &ws->v[i], err, errlen);
 		if (!e)
 			continue;
@@ -1126,9 +1135,11 @@ int watch_attach(struct watch_set *ws, char *err, size_t errlen)
 				release(ws, &ws->v[i]);
 			return e;
 		}
-		/* --cgroup: one process that cannot be probed ends nothing */
+		/* --cgroup: one process that cannot be probed ends nothing;
+		 * it stays in the set, said once, never taken again */
 		warn(ws, "%s: not watched", err);
-		ws->v[i--] = ws->v[--ws->n];
+		release(ws, &ws->v[i]); /* a sampler injected meanwhile goes too */
+		ws->v[i].gone = true;
 	}
 	/* the mmap source: anonymous mappings of every watched process */
 	e = bpf_loader_follow_mmap(ws->env.bpf);
@@ -1191,6 +1202,25 @@ void watch_on_proc(struct watch_set *ws, pid_t pid, __u32 what)
 	}
 	w->pending = true;
 	w->pending_since_ns = clock_mono_ns();
+}
+
+bool watch_rescan_cgroup(struct watch_set *ws)
+{
+	pid_t *pids = NULL, me = getpid();
+	bool added = false;
+	int n, i;
+
+	if (ws->cgroup_fd < 0)
+		return false;
+	n = cgroup_pids(ws->cgroup_dir, &pids);
+	for (i = 0; i < n; i++) {
+		if (pids[i] == me || find(ws, pids[i]))
+			continue;
+		watch_on_proc(ws, pids[i], MT_PROC_FORK);
+		added = true;
+	}
+	free(pids);
+	return added;
 }
 
 static void report_end(struct watch_set *ws, struct watched *w, int reaped, __u64 now_ns);

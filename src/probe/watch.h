@@ -192,6 +192,11 @@ int watch_release_command(struct watch_set *ws, char *err, size_t errlen);
 
 /* A process appeared in the cgroup (MT_EV_PROC). */
 void watch_on_proc(struct watch_set *ws, pid_t pid, __u32 what);
+/* --cgroup: the processes of the cgroup (cgroup.procs, its children's
+ * too) that no event announced, taken as new ones: a process moved in
+ * while it runs (no fork or exec there), or one whose event a full ring
+ * buffer dropped. Whether any was added (then pending). */
+bool watch_rescan_cgroup(struct watch_set *ws);
 /* Attach pending processes that are ready; give up on those that stayed
  * unprobeable too long. True while some remain pending. */
 bool watch_retry_pending(struct watch_set *ws, __u64 now_ns);

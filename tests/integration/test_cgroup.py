@@ -67,6 +67,12 @@ class Cgroup:
         script = "; ".join(joins) + '; exec "$@"'
         return Proc(["sh", "-c", script, "sh"] + [str(a) for a in argv], name=argv[0])
 
+    def move_in(self, pid):
+        """Move a running process in (no fork or exec there: no event)."""
+        for d in (self.path, self.v1):
+            if d:
+                self._write(os.path.join(d, "cgroup.procs"), pid)
+
     def remove(self):
         for d in (self.path, self.v1):
             if not d:
@@ -91,7 +97,8 @@ def pids_in(rec):
 def test_cgroup_follows_new_processes():
     """Two processes inside before attach, a third started after: all three
     are watched (their sites appear), the third is said on stderr in one
-    line, and the cgroup block is reported."""
+    line, and the cgroup block is reported. A fourth, running, is moved in
+    (no fork or exec inside, so no event): found and said all the same."""
     cg = Cgroup("memtop-follow")
     try:
         a = cg.spawn(workload_path("cg_leaker"), "0.5")
@@ -121,6 +128,19 @@ def test_cgroup_follows_new_processes():
         joined = [l for l in m.err.lines if " joined " in l]
         check(len(joined) == 1 and joined[0] == "memtop: PID %d (cg_leaker) joined %s: watched"
               % (c.pid, cg.path), "one line for the process that joined: %r" % joined)
+        # a running process moved in makes no fork or exec there (no event):
+        # memtop's look at cgroup.procs finds it
+        d = Proc([workload_path("cg_leaker"), "0.5"], name="cg_leaker")
+        wait_ready(d)
+        cg.move_in(d.pid)
+        t0 = time.monotonic()
+        while d.pid not in pids_in(rec):
+            check(time.monotonic() - t0 < 3, "process %d moved into the cgroup was not "
+                  "attached within 3 s: %s" % (d.pid, pids_in(rec)))
+            rec = m.record(5)
+        joined = [l for l in m.err.lines if " joined " in l]
+        check(joined[1:] == ["memtop: PID %d (cg_leaker) joined %s: watched" % (d.pid, cg.path)],
+              "one line for the process moved in: %r" % joined)
     finally:
         for p in list(locals().values()):
             if isinstance(p, Proc):
