@@ -32,16 +32,6 @@ LIVE = ("-d", "0.3", "--rate", "64K", "--max-overhead", "none")
 WL = ("--start=0", "--duration=60", "--hold=60")
 
 
-def running(pid):
-    """pid exists and is not a zombie."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            st = f.read()
-    except OSError:
-        return False
-    return st[st.rindex(")") + 2] != "Z"
-
-
 def wait(pred, timeout, what):
     deadline = time.monotonic() + timeout
     while True:
@@ -400,7 +390,7 @@ def test_daemon_attach_detach_reattach_two_viewers():
         viewer = p1.child_pid("memtop")
         p1.kill()
         p1 = None
-        wait(lambda: not running(viewer), 10, "the viewer to end once its terminal went away")
+        wait(lambda: process_gone(viewer), 10, "the viewer to end once its terminal went away")
         os.kill(dm.id, signal.SIGHUP)  # and of the session itself
         size = dm.rec_size()
         wait(lambda: dm.rec_size() > size, 5, "the session to keep recording after SIGHUPs")
