@@ -176,6 +176,26 @@ static bool interrupt_failed(struct inject_session *s)
 	return ptrace(PTRACE_INTERRUPT, s->tid, 0, 0) < 0 && errno != ESRCH;
 }
 
+/* Let the stopped thread go with sig. A thread found dead meanwhile (the
+ * detach fails with ESRCH: a thread memtop stopped leaves that stop only
+ * when memtop resumes it or SIGKILL ends it) has its death collected: a
+ * dead thread left traced is a zombie only its tracer can reap, and an
+ * exec in another thread waits for that reap while it holds the lock a
+ * next PTRACE_SEIZE of the process waits on, a deadlock. The wait is
+ * bounded by the holder's alarm. */
+static int let_go(struct inject_session *s, int sig)
+{
+	int st, e = 0;
+
+	while (!s->gone && ptrace(PTRACE_DETACH, s->tid, 0, sig) < 0) {
+		e = -errno;
+		if (e != -ESRCH || waitpid(s->tid, &st, __WALL) < 0)
+			break; /* cut by the alarm, or not ours any more */
+		s->gone = !WIFSTOPPED(st);
+	}
+	return s->gone ? -ESRCH : e;
+}
+
 static void nice_restore(struct inject_session *s)
 {
 	if (s->nice_set)
@@ -185,6 +205,7 @@ static void nice_restore(struct inject_session *s)
 
 int inject_session_begin(struct inject_session *s, pid_t tid, char *err, size_t errlen)
 {
+	unsigned char insn[2];
 	int st = 0, e;
 
 	s->pending_sig = 0;
@@ -236,10 +257,22 @@ int inject_session_begin(struct inject_session *s, pid_t tid, char *err, size_t 
 		e = -errno;
 		snprintf(err, errlen, "PID %d: cannot read thread %d's registers: %s", s->pid, tid,
 			 strerror(errno));
-		ptrace(PTRACE_DETACH, tid, 0, s->pending_sig);
+		let_go(s, s->pending_sig);
 		s->tid = -1;
 		nice_restore(s);
 		return e;
+	}
+	/* the program prepare() read is still the one running: a thread
+	 * seized after an exec runs another one, where the syscall
+	 * instruction's address means nothing (the old memory is gone) */
+	if (inject_mem_read(s->mem_fd, s->syscall_insn, insn, sizeof(insn)) || insn[0] != 0x0f ||
+	    insn[1] != 0x05) {
+		snprintf(err, errlen, "PID %d: it runs another program (exec) since memtop looked",
+			 s->pid);
+		let_go(s, s->pending_sig);
+		s->tid = -1;
+		nice_restore(s);
+		return -ESTALE; /* not a thread to pick again: the process is another */
 	}
 	return 0;
 }
@@ -406,7 +439,7 @@ int inject_session_until_syscall(struct inject_session *s, const long *nrs, int 
 
 int inject_session_end(struct inject_session *s)
 {
-	int st = 0, e = 0;
+	int st = 0, e = 0, d;
 
 	if (s->tid <= 0)
 		return 0;
@@ -433,8 +466,9 @@ int inject_session_end(struct inject_session *s)
 		s->pending_sig = WSTOPSIG(st);
 	if (ptrace(PTRACE_SETREGS, s->tid, 0, &s->saved) < 0)
 		e = -errno;
-	if (ptrace(PTRACE_DETACH, s->tid, 0, s->pending_sig) < 0 && !e)
-		e = -errno;
+	d = let_go(s, s->pending_sig);
+	if (d && !e)
+		e = d;
 	s->paused_ns = clock_mono_ns() - s->held_ns;
 	s->tid = -1;
 	nice_restore(s);

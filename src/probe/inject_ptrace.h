@@ -67,7 +67,10 @@ int inject_session_prepare(struct inject_session *s, pid_t pid, const char *libc
 
 /* Seize and stop thread tid of the prepared process and save its
  * registers. -EPERM when ptrace is refused (Yama, another tracer, a user
- * namespace). 0 or -errno with one line in err. */
+ * namespace); -ESRCH when the thread ended (its death collected: never a
+ * zombie left for an exec to wait on); -ESTALE when the process runs
+ * another program than the prepared one (an exec), left untouched. 0 or
+ * -errno with one line in err. */
 int inject_session_begin(struct inject_session *s, pid_t tid, char *err, size_t errlen);
 
 /* Run system call nr with up to six arguments in the held thread. Its
