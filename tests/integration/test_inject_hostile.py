@@ -226,11 +226,12 @@ def test_inject_memfd_swapped_for_root_file():
     at least one run (no vacuous pass)."""
     exe = attacker()
     secret, before = root_secret()
-    problems, landed, runs = [], 0, 5
+    problems, landed, runs, done = [], 0, 5, 0
     p = pid = None
     for run in range(runs + EXTRA_RUNS):
         if run >= runs and landed:
             break
+        done += 1
         if p is None or p.poll() is not None or test_inject.sampler_mapped(pid):
             if p:
                 p.kill()
@@ -256,10 +257,10 @@ def test_inject_memfd_swapped_for_root_file():
         target_fine(p, pid, problems, when)
         if problems:
             break
-    print("root-only file: the memfd swapped in %d of %d runs" % (landed, run + 1), flush=True)
+    print("root-only file: the memfd swapped in %d of %d runs" % (landed, done), flush=True)
     if not problems and not landed:
-        problems.append("the swap never landed in %d runs: the attack was not tried" % (run + 1))
-    report(problems, "%d of %d runs saw the memfd swapped" % (landed, run + 1))
+        problems.append("the swap never landed in %d runs: the attack was not tried" % done)
+    report(problems, "%d of %d runs saw the memfd swapped" % (landed, done))
 
 
 # ==== 2. The memfd swapped for a FIFO ====
