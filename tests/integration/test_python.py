@@ -288,13 +288,17 @@ def test_python_frames_interleave_with_native():
     stack: the site is the leaking Python function, its Python callers
     follow it (3.11 runs Python-to-Python calls in one interpreter
     activation), and the native frames that started the interpreter come
-    after them."""
+    after them. Native frames inside the Python call are wanted on some
+    stack of the leaking function, not on each: an object the interpreter
+    loop allocates through code inlined into it has no native caller of
+    its own."""
     p = start_python(15, PYTHONMALLOC="malloc")
     m = Memtop("-b", "--json", "-d", "1", "--max-overhead", "none", "--group", "stack",
                "-p", p.pid)
     m.first_record()
     p.popen.stdin.write(b"g")
     p.popen.stdin.flush()
+    seen = 0
     t0 = time.monotonic()
     while time.monotonic() - t0 < 20:
         rec = m.record(10)
@@ -302,22 +306,24 @@ def test_python_frames_interleave_with_native():
         for s in rec["sites"]:
             st = s.get("stack") or []
             names = [f.get("function") or "" for f in st]
-            if "leak_records" in names and "main" in names:
-                i, j = names.index("leak_records"), names.index("main")
-                check(i < j, "leak_records must be inner to main: %s" % names)
-                check(any(f.get("module") != "[python]" for f in st[:i]),
-                      "no native frame inside the Python call: %s" % names)
-                check(all(f.get("module") == "[python]" for f in st[i:j + 1]),
-                      "Python calls Python in one interpreter activation: %s" % names)
-                check(any(n in ("Py_RunMain", "pymain_run_python", "Py_BytesMain", "main",
-                                "__libc_start_call_main") and f.get("module") != "[python]"
-                          for n, f in zip(names[j:], st[j:])),
-                      "no native frame outside the Python frames: %s" % names)
+            if "leak_records" not in names or "main" not in names:
+                continue
+            seen += 1
+            i, j = names.index("leak_records"), names.index("main")
+            check(i < j, "leak_records must be inner to main: %s" % names)
+            check(all(f.get("module") == "[python]" for f in st[i:j + 1]),
+                  "Python calls Python in one interpreter activation: %s" % names)
+            check(any(n in ("Py_RunMain", "pymain_run_python", "Py_BytesMain", "main",
+                            "__libc_start_call_main") and f.get("module") != "[python]"
+                      for n, f in zip(names[j:], st[j:])),
+                  "no native frame outside the Python frames: %s" % names)
+            if any(f.get("module") != "[python]" for f in st[:i]):
                 p.popen.stdin.close()
                 m.send(2)
                 m.drain(20)
                 return
-    fail("no sample had leak_records and main in its stack")
+    fail("no stack of leak_records and main had a native frame inside the Python call "
+         "(%d stacks of leak_records and main seen)" % seen)
 
 
 def test_python_command_mode_in_use_matches_tracemalloc():
