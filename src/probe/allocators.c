@@ -20,6 +20,7 @@
 
 #include "memtop/abi.h"
 #include "readers/elf_file.h"
+#include "util/grow.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -238,16 +239,10 @@ static const char **candidate_names(struct elf_file *ef, size_t *n)
 			s = elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (!s || !*s)
 				continue;
-			if (*n == cap) {
-				const char **nv = realloc(v, (cap ? cap * 2 : 64) * sizeof(*v));
-
-				if (!nv) {
-					free(v);
-					*n = 0;
-					return NULL;
-				}
-				v = nv;
-				cap = cap ? cap * 2 : 64;
+			if (grow_array(&v, &cap, *n + 1, sizeof(*v))) {
+				free(v);
+				*n = 0;
+				return NULL;
 			}
 			v[(*n)++] = s;
 		}

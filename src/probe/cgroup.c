@@ -8,6 +8,7 @@
  * Kubernetes drivers and container runtimes create.
  */
 #include "probe/cgroup.h"
+#include "util/grow.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -306,20 +307,13 @@ static FILE *open_in(const char *dir, const char *file)
 
 struct pid_vec {
 	pid_t *v;
-	int n, cap;
+	size_t n, cap;
 };
 
 static int pid_push(struct pid_vec *pv, pid_t pid)
 {
-	if (pv->n == pv->cap) {
-		int cap = pv->cap ? pv->cap * 2 : 64;
-		pid_t *v = realloc(pv->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		pv->v = v;
-		pv->cap = cap;
-	}
+	if (grow_array(&pv->v, &pv->cap, pv->n + 1, sizeof(*pv->v)))
+		return -ENOMEM;
 	pv->v[pv->n++] = pid;
 	return 0;
 }
@@ -362,7 +356,8 @@ static int pid_cmp(const void *a, const void *b)
 int cgroup_pids(const char *dir, pid_t **out)
 {
 	struct pid_vec pv = { 0 };
-	int e = collect(dir, 0, &pv), i, n = 0;
+	int e = collect(dir, 0, &pv);
+	size_t i, n = 0;
 
 	if (e) {
 		free(pv.v);
@@ -374,7 +369,7 @@ int cgroup_pids(const char *dir, pid_t **out)
 		if (!n || pv.v[n - 1] != pv.v[i])
 			pv.v[n++] = pv.v[i];
 	*out = pv.v;
-	return n;
+	return (int)n; /* at most pid_max, 2^22 */
 }
 
 /* ---- memory ---------------------------------------------------------------- */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "util/grow.h"
 #include "util/out_file.h"
 
 #define CMD_LOG_PREFIX "memtop-cmd-"
@@ -97,7 +98,7 @@ static int older_first(const void *pa, const void *pb)
  * Anything else there is left alone; failures are not errors. */
 static void prune(const char *dir)
 {
-	struct old_log *v = NULL, *grown;
+	struct old_log *v = NULL;
 	size_t n = 0, cap = 0, i;
 	struct dirent *de;
 	struct stat st;
@@ -109,13 +110,8 @@ static void prune(const char *dir)
 		if (!is_log_name(de->d_name) || strlen(de->d_name) > NAME_MAX ||
 		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 32;
-			grown = realloc(v, cap * sizeof(*v));
-			if (!grown)
-				break;
-			v = grown;
-		}
+		if (grow_array(&v, &cap, n + 1, sizeof(*v)))
+			break;
 		snprintf(v[n].name, sizeof(v[n].name), "%s", de->d_name);
 		v[n++].mtime = st.st_mtim;
 	}

@@ -34,6 +34,7 @@
 #include "probe/inject_ptrace.h"
 #include "readers/proc_maps.h"
 #include "util/clock.h"
+#include "util/grow.h"
 
 static int ctl_read(const struct inject_state *st, int fd, struct mt_inject_ctl *c)
 {
@@ -54,15 +55,8 @@ struct poke_prog {
 
 static int prog_add(struct poke_prog *p, __u64 op, __u64 a, __u64 b, __u64 c, __u64 d)
 {
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 64;
-		struct mt_poke_record *v = realloc(p->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		p->v = v;
-		p->cap = cap;
-	}
+	if (grow_array(&p->v, &p->cap, p->n + 1, sizeof(*p->v)))
+		return -ENOMEM;
 	p->v[p->n++] = (struct mt_poke_record){ op, a, b, c, d };
 	return 0;
 }

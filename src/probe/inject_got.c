@@ -24,6 +24,7 @@
 
 #include "probe/inject_ptrace.h"
 #include "util/elf_dynhash.h"
+#include "util/grow.h"
 
 #define MAX_OBJECTS 4096
 #define MAX_DYN 512
@@ -414,30 +415,16 @@ static bool seen_has(const struct got_seen *s, __u64 dyn)
 
 static int seen_add(struct got_seen *s, __u64 dyn)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		__u64 *v = realloc(s->dyn, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->dyn = v;
-		s->cap = cap;
-	}
+	if (grow_array(&s->dyn, &s->cap, s->n + 1, sizeof(*s->dyn)))
+		return -ENOMEM;
 	s->dyn[s->n++] = dyn;
 	return 0;
 }
 
 static int slot_add(struct got_slot **out, size_t *n, size_t *cap, const struct got_slot *s)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 32;
-		struct got_slot *v = realloc(*out, c * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		*out = v;
-		*cap = c;
-	}
+	if (grow_array(out, cap, *n + 1, sizeof(**out)))
+		return -ENOMEM;
 	(*out)[(*n)++] = *s;
 	return 0;
 }

@@ -29,6 +29,7 @@
 #include "probe/slowdown.h"
 #include "probe/target.h"
 #include "util/clock.h"
+#include "util/grow.h"
 
 #define HELLO_WAIT_MS 5000
 #define IN_BUF (256 * 1024)
@@ -231,17 +232,12 @@ static int on_method(struct jvm_source *s, const unsigned char *p, __u32 n)
 	    memchr(p + sizeof(m), '\0', m.name_len + m.file_len))
 		return -EPROTO;
 	if (m.id >= s->nmethods) {
-		__u32 cap = s->nmethods ? s->nmethods : 1024;
-		struct method *v;
+		size_t cap = s->nmethods;
 
-		while (cap <= m.id)
-			cap *= 2;
-		v = realloc(s->methods, cap * sizeof(*v));
-		if (!v)
+		if (grow_array(&s->methods, &cap, (size_t)m.id + 1, sizeof(*s->methods)))
 			return -ENOMEM;
-		memset(v + s->nmethods, 0, (cap - s->nmethods) * sizeof(*v));
-		s->methods = v;
-		s->nmethods = cap;
+		memset(s->methods + s->nmethods, 0, (cap - s->nmethods) * sizeof(*s->methods));
+		s->nmethods = (__u32)cap; /* bounded by MT_JW_MAX_METHODS */
 	}
 	slot = &s->methods[m.id];
 	if (slot->name || s->name_bytes + m.name_len + m.file_len > NAMES_MAX)

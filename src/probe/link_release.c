@@ -11,6 +11,7 @@
  * link is released at once (slower, never left attached).
  */
 #include "probe/link_release.h"
+#include "util/grow.h"
 
 #include <bpf/libbpf.h>
 #include <pthread.h>
@@ -41,16 +42,7 @@ static void enqueue(struct bpf_link *link, int fd)
 {
 	struct queued q = { link, fd };
 
-	if (depth && queued == queue_cap) {
-		size_t cap = queue_cap ? queue_cap * 2 : 16;
-		struct queued *v = realloc(queue, cap * sizeof(*v));
-
-		if (v) {
-			queue = v;
-			queue_cap = cap;
-		}
-	}
-	if (!depth || queued == queue_cap) {
+	if (!depth || grow_array(&queue, &queue_cap, queued + 1, sizeof(*queue))) {
 		release_now(&q);
 		return;
 	}
