@@ -35,6 +35,7 @@
 #include "probe/usdt.h"
 #include "stacks/python.h"
 #include "util/clock.h"
+#include "util/grow.h"
 
 #ifndef MEMTOP_LIBDIR
 #define MEMTOP_LIBDIR "/usr/local/lib/memtop"
@@ -94,15 +95,8 @@ static struct watched *add(struct watch_set *ws, pid_t pid)
 {
 	struct watched *w;
 
-	if (ws->n == ws->cap) {
-		int cap = ws->cap ? ws->cap * 2 : 8;
-		struct watched *v = realloc(ws->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		ws->v = v;
-		ws->cap = cap;
-	}
+	if (grow_array(&ws->v, &ws->cap, (size_t)ws->n + 1, sizeof(*ws->v)))
+		return NULL;
 	w = &ws->v[ws->n++];
 	memset(w, 0, sizeof(*w));
 	w->pid = pid;
@@ -1181,13 +1175,30 @@ int watch_release_command(struct watch_set *ws, char *err, size_t errlen)
 
 /* ---- following a cgroup ------------------------------------------------------ */
 
+/* Does the PID of w, gone (ended, or refused once), now belong to
+ * another process (another start time)? A PID is reused once its process
+ * is reaped; in a cgroup the new process is watched as any newcomer. */
+static bool pid_reused(const struct watched *w)
+{
+	struct target_id now;
+
+	return w->id.start_ticks && !target_identity(w->pid, &now) &&
+	       now.start_ticks != w->id.start_ticks;
+}
+
 void watch_on_proc(struct watch_set *ws, pid_t pid, __u32 what)
 {
 	struct watched *w = find(ws, pid);
 
-	if (w && w->gone)
-		return;
-	if (w && what == MT_PROC_EXEC) {
+	if (w && w->gone) {
+		if (ws->cgroup_fd < 0 || !pid_reused(w))
+			return;
+		/* released when it went: nothing of the old process is left */
+		memset(w, 0, sizeof(*w));
+		w->pid = pid;
+		w->joined = true;
+		target_identity(pid, &w->id);
+	} else if (w && what == MT_PROC_EXEC) {
 		/* a new program: its old allocations and addresses are gone */
 		release(ws, w);
 		if (ws->env.dropped)
@@ -1199,6 +1210,8 @@ void watch_on_proc(struct watch_set *ws, pid_t pid, __u32 what)
 		if (!w)
 			return;
 		w->joined = ws->cgroup_fd >= 0;
+		/* which process: a refusal keeps it gone, not its PID */
+		target_identity(pid, &w->id);
 	}
 	w->pending = true;
 	w->pending_since_ns = clock_mono_ns();
@@ -1214,7 +1227,9 @@ bool watch_rescan_cgroup(struct watch_set *ws)
 		return false;
 	n = cgroup_pids(ws->cgroup_dir, &pids);
 	for (i = 0; i < n; i++) {
-		if (pids[i] == me || find(ws, pids[i]))
+		struct watched *w = find(ws, pids[i]);
+
+		if (pids[i] == me || (w && !(w->gone && pid_reused(w))))
 			continue;
 		watch_on_proc(ws, pids[i], MT_PROC_FORK);
 		added = true;
@@ -1629,5 +1644,6 @@ void watch_fini(struct watch_set *ws)
 		close(ws->cgroup_fd);
 	free(ws->v);
 	ws->v = NULL;
-	ws->n = ws->cap = 0;
+	ws->n = 0;
+	ws->cap = 0;
 }

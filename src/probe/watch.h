@@ -153,7 +153,8 @@ struct watch_cost {
 struct watch_set {
 	struct watch_env env;
 	struct watched *v;
-	int n, cap;
+	int n;
+	size_t cap;
 	struct attach_info info; /* of the last attach */
 	struct launched launch;  /* -- CMD held before exec */
 	char cgroup_dir[PATH_MAX];

@@ -148,6 +148,63 @@ def test_cgroup_follows_new_processes():
         cg.remove()
 
 
+def start_with_pid(argv, pid, name, tries=50):
+    """argv started as a process with PID pid (free now), through
+    ns_last_pid; None when other forks took it first every time."""
+    for _ in range(tries):
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(pid - 1))
+        q = Proc(argv, name=name)
+        if q.pid == pid:
+            return q
+        q.kill()
+    return None
+
+
+def test_cgroup_pid_reused_is_watched():
+    """A process of the cgroup ends and a new one takes its PID into the
+    cgroup: the newcomer is watched and said as joined, not taken for the
+    process that ended (which memtop keeps, refusing it nothing twice)."""
+    cg = Cgroup("memtop-reuse")
+    try:
+        a = cg.spawn(workload_path("cg_leaker"), "0.5")
+        wait_ready(a)
+        m = Memtop("-b", "--json", "-d", "0.5", "--rate", "16K", "--max-overhead", "none",
+                   "--cgroup", cg.name)
+        rec = m.first_record()
+        check(pids_in(rec) == {a.pid}, "first record watches %s" % pids_in(rec))
+        a.kill()
+        t0 = time.monotonic()
+        while a.pid in pids_in(rec):
+            check(time.monotonic() - t0 < 5, "the killed process is still alive in the JSON")
+            rec = m.record(5)
+        q = start_with_pid([workload_path("cg_leaker"), "0.5"], a.pid, "cg_leaker")
+        check(q is not None, "could not start a process with the ended one's PID %d" % a.pid)
+        wait_ready(q)
+        cg.move_in(q.pid)
+        t0 = time.monotonic()
+        while q.pid not in pids_in(rec):
+            check(time.monotonic() - t0 < 3, "process %d, new in the cgroup with a reused PID, "
+                  "was not attached within 3 s" % q.pid)
+            rec = m.record(5)
+        joined = [l for l in m.err.lines if " joined " in l]
+        check(joined == ["memtop: PID %d (cg_leaker) joined %s: watched" % (q.pid, cg.path)],
+              "one line for the process with the reused PID: %r" % joined)
+        calls = []
+        while len(calls) < 3:
+            rec = m.record(5)
+            check(rec is not None, "memtop exited: %s" % m.err.text()[-500:])
+            t = [x for x in rec["targets"] if x["pid"] == q.pid]
+            check(t and t[0]["alive"], "the newcomer is not alive in the JSON: %s" % t)
+            calls.append(t[0]["alloc_calls"] or 0)
+        check(calls[-1] > calls[0], "the newcomer's malloc calls are not counted: %s" % calls)
+    finally:
+        for p in list(locals().values()):
+            if isinstance(p, Proc):
+                p.kill()
+        cg.remove()
+
+
 def test_cgroup_oom_kill_is_seen_and_projected():
     """A leak under a 48 MiB limit: before the kill memtop projects the time
     to the limit; the OOM kill shows in oom_kill and memtop keeps going."""
