@@ -1175,6 +1175,29 @@ int watch_release_command(struct watch_set *ws, char *err, size_t errlen)
 
 /* ---- following a cgroup ------------------------------------------------------ */
 
+/* After an exec, once release() has let go of what memtop held in the
+ * old program: what memtop learnt of that program goes too, so the new
+ * one is looked at afresh (a shell that execs java, python3 or a Go
+ * binary: its runtime, its allocator, every source row). What belongs to
+ * the process stays: its identity, how it is watched (launched, joined),
+ * its cost and its limits so far. */
+static void forget_program(struct watched *w)
+{
+	w->lib[0] = '\0';
+	w->usdt = false;
+	w->go = false;
+	memset(&w->gt, 0, sizeof(w->gt));
+	w->python_checked = false;
+	w->runtime_named = false;
+	w->runtime_checks = 0;
+	w->inj_counts = (struct mt_inject_counts){ 0 };
+	w->uprobes_why[0] = '\0';
+	w->alloc = NULL;
+	w->alloc_prefix[0] = '\0';
+	w->extra = (struct alloc_target){ 0 };
+	memset(w->src, 0, sizeof(w->src)); /* stopped by release(): unchecked again */
+}
+
 /* Does the PID of w, gone (ended, or refused once), now belong to
  * another process (another start time)? A PID is reused once its process
  * is reaped; in a cgroup the new process is watched as any newcomer. */
@@ -1201,6 +1224,7 @@ void watch_on_proc(struct watch_set *ws, pid_t pid, __u32 what)
 	} else if (w && what == MT_PROC_EXEC) {
 		/* a new program: its old allocations and addresses are gone */
 		release(ws, w);
+		forget_program(w);
 		if (ws->env.dropped)
 			ws->env.dropped(ws->env.warn_ctx, pid);
 	} else if (w) {

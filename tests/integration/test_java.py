@@ -503,6 +503,40 @@ def test_java_under_command():
         m.kill()
 
 
+def test_java_after_exec():
+    """memtop -p on a shell that then execs java (a container's entrypoint
+    script): the exec is a new program, looked at afresh, so its Java heap
+    is sampled although the shell was no JVM when memtop attached."""
+    sh = Proc(["sh", "-c", 'read go; exec "$@"', "sh", JAVA, "-Xmx256m", "-cp", CLASSES,
+               "memtop.workload.MtJava", "scenario"], name="entrypoint")
+    m = Memtop("-b", "--json", "-d", "0.5", "-p", sh.pid)
+    try:
+        rec = m.first_record()
+        check(rec["targets"][0]["pid"] == sh.pid, "not the shell: %s" % rec["targets"])
+        sh.popen.stdin.write(b"exec\n")
+        sh.popen.stdin.flush()
+        wait_stderr(m, SAMPLED)
+        sh.popen.stdin.write(b"g")
+        sh.popen.stdin.flush()
+        t0, target, leak = time.monotonic(), None, None
+        while not (target and leak):
+            check(time.monotonic() - t0 < DEADLINE_S,
+                  "no Java samples of the leak after the exec within %.0fs (target: %s)" %
+                  (DEADLINE_S, target))
+            rec = m.record(5)
+            check(rec is not None, "memtop exited: %s" % m.err.text()[-400:])
+            target = next((t for t in rec["targets"] if t["pid"] == sh.pid and t.get("java") and
+                           t["java"]["samples"] > 0), None)
+            leak = next((s for s in rec["sites"]
+                         if s["mechanism"] == "jvmti" and s["function"] == LEAK), None)
+        check(target["comm"] == "java", "the target's name after the exec: %s" % target["comm"])
+        m.send(signal.SIGINT)
+        check(m.wait(20) == 0, "memtop exited %s" % m.poll())
+    finally:
+        m.kill()
+        sh.kill()
+
+
 def test_java_cgroup():
     """--cgroup: a JVM there before memtop and one started after (attached
     once its VM handles SIGQUIT) both have their Java heap sampled."""
