@@ -53,18 +53,15 @@ bool usdt_has_probe(struct elf_file *ef, const char *provider, const char *name)
 	return false;
 }
 
-int usdt_find_in_process(pid_t pid, const char *provider, char *path, size_t len)
+int usdt_find_in_maps(pid_t pid, const struct mt_maps *maps, const char *provider, char *path,
+		      size_t len)
 {
-	struct mt_maps maps;
 	const char *last = NULL;
 	size_t i;
-	int e = proc_maps_read(pid, &maps);
+	int e = -ENOENT;
 
-	if (e)
-		return e;
-	e = -ENOENT;
-	for (i = 0; i < maps.n && e; i++) {
-		const struct mt_map *m = &maps.v[i];
+	for (i = 0; i < maps->n && e; i++) {
+		const struct mt_map *m = &maps->v[i];
 		struct elf_file *ef;
 		int fd;
 
@@ -80,6 +77,5 @@ int usdt_find_in_process(pid_t pid, const char *provider, char *path, size_t len
 			e = target_file_map_path(pid, m, path, len);
 		elf_file_close(ef);
 	}
-	proc_maps_free(&maps);
 	return e;
 }

@@ -339,6 +339,23 @@ static int prepare_unknown_allocator(struct watch_set *ws, struct watched *w, ch
 	return e;
 }
 
+/* Does pid run a sampler of its own (otel_memory probes, in usdt: its
+ * file)? Not memtop's injected one: both asked of one read of its maps,
+ * so a sampler another memtop maps meanwhile is either in both answers
+ * or in neither. */
+static bool samples_itself_now(pid_t pid, char *usdt, size_t len)
+{
+	struct mt_maps maps;
+	bool own;
+
+	if (proc_maps_read(pid, &maps))
+		return false;
+	own = inject_image_find_in(&maps, &(__u64){ 0 }) != 0 &&
+	      !usdt_find_in_maps(pid, &maps, "otel_memory", usdt, len);
+	proc_maps_free(&maps);
+	return own;
+}
+
 /* prepare_process() of a process target_check() found. */
 static int prepare_found(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
@@ -387,8 +404,7 @@ static int prepare_found(struct watch_set *ws, struct watched *w, char *err, siz
 	 * ended cleanly, has had its GOT slots put back: their probes would
 	 * never fire */
 	w->usdt = ws->env.cfg->probe_mode == MT_PROBE_AUTO && serving.alloc == allocators_glibc() &&
-		  inject_image_find(w->pid, &(__u64){ 0 }) != 0 &&
-		  !usdt_find_in_process(w->pid, "otel_memory", usdt, sizeof(usdt));
+		  samples_itself_now(w->pid, usdt, sizeof(usdt));
 	if (w->usdt) {
 		snprintf(w->lib, sizeof(w->lib), "%s", usdt);
 		return 0;
