@@ -1356,6 +1356,15 @@ bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 		}
 		if (!e)
 			continue;
+		if (e == -ESRCH && w->launched && !w->reported &&
+		    now_ns - w->pending_since_ns <= PENDING_TIMEOUT_NS) {
+			/* the command ended while memtop was preparing it: its
+			 * end (and exit code) is taken when it is reaped, at
+			 * this retry or the next */
+			if (!command_ended_early(ws, w, now_ns))
+				left = true;
+			continue;
+		}
 		if (e == -ESRCH) {
 			/* gone while waiting: an exec'd target ends here */
 			if (w->reported)
