@@ -11,6 +11,7 @@
  * exited (after one last interval with their final numbers).
  */
 #include "app.h"
+#include "daemon.h"
 
 #include <errno.h>
 #include <math.h>
@@ -23,7 +24,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <fcntl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 
@@ -1108,59 +1108,11 @@ static int setup(struct app *a)
 
 /* ---- --daemon ------------------------------------------------------------------ */
 
-static int daemon_pipe_fd = -1;
-
-/* Fork the session off the terminal. The parent waits until the child is
- * set up (it writes "ok" on the pipe, or exits having said why on the
- * shared stderr), says how to attach, and returns true with the exit code
- * in *code. The child, in a session of its own, returns false. */
-static bool daemon_fork(int *code)
-{
-	int p[2], st;
-	pid_t pid;
-	char ok[3] = "";
-
-	if (pipe2(p, O_CLOEXEC)) {
-		fail("--daemon: %s", strerror(errno));
-		*code = 1;
-		return true;
-	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		fail("--daemon: cannot fork: %s", strerror(errno));
-		*code = 1;
-		return true;
-	}
-	if (pid == 0) {
-		close(p[0]);
-		setsid();
-		daemon_pipe_fd = p[1];
-		return false;
-	}
-	close(p[1]);
-	while (read(p[0], ok, 2) < 0 && errno == EINTR)
-		;
-	close(p[0]);
-	if (strcmp(ok, "ok")) {
-		/* the child said why on stderr; its exit status says the rest */
-		*code = waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st)
-				? WEXITSTATUS(st)
-				: 1;
-		return true;
-	}
-	say("session %d runs in the background: memtop attach %d (socket %s/%d.sock)", (int)pid,
-	    (int)pid, session_run_dir(), (int)pid);
-	*code = 0;
-	return true;
-}
-
-/* The child, set up: listen for viewers, then tell the parent and let go
- * of the terminal (stdin, stdout and stderr become /dev/null). */
+/* The child, set up: listen for viewers, then let go of the terminal
+ * (daemon.h). */
 static int daemon_serve(struct app *a)
 {
 	char err[512];
-	int null;
 
 	a->sess = session_open(session_run_dir(), getpid(), a->rec, err, sizeof(err));
 	if (!a->sess) {
@@ -1168,19 +1120,7 @@ static int daemon_serve(struct app *a)
 		return -EIO;
 	}
 	say("recording to %s", a->rec_path);
-	null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null >= 0) {
-		dup2(null, STDIN_FILENO);
-		dup2(null, STDOUT_FILENO);
-		dup2(null, STDERR_FILENO);
-		close(null);
-	}
-	if (a->daemon_fd >= 0) {
-		if (write(a->daemon_fd, "ok", 2) < 0)
-			(void)0; /* the parent is gone: nobody waits */
-		close(a->daemon_fd);
-		a->daemon_fd = -1;
-	}
+	daemon_let_go(&a->daemon_fd);
 	return 0;
 }
 
@@ -1254,9 +1194,21 @@ int app_run(const struct mt_config *given)
 			return 1;
 		}
 	}
-	if (cfg->daemon && daemon_fork(&code))
-		return code; /* the parent: the session runs on in the child */
-	a.daemon_fd = daemon_pipe_fd;
+	if (cfg->daemon) {
+		pid_t session = 0;
+
+		e = daemon_fork(&session, &code, &a.daemon_fd, err, sizeof(err));
+		if (e < 0) {
+			fail("%s", err);
+			return 1;
+		}
+		if (e > 0) { /* the parent: the session runs on in the child */
+			if (!code)
+				say("session %d runs in the background: memtop attach %d (socket %s/%d.sock)",
+				    (int)session, (int)session, session_run_dir(), (int)session);
+			return code;
+		}
+	}
 	watch_init(&a.ws, &env);
 	cgroup_projection_init(&a.cgroup_fit);
 	if (a.fe->input_fd && isatty(STDERR_FILENO))
