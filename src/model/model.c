@@ -90,6 +90,7 @@ struct mt_model {
 	enum mt_group group;
 	__u32 max_stacks;          /* per target */
 	const char *s_overflow;    /* MT_STACKS_OVERFLOW, interned */
+	const char *s_no_frame;    /* MT_NO_FRAME, interned */
 	struct wrappers *wrappers; /* what is machinery, not a call site */
 
 	struct hmap stacks; /* mt_stack by frames */
@@ -521,6 +522,7 @@ struct mt_model *model_new(const struct mt_model_opts *opts)
 	m->group = opts->group;
 	m->max_stacks = opts->max_stacks ? opts->max_stacks : MT_MAX_STACKS_DEFAULT;
 	m->s_overflow = strpool_intern(MT_STACKS_OVERFLOW);
+	m->s_no_frame = strpool_intern(MT_NO_FRAME);
 	m->wrappers = wrappers_new(opts->skip_regex);
 	if (!m->wrappers) {
 		free(m);
@@ -828,6 +830,16 @@ static bool mmap_of_allocator(const struct mt_model *m, const struct mt_sample_i
 
 int model_on_alloc(struct mt_model *m, const struct mt_sample_in *in)
 {
+	struct mt_frame none = { .function = m->s_no_frame, .module = m->s_no_frame };
+	struct mt_sample_in framed;
+
+	if (!in->nframes) {
+		/* a site is a frame of its stack: never one past its end */
+		framed = *in;
+		framed.frames = &none;
+		framed.nframes = 1;
+		in = &framed;
+	}
 	if (m->obs.alloc)
 		m->obs.alloc(m->obs.ctx, in);
 	if (in->mmap && mmap_of_allocator(m, in))

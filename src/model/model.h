@@ -122,6 +122,9 @@ struct mt_target_limits {
 
 /* The function name of the site a target's stacks past max_stacks go to. */
 #define MT_STACKS_OVERFLOW "[too many stacks]"
+/* The one frame of a sample that came with none (a runtime's sample taken
+ * outside any function of its own: V8's root). */
+#define MT_NO_FRAME "[no frame]"
 
 struct mt_target {
 	pid_t pid;
@@ -269,8 +272,9 @@ enum mt_group model_group(const struct mt_model *m);
 __u64 model_rate(const struct mt_model *m);
 
 /* Record a sampled allocation / a free of a sampled address. 0 or -errno
- * (-ENOMEM: dropped and counted). A free of an unknown address is counted
- * in drops.unknown_frees and otherwise ignored. */
+ * (-ENOMEM: dropped and counted). A sample without a frame is counted
+ * under one frame named MT_NO_FRAME. A free of an unknown address is
+ * counted in drops.unknown_frees and otherwise ignored. */
 int model_on_alloc(struct mt_model *m, const struct mt_sample_in *in);
 void model_on_free(struct mt_model *m, pid_t pid, __u64 addr, __u64 ts_ns);
 

@@ -3,7 +3,7 @@
  * test_model.c - site aggregation: weights, in-use accounting through
  * frees, call-site choice past allocator machinery, grouping and
  * regrouping, per-process forgetting, rates and sorting, the per-target
- * bound on stacks, the device tier (its own sites, out of the heap,
+ * bound on stacks, a sample without a frame, the device tier (its own sites, out of the heap,
  * per-device totals and growth, the tier filter, its words).
  */
 #include <math.h>
@@ -204,6 +204,31 @@ static void test_reused_address_replaces_sample(void **state)
 	alloc(m, 1, 0x10, 64, st, 1); /* its free was lost */
 	assert_int_equal(site_named(m, "f")->live_samples, 1);
 	model_free(m);
+}
+
+/* A sample that comes without a frame (V8's root) is counted under one
+ * frame that says so, whatever the grouping: its site is never read past
+ * the end of its stack (ASan in make asan), and its free finds it. */
+static void test_sample_without_a_frame(void **state)
+{
+	static const enum mt_group groups[] = { MT_GROUP_FUNCTION, MT_GROUP_LINE, MT_GROUP_STACK };
+	size_t g;
+
+	for (g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
+		struct mt_model *m = new_model(groups[g], NULL);
+		struct mt_site *s;
+
+		alloc(m, 1, 0x10, 64, NULL, 0);
+		alloc(m, 1, 0x20, 64, NULL, 0);
+		s = site_named(m, MT_NO_FRAME);
+		assert_non_null(s);
+		assert_int_equal(model_site_count(m), 1);
+		assert_int_equal(s->stack->nframes, 1);
+		assert_int_equal(s->live_samples, 2);
+		model_on_free(m, 1, 0x10, 2);
+		assert_int_equal(s->live_samples, 1);
+		model_free(m);
+	}
 }
 
 /* Past max_stacks a target's new stacks go to its overflow site; its old
@@ -453,6 +478,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_weights_and_frees),
+		cmocka_unit_test(test_sample_without_a_frame),
 		cmocka_unit_test(test_facts_door),
 		cmocka_unit_test(test_device_api_names_agree),
 		cmocka_unit_test(test_size_objects_use_the_weights),
