@@ -470,6 +470,23 @@ def test_java_too_old_untouched():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def wait_java_leak_samples(m, when):
+    """Records until a target's JVMTI agent has samples and the leak has a
+    Java site, within DEADLINE_S; that target. when: the failure's words."""
+    t0, target, leak = time.monotonic(), None, None
+    while not (target and leak):
+        check(time.monotonic() - t0 < DEADLINE_S,
+              "no Java samples of the leak %s within %.0fs (target: %s)" %
+              (when, DEADLINE_S, target))
+        rec = m.record(5)
+        check(rec is not None, "memtop exited: %s" % m.err.text()[-400:])
+        target = next((t for t in rec["targets"] if t.get("java") and
+                       t["java"]["mechanism"] == "jvmti" and t["java"]["samples"] > 0), None)
+        leak = next((s for s in rec["sites"]
+                     if s["mechanism"] == "jvmti" and s["function"] == LEAK), None)
+    return target
+
+
 def test_java_under_command():
     """memtop -- java: memtop attaches to its command once the loader is
     done, before the `java` launcher (libjli.so) has loaded its VM
@@ -483,18 +500,7 @@ def test_java_under_command():
         wait_stderr(m, SAMPLED)
         m.popen.stdin.write(b"g")
         m.popen.stdin.flush()
-        t0, target, leak = time.monotonic(), None, None
-        while not (target and leak):
-            check(time.monotonic() - t0 < DEADLINE_S,
-                  "no Java samples of the leak under -- java within %.0fs (target: %s)" %
-                  (DEADLINE_S, target))
-            rec = m.record(5)
-            check(rec is not None, "memtop exited: %s" % m.err.text()[-400:])
-            target = next((t for t in rec["targets"] if t.get("java") and
-                           t["java"]["mechanism"] == "jvmti" and t["java"]["samples"] > 0),
-                          None)
-            leak = next((s for s in rec["sites"]
-                         if s["mechanism"] == "jvmti" and s["function"] == LEAK), None)
+        target = wait_java_leak_samples(m, "under -- java")
         check(target.get("runtime", "") != "JVM",
               "a JVM whose heap is sampled is not named unseen: %s" % target.get("runtime"))
         m.send(signal.SIGINT)
@@ -518,17 +524,8 @@ def test_java_after_exec():
         wait_stderr(m, SAMPLED)
         sh.popen.stdin.write(b"g")
         sh.popen.stdin.flush()
-        t0, target, leak = time.monotonic(), None, None
-        while not (target and leak):
-            check(time.monotonic() - t0 < DEADLINE_S,
-                  "no Java samples of the leak after the exec within %.0fs (target: %s)" %
-                  (DEADLINE_S, target))
-            rec = m.record(5)
-            check(rec is not None, "memtop exited: %s" % m.err.text()[-400:])
-            target = next((t for t in rec["targets"] if t["pid"] == sh.pid and t.get("java") and
-                           t["java"]["samples"] > 0), None)
-            leak = next((s for s in rec["sites"]
-                         if s["mechanism"] == "jvmti" and s["function"] == LEAK), None)
+        target = wait_java_leak_samples(m, "after the exec")
+        check(target["pid"] == sh.pid, "another target: %s" % target["pid"])
         check(target["comm"] == "java", "the target's name after the exec: %s" % target["comm"])
         m.send(signal.SIGINT)
         check(m.wait(20) == 0, "memtop exited %s" % m.poll())
