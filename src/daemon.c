@@ -60,6 +60,7 @@ int daemon_fork(pid_t *child, int *code, int *ready_fd, char *err, size_t errlen
 void daemon_let_go(int *ready_fd)
 {
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
 	if (null >= 0) {
 		dup2(null, STDIN_FILENO);
 		dup2(null, STDOUT_FILENO);

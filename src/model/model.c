@@ -830,11 +830,12 @@ static bool mmap_of_allocator(const struct mt_model *m, const struct mt_sample_i
 
 int model_on_alloc(struct mt_model *m, const struct mt_sample_in *in)
 {
-	struct mt_frame none = { .function = m->s_no_frame, .module = m->s_no_frame };
+	struct mt_frame none;
 	struct mt_sample_in framed;
 
 	if (!in->nframes) {
 		/* a site is a frame of its stack: never one past its end */
+		none = (struct mt_frame){ .function = m->s_no_frame, .module = m->s_no_frame };
 		framed = *in;
 		framed.frames = &none;
 		framed.nframes = 1;

@@ -8,7 +8,6 @@
  * Kubernetes drivers and container runtimes create.
  */
 #include "probe/cgroup.h"
-#include "util/grow.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -18,6 +17,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+
+#include "util/grow.h"
 
 #define CGROUP_SUPER_MAGIC 0x27e0eb
 #define CGROUP2_SUPER_MAGIC 0x63677270

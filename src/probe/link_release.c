@@ -11,12 +11,13 @@
  * link is released at once (slower, never left attached).
  */
 #include "probe/link_release.h"
-#include "util/grow.h"
 
 #include <bpf/libbpf.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include "util/grow.h"
 
 #define MAX_THREADS 32
 

@@ -1225,18 +1225,16 @@ static bool pid_reused(const struct watched *w)
 	       now.start_ticks != w->id.start_ticks;
 }
 
-void watch_on_proc(struct watch_set *ws, pid_t pid, __u32 what)
+bool watch_on_proc(struct watch_set *ws, pid_t pid, __u32 what)
 {
 	struct watched *w = find(ws, pid);
 
 	if (w && w->gone) {
 		if (ws->cgroup_fd < 0 || !pid_reused(w))
-			return;
+			return false;
 		/* released when it went: nothing of the old process is left */
 		memset(w, 0, sizeof(*w));
 		w->pid = pid;
-		w->joined = true;
-		target_identity(pid, &w->id);
 	} else if (w && what == MT_PROC_EXEC) {
 		/* a new program: its old allocations and addresses are gone */
 		release(ws, w);
@@ -1244,17 +1242,21 @@ void watch_on_proc(struct watch_set *ws, pid_t pid, __u32 what)
 		if (ws->env.dropped)
 			ws->env.dropped(ws->env.warn_ctx, pid);
 	} else if (w) {
-		return;
+		return false;
 	} else {
 		w = add(ws, pid);
 		if (!w)
-			return;
+			return false;
+	}
+	if (!w->id.start_ticks) {
+		/* a newcomer: which process, so that a refusal keeps it gone,
+		 * not its PID */
 		w->joined = ws->cgroup_fd >= 0;
-		/* which process: a refusal keeps it gone, not its PID */
 		target_identity(pid, &w->id);
 	}
 	w->pending = true;
 	w->pending_since_ns = clock_mono_ns();
+	return true;
 }
 
 bool watch_rescan_cgroup(struct watch_set *ws)
@@ -1267,12 +1269,11 @@ bool watch_rescan_cgroup(struct watch_set *ws)
 		return false;
 	n = cgroup_pids(ws->cgroup_dir, &pids);
 	for (i = 0; i < n; i++) {
-		struct watched *w = find(ws, pids[i]);
+		const struct watched *w = find(ws, pids[i]);
 
-		if (pids[i] == me || (w && !(w->gone && pid_reused(w))))
-			continue;
-		watch_on_proc(ws, pids[i], MT_PROC_FORK);
-		added = true;
+		/* unseen, or gone and maybe its PID reused (watch_on_proc) */
+		if (pids[i] != me && (!w || w->gone))
+			added |= watch_on_proc(ws, pids[i], MT_PROC_FORK);
 	}
 	free(pids);
 	return added;

@@ -191,8 +191,9 @@ int watch_attach(struct watch_set *ws, char *err, size_t errlen);
 /* Let a launched command exec. 0, or -errno with one line in err. */
 int watch_release_command(struct watch_set *ws, char *err, size_t errlen);
 
-/* A process appeared in the cgroup (MT_EV_PROC). */
-void watch_on_proc(struct watch_set *ws, pid_t pid, __u32 what);
+/* A process appeared in the cgroup (MT_EV_PROC): whether it is to be
+ * (re)attached (then pending). */
+bool watch_on_proc(struct watch_set *ws, pid_t pid, __u32 what);
 /* --cgroup: the processes of the cgroup (cgroup.procs, its children's
  * too) that no event announced, taken as new ones: a process moved in
  * while it runs (no fork or exec there), or one whose event a full ring
