@@ -183,7 +183,7 @@ static void on_ended(void *ctx, pid_t pid, int wstatus, __u64 at_ns)
 {
 	struct app *a = ctx;
 	struct mt_target_end e = { .kind = MT_END_UNKNOWN, .cg_oom_kill = -1 };
-	struct mt_target *t = model_target(a->model, pid, false);
+	const struct mt_target *t = model_target(a->model, pid);
 	char how[160];
 
 	if (wstatus >= 0 && WIFEXITED(wstatus)) {
@@ -197,7 +197,7 @@ static void on_ended(void *ctx, pid_t pid, int wstatus, __u64 at_ns)
 			classify_oom(a, &e);
 	}
 	e.at_wall_s = clock_wall_s() - (double)(clock_mono_ns() - at_ns) / 1e9;
-	model_target_ended(a->model, pid, &e, at_ns);
+	model_apply(a->model, MT_INPUT_ENDED(pid, &e, at_ns));
 	model_end_describe(&e, how, sizeof(how));
 	snprintf(a->status.message, sizeof(a->status.message), "PID %d (%s) %s", (int)pid,
 		 t ? t->comm : "?", how);
@@ -209,14 +209,14 @@ static void on_facts(void *ctx, const struct mt_target_facts *f)
 {
 	struct app *a = ctx;
 
-	model_apply_facts(a->model, f);
+	model_apply(a->model, MT_INPUT_FACTS(f));
 }
 
 static void on_dropped(void *ctx, pid_t pid)
 {
 	struct app *a = ctx;
 
-	model_drop_process(a->model, pid);
+	model_apply(a->model, MT_INPUT_DROP(pid));
 }
 
 static struct strpool_budget *on_names(void *ctx, pid_t pid)
@@ -534,7 +534,7 @@ static void port_paused(void *ctx)
 		struct mt_target_facts f = { .pid = model_target_at(a->model, i)->pid,
 					     .set = MT_FACT_EXACT };
 
-		model_apply_facts(a->model, &f);
+		model_apply(a->model, MT_INPUT_FACTS(&f));
 	}
 }
 
@@ -612,24 +612,32 @@ static void update_status(struct app *a, int alive)
 static void read_drops(struct app *a)
 {
 	__u64 drops[MT_DROP_COUNT];
-	struct mt_drops *d = model_drops(a->model);
+	struct mt_drops d = { 0 };
 
 	bpf_loader_read_drops(a->bpf, drops);
-	d->events_lost = drops[MT_DROP_RINGBUF];
-	d->live_map_full = drops[MT_DROP_LIVE_FULL];
-	d->pending_full = drops[MT_DROP_PENDING_FULL];
+	d.events_lost = drops[MT_DROP_RINGBUF];
+	d.live_map_full = drops[MT_DROP_LIVE_FULL];
+	d.pending_full = drops[MT_DROP_PENDING_FULL];
+	model_apply(a->model, MT_INPUT_DROPS(&d));
 }
 
 /* Per-interval rates are exact when the allocation probes were on for
- * the whole interval, even after a back-off (counters_exact is not). */
+ * the whole interval, even after a back-off (counters_exact is not): the
+ * interval about to close was not, when they were off during it. */
 static void mark_rates(struct app *a, __u64 now)
 {
 	bool on = overhead_on_since(&a->overhead, a->last_tick_ns);
 	size_t i;
 
-	for (i = 0; i < model_target_count(a->model); i++)
-		model_target_at(a->model, i)->rates_exact &= on;
 	a->last_tick_ns = now;
+	if (on)
+		return;
+	for (i = 0; i < model_target_count(a->model); i++) {
+		struct mt_target_facts f = { .pid = model_target_at(a->model, i)->pid,
+					     .set = MT_FACT_RATES };
+
+		model_apply(a->model, MT_INPUT_FACTS(&f));
+	}
 }
 
 /* A note for the user: on stderr unless the TUI owns the terminal, and as
@@ -735,9 +743,9 @@ static int tick(struct app *a)
 	now = clock_mono_ns();
 	alive = watch_refresh(&a->ws, now);
 	read_drops(a);
-	model_tick(a->model, now);
-	note_wall_clock(a);
 	mark_rates(a, now);
+	model_apply(a->model, MT_INPUT_TICK(now));
+	note_wall_clock(a);
 	update_status(a, alive);
 	cgroup_tick(a, now);
 	snapshots_tick(&a->snap, a->model, now, &a->status);
@@ -1016,6 +1024,7 @@ static int open_recording(struct app *a)
 		.rate = cfg->rate,
 		.group = cfg->group,
 		.skip_regex = cfg->skip_regex,
+		.max_stacks = cfg->max_stacks,
 		.version = MEMTOP_VERSION,
 	};
 	char targets[512], err[512];
@@ -1134,7 +1143,7 @@ static int command_outcome(struct app *a)
 
 	if (!a->cfg->cmd_argv || a->ws.launch.pid <= 0)
 		return 0;
-	t = model_target(a->model, a->ws.launch.pid, false);
+	t = model_target(a->model, a->ws.launch.pid);
 	if (!t || t->alive || (t->end.kind == MT_END_EXIT && t->end.code == 0))
 		return 0;
 	model_end_describe(&t->end, how, sizeof(how));
@@ -1230,7 +1239,8 @@ int app_run(const struct mt_config *given)
 	a.fe_ctx.cfg = cfg;
 	a.fe_ctx.status = &a.status;
 	a.fe_ctx.interval_s = cfg->interval_s;
-	model_tick(a.model, clock_mono_ns()); /* interval zero: the start line */
+	/* interval zero: the start line */
+	model_apply(a.model, MT_INPUT_TICK(clock_mono_ns()));
 	status_counters_exact(&a);
 	note_wall_clock(&a);
 	record_interval(&a, true);

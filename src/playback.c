@@ -156,7 +156,7 @@ static bool read_header(const char *path, struct rec_header *h)
 	    f.type != REC_HEADER)
 		return false;
 	rec_cur_init(&c, &f);
-	return rec_get_header(&c, h) && h->version == REC_VERSION;
+	return rec_get_header(&c, h) && rec_version_known(h->version);
 }
 
 static int add_file(struct playback *pb, const char *path)

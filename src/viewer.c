@@ -102,7 +102,7 @@ static bool read_session_header(int fd, struct rec_header *h)
 	if (f.type != REC_HEADER)
 		return false;
 	rec_cur_init(&c, &f);
-	return rec_get_header(&c, h) && h->version == REC_VERSION;
+	return rec_get_header(&c, h) && rec_version_known(h->version);
 }
 
 static bool session_name(const char *name, long *id)

@@ -172,7 +172,7 @@ static void fold_stack(struct bytebuf *t, struct mt_model *m, const struct mt_st
 	frames = pprof_stack_frames(a->stack, &n);
 	bytebuf_clear(t);
 	if (prefix) {
-		struct mt_target *tg = model_target(m, a->pid, false);
+		const struct mt_target *tg = model_target(m, a->pid);
 
 		snprintf(buf, sizeof(buf), "%.*s-%d", (int)sizeof(tg->comm), tg ? tg->comm : "?",
 			 (int)a->pid);

@@ -169,7 +169,7 @@ static double target_value(const struct mt_target *t, enum tfield k)
 	}
 }
 
-static void write_targets(FILE *f, struct mt_target **v, size_t n)
+static void write_targets(FILE *f, const struct mt_target **v, size_t n)
 {
 	char pid[16];
 	size_t i;
@@ -396,7 +396,7 @@ int metrics_text(struct mt_model *m, const struct mt_status *st, double wall_s, 
 {
 	struct mt_site *sites[2 * METRICS_TOP_SITES];
 	size_t nt = model_target_count(m), ns, i;
-	struct mt_target **tv = calloc(nt ? nt : 1, sizeof(*tv));
+	const struct mt_target **tv = calloc(nt ? nt : 1, sizeof(*tv));
 	locale_t c_num = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0), old = (locale_t)0;
 	FILE *f;
 	int e = 0;

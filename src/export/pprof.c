@@ -799,11 +799,11 @@ static int add_target_comment(struct pprof *p, struct mt_model *m, const struct 
 {
 	char text[512], comm[32];
 	size_t n = model_target_count(m), i, used, listed = 0;
-	struct mt_target *t;
+	const struct mt_target *t;
 
 	*start = 0;
 	if (o->pid) {
-		t = model_target(m, o->pid, false);
+		t = model_target(m, o->pid);
 		comm_of(t, comm, sizeof(comm));
 		if (t)
 			*start = t->start_ns;
@@ -892,7 +892,7 @@ static int add_stack_agg(struct pprof *p, struct mt_model *m, const struct mt_st
 	if (!tier[0] && !tier[1] && !tier[2] && !tier[3])
 		return 0;
 	if (labels) {
-		comm_of(model_target(m, a->pid, false), comm, sizeof(comm));
+		comm_of(model_target(m, a->pid), comm, sizeof(comm));
 		lab[nlab++] = (struct pprof_label){ .key = "pid", .num = a->pid };
 		lab[nlab++] = (struct pprof_label){ .key = "comm", .str = comm };
 	}

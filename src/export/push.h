@@ -48,7 +48,7 @@ struct push_opts {
  * whatever pthread_create or curl_global_init fail with. */
 struct push *push_new(const struct push_opts *o);
 
-/* Call after each model_tick(). When every_s has passed since the last
+/* Call after each tick of the model. When every_s has passed since the last
  * due time, encode one profile per target with something to report and
  * hand the batch to the sender. 0 when nothing was due or the batch was
  * handed over; -EBUSY when the previous batch is still pending (the

@@ -2,7 +2,7 @@
 /*
  * target_facts.h - what a data source reports about a process it watches:
  * plain data, no functions. probe/ fills one and hands it to its caller,
- * which applies it to the model (model_apply_facts(), the one way a
+ * which applies it to the model (model_apply(), MT_IN_FACTS: the one way a
  * target's facts enter it); `set` says which groups of fields the report
  * carries, and the model keeps the others as they were.
  */
@@ -32,6 +32,8 @@ enum mt_fact_set {
 	MT_FACT_FILE_LIM = 1u << 11, /* files_refused, maps_cut */
 	MT_FACT_JAVA = 1u << 12,     /* java, java_note and the agent's counts */
 	MT_FACT_NAMED = 1u << 13,    /* heap_named, named_by */
+	MT_FACT_INGEST = 1u << 14,   /* names_refused, pages_named (the model's
+				      * ingest reports them) */
 };
 
 struct mt_target_facts {
@@ -74,6 +76,11 @@ struct mt_target_facts {
 	 * page mappings are not taken in again as mmap samples. */
 	bool heap_named;
 	char named_by[16];
+	/* What the model's ingest set aside for it (MT_FACT_INGEST): names
+	 * past its share of the string pool, and mappings of its runtime's
+	 * own heap pages not taken in as samples. */
+	__u64 names_refused;
+	__u64 pages_named;
 };
 
 #endif /* MEMTOP_INPUT_TARGET_FACTS_H */

@@ -185,7 +185,7 @@ static __u8 device_index(struct ingest *in, pid_t pid, __u32 api, __u64 handle)
 	if (in->ndevs == INGEST_DEV_SLOTS) {
 		/* the slots of processes that ended are free again */
 		for (i = k = 0; i < in->ndevs; i++) {
-			const struct mt_target *t = model_target(in->model, in->devs[i].pid, false);
+			const struct mt_target *t = model_target(in->model, in->devs[i].pid);
 
 			if (!t || t->alive)
 				in->devs[k++] = in->devs[i];
@@ -233,8 +233,8 @@ static int ingest_alloc(struct ingest *in, const struct mt_event_alloc *ev)
 	bool truncated = false, cfi;
 	int nips, nf = 0, i;
 	__u64 unwound_before = in->unwound;
-	struct mt_target *t = model_target(in->model, ev->pid, false);
-	struct strpool_budget *was = strpool_charge(t ? &t->names : NULL);
+	const struct mt_target *t = model_target(in->model, ev->pid);
+	struct strpool_budget *was = strpool_charge(model_target_names(in->model, ev->pid));
 
 	if (in->pc)
 		proc_cache_note_sample(in->pc, ev->pid, ev->ts_ns);
@@ -251,13 +251,12 @@ static int ingest_alloc(struct ingest *in, const struct mt_event_alloc *ev)
 	if (py)
 		merge_python(in, py, frames, &nf, &truncated);
 	strpool_charge(was);
-	if (t)
-		t->limits.names_refused = t->names.refused;
-
 	if (ev->fn == MT_FN_MMAP && t && ingest_named_page(t, frames, nf)) {
-		t->pages_named++; /* the runtime's heap pages: their objects are named */
+		/* the runtime's heap pages: their objects are named */
+		ingest_set_aside(in, t, true);
 		return 0;
 	}
+	ingest_set_aside(in, t, false);
 	s.pid = ev->pid;
 	s.ts_ns = ev->ts_ns;
 	s.addr = ev->addr;
@@ -277,7 +276,20 @@ static int ingest_alloc(struct ingest *in, const struct mt_event_alloc *ev)
 	s.dev = device_tag(in, ev);
 	s.frames = frames;
 	s.nframes = nf;
-	return model_on_alloc(in->model, &s);
+	return model_apply(in->model, MT_INPUT_ALLOC(&s));
+}
+
+void ingest_set_aside(struct ingest *in, const struct mt_target *t, bool page_named)
+{
+	struct mt_target_facts f;
+
+	if (!t || (t->names.refused == t->limits.names_refused && !page_named))
+		return;
+	f = (struct mt_target_facts){ .pid = t->pid,
+				      .set = MT_FACT_INGEST,
+				      .names_refused = t->names.refused,
+				      .pages_named = t->pages_named + page_named };
+	model_apply(in->model, MT_INPUT_FACTS(&f));
 }
 
 int ingest_record(struct ingest *in, const void *data, size_t size)
@@ -294,7 +306,7 @@ int ingest_record(struct ingest *in, const void *data, size_t size)
 	case MT_EV_FREE:
 		if (size < sizeof(*fr))
 			goto bad;
-		model_on_free(in->model, fr->pid, fr->addr, fr->ts_ns);
+		model_apply(in->model, MT_INPUT_FREE(fr->pid, fr->addr, fr->ts_ns));
 		break;
 	case MT_EV_PY:
 		if (size < sizeof(struct mt_event_py))

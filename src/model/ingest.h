@@ -60,4 +60,9 @@ struct ingest {
  * malformed record (counted, skipped). */
 int ingest_record(struct ingest *in, const void *data, size_t size);
 
+/* What ingest set aside for t (names past its share of the string pool,
+ * with page_named one more mapping of its runtime's own heap pages not
+ * taken in), told to the model by its one door when it changed. */
+void ingest_set_aside(struct ingest *in, const struct mt_target *t, bool page_named);
+
 #endif /* MEMTOP_INGEST_H */

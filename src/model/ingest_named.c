@@ -100,18 +100,17 @@ int ingest_named(struct ingest *in, const void *data, size_t size)
 	const struct mt_event_named *ev = data;
 	struct mt_frame frames[MT_NAMED_MAX_FRAMES];
 	struct mt_sample_in s = { 0 };
-	struct mt_target *t;
+	const struct mt_target *t;
 	struct strpool_budget *was;
 	int e;
 
 	if (!named_ok(ev, size))
 		return -EINVAL;
-	t = model_target(in->model, (pid_t)ev->pid, false);
-	was = strpool_charge(t ? &t->names : NULL);
+	t = model_target(in->model, (pid_t)ev->pid);
+	was = strpool_charge(model_target_names(in->model, (pid_t)ev->pid));
 	e = named_frames(ev, frames);
 	strpool_charge(was);
-	if (t)
-		t->limits.names_refused = t->names.refused;
+	ingest_set_aside(in, t, false);
 	if (e)
 		return e;
 	s.pid = (pid_t)ev->pid;
@@ -123,7 +122,7 @@ int ingest_named(struct ingest *in, const void *data, size_t size)
 	s.frames = frames;
 	s.nframes = ev->nframes;
 	in->named_stacks++;
-	return model_on_alloc(in->model, &s);
+	return model_apply(in->model, MT_INPUT_ALLOC(&s));
 }
 
 bool ingest_named_page(const struct mt_target *t, const struct mt_frame *frames, int nframes)

@@ -13,7 +13,7 @@
 #include "model/ingest.h"
 
 /* One MT_EV_NAMED record of size bytes. 0, -EINVAL for a malformed one
- * (nothing taken from it), or what model_on_alloc() says. */
+ * (nothing taken from it), or what the model's MT_IN_ALLOC says. */
 int ingest_named(struct ingest *in, const void *data, size_t size);
 
 /* The mechanism that saw a site whose frame its runtime named

@@ -6,7 +6,7 @@
  * stack and process) and in the site its grouping key selects; a live
  * sample (pid, addr) remembers its aggregate so a later free can take its
  * weight back out of both. Sites are sums of their aggregates, which is
- * what makes regrouping possible: model_set_group() rebuilds the sites by
+ * what makes regrouping possible: an MT_IN_GROUP input rebuilds the sites by
  * re-adding every aggregate under the new key.
  *
  * The call-site frame of a stack is its first frame that is not allocator
@@ -17,7 +17,7 @@
  * same points: a site's past is the sum of its stacks' pasts, which is how
  * regrouping keeps histories, slopes and scores instead of restarting them.
  *
- * A target's death is an input (model_target_ended): the next tick closes
+ * A target's death is an input (MT_IN_ENDED): the next tick closes
  * its last interval at the moment of death and from then on nothing of it
  * changes; a site all of whose processes ended is frozen the same way.
  */
@@ -120,6 +120,8 @@ struct mt_model {
 	struct mt_model_observer obs; /* all NULL: nobody is told */
 };
 
+static struct mt_target *target_get(struct mt_model *m, pid_t pid, bool create);
+
 /* ---- small helpers -------------------------------------------------- */
 
 static void totals_add(struct totals *dst, const struct totals *d, int sign)
@@ -170,7 +172,7 @@ static void site_add(struct mt_site *s, const struct totals *d)
 /* Apply one change to an aggregate, its site and its target. */
 static void account(struct mt_model *m, struct stack_agg *a, const struct totals *d)
 {
-	struct mt_target *t = model_target(m, a->pub.pid, false);
+	struct mt_target *t = target_get(m, a->pub.pid, false);
 
 	totals_add(&a->t, d, 1);
 	a->pub.alloc_bytes = a->t.alloc_bytes;
@@ -430,7 +432,7 @@ static struct stack_agg *agg_get(struct mt_model *m, const struct mt_stack *stac
 		free(a);
 		return NULL;
 	}
-	t = model_target(m, pid, false);
+	t = target_get(m, pid, false);
 	if (t)
 		t->nstacks++;
 	return a;
@@ -443,7 +445,7 @@ static struct stack_agg *agg_get(struct mt_model *m, const struct mt_stack *stac
  * is counted in limits.stacks_folded. */
 static struct stack_agg *agg_of_sample(struct mt_model *m, const struct mt_sample_in *in)
 {
-	struct mt_target *t = model_target(m, in->pid, false);
+	struct mt_target *t = target_get(m, in->pid, false);
 	struct mt_stack *stack;
 	struct stack_agg *a;
 	struct mt_frame over;
@@ -664,14 +666,10 @@ out:
 	free(frozen);
 }
 
-int model_set_group(struct mt_model *m, enum mt_group group)
+static int set_group(struct mt_model *m, enum mt_group group)
 {
 	size_t i;
 
-	if (group == m->group)
-		return 0;
-	if (m->obs.group)
-		m->obs.group(m->obs.ctx, group);
 	free_hmap_values(&m->sites);
 	m->nsite = 0;
 	m->group = group;
@@ -687,23 +685,15 @@ int model_set_group(struct mt_model *m, enum mt_group group)
 	return 0;
 }
 
-int model_target_ended(struct mt_model *m, pid_t pid, const struct mt_target_end *how, __u64 at_ns)
+static void target_ended(struct mt_model *m, struct mt_target *t, const struct mt_target_end *how,
+			 __u64 at_ns)
 {
-	struct mt_target *t = model_target(m, pid, false);
-
-	if (!t)
-		return -ENOENT;
-	if (!t->alive)
-		return 0; /* already ended: the first report stands */
-	if (m->obs.target_ended)
-		m->obs.target_ended(m->obs.ctx, pid, how, at_ns);
 	t->alive = false;
 	t->exit_ns = at_ns ? at_ns : m->now_ns;
 	t->end = *how;
 	if (t->end.kind == MT_END_NONE)
 		t->end.kind = MT_END_UNKNOWN;
 	t->final_done = false;
-	return 0;
 }
 
 static const char *signal_name(int sig, char *buf, size_t len)
@@ -828,33 +818,18 @@ static bool mmap_of_allocator(const struct mt_model *m, const struct mt_sample_i
 	return false;
 }
 
-int model_on_alloc(struct mt_model *m, const struct mt_sample_in *in)
+static int alloc_in(struct mt_model *m, const struct mt_sample_in *in)
 {
-	struct mt_frame none;
-	struct mt_sample_in framed;
-
-	if (!in->nframes) {
-		/* a site is a frame of its stack: never one past its end */
-		none = (struct mt_frame){ .function = m->s_no_frame, .module = m->s_no_frame };
-		framed = *in;
-		framed.frames = &none;
-		framed.nframes = 1;
-		in = &framed;
-	}
-	if (m->obs.alloc)
-		m->obs.alloc(m->obs.ctx, in);
 	if (in->mmap && mmap_of_allocator(m, in))
 		return 0;
 	return on_alloc(m, in);
 }
 
-void model_on_free(struct mt_model *m, pid_t pid, __u64 addr, __u64 ts_ns)
+static void free_in(struct mt_model *m, pid_t pid, __u64 addr)
 {
 	struct live_key key = { pid, addr };
 	struct live_sample *l;
 
-	if (m->obs.free)
-		m->obs.free(m->obs.ctx, pid, addr, ts_ns);
 	if (!pid_alive(m, pid, &(__u64){ 0 })) {
 		m->drops.after_end++;
 		return;
@@ -870,12 +845,9 @@ void model_on_free(struct mt_model *m, pid_t pid, __u64 addr, __u64 ts_ns)
 	live_release(m, l, true);
 }
 
-void model_drop_process(struct mt_model *m, pid_t pid)
+static void drop_process(struct mt_model *m, pid_t pid)
 {
 	size_t i;
-
-	if (m->obs.drop_process)
-		m->obs.drop_process(m->obs.ctx, pid);
 
 	for (i = 0; i < m->live.cap;) {
 		struct live_sample *l = m->live.v[i].val;
@@ -898,16 +870,16 @@ static bool target_eq(const void *val, const void *key)
 	return ((const struct mt_target *)val)->pid == *(const pid_t *)key;
 }
 
-int model_apply_facts(struct mt_model *m, const struct mt_target_facts *f)
+static int apply_facts(struct mt_model *m, const struct mt_target_facts *f)
 {
-	struct mt_target *t = model_target(m, f->pid, f->set & MT_FACT_WATCHED);
+	struct mt_target *t = target_get(m, f->pid, f->set & MT_FACT_WATCHED);
 
 	if (!t)
 		return f->set & MT_FACT_WATCHED ? -ENOMEM : -ENOENT;
 	if (f->set & MT_FACT_WATCHED) {
 		t->alive = true;
 		t->exit_ns = 0;
-		t->start_ns = f->watched_ns;
+		t->start_ns = f->watched_ns ? f->watched_ns : m->now_ns;
 	}
 	if (f->set & MT_FACT_COMM)
 		memcpy(t->comm, f->comm, sizeof(t->comm));
@@ -961,25 +933,67 @@ int model_apply_facts(struct mt_model *m, const struct mt_target_facts *f)
 		t->java_dropped = f->java_dropped;
 		t->java_slowdown_pct = f->java_slowdown_pct;
 	}
+	if (f->set & MT_FACT_INGEST) {
+		t->limits.names_refused = f->names_refused;
+		t->pages_named = f->pages_named;
+	}
 	return 0;
+}
+
+void model_target_facts(const struct mt_target *t, struct mt_target_facts *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->pid = t->pid;
+	f->set = MT_FACT_COMM | MT_FACT_HOW | MT_FACT_RUNTIME | MT_FACT_GO | MT_FACT_RSS |
+		 MT_FACT_COUNTERS | MT_FACT_EXACT | MT_FACT_RATES | MT_FACT_SLOWDOWN |
+		 MT_FACT_PHASE | MT_FACT_FILE_LIM | MT_FACT_JAVA | MT_FACT_NAMED | MT_FACT_INGEST;
+	f->watched_ns = t->start_ns;
+	memcpy(f->comm, t->comm, sizeof(f->comm));
+	memcpy(f->allocator, t->allocator, sizeof(f->allocator));
+	memcpy(f->mechanism, t->mechanism_own, sizeof(f->mechanism));
+	memcpy(f->mechanism_why, t->mechanism_why, sizeof(f->mechanism_why));
+	memcpy(f->runtime, t->runtime, sizeof(f->runtime));
+	f->runtime_heap = t->runtime_heap;
+	f->runtime_tool = t->runtime_tool;
+	memcpy(f->go_version, t->go_version, sizeof(f->go_version));
+	f->go_rate = t->go_rate;
+	f->go_rate_by_memtop = t->go_rate_by_memtop;
+	f->rss_bytes = t->rss_bytes;
+	f->counters = t->counters;
+	f->counters_exact = t->counters_exact;
+	f->rates_exact = t->rates_exact;
+	f->slowdown_pct = t->slowdown_pct;
+	f->slowdown_measured = t->slowdown_measured;
+	f->slowdown_low_pct = t->slowdown_low_pct;
+	f->slowdown_high_pct = t->slowdown_high_pct;
+	f->phase_seen = t->phase_seen;
+	f->files_refused = t->limits.files_refused;
+	f->maps_cut = t->limits.maps_cut;
+	memcpy(f->java, t->java, sizeof(f->java));
+	memcpy(f->java_note, t->java_note, sizeof(f->java_note));
+	f->java_samples = t->java_samples;
+	f->java_dropped = t->java_dropped;
+	f->java_slowdown_pct = t->java_slowdown_pct;
+	f->heap_named = t->heap_named;
+	memcpy(f->named_by, t->named_by, sizeof(f->named_by));
+	f->names_refused = t->limits.names_refused;
+	f->pages_named = t->pages_named;
 }
 
 struct strpool_budget *model_target_names(struct mt_model *m, pid_t pid)
 {
-	struct mt_target *t = model_target(m, pid, false);
+	struct mt_target *t = target_get(m, pid, false);
 
 	return t ? &t->names : NULL;
 }
 
-struct mt_target *model_target(struct mt_model *m, pid_t pid, bool create)
+static struct mt_target *target_get(struct mt_model *m, pid_t pid, bool create)
 {
 	__u64 h = hmap_mix(0x7a7, pid);
 	struct mt_target *t = hmap_get(&m->targets, h, target_eq, &pid);
 
 	if (t && create && !t->alive) {
 		/* a new process with the pid of one that ended */
-		if (m->obs.target_new)
-			m->obs.target_new(m->obs.ctx, pid);
 		t->alive = true;
 		t->exit_ns = 0;
 		memset(&t->end, 0, sizeof(t->end));
@@ -987,8 +1001,6 @@ struct mt_target *model_target(struct mt_model *m, pid_t pid, bool create)
 	}
 	if (t || !create)
 		return t;
-	if (m->obs.target_new)
-		m->obs.target_new(m->obs.ctx, pid);
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
@@ -1011,7 +1023,12 @@ size_t model_target_count(const struct mt_model *m)
 	return m->ntarget;
 }
 
-struct mt_target *model_target_at(const struct mt_model *m, size_t i)
+const struct mt_target *model_target(const struct mt_model *m, pid_t pid)
+{
+	return target_get((struct mt_model *)m, pid, false);
+}
+
+const struct mt_target *model_target_at(const struct mt_model *m, size_t i)
 {
 	return i < m->ntarget ? m->target_v[i] : NULL;
 }
@@ -1041,7 +1058,7 @@ const struct mt_site *model_stack_site(const struct mt_model *m, size_t i)
 	return i < m->nagg ? m->agg_v[i]->site : NULL;
 }
 
-struct mt_drops *model_drops(struct mt_model *m)
+const struct mt_drops *model_drops(const struct mt_model *m)
 {
 	return &m->drops;
 }
@@ -1197,7 +1214,7 @@ static double per_s(double now, double before, double dt)
  * has no target for count as alive. */
 static bool pid_alive(struct mt_model *m, pid_t pid, __u64 *ended_ns)
 {
-	struct mt_target *t = model_target(m, pid, false);
+	struct mt_target *t = target_get(m, pid, false);
 
 	if (!t || t->alive)
 		return true;
@@ -1310,7 +1327,7 @@ static void sites_paced_extra(struct mt_model *m, double *extra)
 
 		if (a->t.inuse_phased_bytes <= 0.5)
 			continue;
-		t = model_target(m, a->pub.pid, false);
+		t = target_get(m, a->pub.pid, false);
 		if (t && t->phase_seen > 0 && t->phase_seen != 1)
 			extra[a->site->id - 1] += a->t.inuse_phased_bytes * (1 / t->phase_seen - 1);
 	}
@@ -1404,7 +1421,7 @@ static void tick_targets(struct mt_model *m, double now_s, double dt)
 	}
 }
 
-void model_tick(struct mt_model *m, __u64 now_ns)
+static void tick(struct mt_model *m, __u64 now_ns)
 {
 	size_t n = m->nsite ? m->nsite : 1;
 	bool *site_alive = calloc(n, sizeof(*site_alive));
@@ -1433,6 +1450,81 @@ void model_set_observer(struct mt_model *m, const struct mt_model_observer *o)
 		m->obs = *o;
 	else
 		memset(&m->obs, 0, sizeof(m->obs));
+}
+
+/* ---- the one door ------------------------------------------------------ */
+
+static void tell(const struct mt_model *m, const struct mt_input *in)
+{
+	if (m->obs.input)
+		m->obs.input(m->obs.ctx, in);
+}
+
+int model_apply(struct mt_model *m, const struct mt_input *in)
+{
+	struct mt_target *t;
+
+	switch (in->kind) {
+	case MT_IN_ALLOC: {
+		struct mt_sample_in framed;
+		struct mt_input told;
+		struct mt_frame none;
+
+		if (in->alloc->nframes) {
+			tell(m, in);
+			return alloc_in(m, in->alloc);
+		}
+		/* a site is a frame of its stack: never one past its end */
+		none = (struct mt_frame){ .function = m->s_no_frame, .module = m->s_no_frame };
+		framed = *in->alloc;
+		framed.frames = &none;
+		framed.nframes = 1;
+		told = *in;
+		told.alloc = &framed;
+		tell(m, &told);
+		return alloc_in(m, &framed);
+	}
+	case MT_IN_FREE:
+		tell(m, in);
+		free_in(m, in->pid, in->addr);
+		return 0;
+	case MT_IN_FACTS:
+		tell(m, in);
+		return apply_facts(m, in->facts);
+	case MT_IN_ENDED:
+		t = target_get(m, in->pid, false);
+		if (!t)
+			return -ENOENT;
+		if (!t->alive)
+			return 0; /* already ended: the first report stands */
+		tell(m, in);
+		target_ended(m, t, in->end, in->ts_ns);
+		return 0;
+	case MT_IN_DROP:
+		tell(m, in);
+		drop_process(m, in->pid);
+		return 0;
+	case MT_IN_DROPS:
+		tell(m, in);
+		m->drops.events_lost = in->drops->events_lost;
+		m->drops.live_map_full = in->drops->live_map_full;
+		m->drops.pending_full = in->drops->pending_full;
+		if (in->drops->unknown_frees > m->drops.unknown_frees)
+			m->drops.unknown_frees = in->drops->unknown_frees;
+		if (in->drops->after_end > m->drops.after_end)
+			m->drops.after_end = in->drops->after_end;
+		return 0;
+	case MT_IN_GROUP:
+		if (in->group == m->group)
+			return 0;
+		tell(m, in);
+		return set_group(m, in->group);
+	case MT_IN_TICK:
+		tell(m, in);
+		tick(m, in->ts_ns);
+		return 0;
+	}
+	return -EINVAL;
 }
 
 void model_live_each(const struct mt_model *m, void (*fn)(void *ctx, const struct mt_live_view *l),

@@ -3,10 +3,13 @@
  * model.h - what memtop knows: targets, interned stacks, call sites and the
  * live sampled allocations behind their in-use estimates.
  *
- * ingest.c feeds it decoded, symbolized samples and frees; app.c calls
- * model_tick() once per interval; views (text, JSON, TUI, pprof) read the
- * public fields of mt_target and mt_site and never write them. Single
- * threaded: everything runs on the main loop.
+ * Everything it holds enters by one door, model_apply(): ingest.c hands
+ * it decoded, symbolized samples and frees, app.c the data path's
+ * reports about each target, its deaths, the drops and one tick per
+ * interval, the recorder is told each input and replay feeds them back
+ * the same way. Views (text, JSON, TUI, pprof) read the public fields of
+ * mt_target and mt_site and never write them. Single threaded:
+ * everything runs on the main loop.
  *
  * Estimates are unsampled: a sample of size s drawn at mean rate R stands
  * for w = 1 / (1 - exp(-s/R)) allocations (sampling.h), so a site's
@@ -60,7 +63,7 @@ struct mt_site {
 				  * kernel's or memtop's live map was full): this
 				  * site's in-use is low by about as many samples */
 	__u64 oldest_live_ns;    /* CLOCK_MONOTONIC of the oldest live sample; 0: none */
-	/* Over the last model_tick() interval. */
+	/* Over the last interval (MT_IN_TICK). */
 	double alloc_bytes_per_s;
 	double alloc_objects_per_s;
 	/* Sampled allocations per size_hist_bucket() bucket (counts of
@@ -70,9 +73,9 @@ struct mt_site {
 	 * own weight (its size, the rate, the duty, a process's own sampler),
 	 * as alloc_objects sums them. What every view of sizes shows. */
 	double size_objects[MT_SIZE_BUCKETS];
-	/* History, slopes and leak score; updated by model_tick(). */
+	/* History, slopes and leak score; updated at every tick (MT_IN_TICK). */
 	struct mt_site_stats stats;
-	/* Every process this site has data from has ended (model_target_ended):
+	/* Every process this site has data from has ended (MT_IN_ENDED):
 	 * its figures, history and score stay as they were at the last of
 	 * those deaths, CLOCK_MONOTONIC ended_ns; 0 while one is alive. */
 	__u64 ended_ns;
@@ -81,7 +84,7 @@ struct mt_site {
 	double frozen_s; /* the tick that recorded its last point */
 };
 
-/* How a target ended, as model_target_ended() was told. */
+/* How a target ended, as an MT_IN_ENDED input said. */
 enum mt_end_kind {
 	MT_END_NONE = 0, /* alive */
 	MT_END_EXIT,     /* exited: code */
@@ -176,7 +179,7 @@ struct mt_target {
 	bool heap_named;
 	char named_by[16]; /* the mechanism that names them ("v8-sampling") */
 	__u64 pages_named;
-	/* Over the last model_tick() interval, from the exact counters; for a
+	/* Over the last interval (MT_IN_TICK), from the exact counters; for a
 	 * target memtop counts nothing of (the Go runtime's sampling, a
 	 * sampler the process runs itself), estimated from its samples. */
 	double alloc_calls_per_s;
@@ -263,62 +266,110 @@ struct mt_model_opts {
 struct mt_model *model_new(const struct mt_model_opts *opts);
 void model_free(struct mt_model *m);
 
-/* Regroup every site. Each site's past is rebuilt from the histories of
- * the stacks it is made of (kept for every stack whatever the grouping),
- * so rates, slopes and scores carry on; a site whose processes all ended
- * stays as it was at their death. 0 or -errno. */
-int model_set_group(struct mt_model *m, enum mt_group group);
 enum mt_group model_group(const struct mt_model *m);
 __u64 model_rate(const struct mt_model *m);
 
-/* Record a sampled allocation / a free of a sampled address. 0 or -errno
- * (-ENOMEM: dropped and counted). A sample without a frame is counted
- * under one frame named MT_NO_FRAME. A free of an unknown address is
- * counted in drops.unknown_frees and otherwise ignored. */
-int model_on_alloc(struct mt_model *m, const struct mt_sample_in *in);
-void model_on_free(struct mt_model *m, pid_t pid, __u64 addr, __u64 ts_ns);
+/* ---- the one door: every input the model takes ---------------------------- */
 
-/* Forget the live samples of a process (it exited or exec'd): they no
- * longer count as in use. */
-void model_drop_process(struct mt_model *m, pid_t pid);
+enum mt_input_kind {
+	/* alloc: a sampled allocation. -ENOMEM: dropped and counted. A
+	 * sample without a frame is counted under one frame named
+	 * MT_NO_FRAME. */
+	MT_IN_ALLOC = 1,
+	/* pid, addr, ts_ns: a free of a sampled address; one the model does
+	 * not know is counted in drops.unknown_frees and otherwise ignored */
+	MT_IN_FREE,
+	/* facts: what a data source reports about a target
+	 * (input/target_facts.h). MT_FACT_WATCHED makes the target (or a new
+	 * process reusing an ended one's pid), alive and watched from
+	 * watched_ns (0: the last tick); without it only an existing target
+	 * takes the report (-ENOENT otherwise). The groups not in f->set
+	 * stay as they were. */
+	MT_IN_FACTS,
+	/* pid, end, ts_ns: the target died at ts_ns (0: the last tick), as
+	 * end says. From the next tick on its figures, and those of every
+	 * site whose processes have all ended, stay as they were then, and
+	 * its later records are ignored (drops.after_end). Its live samples
+	 * stay: what it held when it died. The first report of a death
+	 * stands; -ENOENT for an unknown pid. */
+	MT_IN_ENDED,
+	/* pid: forget the live samples of a process (it exec'd): they no
+	 * longer count as in use */
+	MT_IN_DROP,
+	/* drops: the loss counters, totals. The data path's three
+	 * (events_lost, live_map_full, pending_full) are taken as they are;
+	 * the model's own two (unknown_frees, after_end) only where they are
+	 * ahead of its count (a recording's new segment carries them over),
+	 * so the data path passes 0 for them. */
+	MT_IN_DROPS,
+	/* group: regroup every site. Each site's past is rebuilt from the
+	 * histories of the stacks it is made of (kept whatever the
+	 * grouping), so rates, slopes and scores carry on; a site whose
+	 * processes all ended stays as it was at their death. */
+	MT_IN_GROUP,
+	/* ts_ns: close an interval ending then (CLOCK_MONOTONIC): per-second
+	 * rates, histories, slopes and leak scores of every site and
+	 * target */
+	MT_IN_TICK,
+};
 
-/* Target pid died at at_ns (CLOCK_MONOTONIC), as how says: from the
- * next model_tick() on, its figures and those of every site whose
- * processes have all ended stay as they were at that moment, and its
- * later records are ignored (drops.after_end). The live samples stay: they
- * are what it held when it died (exports keep them). A later
- * model_target() with create for the same pid (a new process reusing it)
- * starts it afresh. 0, or -ENOENT for an unknown pid. */
-int model_target_ended(struct mt_model *m, pid_t pid, const struct mt_target_end *how, __u64 at_ns);
+/* One input; only the fields its kind names are read. */
+struct mt_input {
+	enum mt_input_kind kind;
+	pid_t pid;
+	__u64 addr;
+	__u64 ts_ns;
+	enum mt_group group;
+	const struct mt_sample_in *alloc;
+	const struct mt_target_facts *facts;
+	const struct mt_target_end *end;
+	const struct mt_drops *drops;
+};
+
+/* The one way anything enters the model: the observer (recorder) is
+ * told the input first, then it is applied. 0 or -errno, as each kind
+ * says. */
+int model_apply(struct mt_model *m, const struct mt_input *in);
+
+/* Inputs spelled in one expression: model_apply(m, MT_INPUT_TICK(now)). */
+#define MT_INPUT_ALLOC(s) (&(const struct mt_input){ .kind = MT_IN_ALLOC, .alloc = (s) })
+#define MT_INPUT_FREE(p, a, t) \
+	(&(const struct mt_input){ .kind = MT_IN_FREE, .pid = (p), .addr = (a), .ts_ns = (t) })
+#define MT_INPUT_FACTS(f) (&(const struct mt_input){ .kind = MT_IN_FACTS, .facts = (f) })
+#define MT_INPUT_ENDED(p, e, t) \
+	(&(const struct mt_input){ .kind = MT_IN_ENDED, .pid = (p), .end = (e), .ts_ns = (t) })
+#define MT_INPUT_DROP(p) (&(const struct mt_input){ .kind = MT_IN_DROP, .pid = (p) })
+#define MT_INPUT_DROPS(d) (&(const struct mt_input){ .kind = MT_IN_DROPS, .drops = (d) })
+#define MT_INPUT_GROUP(g) (&(const struct mt_input){ .kind = MT_IN_GROUP, .group = (g) })
+#define MT_INPUT_TICK(t) (&(const struct mt_input){ .kind = MT_IN_TICK, .ts_ns = (t) })
+/* A target watched from now (the last tick), nothing else known yet. */
+#define MT_INPUT_WATCHED(p) \
+	MT_INPUT_FACTS((&(const struct mt_target_facts){ .pid = (p), .set = MT_FACT_WATCHED }))
+
 /* "exited with code 3", "killed by SIGSEGV (core dumped)", "OOM-killed
  * (cgroup 512.0 MiB of 512.0 MiB, oom_kill 1)", "exited" into buf. */
 void model_end_describe(const struct mt_target_end *e, char *buf, size_t len);
 
-/* What a data source reports about a target (input/target_facts.h): the
- * one way the facts it carries enter the model. MT_FACT_WATCHED makes the
- * target (or a new process reusing an ended one's pid), alive and watched
- * from now, with every group the report carries; without it only an
- * existing target takes the report. The groups not in f->set stay as
- * they were. 0, -ENOENT (no such target) or -ENOMEM. */
-int model_apply_facts(struct mt_model *m, const struct mt_target_facts *f);
+/* Every fact the model holds about a target, as one report (every group
+ * but MT_FACT_WATCHED set): what applied to a new model makes the same
+ * target (a recording's new segment opens with it). */
+void model_target_facts(const struct mt_target *t, struct mt_target_facts *f);
 
 /* The budget the names interned on pid's behalf are charged to
  * (util/strpool.h), or NULL while it has no target. */
 struct strpool_budget *model_target_names(struct mt_model *m, pid_t pid);
 
-/* The target for pid; created when create is true. NULL if absent. */
-struct mt_target *model_target(struct mt_model *m, pid_t pid, bool create);
+/* The target for pid, or NULL. Read-only: what it holds enters by
+ * model_apply(). */
+const struct mt_target *model_target(const struct mt_model *m, pid_t pid);
 size_t model_target_count(const struct mt_model *m);
-struct mt_target *model_target_at(const struct mt_model *m, size_t i);
+const struct mt_target *model_target_at(const struct mt_model *m, size_t i);
 
 size_t model_site_count(const struct mt_model *m);
 struct mt_site *model_site_at(const struct mt_model *m, size_t i);
 
-struct mt_drops *model_drops(struct mt_model *m);
+const struct mt_drops *model_drops(const struct mt_model *m);
 
-/* Close an interval ending at now_ns: per-second rates, histories, slopes
- * and leak scores of every site and target. */
-void model_tick(struct mt_model *m, __u64 now_ns);
 /* CLOCK_MONOTONIC of the last tick and the length of its interval. */
 __u64 model_now(const struct mt_model *m);
 double model_interval_s(const struct mt_model *m);
@@ -365,18 +416,14 @@ __u64 model_site_inline_capacity(const struct mt_site *s, double frac, double *a
  * smoothed byte rate (stats.rate_bytes_per_s), at its mix of sizes. */
 double model_site_obj_rate(const struct mt_site *s);
 
-/* Who is told of every input the model takes, before it is applied (the
- * recorder, record/recorder.h): the samples and frees as ingest hands them
- * over, a target's appearance (model_target() creating or renewing it),
- * its death, a dropped process, a regrouping. Any callback may be NULL. */
+/* Who is told of every input the model takes (the recorder,
+ * record/recorder.h), before it is applied: what model_apply() is given,
+ * except that a sample without a frame already carries its MT_NO_FRAME
+ * frame, and a death already reported or a regrouping to the grouping in
+ * force (which change nothing) are not told. */
 struct mt_model_observer {
 	void *ctx;
-	void (*alloc)(void *ctx, const struct mt_sample_in *in);
-	void (*free)(void *ctx, pid_t pid, __u64 addr, __u64 ts_ns);
-	void (*drop_process)(void *ctx, pid_t pid);
-	void (*target_new)(void *ctx, pid_t pid);
-	void (*target_ended)(void *ctx, pid_t pid, const struct mt_target_end *how, __u64 at_ns);
-	void (*group)(void *ctx, enum mt_group group);
+	void (*input)(void *ctx, const struct mt_input *in);
 };
 /* o is copied; NULL stops telling. */
 void model_set_observer(struct mt_model *m, const struct mt_model_observer *o);

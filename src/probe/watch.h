@@ -49,11 +49,11 @@ struct watch_env {
 	void *warn_ctx;
 	/* A watched process ended (called with warn_ctx): its wait status,
 	 * -1 when unknown, and when it ended. The caller tells the model
-	 * (model_target_ended); may be NULL. */
+	 * (an MT_IN_ENDED input); may be NULL. */
 	void (*ended)(void *ctx, pid_t pid, int wstatus, __u64 at_ns);
 	/* What memtop learnt about a watched process (input/target_facts.h),
 	 * called with warn_ctx: the caller applies it to the model
-	 * (model_apply_facts); may be NULL. */
+	 * (an MT_IN_FACTS input); may be NULL. */
 	void (*facts)(void *ctx, const struct mt_target_facts *f);
 	/* A watched process exec'd: its live samples are gone (the caller
 	 * drops them, model_drop_process); may be NULL. */

@@ -52,14 +52,20 @@ void rec_put_header(struct bytebuf *b, const struct rec_header *h)
 	rec_put_f64(b, h->start_wall_s);
 	rec_put_str(b, h->version_str);
 	rec_put_str(b, h->targets);
+	rec_put_u32(b, h->max_stacks); /* version 2 */
 	rec_frame_end(b, f);
+}
+
+bool rec_version_known(__u16 version)
+{
+	return version >= REC_VERSION_OLDEST && version <= REC_VERSION;
 }
 
 bool rec_get_header(struct rec_cur *c, struct rec_header *h)
 {
 	memset(h, 0, sizeof(*h));
 	h->version = rec_get_u16(c);
-	if (h->version != REC_VERSION)
+	if (!rec_version_known(h->version))
 		return !c->bad; /* the caller refuses it by its version */
 	rec_get_u16(c);
 	h->session = rec_get_u64(c);
@@ -71,6 +77,8 @@ bool rec_get_header(struct rec_cur *c, struct rec_header *h)
 	h->start_wall_s = rec_get_f64(c);
 	h->version_str = get_interned(c);
 	h->targets = get_interned(c);
+	if (h->version >= 2)
+		h->max_stacks = rec_get_u32(c);
 	if (h->rate < 1 || h->rate > (1ULL << 30) || h->group > MT_GROUP_STACK)
 		c->bad = true;
 	return !c->bad;
@@ -290,15 +298,6 @@ bool rec_get_group(struct rec_cur *c, enum mt_group *g)
 
 /* ---- interval ------------------------------------------------------------- */
 
-static void put_counters(struct bytebuf *b, const struct mt_proc_counters *k)
-{
-	rec_put_u64(b, k->alloc_calls);
-	rec_put_u64(b, k->free_calls);
-	rec_put_u64(b, k->alloc_bytes);
-	rec_put_u64(b, k->probe_hits);
-	rec_put_u64(b, k->samples);
-}
-
 static void get_counters(struct rec_cur *c, struct mt_proc_counters *k)
 {
 	k->alloc_calls = rec_get_u64(c);
@@ -384,54 +383,53 @@ static void get_push_serve(struct rec_cur *c, struct mt_status *st)
 	st->serve.open = rec_get_u64(c);
 }
 
-enum { TARGET_COUNTERS_EXACT = 1, TARGET_RATES_EXACT = 2 };
-
 /* ---- a target's facts, by table ------------------------------------------ */
 
-#define FACT(id, kind, field)                                        \
-	{                                                            \
-		id, kind, #field, offsetof(struct mt_target, field), \
-			sizeof(((struct mt_target *)0)->field)       \
+#define FACT(id, kind, group, field)                                              \
+	{                                                                         \
+		id, kind, group, #field, offsetof(struct mt_target_facts, field), \
+			sizeof(((struct mt_target_facts *)0)->field)              \
 	}
 
-/* Every fact of a target that the data path sets (the model computes the
- * rest again from the replayed inputs). An id is never reused; a new fact
- * is one new row, written and read with no other change. */
+/* Every field of a facts report (input/target_facts.h), with the group
+ * that carries it. An id is never reused (19, the number of stacks
+ * folded, was version 1's: the model counts it again from the samples);
+ * a new fact is one new row, written and read with no other change. */
 static const struct rec_fact facts[] = {
-	FACT(1, REC_FACT_STR, comm),
-	FACT(2, REC_FACT_STR, allocator),
-	FACT(3, REC_FACT_STR, mechanism),
-	FACT(4, REC_FACT_STR, mechanism_why),
-	FACT(5, REC_FACT_STR, runtime),
-	FACT(6, REC_FACT_INTERNED, runtime_heap),
-	FACT(7, REC_FACT_INTERNED, runtime_tool),
-	FACT(8, REC_FACT_STR, go_version),
-	FACT(9, REC_FACT_INT, go_rate),
-	FACT(10, REC_FACT_INT, rss_bytes),
-	FACT(11, REC_FACT_INT, counters.alloc_calls),
-	FACT(12, REC_FACT_INT, counters.free_calls),
-	FACT(13, REC_FACT_INT, counters.alloc_bytes),
-	FACT(14, REC_FACT_INT, counters.samples),
-	FACT(15, REC_FACT_INT, counters.probe_hits),
-	FACT(16, REC_FACT_INT, counters_exact),
-	FACT(17, REC_FACT_INT, rates_exact),
-	FACT(18, REC_FACT_F64, slowdown_pct),
-	FACT(19, REC_FACT_INT, limits.stacks_folded),
-	FACT(20, REC_FACT_INT, limits.files_refused),
-	FACT(21, REC_FACT_INT, limits.maps_cut),
-	FACT(22, REC_FACT_INT, limits.names_refused),
-	FACT(23, REC_FACT_INT, go_rate_by_memtop),
-	FACT(24, REC_FACT_STR, java),
-	FACT(25, REC_FACT_STR, java_note),
-	FACT(26, REC_FACT_INT, java_samples),
-	FACT(27, REC_FACT_INT, java_dropped),
-	FACT(28, REC_FACT_F64, java_slowdown_pct),
-	FACT(29, REC_FACT_INT, heap_named),
-	FACT(30, REC_FACT_STR, named_by),
-	FACT(31, REC_FACT_INT, slowdown_measured),
-	FACT(32, REC_FACT_F64, slowdown_low_pct),
-	FACT(33, REC_FACT_F64, slowdown_high_pct),
-	FACT(34, REC_FACT_F64, phase_seen),
+	FACT(1, REC_FACT_STR, MT_FACT_COMM, comm),
+	FACT(2, REC_FACT_STR, MT_FACT_HOW, allocator),
+	FACT(3, REC_FACT_STR, MT_FACT_HOW, mechanism),
+	FACT(4, REC_FACT_STR, MT_FACT_HOW, mechanism_why),
+	FACT(5, REC_FACT_STR, MT_FACT_RUNTIME, runtime),
+	FACT(6, REC_FACT_INTERNED, MT_FACT_RUNTIME, runtime_heap),
+	FACT(7, REC_FACT_INTERNED, MT_FACT_RUNTIME, runtime_tool),
+	FACT(8, REC_FACT_STR, MT_FACT_GO, go_version),
+	FACT(9, REC_FACT_INT, MT_FACT_GO, go_rate),
+	FACT(10, REC_FACT_INT, MT_FACT_RSS, rss_bytes),
+	FACT(11, REC_FACT_INT, MT_FACT_COUNTERS, counters.alloc_calls),
+	FACT(12, REC_FACT_INT, MT_FACT_COUNTERS, counters.free_calls),
+	FACT(13, REC_FACT_INT, MT_FACT_COUNTERS, counters.alloc_bytes),
+	FACT(14, REC_FACT_INT, MT_FACT_COUNTERS, counters.samples),
+	FACT(15, REC_FACT_INT, MT_FACT_COUNTERS, counters.probe_hits),
+	FACT(16, REC_FACT_INT, MT_FACT_EXACT, counters_exact),
+	FACT(17, REC_FACT_INT, MT_FACT_RATES, rates_exact),
+	FACT(18, REC_FACT_F64, MT_FACT_SLOWDOWN, slowdown_pct),
+	FACT(20, REC_FACT_INT, MT_FACT_FILE_LIM, files_refused),
+	FACT(21, REC_FACT_INT, MT_FACT_FILE_LIM, maps_cut),
+	FACT(22, REC_FACT_INT, MT_FACT_INGEST, names_refused),
+	FACT(23, REC_FACT_INT, MT_FACT_GO, go_rate_by_memtop),
+	FACT(24, REC_FACT_STR, MT_FACT_JAVA, java),
+	FACT(25, REC_FACT_STR, MT_FACT_JAVA, java_note),
+	FACT(26, REC_FACT_INT, MT_FACT_JAVA, java_samples),
+	FACT(27, REC_FACT_INT, MT_FACT_JAVA, java_dropped),
+	FACT(28, REC_FACT_F64, MT_FACT_JAVA, java_slowdown_pct),
+	FACT(29, REC_FACT_INT, MT_FACT_NAMED, heap_named),
+	FACT(30, REC_FACT_STR, MT_FACT_NAMED, named_by),
+	FACT(31, REC_FACT_INT, MT_FACT_SLOWDOWN, slowdown_measured),
+	FACT(32, REC_FACT_F64, MT_FACT_SLOWDOWN, slowdown_low_pct),
+	FACT(33, REC_FACT_F64, MT_FACT_SLOWDOWN, slowdown_high_pct),
+	FACT(34, REC_FACT_F64, MT_FACT_PHASE, phase_seen),
+	FACT(35, REC_FACT_INT, MT_FACT_INGEST, pages_named),
 };
 
 _Static_assert(sizeof(facts) / sizeof(facts[0]) <= REC_MAX_FACTS, "a fact's id is 6 bits");
@@ -440,6 +438,17 @@ const struct rec_fact *rec_facts(size_t *n)
 {
 	*n = sizeof(facts) / sizeof(facts[0]);
 	return facts;
+}
+
+/* Every group a row belongs to: what a reader applies of a report. */
+static __u32 groups_known(void)
+{
+	__u32 g = MT_FACT_WATCHED;
+	size_t i;
+
+	for (i = 0; i < sizeof(facts) / sizeof(facts[0]); i++)
+		g |= facts[i].group;
+	return g;
 }
 
 /* On the wire a fact is a tag, its value's form in the top two bits (so
@@ -452,18 +461,24 @@ static __u8 wire_of(const struct rec_fact *x)
 	return x->kind == REC_FACT_INT ? WIRE_U64 : x->kind == REC_FACT_F64 ? WIRE_F64 : WIRE_STR;
 }
 
-static void put_facts(struct bytebuf *b, const struct mt_target *t)
+/* The rows of the groups in f->set: a count, then each one tagged. */
+static void put_fact_list(struct bytebuf *b, const struct mt_target_facts *f)
 {
-	const char *at = (const char *)t;
+	const char *at = (const char *)f;
 	size_t i, n = sizeof(facts) / sizeof(facts[0]);
+	__u8 count = 0;
 
-	rec_put_u8(b, (__u8)n);
+	for (i = 0; i < n; i++)
+		count += !!(facts[i].group & f->set);
+	rec_put_u8(b, count);
 	for (i = 0; i < n; i++) {
 		const struct rec_fact *x = &facts[i];
 		const void *v = at + x->offset;
 		__u64 u = 0;
 		double d;
 
+		if (!(x->group & f->set))
+			continue;
 		rec_put_u8(b, (__u8)(wire_of(x) << 6 | x->id));
 		switch (x->kind) {
 		case REC_FACT_STR:
@@ -495,15 +510,14 @@ static const struct rec_fact *fact_of(__u8 id, __u8 wire)
 	return NULL;
 }
 
-bool rec_get_facts(struct rec_cur *c, struct mt_target *t, bool *got)
+/* Read a list into f; *got: the groups of the rows found. Rows of ids
+ * this reader does not know are skipped. */
+static bool get_fact_list(struct rec_cur *c, struct mt_target_facts *f, __u32 *got)
 {
-	char *at = (char *)t;
-	__u8 k, count;
+	char *at = (char *)f;
+	__u8 k, count = rec_get_u8(c);
 
-	memset(got, 0, sizeof(facts) / sizeof(facts[0]) * sizeof(*got));
-	if (!c->n)
-		return true; /* written before the table was */
-	count = rec_get_u8(c);
+	*got = 0;
 	for (k = 0; k < count && !c->bad; k++) {
 		__u8 tag = rec_get_u8(c), wire = tag >> 6;
 		const struct rec_fact *x = fact_of(tag & 63, wire);
@@ -524,62 +538,95 @@ bool rec_get_facts(struct rec_cur *c, struct mt_target *t, bool *got)
 		else if (wire > WIRE_F64)
 			c->bad = true; /* a form no writer has */
 		if (x && !c->bad)
-			got[x - facts] = true;
+			*got |= x->group;
 	}
 	return !c->bad;
 }
 
-static void put_target(struct bytebuf *b, const struct mt_target *t)
+/* A report read back holds together: the views print a runtime's words
+ * beside its name and a slowdown's range, and phase_seen weighs. */
+static bool facts_ok(const struct mt_target_facts *f)
 {
-	rec_put_u32(b, (__u32)t->pid);
-	rec_put_str(b, t->comm);
-	rec_put_str(b, t->allocator);
-	rec_put_str(b, t->runtime);
-	rec_put_str(b, t->runtime_heap);
-	rec_put_str(b, t->runtime_tool);
-	rec_put_u64(b, t->rss_bytes);
-	put_counters(b, &t->counters);
-	rec_put_u8(b, (t->counters_exact ? TARGET_COUNTERS_EXACT : 0) |
-			      (t->rates_exact ? TARGET_RATES_EXACT : 0));
-	rec_put_f64(b, t->slowdown_pct);
+	if ((f->set & MT_FACT_RUNTIME) && f->runtime[0] && (!f->runtime_heap || !f->runtime_tool))
+		return false;
+	if ((f->set & MT_FACT_SLOWDOWN) && !rec_range_ok(f->slowdown_low_pct, f->slowdown_high_pct))
+		return false;
+	if ((f->set & MT_FACT_PHASE) && !(f->phase_seen >= 0 && f->phase_seen <= 1000))
+		return false;
+	return true;
 }
 
-bool rec_get_target(struct rec_cur *c, struct rec_target *t)
+void rec_put_facts(struct bytebuf *b, const struct mt_target_facts *f, __u16 flags)
 {
-	__u8 bits;
+	size_t fr = rec_frame_begin(b, REC_FACTS, flags);
 
-	memset(t, 0, sizeof(*t));
-	t->pid = (pid_t)rec_get_u32(c);
-	get_into(c, t->comm, sizeof(t->comm));
-	get_into(c, t->allocator, sizeof(t->allocator));
-	get_into(c, t->runtime, sizeof(t->runtime));
-	t->runtime_heap = get_interned(c);
-	t->runtime_tool = get_interned(c);
-	t->rss_bytes = rec_get_u64(c);
-	get_counters(c, &t->counters);
-	bits = rec_get_u8(c);
-	t->counters_exact = bits & TARGET_COUNTERS_EXACT;
-	t->rates_exact = bits & TARGET_RATES_EXACT;
-	t->slowdown_pct = rec_get_f64(c);
-	/* unseen.c prints the runtime's words beside its name */
-	if (t->runtime[0] && (!t->runtime_heap || !t->runtime_tool))
+	rec_put_u32(b, (__u32)f->pid);
+	rec_put_u32(b, f->set);
+	rec_put_u64(b, f->watched_ns);
+	put_fact_list(b, f);
+	rec_frame_end(b, fr);
+}
+
+bool rec_get_facts(struct rec_cur *c, struct mt_target_facts *f)
+{
+	__u32 got;
+
+	memset(f, 0, sizeof(*f));
+	f->pid = (pid_t)rec_get_u32(c);
+	/* a group a later writer added is not applied: its fields are
+	 * skipped as unknown rows */
+	f->set = rec_get_u32(c) & groups_known();
+	f->watched_ns = rec_get_u64(c);
+	if (get_fact_list(c, f, &got) && !facts_ok(f))
 		c->bad = true;
 	return !c->bad;
 }
 
-void rec_put_interval(struct bytebuf *b, const struct mt_model *m, const struct mt_status *st,
-		      __u16 flags)
+void rec_put_drops(struct bytebuf *b, const struct mt_drops *d, __u16 flags)
 {
-	size_t f = rec_frame_begin(b, REC_INTERVAL, flags), i, n = model_target_count(m);
-	const struct mt_drops *d = model_drops((struct mt_model *)m);
+	size_t f = rec_frame_begin(b, REC_DROPS, flags);
 
-	rec_put_u64(b, model_now(m));
-	rec_put_f64(b, st->wall_s);
 	rec_put_u64(b, d->events_lost);
 	rec_put_u64(b, d->live_map_full);
 	rec_put_u64(b, d->pending_full);
 	rec_put_u64(b, d->unknown_frees);
 	rec_put_u64(b, d->after_end);
+	rec_frame_end(b, f);
+}
+
+static void get_drops(struct rec_cur *c, struct mt_drops *d)
+{
+	d->events_lost = rec_get_u64(c);
+	d->live_map_full = rec_get_u64(c);
+	d->pending_full = rec_get_u64(c);
+	d->unknown_frees = rec_get_u64(c);
+	d->after_end = rec_get_u64(c);
+}
+
+bool rec_get_drops(struct rec_cur *c, struct mt_drops *d)
+{
+	get_drops(c, d);
+	return !c->bad;
+}
+
+void rec_put_tick(struct bytebuf *b, __u64 now_ns, __u16 flags)
+{
+	size_t f = rec_frame_begin(b, REC_TICK, flags);
+
+	rec_put_u64(b, now_ns);
+	rec_frame_end(b, f);
+}
+
+bool rec_get_tick(struct rec_cur *c, __u64 *now_ns)
+{
+	*now_ns = rec_get_u64(c);
+	return !c->bad;
+}
+
+/* ---- the status of an interval ------------------------------------------- */
+
+static void put_status(struct bytebuf *b, const struct mt_status *st)
+{
 	rec_put_str(b, st->probe_mode);
 	rec_put_f64(b, st->events_per_s);
 	rec_put_f64(b, st->est_cpu_pct);
@@ -601,73 +648,10 @@ void rec_put_interval(struct bytebuf *b, const struct mt_model *m, const struct 
 	put_push_serve(b, st);
 	rec_put_str(b, st->message);
 	rec_put_str(b, st->cmd_log);
-	rec_put_u32(b, (__u32)n);
-	for (i = 0; i < n; i++)
-		put_target(b, model_target_at(m, i));
-	/* added at the payload's end, which a reader of the first layout
-	 * skips: how each target is watched, in the same order */
-	for (i = 0; i < n; i++) {
-		rec_put_str(b, model_target_at(m, i)->mechanism);
-		rec_put_str(b, model_target_at(m, i)->mechanism_why);
-	}
-	/* then every fact of the table, in the same order */
-	for (i = 0; i < n; i++)
-		put_facts(b, model_target_at(m, i));
-	/* then, at the end again: the status's slowdown measure */
-	rec_put_u8(b, st->est_slowdown_measured);
-	rec_put_f64(b, st->est_slowdown_low_pct);
-	rec_put_f64(b, st->est_slowdown_high_pct);
-	rec_put_f64(b, st->inprocess_over_pct); /* added after, absent before */
-	rec_frame_end(b, f);
 }
 
-/* A range read back: low <= high, high may be INFINITY (unbounded). */
-bool rec_range_ok(double low, double high)
+static void get_status(struct rec_cur *c, struct mt_status *st)
 {
-	return low >= 0 && !isnan(high) && high >= low;
-}
-
-bool rec_get_interval_measure(struct rec_cur *c, struct mt_status *st)
-{
-	if (!c->n) {
-		st->est_slowdown_measured = true;
-		st->est_slowdown_low_pct = st->est_slowdown_high_pct = st->est_slowdown_pct;
-		return true;
-	}
-	st->est_slowdown_measured = rec_get_u8(c);
-	st->est_slowdown_low_pct = rec_get_f64(c);
-	st->est_slowdown_high_pct = rec_get_f64(c);
-	st->inprocess_over_pct = c->n ? rec_get_f64(c) : 0;
-	if (!rec_range_ok(st->est_slowdown_low_pct, st->est_slowdown_high_pct) ||
-	    !(st->inprocess_over_pct >= 0))
-		c->bad = true;
-	return !c->bad;
-}
-
-bool rec_get_target_how(struct rec_cur *c, struct rec_target *t)
-{
-	t->mechanism[0] = t->mechanism_why[0] = '\0';
-	if (!c->n)
-		return true; /* written before the field was */
-	get_into(c, t->mechanism, sizeof(t->mechanism));
-	get_into(c, t->mechanism_why, sizeof(t->mechanism_why));
-	return !c->bad;
-}
-
-bool rec_get_interval(struct rec_cur *c, __u64 *now_ns, struct mt_drops *d, struct mt_status *st,
-		      __u32 *ntargets)
-{
-	const struct mt_replay_pos *pos = st->replay;
-
-	memset(st, 0, sizeof(*st));
-	st->replay = pos;
-	*now_ns = rec_get_u64(c);
-	st->wall_s = rec_get_f64(c);
-	d->events_lost = rec_get_u64(c);
-	d->live_map_full = rec_get_u64(c);
-	d->pending_full = rec_get_u64(c);
-	d->unknown_frees = rec_get_u64(c);
-	d->after_end = rec_get_u64(c);
 	st->probe_mode = get_interned(c);
 	st->events_per_s = rec_get_f64(c);
 	st->est_cpu_pct = rec_get_f64(c);
@@ -689,8 +673,145 @@ bool rec_get_interval(struct rec_cur *c, __u64 *now_ns, struct mt_drops *d, stru
 	get_push_serve(c, st);
 	get_into(c, st->message, sizeof(st->message));
 	st->cmd_log = get_interned(c);
+}
+
+static void put_measure(struct bytebuf *b, const struct mt_status *st)
+{
+	rec_put_u8(b, st->est_slowdown_measured);
+	rec_put_f64(b, st->est_slowdown_low_pct);
+	rec_put_f64(b, st->est_slowdown_high_pct);
+	rec_put_f64(b, st->inprocess_over_pct);
+}
+
+/* A range read back: low <= high, high may be INFINITY (unbounded). */
+bool rec_range_ok(double low, double high)
+{
+	return low >= 0 && !isnan(high) && high >= low;
+}
+
+/* The status's slowdown measure. Version 1 wrote it after the targets,
+ * and not at all at first: the figure then reads as measured and known
+ * to itself. */
+static bool get_measure(struct rec_cur *c, struct mt_status *st)
+{
+	if (!c->n) {
+		st->est_slowdown_measured = true;
+		st->est_slowdown_low_pct = st->est_slowdown_high_pct = st->est_slowdown_pct;
+		return true;
+	}
+	st->est_slowdown_measured = rec_get_u8(c);
+	st->est_slowdown_low_pct = rec_get_f64(c);
+	st->est_slowdown_high_pct = rec_get_f64(c);
+	st->inprocess_over_pct = c->n ? rec_get_f64(c) : 0;
+	if (!rec_range_ok(st->est_slowdown_low_pct, st->est_slowdown_high_pct) ||
+	    !(st->inprocess_over_pct >= 0))
+		c->bad = true;
+	return !c->bad;
+}
+
+/* Clear st but where the replay stands. */
+static void status_reset(struct mt_status *st)
+{
+	const struct mt_replay_pos *pos = st->replay;
+
+	memset(st, 0, sizeof(*st));
+	st->replay = pos;
+}
+
+void rec_put_interval(struct bytebuf *b, const struct mt_status *st, __u16 flags)
+{
+	size_t f = rec_frame_begin(b, REC_INTERVAL, flags);
+
+	rec_put_f64(b, st->wall_s);
+	put_status(b, st);
+	put_measure(b, st);
+	rec_frame_end(b, f);
+}
+
+bool rec_get_interval(struct rec_cur *c, struct mt_status *st)
+{
+	status_reset(st);
+	st->wall_s = rec_get_f64(c);
+	get_status(c, st);
+	return !c->bad && get_measure(c, st);
+}
+
+/* ---- version 1's interval ------------------------------------------------- */
+
+enum { TARGET_COUNTERS_EXACT = 1, TARGET_RATES_EXACT = 2 };
+
+bool rec_get_interval_v1(struct rec_cur *c, __u64 *now_ns, struct mt_drops *d, struct mt_status *st,
+			 __u32 *ntargets)
+{
+	status_reset(st);
+	*now_ns = rec_get_u64(c);
+	st->wall_s = rec_get_f64(c);
+	get_drops(c, d);
+	get_status(c, st);
 	*ntargets = rec_get_u32(c);
 	if (*ntargets > REC_MAX_TARGETS)
 		c->bad = true;
 	return !c->bad;
+}
+
+bool rec_get_target_v1(struct rec_cur *c, struct mt_target_facts *f)
+{
+	__u8 bits;
+
+	memset(f, 0, sizeof(*f));
+	f->set = MT_FACT_COMM | MT_FACT_HOW | MT_FACT_RUNTIME | MT_FACT_RSS | MT_FACT_COUNTERS |
+		 MT_FACT_EXACT | MT_FACT_RATES | MT_FACT_SLOWDOWN;
+	f->pid = (pid_t)rec_get_u32(c);
+	get_into(c, f->comm, sizeof(f->comm));
+	get_into(c, f->allocator, sizeof(f->allocator));
+	get_into(c, f->runtime, sizeof(f->runtime));
+	f->runtime_heap = get_interned(c);
+	f->runtime_tool = get_interned(c);
+	f->rss_bytes = rec_get_u64(c);
+	get_counters(c, &f->counters);
+	bits = rec_get_u8(c);
+	f->counters_exact = bits & TARGET_COUNTERS_EXACT;
+	f->rates_exact = bits & TARGET_RATES_EXACT;
+	f->slowdown_pct = rec_get_f64(c);
+	/* written before the slowdown's measure was: measured, known to
+	 * itself, every phase seen (the facts, when there, say otherwise) */
+	f->slowdown_measured = true;
+	f->slowdown_low_pct = f->slowdown_high_pct = f->slowdown_pct;
+	f->phase_seen = 1;
+	f->set |= MT_FACT_PHASE;
+	return !c->bad;
+}
+
+bool rec_get_target_how_v1(struct rec_cur *c, struct mt_target_facts *f)
+{
+	if (!c->n)
+		return true; /* written before the field was */
+	get_into(c, f->mechanism, sizeof(f->mechanism));
+	get_into(c, f->mechanism_why, sizeof(f->mechanism_why));
+	return !c->bad;
+}
+
+bool rec_get_facts_v1(struct rec_cur *c, struct mt_target_facts *f)
+{
+	char *plus;
+	__u32 got;
+
+	if (!c->n)
+		return facts_ok(f); /* written before the table was */
+	if (!get_fact_list(c, f, &got))
+		return false;
+	f->set |= got;
+	/* version 1 wrote the mechanism as shown: the runtime that names
+	 * its heap after a "+", which the model adds again */
+	plus = strchr(f->mechanism, '+');
+	if (plus && f->heap_named)
+		*plus = '\0';
+	if (!facts_ok(f))
+		c->bad = true;
+	return !c->bad;
+}
+
+bool rec_get_measure_v1(struct rec_cur *c, struct mt_status *st)
+{
+	return get_measure(c, st);
 }

@@ -31,10 +31,15 @@ struct rec_header {
 	double start_wall_s;
 	const char *version_str;
 	const char *targets;
+	__u32 max_stacks; /* --max-stacks (version 2); 0: the default */
 };
 
 void rec_put_header(struct bytebuf *b, const struct rec_header *h);
+/* True too for a version this memtop does not read (then only h->version
+ * is set): the caller refuses it, saying which (rec_version_known()). */
 bool rec_get_header(struct rec_cur *c, struct rec_header *h);
+/* A version this memtop reads: REC_VERSION_OLDEST to REC_VERSION. */
+bool rec_version_known(__u16 version);
 
 void rec_put_string(struct bytebuf *b, __u32 id, const char *s, __u16 flags);
 bool rec_get_string(struct rec_cur *c, __u32 *id, const char **s);
@@ -70,37 +75,11 @@ bool rec_get_ended(struct rec_cur *c, pid_t *pid, struct mt_target_end *e, __u64
 void rec_put_group(struct bytebuf *b, enum mt_group g, __u16 flags);
 bool rec_get_group(struct rec_cur *c, enum mt_group *g);
 
-/* An interval as the front ends saw it: the tick's time, the drops, the
- * status, and what the data path set on every target (figures the model
- * computes itself are not written: the replay's model_tick() computes
- * them again). */
-void rec_put_interval(struct bytebuf *b, const struct mt_model *m, const struct mt_status *st,
-		      __u16 flags);
-
-/* The fields of a target that the data path sets (not the model). */
-struct rec_target {
-	pid_t pid;
-	char comm[16];
-	char allocator[16];
-	char mechanism[48];
-	char mechanism_why[64];
-	char runtime[16];
-	const char *runtime_heap, *runtime_tool; /* interned, or NULL */
-	__u64 rss_bytes;
-	struct mt_proc_counters counters;
-	bool counters_exact, rates_exact;
-	double slowdown_pct;
-};
-/* The interval's head; then rec_get_target() *ntargets times. The
- * status's strings point into the string pool. */
-bool rec_get_interval(struct rec_cur *c, __u64 *now_ns, struct mt_drops *d, struct mt_status *st,
-		      __u32 *ntargets);
-bool rec_get_target(struct rec_cur *c, struct rec_target *t);
-/* A target's facts (what the data path sets on it), written after the
- * mechanisms by one table: kind, id, and where the field is in struct
- * mt_target. The replay applies the facts it finds over the first
- * layout's fields, so a fact added to the table is recorded and replayed
- * with no other change. */
+/* REC_FACTS: a target's facts report (input/target_facts.h), the fields
+ * of the groups in its set, written by one table: kind, id, group, and
+ * where the field is in struct mt_target_facts. A reader applies the
+ * groups it knows and skips rows it does not, so a fact added to the
+ * table is recorded and replayed with no other change. */
 enum rec_fact_kind {
 	REC_FACT_STR,      /* a char array, cut to fit */
 	REC_FACT_INTERNED, /* a const char * into the string pool, or NULL */
@@ -110,25 +89,47 @@ enum rec_fact_kind {
 struct rec_fact {
 	__u8 id; /* 1..63, never reused */
 	__u8 kind;
+	__u32 group;      /* the enum mt_fact_set bit that carries it */
 	const char *name; /* the field, for tests and messages */
 	size_t offset, size;
 };
 /* The table; at most REC_MAX_FACTS rows. */
 #define REC_MAX_FACTS 63
 const struct rec_fact *rec_facts(size_t *n);
-/* Read one target's facts into t; got[i] (one per rec_facts() row) says
- * which were there. A recording written before the table has none. */
-bool rec_get_facts(struct rec_cur *c, struct mt_target *t, bool *got);
+void rec_put_facts(struct bytebuf *b, const struct mt_target_facts *f, __u16 flags);
+/* False too for a report that does not hold together (a runtime without
+ * its words, a slowdown range upside down, phase_seen out of range). */
+bool rec_get_facts(struct rec_cur *c, struct mt_target_facts *f);
 
-/* After the *ntargets targets: how each is watched (mechanism,
- * mechanism_why), in the same order; "" when the interval was written
- * without them. */
-bool rec_get_target_how(struct rec_cur *c, struct rec_target *t);
-/* After the facts: the status's slowdown measure. Written before it was,
- * the figure reads as measured and known to itself. */
-bool rec_get_interval_measure(struct rec_cur *c, struct mt_status *st);
+/* REC_DROPS: the loss counters (the model takes the data path's three,
+ * and its own two where they are ahead of its count: a segment's opening
+ * state). */
+void rec_put_drops(struct bytebuf *b, const struct mt_drops *d, __u16 flags);
+bool rec_get_drops(struct rec_cur *c, struct mt_drops *d);
+
+/* REC_TICK: an interval of the model closed at now_ns. */
+void rec_put_tick(struct bytebuf *b, __u64 now_ns, __u16 flags);
+bool rec_get_tick(struct rec_cur *c, __u64 *now_ns);
+
+/* REC_INTERVAL: an interval the front ends showed, and the status they
+ * showed with it (the status's strings point into the string pool). */
+void rec_put_interval(struct bytebuf *b, const struct mt_status *st, __u16 flags);
+bool rec_get_interval(struct rec_cur *c, struct mt_status *st);
+
 /* A slowdown range as recorded holds together (low <= high, or high
  * infinite: only a lower bound). */
 bool rec_range_ok(double low, double high);
+
+/* Version 1's REC_INTERVAL, which carried the tick, the drops and every
+ * target's fields itself: its head; then rec_get_target_v1() *ntargets
+ * times, rec_get_target_how_v1() as many times, rec_get_facts_v1() as
+ * many, and rec_get_measure_v1(). Each target comes out as a facts
+ * report, which the replay applies by the model's one door. */
+bool rec_get_interval_v1(struct rec_cur *c, __u64 *now_ns, struct mt_drops *d, struct mt_status *st,
+			 __u32 *ntargets);
+bool rec_get_target_v1(struct rec_cur *c, struct mt_target_facts *f);
+bool rec_get_target_how_v1(struct rec_cur *c, struct mt_target_facts *f);
+bool rec_get_facts_v1(struct rec_cur *c, struct mt_target_facts *f);
+bool rec_get_measure_v1(struct rec_cur *c, struct mt_status *st);
 
 #endif /* MEMTOP_REC_CODEC_H */

@@ -240,6 +240,7 @@ static void put_header(struct recorder *r)
 		.interval_s = r->o.interval_s,
 		.version_str = r->o.version,
 		.targets = r->o.targets,
+		.max_stacks = r->o.max_stacks,
 	};
 
 	h.start_wall_s = clock_wall_s();
@@ -271,57 +272,48 @@ static int open_segment(const char *path, char *err, size_t errlen)
 
 /* ---- the model's observer ------------------------------------------------------ */
 
-static void on_alloc(void *ctx, const struct mt_sample_in *in)
+/* Each input as a frame: what replay gives the model again. */
+static void on_input(void *ctx, const struct mt_input *in)
 {
 	struct recorder *r = ctx;
-	__u32 id = stack_id(r, in->frames, in->nframes);
+	__u32 id;
 
-	if (id)
-		rec_put_alloc(&r->buf, id, in, 0);
+	switch (in->kind) {
+	case MT_IN_ALLOC:
+		id = stack_id(r, in->alloc->frames, in->alloc->nframes);
+		if (id)
+			rec_put_alloc(&r->buf, id, in->alloc, 0);
+		break;
+	case MT_IN_FREE:
+		rec_put_free(&r->buf, in->pid, in->addr, in->ts_ns);
+		break;
+	case MT_IN_FACTS:
+		/* the runtime's words are interned: the reader's are too */
+		rec_put_facts(&r->buf, in->facts, 0);
+		break;
+	case MT_IN_ENDED:
+		rec_put_ended(&r->buf, in->pid, in->end, in->ts_ns, 0);
+		break;
+	case MT_IN_DROP:
+		rec_put_pid(&r->buf, REC_DROP, in->pid, 0);
+		break;
+	case MT_IN_DROPS:
+		rec_put_drops(&r->buf, in->drops, 0);
+		break;
+	case MT_IN_GROUP:
+		rec_put_group(&r->buf, in->group, 0);
+		break;
+	case MT_IN_TICK:
+		rec_put_tick(&r->buf, in->ts_ns, 0);
+		break;
+	}
 	if (r->buf.len > FLUSH_BYTES)
 		flush(r);
-}
-
-static void on_free(void *ctx, pid_t pid, __u64 addr, __u64 ts_ns)
-{
-	struct recorder *r = ctx;
-
-	rec_put_free(&r->buf, pid, addr, ts_ns);
-	if (r->buf.len > FLUSH_BYTES)
-		flush(r);
-}
-
-static void on_drop(void *ctx, pid_t pid)
-{
-	rec_put_pid(&((struct recorder *)ctx)->buf, REC_DROP, pid, 0);
-}
-
-static void on_target_new(void *ctx, pid_t pid)
-{
-	rec_put_pid(&((struct recorder *)ctx)->buf, REC_TARGET, pid, 0);
-}
-
-static void on_ended(void *ctx, pid_t pid, const struct mt_target_end *how, __u64 at_ns)
-{
-	rec_put_ended(&((struct recorder *)ctx)->buf, pid, how, at_ns, 0);
-}
-
-static void on_group(void *ctx, enum mt_group g)
-{
-	rec_put_group(&((struct recorder *)ctx)->buf, g, 0);
 }
 
 void recorder_watch(struct recorder *r, struct mt_model *m)
 {
-	const struct mt_model_observer o = {
-		.ctx = r,
-		.alloc = on_alloc,
-		.free = on_free,
-		.drop_process = on_drop,
-		.target_new = on_target_new,
-		.target_ended = on_ended,
-		.group = on_group,
-	};
+	const struct mt_model_observer o = { .ctx = r, .input = on_input };
 
 	r->model = m;
 	model_set_observer(m, &o);
@@ -353,7 +345,8 @@ static void put_carried(void *ctx, const struct mt_live_view *l)
 }
 
 /* What a reader starting at the new segment needs: the dictionary, the
- * targets, the live samples, the deaths, and the interval just shown. */
+ * targets and all their facts, the live samples, the deaths, the drops,
+ * and the interval just shown. */
 static void put_opening_state(struct recorder *r, const struct mt_model *m, const struct mt_status *st)
 {
 	size_t i, n = model_target_count(m);
@@ -363,8 +356,13 @@ static void put_opening_state(struct recorder *r, const struct mt_model *m, cons
 	for (i = 0; i < r->nstacks; i++)
 		rec_put_stack(&r->buf, r->stack_v[i]->id, r->stack_v[i]->ids, r->stack_v[i]->n,
 			      REC_F_KEY);
-	for (i = 0; i < n; i++)
-		rec_put_pid(&r->buf, REC_TARGET, model_target_at(m, i)->pid, REC_F_KEY);
+	for (i = 0; i < n; i++) {
+		struct mt_target_facts f;
+
+		model_target_facts(model_target_at(m, i), &f);
+		f.set |= MT_FACT_WATCHED;
+		rec_put_facts(&r->buf, &f, REC_F_KEY);
+	}
 	model_live_each(m, put_carried, r);
 	for (i = 0; i < n; i++) {
 		const struct mt_target *t = model_target_at(m, i);
@@ -372,7 +370,9 @@ static void put_opening_state(struct recorder *r, const struct mt_model *m, cons
 		if (!t->alive)
 			rec_put_ended(&r->buf, t->pid, &t->end, t->exit_ns, REC_F_KEY);
 	}
-	rec_put_interval(&r->buf, m, st, REC_F_KEY | REC_F_QUIET);
+	rec_put_drops(&r->buf, model_drops(m), REC_F_KEY);
+	rec_put_tick(&r->buf, model_now(m), REC_F_KEY);
+	rec_put_interval(&r->buf, st, REC_F_KEY | REC_F_QUIET);
 }
 
 static void rotate(struct recorder *r, const struct mt_model *m, const struct mt_status *st)
@@ -416,7 +416,7 @@ void recorder_interval(struct recorder *r, const struct mt_model *m, const struc
 {
 	if (r->failed[0])
 		return;
-	rec_put_interval(&r->buf, m, st, quiet ? REC_F_QUIET : 0);
+	rec_put_interval(&r->buf, st, quiet ? REC_F_QUIET : 0);
 	flush(r);
 	/* a segment holds at least as much again as its opening state, or
 	 * it would rotate at every interval */

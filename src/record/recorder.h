@@ -36,6 +36,7 @@ struct recorder_opts {
 	__u64 rate;
 	enum mt_group group;
 	const char *skip_regex;
+	__u32 max_stacks; /* --max-stacks; 0: the model's default */
 	const char *version;
 };
 

@@ -26,7 +26,8 @@
 
 #define REC_MAGIC "\x89MTREC\r\n"
 #define REC_MAGIC_LEN 8
-#define REC_VERSION 1
+#define REC_VERSION 2              /* what memtop writes */
+#define REC_VERSION_OLDEST 1       /* the oldest it reads */
 #define REC_FRAME_OVERHEAD 12      /* length, type, flags, CRC */
 #define REC_MAX_PAYLOAD (4u << 20) /* no frame is larger */
 #define REC_MAX_STRING 65536       /* bytes of one string */
@@ -37,14 +38,18 @@ enum rec_type {
 	REC_HEADER = 1,    /* a segment's first frame: version, session, options */
 	REC_STRING = 2,    /* u32 id, string: ids from 1, each defined once */
 	REC_STACK = 3,     /* u32 id, flags, frames: ids from 1 */
-	REC_TARGET = 4,    /* a target appears (or a new process reuses its pid) */
+	REC_TARGET = 4,    /* version 1: a target appears (or a new process reuses its pid) */
 	REC_ALLOC = 5,     /* a sampled allocation, symbolized */
 	REC_FREE = 6,      /* a free of a sampled address */
 	REC_DROP = 7,      /* a process's live samples are forgotten (exec) */
 	REC_ENDED = 8,     /* a target died, and how */
 	REC_GROUP = 9,     /* the grouping changed */
-	REC_INTERVAL = 10, /* an interval closed: targets' figures, drops, status */
-	REC_TYPE_MAX = REC_INTERVAL,
+	REC_INTERVAL = 10, /* an interval shown: the status (version 1: also the
+			    * tick, the drops and every target's figures) */
+	REC_FACTS = 11,    /* a target's facts report (version 2) */
+	REC_DROPS = 12,    /* the loss counters (version 2) */
+	REC_TICK = 13,     /* the model closed an interval (version 2) */
+	REC_TYPE_MAX = REC_TICK,
 };
 
 enum rec_flag {

@@ -68,6 +68,7 @@ struct replay {
 	int segments; /* seen so far */
 	__u64 session;
 	__u32 segment;
+	__u16 version;   /* the recording's format */
 	bool in_segment; /* a magic was read: a header must follow */
 	bool skip_key;
 	int error; /* once set, nothing more is applied */
@@ -365,13 +366,13 @@ static int apply_header(struct replay *r, struct rec_cur *c)
 
 	if (!rec_get_header(c, &h))
 		return failf(r, -EBADMSG, "a malformed segment header");
-	if (h.version != REC_VERSION)
+	if (!rec_version_known(h.version))
 		return failf(r, -EPROTONOSUPPORT,
-			     "recording format version %u; this memtop reads version %d", h.version,
-			     REC_VERSION);
+			     "recording format version %u; this memtop reads versions %d to %d",
+			     h.version, REC_VERSION_OLDEST, REC_VERSION);
 	r->in_segment = false;
 	if (r->segments++) {
-		if (h.session != r->session || h.segment != r->segment + 1)
+		if (h.session != r->session || h.segment != r->segment + 1 || h.version != r->version)
 			return failf(
 				r, -EBADMSG,
 				"segment %u of session %016llx does not follow segment %u of %016llx",
@@ -383,6 +384,7 @@ static int apply_header(struct replay *r, struct rec_cur *c)
 	}
 	r->session = h.session;
 	r->segment = h.segment;
+	r->version = h.version;
 	r->skip_key = false;
 	if (h.skip_regex) { /* the same bounded compile as --skip's (util/pattern.h) */
 		char why[128];
@@ -393,7 +395,10 @@ static int apply_header(struct replay *r, struct rec_cur *c)
 				     strlen(h.skip_regex), why);
 		pattern_free(p);
 	}
-	mo = (struct mt_model_opts){ .rate = h.rate, .group = h.group, .skip_regex = h.skip_regex };
+	mo = (struct mt_model_opts){ .rate = h.rate,
+				     .group = h.group,
+				     .skip_regex = h.skip_regex,
+				     .max_stacks = h.max_stacks };
 	r->model = model_new(&mo);
 	if (!r->model)
 		return failf(r, -errno, "cannot set up the model: %s",
@@ -421,106 +426,14 @@ static int apply_alloc(struct replay *r, struct rec_cur *c)
 		return failf(r, -EBADMSG, "an allocation of unknown stack %u", stack);
 	in.frames = r->stacks[stack - 1].frames;
 	in.nframes = r->stacks[stack - 1].n;
-	model_on_alloc(r->model, &in); /* -ENOMEM is counted by the model, as live */
+	/* -ENOMEM is counted by the model, as live */
+	model_apply(r->model, MT_INPUT_ALLOC(&in));
 	return 0;
 }
 
-static void set_target(struct mt_model *m, const struct rec_target *rt)
+/* A shown interval closes: the front ends may show the model now. */
+static int interval_shown(struct replay *r, __u16 flags)
 {
-	struct mt_target *t = model_target(m, rt->pid, false);
-
-	if (!t)
-		t = model_target(m, rt->pid, true);
-	if (!t)
-		return;
-	memcpy(t->comm, rt->comm, sizeof(t->comm));
-	memcpy(t->allocator, rt->allocator, sizeof(t->allocator));
-	memcpy(t->runtime, rt->runtime, sizeof(t->runtime));
-	t->runtime_heap = rt->runtime_heap;
-	t->runtime_tool = rt->runtime_tool;
-	t->rss_bytes = rt->rss_bytes;
-	t->counters = rt->counters;
-	t->counters_exact = rt->counters_exact;
-	t->rates_exact = rt->rates_exact;
-	t->slowdown_pct = rt->slowdown_pct;
-}
-
-static int apply_interval(struct replay *r, struct rec_cur *c, __u16 flags)
-{
-	struct mt_drops d;
-	__u64 now;
-	__u32 n, i;
-	pid_t *pids;
-
-	if (!rec_get_interval(c, &now, &d, &r->status, &n))
-		return failf(r, -EBADMSG, "a malformed interval");
-	if (now < r->last_now_ns)
-		return failf(r, -EBADMSG, "an interval that ends before the last one");
-	/* a target takes more than 4 bytes of the payload */
-	pids = n <= c->n / 4 ? malloc((n ? n : 1) * sizeof(*pids)) : NULL;
-	if (!pids)
-		return failf(r, -EBADMSG, "a malformed interval");
-	for (i = 0; i < n; i++) {
-		struct rec_target t;
-
-		if (!rec_get_target(c, &t)) {
-			free(pids);
-			return failf(r, -EBADMSG, "a malformed target in an interval");
-		}
-		set_target(r->model, &t);
-		pids[i] = t.pid;
-	}
-	/* then how each is watched, in the same order */
-	for (i = 0; i < n; i++) {
-		struct mt_target *mt = model_target(r->model, pids[i], false);
-		struct rec_target t;
-
-		if (!rec_get_target_how(c, &t)) {
-			free(pids);
-			return failf(r, -EBADMSG, "a malformed target in an interval");
-		}
-		if (mt) {
-			memcpy(mt->mechanism, t.mechanism, sizeof(mt->mechanism));
-			memcpy(mt->mechanism_why, t.mechanism_why, sizeof(mt->mechanism_why));
-		}
-	}
-	/* then every fact of the table (rec_codec.h), over the fields above;
-	 * a recording without the slowdown's measure: measured, known to
-	 * itself, every phase seen */
-	for (i = 0; i < n; i++) {
-		struct mt_target *mt = model_target(r->model, pids[i], false), scratch = { 0 };
-		struct mt_target *into = mt ? mt : &scratch;
-		const struct rec_fact *facts;
-		bool got[REC_MAX_FACTS], measured = false;
-		size_t k, nf;
-
-		if (!rec_get_facts(c, into, got)) {
-			free(pids);
-			return failf(r, -EBADMSG, "a malformed target in an interval");
-		}
-		facts = rec_facts(&nf);
-		for (k = 0; k < nf; k++)
-			if (got[k] && facts[k].offset == offsetof(struct mt_target, slowdown_measured))
-				measured = true;
-		if (!measured) {
-			into->slowdown_measured = true;
-			into->slowdown_low_pct = into->slowdown_high_pct = into->slowdown_pct;
-			into->phase_seen = 1;
-		}
-		if (!rec_range_ok(into->slowdown_low_pct, into->slowdown_high_pct) ||
-		    !(into->phase_seen >= 0 && into->phase_seen <= 1000)) {
-			free(pids);
-			return failf(r, -EBADMSG, "a malformed target in an interval");
-		}
-	}
-	if (!rec_get_interval_measure(c, &r->status)) {
-		free(pids);
-		return failf(r, -EBADMSG, "a malformed interval");
-	}
-	free(pids);
-	*model_drops(r->model) = d;
-	model_tick(r->model, now);
-	r->last_now_ns = now;
 	r->quiet = flags & REC_F_QUIET;
 	/* after replay_trim() the oldest segment kept opens with interval
 	 * `first`: a KEY interval there is that one, as replay_count() has
@@ -530,11 +443,73 @@ static int apply_interval(struct replay *r, struct rec_cur *c, __u16 flags)
 	return 1;
 }
 
+static int apply_tick(struct replay *r, __u64 now)
+{
+	if (now < r->last_now_ns)
+		return failf(r, -EBADMSG, "an interval that ends before the last one");
+	model_apply(r->model, MT_INPUT_TICK(now));
+	r->last_now_ns = now;
+	return 0;
+}
+
+/* A facts report of either version, into the model by its door. */
+static int apply_facts(struct replay *r, const struct mt_target_facts *f)
+{
+	int e = model_apply(r->model, MT_INPUT_FACTS(f));
+
+	return e == -ENOMEM ? failf(r, -ENOMEM, "out of memory") : 0;
+}
+
+/* Version 1's interval: the tick, the drops and every target's fields in
+ * one frame, applied as the inputs version 2 records one by one. */
+static int apply_interval_v1(struct replay *r, struct rec_cur *c, __u16 flags)
+{
+	struct mt_target_facts *tf;
+	struct mt_drops d;
+	__u64 now;
+	__u32 n, i;
+	int e = 0;
+
+	if (!rec_get_interval_v1(c, &now, &d, &r->status, &n))
+		return failf(r, -EBADMSG, "a malformed interval");
+	/* a target takes more than 4 bytes of the payload */
+	tf = n <= c->n / 4 ? calloc(n ? n : 1, sizeof(*tf)) : NULL;
+	if (!tf)
+		return failf(r, -EBADMSG, "a malformed interval");
+	for (i = 0; i < n && !e; i++)
+		if (!rec_get_target_v1(c, &tf[i]))
+			e = -EBADMSG;
+	for (i = 0; i < n && !e; i++)
+		if (!rec_get_target_how_v1(c, &tf[i]))
+			e = -EBADMSG;
+	for (i = 0; i < n && !e; i++)
+		if (!rec_get_facts_v1(c, &tf[i]))
+			e = -EBADMSG;
+	if (!e && !rec_get_measure_v1(c, &r->status))
+		e = -EBADMSG;
+	for (i = 0; i < n && !e; i++) {
+		/* a target the interval names first is watched from now */
+		if (!model_target(r->model, tf[i].pid))
+			tf[i].set |= MT_FACT_WATCHED;
+		e = apply_facts(r, &tf[i]);
+	}
+	free(tf);
+	if (e == -EBADMSG)
+		return failf(r, -EBADMSG, "a malformed target in an interval");
+	if (e)
+		return e;
+	model_apply(r->model, MT_INPUT_DROPS(&d));
+	e = apply_tick(r, now);
+	return e ? e : interval_shown(r, flags);
+}
+
 /* One frame of the data, the model exists. 1: an interval closed. */
 static int apply_frame(struct replay *r, const struct rec_frame *f)
 {
 	struct rec_cur c;
 	struct mt_target_end e;
+	struct mt_target_facts tf;
+	struct mt_drops d;
 	enum mt_group g;
 	__u64 a, b;
 	pid_t pid;
@@ -548,33 +523,50 @@ static int apply_frame(struct replay *r, const struct rec_frame *f)
 	case REC_ALLOC:
 		return apply_alloc(r, &c);
 	case REC_TARGET:
-		if (!rec_get_pid(&c, &pid))
+		if (!rec_get_pid(&c, &pid) || r->version != 1)
 			return failf(r, -EBADMSG, "a malformed target");
-		model_target(r->model, pid, true);
-		return 0;
+		tf = (struct mt_target_facts){ .pid = pid, .set = MT_FACT_WATCHED };
+		return apply_facts(r, &tf);
+	case REC_FACTS:
+		if (!rec_get_facts(&c, &tf) || r->version < 2)
+			return failf(r, -EBADMSG, "a malformed report of a target");
+		return apply_facts(r, &tf);
 	case REC_DROP:
 		if (!rec_get_pid(&c, &pid))
 			return failf(r, -EBADMSG, "a malformed dropped process");
-		model_drop_process(r->model, pid);
+		model_apply(r->model, MT_INPUT_DROP(pid));
+		return 0;
+	case REC_DROPS:
+		if (!rec_get_drops(&c, &d) || r->version < 2)
+			return failf(r, -EBADMSG, "malformed drops");
+		model_apply(r->model, MT_INPUT_DROPS(&d));
 		return 0;
 	case REC_FREE:
 		if (!rec_get_free(&c, &pid, &a, &b))
 			return failf(r, -EBADMSG, "a malformed free");
-		model_on_free(r->model, pid, a, b);
+		model_apply(r->model, MT_INPUT_FREE(pid, a, b));
 		return 0;
 	case REC_ENDED:
 		if (!rec_get_ended(&c, &pid, &e, &a))
 			return failf(r, -EBADMSG, "a malformed end of a target");
-		model_target_ended(r->model, pid, &e, a);
+		model_apply(r->model, MT_INPUT_ENDED(pid, &e, a));
 		return 0;
 	case REC_GROUP:
 		if (!rec_get_group(&c, &g))
 			return failf(r, -EBADMSG, "a malformed grouping");
-		if (model_set_group(r->model, g))
+		if (model_apply(r->model, MT_INPUT_GROUP(g)))
 			return failf(r, -ENOMEM, "out of memory");
 		return 0;
+	case REC_TICK:
+		if (!rec_get_tick(&c, &a) || r->version < 2)
+			return failf(r, -EBADMSG, "a malformed tick");
+		return apply_tick(r, a);
 	case REC_INTERVAL:
-		return apply_interval(r, &c, f->flags);
+		if (r->version == 1)
+			return apply_interval_v1(r, &c, f->flags);
+		if (!rec_get_interval(&c, &r->status))
+			return failf(r, -EBADMSG, "a malformed interval");
+		return interval_shown(r, f->flags);
 	case REC_HEADER:
 	default:
 		return failf(r, -EBADMSG, "a segment header inside a segment");

@@ -4,8 +4,8 @@
  * text, JSON lines, or the ncurses TUI. One ops table per front end.
  *
  * The loop: wait on the ring buffer and, when the front end has one, its
- * input fd; drain events into the model; every interval call model_tick()
- * and then ops->tick(); when input_fd is readable call ops->input().
+ * input fd; drain events into the model; every interval tick the model
+ * (MT_IN_TICK) and then call ops->tick(); when input_fd is readable call ops->input().
  * Front ends read the model and the shared status, and may change the
  * model's grouping or ask for an export; they never touch BPF.
  */
@@ -51,7 +51,7 @@ struct mt_frontend {
 	int (*start)(struct mt_fe_ctx *ctx);
 	/* The fd to watch for input, or -1. */
 	int (*input_fd)(struct mt_fe_ctx *ctx);
-	/* After each model_tick(). Returns enum mt_fe_action bits. */
+	/* After each tick of the model. Returns enum mt_fe_action bits. */
 	int (*tick)(struct mt_fe_ctx *ctx);
 	/* input_fd is readable. Returns enum mt_fe_action bits. */
 	int (*input)(struct mt_fe_ctx *ctx);

@@ -150,8 +150,7 @@ static const char *site_mechanism(const struct mt_model *m, const struct mt_site
 		return named; /* its runtime named it: "jvmti", "v8-sampling" */
 	for (i = 0; i < n; i++) {
 		if (model_stack_site(m, i) == s) {
-			const struct mt_target *t =
-				model_target((struct mt_model *)m, model_stack_at(m, i)->pid, false);
+			const struct mt_target *t = model_target(m, model_stack_at(m, i)->pid);
 
 			return t && t->mechanism[0] ? t->mechanism : NULL;
 		}

@@ -9,7 +9,7 @@
  *
  * Input: records one after the other, each a 16-bit little-endian length
  * then that many bytes (the last one takes what is left), replayed into a
- * fresh model, then one model_tick(). Each record is copied into a buffer
+ * fresh model, then one MT_IN_TICK input. Each record is copied into a buffer
  * of exactly its length, as the ring buffer delivers it. The model is then
  * exported as --output and --folded would write it (in memory). The pid of an
  * alloc record decides whose memory it describes: odd pids become this
@@ -89,8 +89,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	__u8 *pb;
 
 	in.model = model_new(&o);
-	if (!in.model || !model_target(in.model, self, true) ||
-	    !model_target(in.model, NO_SUCH_PID, true))
+	if (!in.model || model_apply(in.model, MT_INPUT_WATCHED(self)) ||
+	    model_apply(in.model, MT_INPUT_WATCHED(NO_SUCH_PID)))
 		abort();
 	in.sym = sym;
 	in.unw = unw;
@@ -124,7 +124,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (in.records + in.bad_records != calls || procs > in.records)
 		abort();
-	model_tick(in.model, max_ts + 1000000000ULL);
+	model_apply(in.model, MT_INPUT_TICK(max_ts + 1000000000ULL));
 	if (!export_pprof_buf(in.model, &pb, &pblen))
 		free(pb);
 	if (!export_folded_buf(in.model, &folded, &flen))

@@ -50,7 +50,10 @@ def test_stacks_past_max_stacks():
     exe = build(d, lib=False)[0]
     _, pid = start([exe, "--jit", "65536", "--comm", EVIL])
     before = bpf_snapshot()
-    m = Memtop(*MEMTOP_ARGS, "--max-stacks", "64", "--top", "0", "-p", pid)
+    rec_dir = tempfile.mkdtemp(prefix="memtop-bounds-rec-")
+    recording = os.path.join(rec_dir, "run.mtr")
+    m = Memtop(*MEMTOP_ARGS, "--max-stacks", "64", "--top", "0", "-p", pid,
+               "--record", recording)
     rec = m.first_record()
     for _ in range(30):
         t = rec["targets"][0]
@@ -72,6 +75,12 @@ def test_stacks_past_max_stacks():
     check(t["stacks"] == 64 and t["limits"]["stacks_folded"] > folded,
           "after the bound: %d stacks, %s" % (t["stacks"], t["limits"]))
     stop_quickly(m, before)
+    # the recording of a run that hit a limit replays to its JSON, line
+    # for line: the folded site, the limits, the bound kept (issue 24)
+    replayed = assert_replay_equals_live(m.records, recording, "--top", "0")
+    check(replayed[len(m.records) - 1]["targets"][0]["limits"]["stacks_folded"] > folded,
+          "the replay lost the folded samples")
+    shutil.rmtree(rec_dir, ignore_errors=True)
     lines = said_lines(m)
     check(len(lines) == 1 and "ev?]0;PWN??[2J" in lines[0] and "--max-stacks 64" in lines[0],
           "the bound should be said once on stderr, sanitized: %r" % lines)

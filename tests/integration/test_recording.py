@@ -821,7 +821,7 @@ def test_record_disk_full():
 
 def test_hostile_recordings_and_record_paths():
     """Files an unprivileged user wrote or planted: every seed of the
-    recording fuzzer's corpus (a version 2 file, a bad checksum, a cut
+    recording fuzzer's corpus (a version 3 file, a bad checksum, a cut
     tail, an allocation of an unknown stack, well-formed ones) and random
     bytes, replayed by root with --json: exit 0 or 1, never a signal, at
     most one memtop line on stderr, one exactly when it ends with 1. Then
@@ -852,9 +852,9 @@ def test_hostile_recordings_and_record_paths():
             check(r.returncode == 0 or len(errs) == 1, "%s: rc 1 without a line" % name)
             for line in r.stdout.splitlines():
                 json.loads(line)  # every interval shown is whole JSON
-        r = replay(os.path.join(theirs, "seed-version-2"), "--json")
-        check(r.returncode == 1 and "format version 2" in r.stderr,
-              "a version 2 recording: rc %d %r" % (r.returncode, r.stderr))
+        r = replay(os.path.join(theirs, "seed-version-3"), "--json")
+        check(r.returncode == 1 and "format version 3" in r.stderr,
+              "a version 3 recording: rc %d %r" % (r.returncode, r.stderr))
         # --record through nobody's symlink to a file of root's, or onto a FIFO
         victim = os.path.join(lab, "victim")
         r = as_nobody("sh", "-c", "ln -s %s %s/link && mkfifo %s/fifo" % (victim, theirs, theirs))

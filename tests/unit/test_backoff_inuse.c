@@ -30,6 +30,7 @@
 #include <cmocka.h>
 
 #include "model/model.h"
+#include "target_fixture.h"
 #include "util/sampling.h"
 #include "probe/budget.h"
 #include "probe/phase_share.h"
@@ -76,7 +77,7 @@ static struct mt_model *new_model(void)
 	struct mt_model *m = model_new(&o);
 
 	assert_non_null(m);
-	model_target(m, PID, true);
+	test_target(m, PID);
 	return m;
 }
 
@@ -106,28 +107,29 @@ static __u64 allocate(struct run *u, int k, __u64 size, __u64 t, bool probes)
 	if (!probes || !sampler_take(&u->sm, size))
 		return addr;
 	in.duty = u->d;
-	assert_int_equal(model_on_alloc(u->now, &in), 0);
+	assert_int_equal(model_apply(u->now, MT_INPUT_ALLOC(&in)), 0);
 	in.duty = u->d * phase_share_ratio(&u->ps);
-	assert_int_equal(model_on_alloc(u->before, &in), 0);
+	assert_int_equal(model_apply(u->before, MT_INPUT_ALLOC(&in)), 0);
 	return addr;
 }
 
 static void release(struct run *u, int k, __u64 addr, __u64 size, __u64 t)
 {
 	u->truth[k] -= (double)size;
-	model_on_free(u->now, PID, addr, t);
-	model_on_free(u->before, PID, addr, t);
+	model_apply(u->now, MT_INPUT_FREE(PID, addr, t));
+	model_apply(u->before, MT_INPUT_FREE(PID, addr, t));
 }
 
 static void tick(struct run *u, __u64 t)
 {
 	const struct mt_site *c;
 	double ratio = phase_share_ratio(&u->ps);
+	struct mt_target_facts f = { .pid = PID, .set = MT_FACT_PHASE, .phase_seen = ratio };
 
-	model_target(u->now, PID, false)->phase_seen = ratio;
-	model_target(u->before, PID, false)->phase_seen = ratio;
-	model_tick(u->now, t);
-	model_tick(u->before, t);
+	model_apply(u->now, MT_INPUT_FACTS(&f));
+	model_apply(u->before, MT_INPUT_FACTS(&f));
+	model_apply(u->now, MT_INPUT_TICK(t));
+	model_apply(u->before, MT_INPUT_TICK(t));
 	if ((double)t / S_NS < CACHE_FILL_S + 10)
 		return;
 	c = site_of(u->now, CACHE);

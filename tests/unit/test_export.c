@@ -25,6 +25,7 @@
 #include "export/export.h"
 #include "export/pprof.h"
 #include "util/strpool.h"
+#include "target_fixture.h"
 #include "pbdec.h"
 
 static char dir[] = "/tmp/memtop-test-export-XXXXXX";
@@ -244,7 +245,7 @@ static void alloc(struct mt_model *m, pid_t pid, __u64 addr, __u64 size, const s
 		.truncated = truncated,
 	};
 
-	assert_int_equal(model_on_alloc(m, &in), 0);
+	assert_int_equal(model_apply(m, MT_INPUT_ALLOC(&in)), 0);
 }
 
 static struct mt_model *folded_model(bool two_targets)
@@ -271,19 +272,19 @@ static struct mt_model *folded_model(bool two_targets)
 	struct mt_target *t;
 
 	assert_non_null(m);
-	t = model_target(m, 10, true);
+	t = test_target(m, 10);
 	snprintf(t->comm, sizeof(t->comm), "app");
 	alloc(m, 10, 0x1000, 1000, a, 4, false);
 	alloc(m, 10, 0x2000, 24, b, 4, false);
 	alloc(m, 10, 0x3000, 500, c, 2, true);
 	alloc(m, 10, 0x4000, 77, a + 2, 2, false); /* freed below: no line */
-	model_on_free(m, 10, 0x4000, 2);
+	model_apply(m, MT_INPUT_FREE(10, 0x4000, 2));
 	if (two_targets) {
-		t = model_target(m, 20, true);
+		t = test_target(m, 20);
 		snprintf(t->comm, sizeof(t->comm), "two");
 		alloc(m, 20, 0x1000, 5, a, 4, false);
 	}
-	model_tick(m, 1000000000ULL);
+	model_apply(m, MT_INPUT_TICK(1000000000ULL));
 	return m;
 }
 
@@ -327,13 +328,13 @@ static void test_folded_sanitized(void **state)
 
 	(void)state;
 	assert_non_null(m);
-	t = model_target(m, 10, true);
+	t = test_target(m, 10);
 	snprintf(t->comm, sizeof(t->comm), "ev\x1b[31m");
 	alloc(m, 10, 0x1000, 64, a, 3, false);
-	t = model_target(m, 20, true);
+	t = test_target(m, 20);
 	snprintf(t->comm, sizeof(t->comm), "ok");
 	alloc(m, 20, 0x1000, 8, a, 3, false);
-	model_tick(m, 1000000000ULL);
+	model_apply(m, MT_INPUT_TICK(1000000000ULL));
 	assert_int_equal(export_folded_buf(m, &out, &len), 0);
 	assert_string_equal(out, "ev?[31m-10;new?line????? caf\xc3\xa9;evil?]0_PWN??[2J 64\n"
 				 "ok-20;new?line????? caf\xc3\xa9;evil?]0_PWN??[2J 8\n");

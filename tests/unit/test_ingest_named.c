@@ -18,6 +18,7 @@
 #include "memtop/abi.h"
 #include "model/ingest.h"
 #include "model/model.h"
+#include "target_fixture.h"
 #include "util/sampling.h"
 
 #define RATE 4096
@@ -74,7 +75,7 @@ static struct ingest *setup(void)
 	memset(&in, 0, sizeof(in));
 	in.model = model_new(&o);
 	assert_non_null(in.model);
-	model_target(in.model, 42, true);
+	test_target(in.model, 42);
 	return &in;
 }
 

@@ -22,6 +22,7 @@
 #include "model/ingest.h"
 #include "model/ingest_named.h"
 #include "model/model.h"
+#include "target_fixture.h"
 #include "util/sampling.h"
 #include "util/strpool.h"
 
@@ -76,7 +77,7 @@ static struct mt_model *model(struct ingest *in)
 	assert_non_null(m);
 	memset(in, 0, sizeof(*in));
 	in->model = m;
-	model_target(m, 7, true);
+	test_target(m, 7);
 	return m;
 }
 
@@ -175,11 +176,12 @@ static void test_v8_pages_not_counted_twice(void **state)
 	struct mt_frame other[1] = { { .function = "mmap_my_buffer" } };
 	struct ingest in;
 	struct mt_model *m = model(&in);
-	struct mt_target *t = model_target(m, 7, false);
+	const struct mt_target *t = model_target(m, 7);
+	struct mt_target_facts named = { .pid = 7, .set = MT_FACT_NAMED, .heap_named = true };
 
 	(void)state;
 	assert_false(ingest_named_page(t, fr, 2)); /* not named: counted as mmap */
-	t->heap_named = true;
+	model_apply(m, MT_INPUT_FACTS(&named));
 	assert_true(ingest_named_page(t, fr, 2));
 	assert_false(ingest_named_page(t, other, 1));
 	assert_false(ingest_named_page(NULL, fr, 2));

@@ -18,6 +18,7 @@
 
 #include "export/metrics.h"
 #include "util/strpool.h"
+#include "target_fixture.h"
 
 static struct mt_frame frame(const char *fn, const char *module, __u64 addr)
 {
@@ -41,7 +42,7 @@ static struct mt_model *model_of(int nsites)
 	char name[32];
 
 	assert_non_null(m);
-	assert_non_null(model_target(m, 10, true));
+	assert_non_null(test_target(m, 10));
 	for (int i = 0; i < nsites; i++) {
 		struct mt_frame f[3];
 		struct mt_sample_in in = { .pid = 10,
@@ -55,9 +56,9 @@ static struct mt_model *model_of(int nsites)
 		f[0] = frame("malloc", "libc.so.6", 0x7f0000001000);
 		f[1] = frame(name, "app", 0x401000 + 0x100 * (__u64)i);
 		f[2] = frame("main", "app", 0x402000);
-		assert_int_equal(model_on_alloc(m, &in), 0);
+		assert_int_equal(model_apply(m, MT_INPUT_ALLOC(&in)), 0);
 	}
-	model_tick(m, 1000000000ULL);
+	model_apply(m, MT_INPUT_TICK(1000000000ULL));
 	return m;
 }
 

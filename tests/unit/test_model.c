@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "model/model.h"
+#include "target_fixture.h"
 #include "probe/device_source.h"
 #include "util/sampling.h"
 #include "util/strpool.h"
@@ -30,7 +31,7 @@ static void alloc(struct mt_model *m, pid_t pid, __u64 addr, __u64 size, const s
 		.pid = pid, .ts_ns = 1, .addr = addr, .size = size, .frames = fr, .nframes = n
 	};
 
-	assert_int_equal(model_on_alloc(m, &in), 0);
+	assert_int_equal(model_apply(m, MT_INPUT_ALLOC(&in)), 0);
 }
 
 /* A device allocation of the device tier: weight 1, exact. */
@@ -46,7 +47,7 @@ static void dev_alloc(struct mt_model *m, pid_t pid, __u64 addr, __u64 size, __u
 				   .frames = fr,
 				   .nframes = n };
 
-	assert_int_equal(model_on_alloc(m, &in), 0);
+	assert_int_equal(model_apply(m, MT_INPUT_ALLOC(&in)), 0);
 }
 
 static struct mt_site *site_named(struct mt_model *m, const char *fn)
@@ -75,7 +76,7 @@ static void test_weights_and_frees(void **state)
 	double w = sampling_weight(100, RATE);
 	struct mt_site *s;
 
-	model_target(m, 7, true);
+	test_target(m, 7);
 	alloc(m, 7, 0x1000, 100, st, 2);
 	alloc(m, 7, 0x2000, 100, st, 2);
 	s = site_named(m, "leak_site");
@@ -86,15 +87,15 @@ static void test_weights_and_frees(void **state)
 	assert_int_equal(s->live_samples, 2);
 	assert_int_equal(s->size_hist[7], 2); /* 100 is in (64, 128] */
 
-	model_on_free(m, 7, 0x1000, 2);
+	model_apply(m, MT_INPUT_FREE(7, 0x1000, 2));
 	assert_true(fabs(s->inuse_bytes - w * 100) < 1e-6);
 	assert_true(fabs(s->freed_bytes - w * 100) < 1e-6);
-	assert_true(fabs(model_target(m, 7, false)->inuse_bytes - w * 100) < 1e-6);
+	assert_true(fabs(model_target(m, 7)->inuse_bytes - w * 100) < 1e-6);
 	/* a second free of the same address, or of one never sampled */
-	model_on_free(m, 7, 0x1000, 3);
-	model_on_free(m, 8, 0x2000, 3);
+	model_apply(m, MT_INPUT_FREE(7, 0x1000, 3));
+	model_apply(m, MT_INPUT_FREE(8, 0x2000, 3));
 	assert_int_equal(model_drops(m)->unknown_frees, 2);
-	model_on_free(m, 7, 0x2000, 4);
+	model_apply(m, MT_INPUT_FREE(7, 0x2000, 4));
 	assert_true(s->inuse_bytes == 0);
 	assert_true(fabs(s->alloc_bytes - 2 * w * 100) < 1e-6); /* allocation totals stay */
 	model_free(m);
@@ -109,7 +110,7 @@ static void test_untracked_counts_but_never_in_use(void **state)
 	};
 	struct mt_site *s;
 
-	assert_int_equal(model_on_alloc(m, &in), 0);
+	assert_int_equal(model_apply(m, MT_INPUT_ALLOC(&in)), 0);
 	s = site_named(m, "f");
 	assert_int_equal(s->samples, 1);
 	assert_true(s->inuse_bytes == 0);
@@ -153,18 +154,18 @@ static void test_grouping_and_regrouping(void **state)
 	total = model_site_at(m, 0)->inuse_bytes;
 	assert_int_equal(model_stack_count(m), 2);
 
-	assert_int_equal(model_set_group(m, MT_GROUP_LINE), 0);
+	assert_int_equal(model_apply(m, MT_INPUT_GROUP(MT_GROUP_LINE)), 0);
 	assert_int_equal(model_site_count(m), 2);
 	assert_true(fabs(model_inuse_bytes(m) - total) < 1e-6);
 
-	assert_int_equal(model_set_group(m, MT_GROUP_STACK), 0);
+	assert_int_equal(model_apply(m, MT_INPUT_GROUP(MT_GROUP_STACK)), 0);
 	assert_int_equal(model_site_count(m), 2);
 	/* frees after regrouping land in the new sites */
-	model_on_free(m, 1, 0x20, 5);
-	model_on_free(m, 1, 0x30, 5);
+	model_apply(m, MT_INPUT_FREE(1, 0x20, 5));
+	model_apply(m, MT_INPUT_FREE(1, 0x30, 5));
 	assert_true(fabs(model_inuse_bytes(m) - total / 3) < 1e-6);
 
-	assert_int_equal(model_set_group(m, MT_GROUP_FUNCTION), 0);
+	assert_int_equal(model_apply(m, MT_INPUT_GROUP(MT_GROUP_FUNCTION)), 0);
 	assert_int_equal(model_site_count(m), 1);
 	assert_int_equal(model_site_at(m, 0)->samples, 3);
 	assert_int_equal(model_site_at(m, 0)->live_samples, 1);
@@ -177,20 +178,20 @@ static void test_drop_process(void **state)
 	struct mt_frame st[1] = { frame("f", 1) };
 	int i;
 
-	model_target(m, 1, true);
-	model_target(m, 2, true);
+	test_target(m, 1);
+	test_target(m, 2);
 	for (i = 0; i < 500; i++) {
 		alloc(m, 1, 0x1000 + i * 16, 64, st, 1);
 		alloc(m, 2, 0x1000 + i * 16, 64, st, 1);
 	}
-	model_drop_process(m, 1);
-	assert_true(model_target(m, 1, false)->inuse_bytes == 0);
-	assert_true(fabs(model_target(m, 2, false)->inuse_bytes -
-			 500 * 64 * sampling_weight(64, RATE)) < 1e-3);
+	model_apply(m, MT_INPUT_DROP(1));
+	assert_true(model_target(m, 1)->inuse_bytes == 0);
+	assert_true(fabs(model_target(m, 2)->inuse_bytes - 500 * 64 * sampling_weight(64, RATE)) <
+		    1e-3);
 	assert_int_equal(site_named(m, "f")->live_samples, 500);
 	/* forgotten, not freed */
 	assert_true(site_named(m, "f")->freed_bytes == 0);
-	model_on_free(m, 1, 0x1000, 9);
+	model_apply(m, MT_INPUT_FREE(1, 0x1000, 9));
 	assert_int_equal(model_drops(m)->unknown_frees, 1);
 	model_free(m);
 }
@@ -225,7 +226,7 @@ static void test_sample_without_a_frame(void **state)
 		assert_int_equal(model_site_count(m), 1);
 		assert_int_equal(s->stack->nframes, 1);
 		assert_int_equal(s->live_samples, 2);
-		model_on_free(m, 1, 0x10, 2);
+		model_apply(m, MT_INPUT_FREE(1, 0x10, 2));
 		assert_int_equal(s->live_samples, 1);
 		model_free(m);
 	}
@@ -242,8 +243,8 @@ static void test_stacks_bounded_per_target(void **state)
 	int i;
 
 	assert_non_null(m);
-	model_target(m, 1, true);
-	model_target(m, 2, true);
+	test_target(m, 1);
+	test_target(m, 2);
 	for (i = 0; i < 10; i++) {
 		struct mt_frame st[1];
 
@@ -253,18 +254,18 @@ static void test_stacks_bounded_per_target(void **state)
 		if (i < 4)
 			alloc(m, 2, 0x1000 + (__u64)i * 16, 64, st, 1);
 	}
-	assert_int_equal(model_target(m, 1, false)->nstacks, 4);
-	assert_int_equal(model_target(m, 1, false)->limits.stacks_folded, 6);
-	assert_int_equal(model_target(m, 2, false)->limits.stacks_folded, 0);
+	assert_int_equal(model_target(m, 1)->nstacks, 4);
+	assert_int_equal(model_target(m, 1)->limits.stacks_folded, 6);
+	assert_int_equal(model_target(m, 2)->limits.stacks_folded, 0);
 	assert_non_null(site_named(m, "f3"));
 	assert_null(site_named(m, "f4"));
 	assert_int_equal(site_named(m, MT_STACKS_OVERFLOW)->samples, 6);
 	/* an old stack of the full target still counts where it belongs */
 	alloc(m, 1, 0x9000, 64, (struct mt_frame[]){ frame("f0", 0) }, 1);
 	assert_int_equal(site_named(m, "f0")->samples, 3);
-	model_on_free(m, 1, 0x1000 + 9 * 16, 2);
+	model_apply(m, MT_INPUT_FREE(1, 0x1000 + 9 * 16, 2));
 	assert_int_equal(site_named(m, MT_STACKS_OVERFLOW)->live_samples, 5);
-	assert_true(model_target(m, 1, false)->inuse_bytes > 0);
+	assert_true(model_target(m, 1)->inuse_bytes > 0);
 	model_free(m);
 }
 
@@ -276,11 +277,11 @@ static void test_rates_and_sorting(void **state)
 	__u64 t0 = 1000000000ULL;
 	int i;
 
-	model_tick(m, t0);
+	model_apply(m, MT_INPUT_TICK(t0));
 	for (i = 0; i < 10; i++)
 		alloc(m, 1, 0x100 + i * 64, 8192, big, 1);
 	alloc(m, 1, 0x10000, 16, small, 1);
-	model_tick(m, t0 + 2000000000ULL);
+	model_apply(m, MT_INPUT_TICK(t0 + 2000000000ULL));
 	assert_true(fabs(model_interval_s(m) - 2.0) < 1e-9);
 	assert_true(fabs(site_named(m, "big")->alloc_bytes_per_s -
 			 10 * 8192 * sampling_weight(8192, RATE) / 2) < 1e-6);
@@ -288,7 +289,7 @@ static void test_rates_and_sorting(void **state)
 	assert_string_equal(out[0]->frame->function, "big");
 	assert_int_equal(model_sites_sorted(m, MT_SORT_NAME, out, 1), 1);
 	assert_string_equal(out[0]->frame->function, "big");
-	model_tick(m, t0 + 3000000000ULL);
+	model_apply(m, MT_INPUT_TICK(t0 + 3000000000ULL));
 	assert_true(site_named(m, "big")->alloc_bytes_per_s == 0);
 	model_free(m);
 }
@@ -312,14 +313,14 @@ static void test_size_objects_use_the_weights(void **state)
 	double sum = 0;
 	int i;
 
-	model_target(m, 7, true);
+	test_target(m, 7);
 	in.addr = 0x1000;
 	in.duty = 0.5; /* the allocation probes were on half the time */
-	assert_int_equal(model_on_alloc(m, &in), 0);
+	assert_int_equal(model_apply(m, MT_INPUT_ALLOC(&in)), 0);
 	in.addr = 0x2000;
 	in.duty = 0;
 	in.weight_bytes = 1 << 20; /* the process's sampler: this sample is 1 MiB */
-	assert_int_equal(model_on_alloc(m, &in), 0);
+	assert_int_equal(model_apply(m, MT_INPUT_ALLOC(&in)), 0);
 	s = site_named(m, "sized");
 	assert_non_null(s);
 	for (i = 0; i < MT_SIZE_BUCKETS; i++)
@@ -330,17 +331,17 @@ static void test_size_objects_use_the_weights(void **state)
 	model_free(m);
 }
 
-/* model_apply_facts(): a report without MT_FACT_WATCHED reaches only a
+/* MT_IN_FACTS: a report without MT_FACT_WATCHED reaches only a
  * target that exists; one with it makes the target; the groups a report
  * does not carry stay as they were. */
 static void test_facts_door(void **state)
 {
 	struct mt_model *m = new_model(MT_GROUP_FUNCTION, NULL);
 	struct mt_target_facts f = { .pid = 42, .set = MT_FACT_RSS, .rss_bytes = 4096 };
-	struct mt_target *t;
+	const struct mt_target *t;
 
-	assert_int_equal(model_apply_facts(m, &f), -ENOENT);
-	assert_null(model_target(m, 42, false));
+	assert_int_equal(model_apply(m, MT_INPUT_FACTS(&f)), -ENOENT);
+	assert_null(model_target(m, 42));
 	f = (struct mt_target_facts){ .pid = 42,
 				      .set = MT_FACT_WATCHED | MT_FACT_COMM | MT_FACT_HOW,
 				      .watched_ns = 7,
@@ -348,8 +349,8 @@ static void test_facts_door(void **state)
 				      .allocator = "glibc",
 				      .mechanism = "uprobes",
 				      .mechanism_why = "static binary" };
-	assert_int_equal(model_apply_facts(m, &f), 0);
-	t = model_target(m, 42, false);
+	assert_int_equal(model_apply(m, MT_INPUT_FACTS(&f)), 0);
+	t = model_target(m, 42);
 	assert_non_null(t);
 	assert_true(t->alive);
 	assert_int_equal(t->start_ns, 7);
@@ -359,7 +360,7 @@ static void test_facts_door(void **state)
 				      .rss_bytes = 8192,
 				      .files_refused = 3,
 				      .maps_cut = 2 };
-	assert_int_equal(model_apply_facts(m, &f), 0);
+	assert_int_equal(model_apply(m, MT_INPUT_FACTS(&f)), 0);
 	assert_int_equal(t->rss_bytes, 8192);
 	assert_int_equal(t->limits.files_refused, 3);
 	assert_int_equal(t->limits.maps_cut, 2);
@@ -390,7 +391,7 @@ static void test_device_tier(void **state)
 	__u64 key = MT_DEVICE_KEY(MT_DEV_VULKAN, 0x1000);
 	int i;
 
-	model_target(m, 7, true);
+	test_target(m, 7);
 	/* the same stack on the heap and on the device: two sites */
 	alloc(m, 7, 0x1000, 4096, st, 2);
 	dev_alloc(m, 7, key, 1 << 20, 2, st, 2, MT_DK_DEVICE_LOCAL);
@@ -402,8 +403,8 @@ static void test_device_tier(void **state)
 	assert_true(dev->inuse_bytes == 1 << 20); /* weight 1: exact */
 	assert_int_equal(dev->stack->dev.type, 2);
 	/* the device's bytes stay out of the heap figures */
-	assert_true(fabs(model_target(m, 7, false)->inuse_bytes - host->inuse_bytes) < 1e-6);
-	assert_true(model_target(m, 7, false)->device_inuse_bytes == 1 << 20);
+	assert_true(fabs(model_target(m, 7)->inuse_bytes - host->inuse_bytes) < 1e-6);
+	assert_true(model_target(m, 7)->device_inuse_bytes == 1 << 20);
 	assert_true(fabs(model_inuse_bytes(m) - host->inuse_bytes) < 1e-6);
 	/* another kind from the same function: a site of its own */
 	dev_alloc(m, 7, MT_DEVICE_KEY(MT_DEV_VULKAN, 0x2000), 1 << 20, 3, st, 2, MT_DK_HOST_VISIBLE);
@@ -415,15 +416,15 @@ static void test_device_tier(void **state)
 	assert_ptr_equal(v[0], host);
 	assert_int_equal(model_sites_sorted_tier(m, MT_SORT_INUSE, MT_TIERS_ALL, v, 8), 3);
 	/* a free of the handle; one of a handle never seen is no fault */
-	model_on_free(m, 7, key, 4);
+	model_apply(m, MT_INPUT_FREE(7, key, 4));
 	assert_true(dev->inuse_bytes == 0);
-	model_on_free(m, 7, MT_DEVICE_KEY(MT_DEV_VULKAN, 0x9000), 5);
+	model_apply(m, MT_INPUT_FREE(7, MT_DEVICE_KEY(MT_DEV_VULKAN, 0x9000), 5));
 	assert_int_equal(model_drops(m)->unknown_frees, 0);
 	/* per device: held and growth, 1 MiB more every second */
 	for (i = 0; i < 10; i++) {
 		dev_alloc(m, 7, MT_DEVICE_KEY(MT_DEV_VULKAN, 0x10000 + i), 1 << 20,
 			  (2 + i) * 1000000000ULL, st, 2, MT_DK_HOST_VISIBLE);
-		model_tick(m, (2 + i) * 1000000000ULL + 1);
+		model_apply(m, MT_INPUT_TICK((2 + i) * 1000000000ULL + 1));
 	}
 	assert_int_equal(model_device_count(m), 1);
 	d = model_device_at(m, 0);
@@ -431,8 +432,9 @@ static void test_device_tier(void **state)
 	assert_true(d->inuse_bytes == 11.0 * (1 << 20));
 	assert_true(fabs(d->growth_bytes_per_s - (1 << 20)) < 1e3);
 	/* an ended process's device memory went with it */
-	model_target_ended(m, 7, &(struct mt_target_end){ .kind = MT_END_EXIT }, 12000000000ULL);
-	model_tick(m, 13000000000ULL);
+	model_apply(m, MT_INPUT_ENDED(7, &(struct mt_target_end){ .kind = MT_END_EXIT },
+				      12000000000ULL));
+	model_apply(m, MT_INPUT_TICK(13000000000ULL));
 	assert_true(model_device_at(m, 0)->inuse_bytes == 0);
 	model_free(m);
 }

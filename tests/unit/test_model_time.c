@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "model/model.h"
+#include "target_fixture.h"
 #include "util/strpool.h"
 #include "frame_fixture.h"
 
@@ -55,7 +56,7 @@ static void sample(struct mt_model *m, pid_t pid, __u64 addr, const char *fn, __
 				   .frames = st,
 				   .nframes = 2 };
 
-	assert_int_equal(model_on_alloc(m, &in), 0);
+	assert_int_equal(model_apply(m, MT_INPUT_ALLOC(&in)), 0);
 }
 
 static struct mt_site *site_named(struct mt_model *m, const char *fn, __u32 line)
@@ -87,10 +88,10 @@ static void feed_second(struct mt_model *m, pid_t pid, struct feed *f, double se
 		sample(m, pid, f->addr++, "leak_fn", 10, WEIGHT, ts);
 		sample(m, pid, f->addr++, "leak_fn", 20, WEIGHT, ts);
 		sample(m, pid, f->addr, "churn_fn", 30, WEIGHT, ts);
-		model_on_free(m, pid, f->addr++, ts + 1000);
+		model_apply(m, MT_INPUT_FREE(pid, f->addr++, ts + 1000));
 	}
 	f->now += (__u64)(seconds * SEC);
-	model_tick(m, f->now);
+	model_apply(m, MT_INPUT_TICK(f->now));
 }
 
 static struct mt_model *leaking_model(enum mt_group g, pid_t pid, struct feed *f, int seconds)
@@ -100,8 +101,8 @@ static struct mt_model *leaking_model(enum mt_group g, pid_t pid, struct feed *f
 	f->addr = 0x10000;
 	f->now = T0;
 	f->per_s = 4;
-	model_target(m, pid, true);
-	model_tick(m, f->now);
+	test_target(m, pid);
+	model_apply(m, MT_INPUT_TICK(f->now));
 	for (int i = 0; i < seconds; i++)
 		feed_second(m, pid, f, 1);
 	return m;
@@ -147,13 +148,18 @@ static void assert_same_site(const struct mt_site *a, const struct mt_site *b, d
 /* ---- death ------------------------------------------------------------ */
 
 static const struct mt_target_end killed = { .kind = MT_END_SIGNAL, .signal = SIGKILL };
+static const struct mt_target_end exited3 = { .kind = MT_END_EXIT, .code = 3 };
 
 static void test_death_freezes_sites_and_target(void **state)
 {
 	struct feed f;
 	struct mt_model *m = leaking_model(MT_GROUP_FUNCTION, 7, &f, 30);
 	struct mt_site *s = site_named(m, "leak_fn", 0), before, after;
-	struct mt_target *t = model_target(m, 7, false), tbefore;
+	const struct mt_target *t = model_target(m, 7);
+	struct mt_target tbefore;
+	struct mt_target_facts counted = { .pid = 7,
+					   .set = MT_FACT_COUNTERS,
+					   .counters = { .alloc_calls = 1000 } };
 	__u64 death = f.now + SEC / 4;
 
 	assert_non_null(s);
@@ -161,11 +167,11 @@ static void test_death_freezes_sites_and_target(void **state)
 	/* a quarter second more of leaking, then the death */
 	for (int i = 0; i < 2; i++)
 		sample(m, 7, f.addr++, "leak_fn", 10, WEIGHT, f.now + SEC / 8 * (i + 1));
-	t->counters.alloc_calls = 1000;
-	assert_int_equal(model_target_ended(m, 7, &killed, death), 0);
-	assert_int_equal(model_target_ended(m, 99, &killed, death), -ENOENT);
+	model_apply(m, MT_INPUT_FACTS(&counted));
+	assert_int_equal(model_apply(m, MT_INPUT_ENDED(7, &killed, death)), 0);
+	assert_int_equal(model_apply(m, MT_INPUT_ENDED(99, &killed, death)), -ENOENT);
 	f.now += SEC;
-	model_tick(m, f.now);
+	model_apply(m, MT_INPUT_TICK(f.now));
 
 	assert_false(t->alive);
 	assert_int_equal(t->exit_ns, death);
@@ -184,9 +190,9 @@ static void test_death_freezes_sites_and_target(void **state)
 	/* 40 s later, with records that were still in flight: nothing moves */
 	for (int i = 0; i < 40; i++) {
 		sample(m, 7, f.addr++, "leak_fn", 10, WEIGHT, f.now);
-		model_on_free(m, 7, 0x10000, f.now);
+		model_apply(m, MT_INPUT_FREE(7, 0x10000, f.now));
 		f.now += SEC;
-		model_tick(m, f.now);
+		model_apply(m, MT_INPUT_TICK(f.now));
 	}
 	after = *s;
 	assert_memory_equal(&before, &after, sizeof(before));
@@ -202,16 +208,16 @@ static void test_death_survives_regrouping(void **state)
 	struct mt_site *s, before;
 	__u64 death = f.now + SEC / 2;
 
-	model_target_ended(m, 7, &killed, death);
+	model_apply(m, MT_INPUT_ENDED(7, &killed, death));
 	f.now += SEC;
-	model_tick(m, f.now);
+	model_apply(m, MT_INPUT_TICK(f.now));
 	before = *site_named(m, "leak_fn", 0);
 	for (int i = 0; i < 20; i++) {
 		f.now += SEC;
-		model_tick(m, f.now);
+		model_apply(m, MT_INPUT_TICK(f.now));
 	}
 	/* to lines and back, 20 s after the death */
-	assert_int_equal(model_set_group(m, MT_GROUP_LINE), 0);
+	assert_int_equal(model_apply(m, MT_INPUT_GROUP(MT_GROUP_LINE)), 0);
 	s = site_named(m, "leak_fn", 10);
 	assert_non_null(s);
 	assert_int_equal(s->ended_ns, death);
@@ -219,9 +225,9 @@ static void test_death_survives_regrouping(void **state)
 		fail_msg("score %.1f: %s / %s / %s", s->stats.leak_score, s->stats.reasons[0],
 			 s->stats.reasons[2], s->stats.reasons[3]);
 	assert_true(s->stats.last_s <= before.stats.last_s);
-	assert_int_equal(model_set_group(m, MT_GROUP_FUNCTION), 0);
+	assert_int_equal(model_apply(m, MT_INPUT_GROUP(MT_GROUP_FUNCTION)), 0);
 	f.now += SEC;
-	model_tick(m, f.now);
+	model_apply(m, MT_INPUT_TICK(f.now));
 	s = site_named(m, "leak_fn", 0);
 	assert_int_equal(s->ended_ns, death);
 	assert_same_site(s, &before, 1e-9);
@@ -235,9 +241,9 @@ static void test_death_of_one_process_leaves_shared_site_live(void **state)
 	struct mt_model *m = leaking_model(MT_GROUP_FUNCTION, 7, &f, 5);
 	struct mt_site *s;
 
-	model_target(m, 8, true);
+	test_target(m, 8);
 	sample(m, 8, 0x900000, "leak_fn", 10, WEIGHT, f.now);
-	model_target_ended(m, 7, &killed, f.now + 1);
+	model_apply(m, MT_INPUT_ENDED(7, &killed, f.now + 1));
 	feed_second(m, 8, &f, 1);
 	s = site_named(m, "leak_fn", 0);
 	assert_int_equal(s->ended_ns, 0);
@@ -245,10 +251,9 @@ static void test_death_of_one_process_leaves_shared_site_live(void **state)
 	/* the dead process's samples (from T0, 6 s old) no longer age the
 	 * site that goes on: its oldest is pid 8's, from one second ago */
 	assert_true(s->stats.oldest_live_age_s <= 1.0 + 1e-9);
-	model_target_ended(m, 8, &(struct mt_target_end){ .kind = MT_END_EXIT, .code = 3 },
-			   f.now + 2);
+	model_apply(m, MT_INPUT_ENDED(8, &exited3, f.now + 2));
 	f.now += SEC;
-	model_tick(m, f.now);
+	model_apply(m, MT_INPUT_TICK(f.now));
 	assert_int_equal(s->ended_ns, f.now - SEC + 2);
 	model_free(m);
 }
@@ -257,14 +262,14 @@ static void test_pid_reused_after_death(void **state)
 {
 	struct feed f;
 	struct mt_model *m = leaking_model(MT_GROUP_FUNCTION, 7, &f, 5);
-	struct mt_target *t = model_target(m, 7, false);
+	const struct mt_target *t = model_target(m, 7);
 
-	model_target_ended(m, 7, &killed, f.now + 1);
+	model_apply(m, MT_INPUT_ENDED(7, &killed, f.now + 1));
 	f.now += SEC;
-	model_tick(m, f.now);
+	model_apply(m, MT_INPUT_TICK(f.now));
 	assert_false(t->alive);
 	/* a new process gets pid 7 and is watched: alive again, no end */
-	assert_ptr_equal(model_target(m, 7, true), t);
+	assert_ptr_equal(test_target(m, 7), t);
 	assert_true(t->alive);
 	assert_int_equal(t->end.kind, MT_END_NONE);
 	assert_int_equal(t->exit_ns, 0);
@@ -305,7 +310,7 @@ static void check_regroup(enum mt_group from, enum mt_group to, int seconds)
 	struct mt_model *m = leaking_model(from, 7, &f, seconds);
 	struct mt_model *twin = leaking_model(to, 7, &g, seconds);
 
-	assert_int_equal(model_set_group(m, to), 0);
+	assert_int_equal(model_apply(m, MT_INPUT_GROUP(to)), 0);
 	assert_int_equal(model_site_count(m), model_site_count(twin));
 	for (int round = 0; round < 2; round++) {
 		for (size_t i = 0; i < model_site_count(twin); i++) {
@@ -346,7 +351,7 @@ static void test_regroup_first_frame_rates_are_rates(void **state)
 	struct mt_model *m = leaking_model(MT_GROUP_FUNCTION, 7, &f, 20);
 	struct mt_site *s;
 
-	assert_int_equal(model_set_group(m, MT_GROUP_LINE), 0);
+	assert_int_equal(model_apply(m, MT_INPUT_GROUP(MT_GROUP_LINE)), 0);
 	s = site_named(m, "leak_fn", 10);
 	/* 4 samples a second of WEIGHT * SIZE, not the cumulative bytes */
 	assert_close(s->alloc_bytes_per_s, 4.0 * WEIGHT * SIZE, 1e-9, "rate after regroup");
@@ -407,7 +412,7 @@ static void test_backoff_heavier_samples(void **state)
 	for (int i = 0; i < 20; i++) {
 		sample(m, 7, f.addr++, "leak_fn", 10, 4 * WEIGHT, f.now + SEC / 2);
 		f.now += SEC;
-		model_tick(m, f.now);
+		model_apply(m, MT_INPUT_TICK(f.now));
 		assert_close(s->alloc_bytes_per_s, rate, 1e-9, "rate under back-off");
 	}
 	assert_close(s->stats.rate_bytes_per_s, rate, 1e-9, "smoothed under back-off");
@@ -428,15 +433,15 @@ static void test_uncertainty_figures(void **state)
 	struct mt_site *s;
 	__u64 now = T0, addr = 0x1000;
 
-	model_target(m, 7, true);
-	model_tick(m, now);
+	test_target(m, 7);
+	model_apply(m, MT_INPUT_TICK(now));
 	/* one sample a second that lives for a tick: rate ~1 sample/s,
 	 * nothing grows */
 	for (int i = 0; i < 30; i++) {
 		sample(m, 7, addr, "churn_fn", 30, WEIGHT, now + SEC / 2);
 		now += SEC;
-		model_tick(m, now);
-		model_on_free(m, 7, addr++, now + 1);
+		model_apply(m, MT_INPUT_TICK(now));
+		model_apply(m, MT_INPUT_FREE(7, addr++, now + 1));
 		s = site_named(m, "churn_fn", 0);
 		/* the first tick states its own interval, then the history's */
 		assert_close(s->stats.rate_window_s, i < 1 ? 1 : i < 10 ? i : 10, 1e-9, "window");
@@ -454,7 +459,7 @@ static void test_uncertainty_figures(void **state)
 		for (int k = 0; k < 40; k++)
 			sample(m, 7, addr++, "leak_fn", 10, WEIGHT, now + k * SEC / 40);
 		now += SEC;
-		model_tick(m, now);
+		model_apply(m, MT_INPUT_TICK(now));
 	}
 	s = site_named(m, "leak_fn", 0);
 	assert_true(s->stats.growth_shown);

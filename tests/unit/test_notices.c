@@ -15,10 +15,11 @@
 
 #include "ui/notices.h"
 #include "util/strpool.h"
+#include "target_fixture.h"
 
 static struct mt_target *target(struct mt_model *m, pid_t pid, const char *comm)
 {
-	struct mt_target *t = model_target(m, pid, true);
+	struct mt_target *t = test_target(m, pid);
 
 	assert_non_null(t);
 	strncpy(t->comm, comm, sizeof(t->comm) - 1);

@@ -23,6 +23,7 @@
 
 #include "export/pprof.h"
 #include "util/strpool.h"
+#include "target_fixture.h"
 #include "pbdec.h"
 
 /* ==== a decoded Profile =============================================== */
@@ -621,7 +622,7 @@ static void alloc(struct mt_model *m, pid_t pid, __u64 addr, __u64 size, const c
 		.nframes = 3,
 	};
 
-	assert_int_equal(model_on_alloc(m, &in), 0);
+	assert_int_equal(model_apply(m, MT_INPUT_ALLOC(&in)), 0);
 }
 
 static struct mt_model *two_target_model(void)
@@ -631,11 +632,11 @@ static struct mt_model *two_target_model(void)
 	struct mt_target *t;
 
 	assert_non_null(m);
-	t = model_target(m, 100, true);
+	t = test_target(m, 100);
 	snprintf(t->comm, sizeof(t->comm), "leaky");
 	t->start_ns = T0;
 	t->alive = true;
-	t = model_target(m, 200, true);
+	t = test_target(m, 200);
 	snprintf(t->comm, sizeof(t->comm), "other");
 	t->start_ns = T0 + 1000000000ULL;
 	t->alive = true;
@@ -645,10 +646,10 @@ static struct mt_model *two_target_model(void)
 	alloc(m, 100, 0x3000, 1 << 20, "leak_site", T0 + 3);
 	alloc(m, 100, 0x4000, 1 << 20, "leak_site", T0 + 4);
 	alloc(m, 100, 0x5000, 65536, "churn", T0 + 5);
-	model_on_free(m, 100, 0x5000, T0 + 6);
+	model_apply(m, MT_INPUT_FREE(100, 0x5000, T0 + 6));
 	/* pid 200: one 2 MiB sample */
 	alloc(m, 200, 0x1000, 2 << 20, "leak_site", T0 + 7);
-	model_tick(m, T0 + 3000000000ULL);
+	model_apply(m, MT_INPUT_TICK(T0 + 3000000000ULL));
 	return m;
 }
 
@@ -789,7 +790,7 @@ static void test_model_delta(void **state)
 
 	/* one more leak: growth of one sample, in-use of five */
 	alloc(m, 100, 0x6000, 1 << 20, "leak_site", T0 + 4000000000ULL);
-	model_tick(m, T0 + 5000000000ULL);
+	model_apply(m, MT_INPUT_TICK(T0 + 5000000000ULL));
 	p = model_profile(m, &o);
 	leak = sample_of(p, "leak_site", 0);
 	assert_non_null(leak);

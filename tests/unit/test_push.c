@@ -24,6 +24,7 @@
 
 #include "export/push.h"
 #include "util/strpool.h"
+#include "target_fixture.h"
 #include "pbdec.h"
 
 /* ==== a one-thread HTTP server ======================================== */
@@ -193,16 +194,16 @@ static struct mt_model *model_two(void)
 	struct mt_target *t;
 
 	assert_non_null(m);
-	t = model_target(m, 11, true);
+	t = test_target(m, 11);
 	snprintf(t->comm, sizeof(t->comm), "my app"); /* a space: sanitized */
 	t->alive = true;
-	t = model_target(m, 22, true);
+	t = test_target(m, 22);
 	snprintf(t->comm, sizeof(t->comm), "idle");
 	t->alive = true;
 	in.pid = 11;
 	in.addr = 0x1000;
-	assert_int_equal(model_on_alloc(m, &in), 0);
-	model_tick(m, 5000000000ULL);
+	assert_int_equal(model_apply(m, MT_INPUT_ALLOC(&in)), 0);
+	model_apply(m, MT_INPUT_TICK(5000000000ULL));
 	return m;
 }
 

@@ -29,7 +29,9 @@
 #include "record/rec_codec.h"
 #include "record/recording.h"
 #include "record/replay.h"
+#include "ui/frontend.h"
 #include "util/strpool.h"
+#include "target_fixture.h"
 #include "frame_fixture.h"
 
 #define RATE 4096
@@ -72,56 +74,67 @@ static void feed_at(struct mt_model *m, struct mt_status *st, int k, int tick)
 	struct mt_sample_in in = {
 		.ts_ns = tick * NS + 1, .size = 1000 + k, .frames = leak, .nframes = 2
 	};
-	struct mt_target *t;
+	struct mt_target_facts f = {
+		.pid = 7,
+		.set = MT_FACT_COMM | MT_FACT_HOW | MT_FACT_RSS | MT_FACT_COUNTERS |
+		       MT_FACT_SLOWDOWN | MT_FACT_PHASE | MT_FACT_FILE_LIM | MT_FACT_INGEST,
+		.comm = "leaker",
+		.allocator = "glibc",
+		.mechanism = "in-process",
+	};
+	struct mt_drops lost = { .events_lost = k, .pending_full = 2 * k };
 	int i;
 
 	if (k == 0) {
-		model_target(m, 7, true);
-		model_target(m, 8, true);
+		model_apply(m, MT_INPUT_WATCHED(7));
+		model_apply(m, MT_INPUT_WATCHED(8));
 	}
 	for (i = 0; i < 20; i++) {
 		in.pid = 7;
 		in.addr = 0x1000 + tick * 100 + i;
 		in.frames = leak;
-		model_on_alloc(m, &in);
+		model_apply(m, MT_INPUT_ALLOC(&in));
 		in.pid = 8;
 		in.addr = 0x9000 + i;
 		in.frames = churn;
 		in.truncated = i & 1;
-		model_on_alloc(m, &in);
+		model_apply(m, MT_INPUT_ALLOC(&in));
 		if (i % 2)
-			model_on_free(m, 8, 0x9000 + i, in.ts_ns + 5);
+			model_apply(m, MT_INPUT_FREE(8, 0x9000 + i, in.ts_ns + 5));
 	}
-	model_on_free(m, 8, 0xdead, in.ts_ns); /* unknown */
+	model_apply(m, MT_INPUT_FREE(8, 0xdead, in.ts_ns)); /* unknown */
 	if (k == 4)
-		model_drop_process(m, 8);
+		model_apply(m, MT_INPUT_DROP(8));
 	if (tick >= 10) /* a long run leaks only so much */
 		for (i = 0; i < 20; i++)
-			model_on_free(m, 7, 0x1000 + (tick - 10) * 100 + i, in.ts_ns);
+			model_apply(m, MT_INPUT_FREE(7, 0x1000 + (tick - 10) * 100 + i, in.ts_ns));
 	if (k == 6 && k == tick) {
 		struct mt_target_end e = { .kind = MT_END_SIGNAL, .signal = 9, .at_wall_s = 1e9 };
 
-		model_target_ended(m, 8, &e, tick * NS + 500);
+		model_apply(m, MT_INPUT_ENDED(8, &e, tick * NS + 500));
 	}
 	if (k == 7 && k == tick)
-		model_set_group(m, MT_GROUP_LINE);
-	t = model_target(m, 7, false);
-	t->rss_bytes = 1000000 + k * 4096;
-	t->counters.alloc_calls = 100 * (k + 1);
-	t->counters.alloc_bytes = 100000 * (k + 1);
-	snprintf(t->comm, sizeof(t->comm), "leaker");
-	snprintf(t->allocator, sizeof(t->allocator), "glibc");
-	t->slowdown_pct = k * 0.5;
+		model_apply(m, MT_INPUT_GROUP(MT_GROUP_LINE));
+	f.rss_bytes = 1000000 + k * 4096;
+	f.counters.alloc_calls = 100 * (k + 1);
+	f.counters.alloc_bytes = 100000 * (k + 1);
+	f.slowdown_pct = k * 0.5;
 	/* not measured in the first interval, unbounded above in the third */
-	t->slowdown_measured = k > 0;
-	t->slowdown_low_pct = k * 0.25;
-	t->slowdown_high_pct = k == 2 ? INFINITY : k * 0.75;
-	t->phase_seen = k % 2 ? 0.5 : 1;
-	st->est_slowdown_pct = t->slowdown_pct;
-	st->est_slowdown_measured = t->slowdown_measured;
-	st->est_slowdown_low_pct = t->slowdown_low_pct;
-	st->est_slowdown_high_pct = t->slowdown_high_pct;
-	model_tick(m, (tick + 1) * NS);
+	f.slowdown_measured = k > 0;
+	f.slowdown_low_pct = k * 0.25;
+	f.slowdown_high_pct = k == 2 ? INFINITY : k * 0.75;
+	f.phase_seen = k % 2 ? 0.5 : 1;
+	/* limits hit, more of them as it goes */
+	f.files_refused = k;
+	f.maps_cut = k / 2;
+	f.names_refused = 3 * k;
+	model_apply(m, MT_INPUT_FACTS(&f));
+	model_apply(m, MT_INPUT_DROPS(&lost));
+	st->est_slowdown_pct = f.slowdown_pct;
+	st->est_slowdown_measured = f.slowdown_measured;
+	st->est_slowdown_low_pct = f.slowdown_low_pct;
+	st->est_slowdown_high_pct = f.slowdown_high_pct;
+	model_apply(m, MT_INPUT_TICK((tick + 1) * NS));
 	st->wall_s = 1.7e9 + tick;
 	st->events_per_s = 40 + k;
 	st->probe_mode = "session";
@@ -133,10 +146,49 @@ static void feed(struct mt_model *m, struct mt_status *st, int k)
 	feed_at(m, st, k, k);
 }
 
+/* The JSON line -b --json prints of m with st (a malloc'd string). */
+static char *json_of(struct mt_model *m, struct mt_status *st)
+{
+	struct mt_config cfg = { .top = 50 };
+	struct mt_fe_ctx ctx = { .model = m, .cfg = &cfg, .status = st, .interval_s = 1 };
+	char *text;
+	size_t len;
+	FILE *f = tmpfile();
+	int saved = dup(STDOUT_FILENO);
+
+	assert_non_null(f);
+	assert_true(saved >= 0);
+	fflush(stdout);
+	assert_true(dup2(fileno(f), STDOUT_FILENO) >= 0);
+	frontend_json.tick(&ctx);
+	fflush(stdout);
+	assert_true(dup2(saved, STDOUT_FILENO) >= 0);
+	close(saved);
+	len = (size_t)ftell(f);
+	text = calloc(1, len + 1);
+	assert_non_null(text);
+	rewind(f);
+	assert_int_equal(fread(text, 1, len, f), len);
+	fclose(f);
+	return text;
+}
+
+/* The two models print the same JSON line (with the same status). */
+static void assert_same_json(struct mt_model *a, struct mt_model *b, struct mt_status *st)
+{
+	char *x = json_of(a, st), *y = json_of(b, st);
+
+	assert_string_equal(x, y);
+	free(x);
+	free(y);
+}
+
 /* The figures a view shows, compared between the live and the replayed
- * model (the views print them rounded; these must be exactly equal). */
+ * model (the views print them rounded; these must be exactly equal),
+ * and the JSON both print. */
 static void assert_same(struct mt_model *a, struct mt_model *b)
 {
+	struct mt_status st = { .wall_s = 1.7e9, .probe_mode = "session" };
 	size_t i;
 
 	assert_int_equal(model_site_count(a), model_site_count(b));
@@ -154,7 +206,7 @@ static void assert_same(struct mt_model *a, struct mt_model *b)
 		assert_int_equal(x->ended_ns, y->ended_ns);
 	}
 	for (i = 0; i < model_target_count(a); i++) {
-		struct mt_target *x = model_target_at(a, i), *y = model_target_at(b, i);
+		const struct mt_target *x = model_target_at(a, i), *y = model_target_at(b, i);
 
 		assert_int_equal(x->pid, y->pid);
 		assert_string_equal(x->comm, y->comm);
@@ -165,6 +217,7 @@ static void assert_same(struct mt_model *a, struct mt_model *b)
 		assert_int_equal(x->end.kind, y->end.kind);
 	}
 	assert_memory_equal(model_drops(a), model_drops(b), sizeof(struct mt_drops));
+	assert_same_json(a, b, &st);
 }
 
 static unsigned char *slurp(const char *path, size_t *len)
@@ -237,8 +290,8 @@ static void test_replay_equals_live(void **state)
 		assert_true(replay_status(rp)->est_slowdown_low_pct == st.est_slowdown_low_pct);
 		assert_true(replay_status(rp)->est_slowdown_high_pct == st.est_slowdown_high_pct);
 		{
-			const struct mt_target *lt = model_target(m, 7, false);
-			const struct mt_target *rt = model_target(replay_model(rp), 7, false);
+			const struct mt_target *lt = model_target(m, 7);
+			const struct mt_target *rt = model_target(replay_model(rp), 7);
 
 			assert_non_null(rt);
 			assert_true(rt->slowdown_measured == lt->slowdown_measured);
@@ -474,7 +527,8 @@ static void test_header_pattern_bounded(void **state)
 		h.skip_regex = skip[i];
 		rec_put_bytes(&b, REC_MAGIC, REC_MAGIC_LEN);
 		rec_put_header(&b, &h);
-		rec_put_interval(&b, m, &st, 0);
+		rec_put_tick(&b, NS, 0);
+		rec_put_interval(&b, &st, 0);
 		replay_append(rp, b.data, b.len);
 		e = replay_step(rp, err, sizeof(err));
 		if (i < 2) {
@@ -491,49 +545,59 @@ static void test_header_pattern_bounded(void **state)
 	model_free(m);
 }
 
-/* Every fact of the table (rec_codec.h) set to a value of its own on a
- * live target comes back from the replay as it was: limits hit, a Go
- * target's rate, how it is watched, all of them. */
+/* Every fact of the table (rec_codec.h) set to a value of its own in a
+ * report the live model takes comes back from the replay as it was:
+ * limits hit, a Go target's rate, a JVM's agent, how it is watched, all
+ * of them; and both models print the same JSON. */
 static void test_facts_round_trip(void **state)
 {
-	struct rec_header h = { .version = REC_VERSION, .rate = RATE };
-	struct mt_status st = { 0 };
+	char path[PATH_MAX], err[256];
+	struct recorder *r = open_rec("facts.mtr", 0, path);
+	struct mt_status st = { .wall_s = 1.7e9 };
 	struct mt_model *m = new_model();
-	struct mt_target *t = model_target(m, 7, true), *r;
+	struct mt_target_facts f = { .pid = 7, .set = MT_FACT_WATCHED }, got, want;
 	const struct rec_fact *facts;
-	struct bytebuf b = { 0 };
 	struct replay *rp = replay_new();
-	char names[REC_MAX_FACTS][24], err[256];
-	size_t i, n;
+	char names[REC_MAX_FACTS][24];
+	unsigned char *d;
+	size_t i, n, len;
 
+	(void)state;
 	facts = rec_facts(&n);
 	assert_true(n > 20);
 	for (i = 0; i < n; i++) {
-		char *at = (char *)t + facts[i].offset;
+		char *at = (char *)&f + facts[i].offset;
 		__u64 u = facts[i].size == 1 ? 1 : facts[i].id * 1000003ULL + 7;
-		double d = facts[i].id + 0.25;
+		double v = facts[i].id + 0.25;
 
+		f.set |= facts[i].group;
 		snprintf(names[i], sizeof(names[i]), "fact %u", facts[i].id);
 		if (facts[i].kind == REC_FACT_STR)
 			snprintf(at, facts[i].size, "%s", names[i]);
 		else if (facts[i].kind == REC_FACT_INTERNED)
-			*(const char **)at = names[i];
+			*(const char **)at = strpool_intern(names[i]);
 		else if (facts[i].kind == REC_FACT_INT)
 			memcpy(at, &u, facts[i].size);
 		else
-			memcpy(at, &d, sizeof(d));
+			memcpy(at, &v, sizeof(v));
 	}
-	model_tick(m, NS);
-	rec_put_bytes(&b, REC_MAGIC, REC_MAGIC_LEN);
-	rec_put_header(&b, &h);
-	rec_put_interval(&b, m, &st, 0);
-	assert_int_equal(replay_append(rp, b.data, b.len), 0);
+	f.slowdown_high_pct = f.slowdown_low_pct + 1; /* a range that holds */
+	f.phase_seen = 0.5;
+	recorder_watch(r, m);
+	assert_int_equal(model_apply(m, MT_INPUT_FACTS(&f)), 0);
+	model_apply(m, MT_INPUT_TICK(NS));
+	recorder_interval(r, m, &st, false);
+	assert_null(recorder_failed(r));
+	d = slurp(path, &len);
+	assert_int_equal(replay_append(rp, d, len), 0);
+	free(d);
 	assert_int_equal(replay_step(rp, err, sizeof(err)), 1);
-	r = model_target(replay_model(rp), 7, false);
-	assert_non_null(r);
+	assert_non_null(model_target(replay_model(rp), 7));
+	model_target_facts(model_target(m, 7), &want);
+	model_target_facts(model_target(replay_model(rp), 7), &got);
 	for (i = 0; i < n; i++) {
-		const char *a = (const char *)t + facts[i].offset;
-		const char *z = (const char *)r + facts[i].offset;
+		const char *a = (const char *)&want + facts[i].offset;
+		const char *z = (const char *)&got + facts[i].offset;
 
 		if (facts[i].kind == REC_FACT_STR && strcmp(a, z))
 			fail_msg("%s: %s replayed as %s", facts[i].name, a, z);
@@ -543,8 +607,9 @@ static void test_facts_round_trip(void **state)
 		else if (facts[i].kind >= REC_FACT_INT && memcmp(a, z, facts[i].size))
 			fail_msg("%s: replayed otherwise", facts[i].name);
 	}
+	assert_same_json(m, replay_model(rp), &st);
 	replay_free(rp);
-	bytebuf_fini(&b);
+	recorder_close(r);
 	model_free(m);
 }
 
@@ -584,7 +649,19 @@ static void test_bad_references(void **state)
 	rp = replay_new();
 	replay_append(rp, b.data, b.len);
 	assert_int_equal(replay_step(rp, err, sizeof(err)), -EPROTONOSUPPORT);
-	assert_non_null(strstr(err, "version 2"));
+	assert_non_null(strstr(err, "version 3; this memtop reads versions 1 to 2"));
+	replay_free(rp);
+
+	/* a version 2 frame in a version 1 recording makes no sense */
+	bytebuf_clear(&b);
+	h.version = 1;
+	rec_put_bytes(&b, REC_MAGIC, REC_MAGIC_LEN);
+	rec_put_header(&b, &h);
+	rec_put_tick(&b, NS, 0);
+	rp = replay_new();
+	replay_append(rp, b.data, b.len);
+	assert_int_equal(replay_step(rp, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "a malformed tick"));
 	replay_free(rp);
 	bytebuf_fini(&b);
 }
@@ -629,12 +706,11 @@ static void test_rotation(void **state)
 	assert_true(replay_info(rp)->segment > 0);
 	/* what is live at the end, and the figures the data path set */
 	/* carried samples weigh whole bytes (docs/recording.md) */
-	assert_true(fabs(model_target(replay_model(rp), 7, false)->inuse_bytes -
-			 model_target(m, 7, false)->inuse_bytes) <=
-		    1e-6 * model_target(m, 7, false)->inuse_bytes + 200);
-	assert_true(model_target(m, 7, false)->inuse_bytes > 100000);
-	assert_int_equal(model_target(replay_model(rp), 7, false)->rss_bytes,
-			 model_target(m, 7, false)->rss_bytes);
+	assert_true(fabs(model_target(replay_model(rp), 7)->inuse_bytes -
+			 model_target(m, 7)->inuse_bytes) <=
+		    1e-6 * model_target(m, 7)->inuse_bytes + 200);
+	assert_true(model_target(m, 7)->inuse_bytes > 100000);
+	assert_int_equal(model_target(replay_model(rp), 7)->rss_bytes, model_target(m, 7)->rss_bytes);
 	replay_free(rp);
 	model_free(m);
 }
@@ -729,18 +805,18 @@ static void test_stream_trimmed(void **state)
 		;
 	assert_int_equal(replay_at(behind), replay_at(whole));
 	assert_same(replay_model(behind), replay_model(whole));
-	assert_int_equal(model_target(replay_model(kept), 7, false)->rss_bytes,
-			 model_target(m, 7, false)->rss_bytes);
-	assert_true(fabs(model_target(replay_model(kept), 7, false)->inuse_bytes -
-			 model_target(m, 7, false)->inuse_bytes) <=
-		    1e-6 * model_target(m, 7, false)->inuse_bytes + 200);
+	assert_int_equal(model_target(replay_model(kept), 7)->rss_bytes,
+			 model_target(m, 7)->rss_bytes);
+	assert_true(fabs(model_target(replay_model(kept), 7)->inuse_bytes -
+			 model_target(m, 7)->inuse_bytes) <=
+		    1e-6 * model_target(m, 7)->inuse_bytes + 200);
 	/* back to interval 0: the oldest kept, whose figures are the whole
 	 * stream's at that interval */
 	assert_int_equal(replay_rewind(kept, 0, err, sizeof(err)), 0);
 	assert_int_equal(replay_at(kept), first);
 	assert_int_equal(replay_rewind(whole, first, err, sizeof(err)), 0);
-	assert_int_equal(model_target(replay_model(kept), 7, false)->rss_bytes,
-			 model_target(replay_model(whole), 7, false)->rss_bytes);
+	assert_int_equal(model_target(replay_model(kept), 7)->rss_bytes,
+			 model_target(replay_model(whole), 7)->rss_bytes);
 	assert_true(replay_status(kept)->wall_s == replay_status(whole)->wall_s);
 	for (k = 0; k < 3; k++)
 		replay_free(rps[k]);

@@ -28,6 +28,7 @@
 #include "export/serve.h"
 #include "export/serve_peer.h"
 #include "util/strpool.h"
+#include "target_fixture.h"
 
 static void expect_addr(const char *spec, int family, const char *host, int port, bool lo)
 {
@@ -150,7 +151,7 @@ static void test_metrics_bounded(void **state)
 	int i;
 
 	assert_non_null(m);
-	t = model_target(m, 10, true);
+	t = test_target(m, 10);
 	snprintf(t->comm, sizeof(t->comm), "a\"pp");
 	t->rss_bytes = 4096;
 	for (i = 0; i <= 60; i++) {
@@ -167,9 +168,9 @@ static void test_metrics_bounded(void **state)
 		f[0] = frame("malloc", "libc.so.6", 0x7f0000001000);
 		f[1] = frame(name, "app", 0x401000 + 0x100 * (__u64)i);
 		f[2] = frame("main", "app", 0x402000);
-		assert_int_equal(model_on_alloc(m, &in), 0);
+		assert_int_equal(model_apply(m, MT_INPUT_ALLOC(&in)), 0);
 	}
-	model_tick(m, 1000000000ULL);
+	model_apply(m, MT_INPUT_TICK(1000000000ULL));
 	assert_int_equal(metrics_text(m, &st, 1.5, &text, &len), 0);
 	assert_int_equal(strlen(text), len);
 	assert_non_null(strstr(text, "memtop_target_rss_bytes{pid=\"10\",comm=\"a\\\"pp\"} 4096\n"));

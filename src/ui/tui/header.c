@@ -89,7 +89,7 @@ static void header_allocator(struct tui *t, struct tui_header *h, size_t n)
 void header_refresh(struct tui *t)
 {
 	struct tui_header *h = &t->hdr;
-	struct mt_drops *d = model_drops(t->model);
+	const struct mt_drops *d = model_drops(t->model);
 	size_t n = model_target_count(t->model), first_dead;
 	double since = header_newest(t, n) -
 		       (TUI_SPARK_MAX + 1) * (t->ctx->interval_s > 0 ? t->ctx->interval_s : 1);

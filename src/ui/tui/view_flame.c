@@ -41,7 +41,7 @@ static void flame_refresh(struct tui *t)
 		if (!st || !device_tier_shown(st->dev.tier, t->top.tiers))
 			continue;
 		if (multi) {
-			const struct mt_target *tg = model_target(t->model, a->pid, false);
+			const struct mt_target *tg = model_target(t->model, a->pid);
 
 			snprintf(proc, sizeof(proc), "%s (%d)", tg ? tg->comm : "?", (int)a->pid);
 			prefix[np++] = proc;

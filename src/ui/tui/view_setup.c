@@ -83,7 +83,7 @@ void setup_load(struct tui *t)
 	if (s.invert >= 0)
 		t->top.invert = s.invert;
 	if (s.group >= 0 && !(cfg->given & MT_GIVEN_GROUP) && s.group != (int)model_group(t->model))
-		model_set_group(t->model, (enum mt_group)s.group);
+		model_apply(t->model, MT_INPUT_GROUP((enum mt_group)s.group));
 	if (s.theme[0] && !(cfg->given & MT_GIVEN_THEME))
 		snprintf(t->theme_want, sizeof(t->theme_want), "%s", s.theme);
 	if (s.interval_s > 0 && !(cfg->given & MT_GIVEN_DELAY))
@@ -213,8 +213,8 @@ static void change(struct tui *t, int dir)
 		t->top.invert = !t->top.invert;
 		break;
 	case ROW_GROUP:
-		model_set_group(t->model,
-				(enum mt_group)(((int)model_group(t->model) + dir + 3) % 3));
+		model_apply(t->model, MT_INPUT_GROUP((enum mt_group)(
+					      ((int)model_group(t->model) + dir + 3) % 3)));
 		break;
 	case ROW_THEME:
 		for (k = 0;

@@ -490,7 +490,7 @@ static bool top_action(struct tui *t, enum key_action a)
 		return true;
 	case KA_GROUP: {
 		enum mt_group g = (model_group(t->model) + 1) % 3;
-		int e = model_set_group(t->model, g);
+		int e = model_apply(t->model, MT_INPUT_GROUP(g));
 
 		if (e)
 			tui_message(t, true, "cannot regroup: %s", strerror(-e));
