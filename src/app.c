@@ -12,6 +12,8 @@
  */
 #include "app.h"
 #include "daemon.h"
+#include "run_record.h"
+#include "run_status.h"
 
 #include <errno.h>
 #include <math.h>
@@ -93,21 +95,10 @@ struct app {
 	bool out_dropping;
 	struct push_said push_said; /* --push: the state last said */
 	struct notices notices;     /* what was said about memtop's bounds */
-	struct recorder *rec;       /* --record, --daemon */
-	bool rec_said;              /* its failure was said */
-	bool rec_warned;            /* its warning was said */
+	struct run_record rec;      /* --record, --daemon */
 	struct session *sess;       /* --daemon's socket */
 	int daemon_fd;              /* --daemon: tells the waiting parent "ready"; -1 */
-	char rec_path[PATH_MAX];
-	bool marked; /* --daemon: RUN_DIR/ID.pid written, the files go at the end */
 };
-
-#ifndef MEMTOP_VERSION
-#define MEMTOP_VERSION "dev"
-#endif
-
-/* --daemon's own recording, when --record does not name one. */
-#define DAEMON_RECORD_MAX (64ULL << 20)
 
 /* Batch output that may wait for a slow reader (beyond what its pipe
  * holds) before whole intervals are dropped. */
@@ -381,8 +372,7 @@ static int start_data_path(struct app *a)
 		fail("cannot set up: %s", strerror(errno));
 		return -ENOMEM;
 	}
-	if (a->rec)
-		recorder_watch(a->rec, a->model); /* before the first target */
+	run_record_watch(&a->rec, a->model); /* before the first target */
 	if (a->cfg->stack_copy)
 		a->unw = unwinder_new(a->pc);
 	a->ingest.model = a->model;
@@ -580,33 +570,15 @@ static void cgroup_tick(struct app *a, __u64 now)
 		cgroup_projection_add(&a->cgroup_fit, now / 1e9, cg);
 }
 
-/* The run's counters are exact only if every target's are: none samples
- * itself (usdt, Go) and the budget never paused the probes (docs/json.md). */
-static void status_counters_exact(struct app *a)
-{
-	size_t i;
-
-	a->status.counters_exact = !overhead_ever_paused(&a->overhead);
-	for (i = 0; i < model_target_count(a->model); i++)
-		if (!model_target_at(a->model, i)->counters_exact)
-			a->status.counters_exact = false;
-}
-
 static void update_status(struct app *a, int alive)
 {
-	double dt = model_interval_s(a->model), hits = 0;
-	size_t i;
+	struct run_status_in in = { .ever_paused = overhead_ever_paused(&a->overhead),
+				    .records = a->ingest.records - a->last_records,
+				    .alive = alive,
+				    .pending = a->pending };
 
-	status_counters_exact(a);
-	for (i = 0; i < model_target_count(a->model); i++)
-		hits += model_target_at(a->model, i)->probe_hits_per_s;
-	a->status.probe_hits_per_s = hits;
-	a->status.est_cpu_pct =
-		hits * (a->status.cost_ns > 0 ? a->status.cost_ns : a->status.trap_ns) / 1e7;
-	a->status.events_per_s = dt > 0 ? (a->ingest.records - a->last_records) / dt : 0;
+	run_status_refresh(&a->status, a->model, &in);
 	a->last_records = a->ingest.records;
-	a->status.all_exited = alive == 0 && !a->pending && !a->status.cgroup.on;
-	a->status.cgroup.processes = alive;
 }
 
 static void read_drops(struct app *a)
@@ -718,18 +690,12 @@ static void note_wall_clock(struct app *a)
  * and to the session's viewers. */
 static void record_interval(struct app *a, bool quiet)
 {
-	if (!a->rec)
-		return;
-	recorder_interval(a->rec, a->model, &a->status, quiet);
+	char line[sizeof(a->status.message)];
+
+	run_record_interval(&a->rec, a->model, &a->status, quiet);
 	session_publish(a->sess);
-	if (recorder_failed(a->rec) && !a->rec_said) {
-		a->rec_said = true;
-		notice(a, recorder_failed(a->rec));
-	}
-	if (recorder_warning(a->rec) && !a->rec_warned) {
-		a->rec_warned = true;
-		notice(a, recorder_warning(a->rec));
-	}
+	while (run_record_news(&a->rec, line, sizeof(line)))
+		notice(a, line);
 }
 
 static int tick(struct app *a)
@@ -929,11 +895,7 @@ static void teardown(struct app *a)
 	symbolizer_free(a->sym);
 	python_names_free(a->ingest.py);
 	proc_cache_free(a->pc);
-	recorder_close(a->rec); /* its last interval is written: nothing is lost */
-	/* --daemon: the session's files go with it (its own recording too;
-	 * one --record named is the user's) */
-	if (a->marked)
-		session_remove_files(session_run_dir(), getpid(), !a->cfg->record);
+	run_record_close(&a->rec, a->cfg);
 	model_free(a->model);
 	if (a->sigfd >= 0)
 		close(a->sigfd);
@@ -988,81 +950,9 @@ static void announce(const struct app *a)
 		say("the output of %s goes to %s", a->cfg->cmd_argv[0], a->status.cmd_log);
 }
 
-/* What the run watches, in the words of its command line, for the
- * recording's header and `memtop attach`'s list. */
-static void describe_targets(const struct mt_config *cfg, char *buf, size_t len)
+static void say_line(const char *line)
 {
-	size_t n = 0;
-	int i;
-
-	buf[0] = '\0';
-	if (cfg->cgroup)
-		snprintf(buf, len, "--cgroup %s", cfg->cgroup);
-	for (i = 0; i < cfg->npids && n < len; i++)
-		n += (size_t)snprintf(buf + n, len - n, "%s%d", i ? "," : "-p ", (int)cfg->pids[i]);
-	for (i = 0; cfg->cmd_argv && cfg->cmd_argv[i] && n < len; i++)
-		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? " " : "-- ", cfg->cmd_argv[i]);
-}
-
-/* A session whose process is gone, and whose files session_sweep()
- * removed. */
-static void said_swept(void *ctx, pid_t id, unsigned long long bytes)
-{
-	(void)ctx;
-	say("removed the files of session %d (%llu KiB), whose process is gone: it ended "
-	    "without cleaning up (killed?)",
-	    (int)id, (bytes + 1023) >> 10);
-}
-
-static int open_recording(struct app *a)
-{
-	const struct mt_config *cfg = a->cfg;
-	struct recorder_opts o = {
-		.path = cfg->record,
-		.max_bytes = cfg->record_max,
-		.interval_s = cfg->interval_s,
-		.rate = cfg->rate,
-		.group = cfg->group,
-		.skip_regex = cfg->skip_regex,
-		.max_stacks = cfg->max_stacks,
-		.version = MEMTOP_VERSION,
-	};
-	char targets[512], err[512];
-
-	if (!cfg->record && !cfg->daemon)
-		return 0;
-	if (cfg->daemon) {
-		/* the run directory: checked, rid of what sessions killed
-		 * before they could clean up left, then this one's mark */
-		if (session_check_dir(session_run_dir(), err, sizeof(err))) {
-			fail("%s", err);
-			return -EPERM;
-		}
-		session_sweep(session_run_dir(), getpid(), said_swept, NULL);
-		if (session_mark(session_run_dir(), getpid(), err, sizeof(err))) {
-			fail("%s", err);
-			return -EIO;
-		}
-		a->marked = true;
-	}
-	if (!o.path) {
-		/* --daemon's own, beside its socket */
-		snprintf(a->rec_path, sizeof(a->rec_path), "%s/%d.rec", session_run_dir(),
-			 (int)getpid());
-		o.path = a->rec_path;
-		if (!o.max_bytes)
-			o.max_bytes = DAEMON_RECORD_MAX;
-	}
-	describe_targets(cfg, targets, sizeof(targets));
-	o.targets = targets;
-	a->rec = recorder_open(&o, err, sizeof(err));
-	if (!a->rec) {
-		fail("%s", err);
-		return -EIO;
-	}
-	if (!a->rec_path[0])
-		snprintf(a->rec_path, sizeof(a->rec_path), "%s", o.path);
-	return 0;
+	say("%s", line);
 }
 
 static int setup(struct app *a)
@@ -1085,9 +975,11 @@ static int setup(struct app *a)
 		fail("%s", err);
 		return e;
 	}
-	e = open_recording(a);
-	if (e)
+	e = run_record_open(&a->rec, a->cfg, say_line, err, sizeof(err));
+	if (e) {
+		fail("%s", err);
 		return e;
+	}
 	e = block_signals(a);
 	if (!e && !stop_wait(a, 0))
 		e = prepare_targets(a);
@@ -1123,12 +1015,12 @@ static int daemon_serve(struct app *a)
 {
 	char err[512];
 
-	a->sess = session_open(session_run_dir(), getpid(), a->rec, err, sizeof(err));
+	a->sess = session_open(session_run_dir(), getpid(), a->rec.rec, err, sizeof(err));
 	if (!a->sess) {
 		fail("%s", err);
 		return -EIO;
 	}
-	say("recording to %s", a->rec_path);
+	say("recording to %s", a->rec.path);
 	daemon_let_go(&a->daemon_fd);
 	return 0;
 }
@@ -1241,7 +1133,7 @@ int app_run(const struct mt_config *given)
 	a.fe_ctx.interval_s = cfg->interval_s;
 	/* interval zero: the start line */
 	model_apply(a.model, MT_INPUT_TICK(clock_mono_ns()));
-	status_counters_exact(&a);
+	a.status.counters_exact = run_status_counters_exact(a.model, false);
 	note_wall_clock(&a);
 	record_interval(&a, true);
 	e = a.fe->start(&a.fe_ctx);
