@@ -148,17 +148,19 @@ def test_cgroup_follows_new_processes():
         cg.remove()
 
 
-def start_with_pid(argv, pid, name, tries=50):
-    """argv started as a process with PID pid (free now), through
-    ns_last_pid; None when other forks took it first every time."""
-    for _ in range(tries):
-        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
-            f.write(str(pid - 1))
-        q = Proc(argv, name=name)
-        if q.pid == pid:
-            return q
+def start_with_pid(argv, pid, name):
+    """argv started as the process with PID pid (free now) by
+    tests/workloads/with_pid, which asks clone3() for that very number, so
+    no fork elsewhere on the host can take it first. The Proc is
+    with_pid's (argv's output is its output, killing it kills argv), its
+    pid argv's; None when the number is taken."""
+    q = Proc([workload_path("with_pid"), pid] + list(argv), name=name)
+    q.pid = pid
+    line = q.out.get(10, "%s READY" % name)
+    if line is None or not line.startswith("READY"):
         q.kill()
-    return None
+        return None
+    return q
 
 
 def test_cgroup_pid_reused_is_watched():
@@ -180,7 +182,6 @@ def test_cgroup_pid_reused_is_watched():
             rec = m.record(5)
         q = start_with_pid([workload_path("cg_leaker"), "0.5"], a.pid, "cg_leaker")
         check(q is not None, "could not start a process with the ended one's PID %d" % a.pid)
-        wait_ready(q)
         cg.move_in(q.pid)
         t0 = time.monotonic()
         while q.pid not in pids_in(rec):

@@ -4,8 +4,8 @@ nobody (tests/workloads/hostile/, built by test_hostile):
   - exec in -p mode: the old program's live samples are dropped (its
     in-use goes to 0 and stays), COMM follows, the new program is probed;
   - PID reuse: the target dies and another process gets its PID at once
-    (ns_last_pid): memtop ends the target as exited instead of reporting
-    the impostor as it, and a -b run ends;
+    (tests/workloads/with_pid): memtop ends the target as exited instead
+    of reporting the impostor as it, and a -b run ends;
   - memtop inside a PID namespace refuses with one line (its PIDs are not
     the ones its probes report);
   - a target that maps and unmaps without pause (torn /proc/PID/maps
@@ -17,7 +17,8 @@ import shutil
 import subprocess
 import time
 
-from memtop_test import Memtop, Proc, assert_one_error_line, check, fail, sites_by_function
+from memtop_test import (Memtop, Proc, assert_one_error_line, check, fail, sites_by_function,
+                         workload_path)
 from test_hostile import NOBODY, build, exec_and_see_new_image, lab, start
 
 ARGS = ("-b", "--json", "-d", "0.25", "--rate", "64K", "--max-overhead", "none")
@@ -56,19 +57,14 @@ def test_pid_reuse():
     p, pid = start([exe])
     m = Memtop(*ARGS, "-p", pid)
     m.first_record()
-    impostor = None
     p.popen.kill()
     p.popen.wait()
-    for _ in range(20):
-        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
-            f.write(str(pid - 1))
-        q = Proc(list(NOBODY) + [exe], name="impostor")
-        if q.pid == pid:
-            impostor = q
-            break
-        q.kill()
-    check(impostor, "could not start a process with the dead target's PID %d" % pid)
-    check(impostor.out.get(10, "impostor READY").startswith("READY"), "the impostor did not run")
+    # the impostor takes the very number (clone3's set_tid: no other fork
+    # on the host can take it first), then drops to nobody
+    impostor = Proc([workload_path("with_pid"), pid] + list(NOBODY) + [exe], name="impostor")
+    line = impostor.out.get(10, "impostor READY")
+    check(line is not None and line.startswith("READY"),
+          "the impostor did not run as PID %d: %s" % (pid, impostor.err.text()[-300:]))
     rc = m.drain(timeout=10)
     check(rc == 0, "memtop exited %s" % rc)
     last = [x for x in m.records[-1]["targets"] if x["pid"] == pid]
