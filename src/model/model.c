@@ -845,10 +845,34 @@ static void free_in(struct mt_model *m, pid_t pid, __u64 addr)
 	live_release(m, l, true);
 }
 
+/* A process that exec'd runs a new program: what was known of the old
+ * program's runtime goes with its samples (its Java heap, a runtime that
+ * named its heap, its Go runtime, the runtime memtop is blind to). The
+ * new program's are reported as they are learnt; what belongs to the
+ * process (its name until the next report, counters, cost, limits)
+ * stays. */
+static void forget_program(struct mt_target *t)
+{
+	t->java[0] = t->java_note[0] = '\0';
+	t->java_samples = t->java_dropped = 0;
+	t->java_slowdown_pct = 0;
+	t->heap_named = false;
+	t->named_by[0] = '\0';
+	snprintf(t->mechanism, sizeof(t->mechanism), "%s", t->mechanism_own);
+	t->go_version[0] = '\0';
+	t->go_rate = 0; /* as a target that never was a Go program */
+	t->go_rate_by_memtop = false;
+	t->runtime[0] = '\0';
+	t->runtime_heap = t->runtime_tool = NULL;
+}
+
 static void drop_process(struct mt_model *m, pid_t pid)
 {
+	struct mt_target *t = target_get(m, pid, false);
 	size_t i;
 
+	if (t)
+		forget_program(t);
 	for (i = 0; i < m->live.cap;) {
 		struct live_sample *l = m->live.v[i].val;
 		struct live_key key;

@@ -293,8 +293,11 @@ enum mt_input_kind {
 	 * stay: what it held when it died. The first report of a death
 	 * stands; -ENOENT for an unknown pid. */
 	MT_IN_ENDED,
-	/* pid: forget the live samples of a process (it exec'd): they no
-	 * longer count as in use */
+	/* pid: the process exec'd. Its live samples no longer count as in
+	 * use, and what was known of the old program's runtime goes too (a
+	 * JVM's Java heap, a runtime that named its heap, a Go runtime, the
+	 * runtime memtop is blind to) until the new program reports its
+	 * own. */
 	MT_IN_DROP,
 	/* drops: the loss counters, totals. The data path's three
 	 * (events_lost, live_map_full, pending_full) are taken as they are;

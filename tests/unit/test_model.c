@@ -371,6 +371,54 @@ static void test_facts_door(void **state)
 	model_free(m);
 }
 
+/* A process that exec'd (MT_IN_DROP) runs a new program: the old one's
+ * Java heap, V8's naming of its heap, Go runtime and blind-to runtime are
+ * gone from its target; its name and counters stay until reported anew. */
+static void test_exec_forgets_the_program(void **state)
+{
+	struct mt_model *m = new_model(MT_GROUP_FUNCTION, NULL);
+	struct mt_target_facts f = {
+		.pid = 42,
+		.set = MT_FACT_WATCHED | MT_FACT_COMM | MT_FACT_HOW | MT_FACT_JAVA | MT_FACT_NAMED |
+		       MT_FACT_GO | MT_FACT_RUNTIME | MT_FACT_COUNTERS,
+		.comm = "java",
+		.allocator = "glibc",
+		.mechanism = "in-process",
+		.java = "jvmti",
+		.java_note = "agent loaded",
+		.java_samples = 900,
+		.heap_named = true,
+		.named_by = "v8-sampling",
+		.go_version = "go1.19",
+		.go_rate = 524288,
+		.runtime = "python",
+		.runtime_heap = "pymalloc",
+		.runtime_tool = "--inject",
+		.counters = { .alloc_calls = 77 },
+	};
+	const struct mt_target *t;
+
+	(void)state;
+	assert_int_equal(model_apply(m, MT_INPUT_FACTS(&f)), 0);
+	t = model_target(m, 42);
+	assert_string_equal(t->mechanism, "in-process+v8-sampling");
+	model_apply(m, MT_INPUT_DROP(42));
+	assert_string_equal(t->java, "");
+	assert_string_equal(t->java_note, "");
+	assert_int_equal(t->java_samples, 0);
+	assert_false(t->heap_named);
+	assert_string_equal(t->mechanism, "in-process");
+	assert_string_equal(t->go_version, "");
+	assert_int_equal(t->go_rate, 0);
+	assert_string_equal(t->runtime, "");
+	assert_null(t->runtime_heap);
+	/* the process's own stay until its next report */
+	assert_string_equal(t->comm, "java");
+	assert_int_equal(t->counters.alloc_calls, 77);
+	assert_true(t->alive);
+	model_free(m);
+}
+
 static struct mt_site *site_of_tier(struct mt_model *m, const char *fn, unsigned tier)
 {
 	for (size_t i = 0; i < model_site_count(m); i++) {
@@ -482,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_weights_and_frees),
 		cmocka_unit_test(test_sample_without_a_frame),
 		cmocka_unit_test(test_facts_door),
+		cmocka_unit_test(test_exec_forgets_the_program),
 		cmocka_unit_test(test_device_api_names_agree),
 		cmocka_unit_test(test_size_objects_use_the_weights),
 		cmocka_unit_test(test_untracked_counts_but_never_in_use),
