@@ -1133,7 +1133,8 @@ int app_run(const struct mt_config *given)
 	a.fe_ctx.interval_s = cfg->interval_s;
 	/* interval zero: the start line */
 	model_apply(a.model, MT_INPUT_TICK(clock_mono_ns()));
-	a.status.counters_exact = run_status_counters_exact(a.model, false);
+	a.status.counters_exact =
+		run_status_counters_exact(a.model, overhead_ever_paused(&a.overhead));
 	note_wall_clock(&a);
 	record_interval(&a, true);
 	e = a.fe->start(&a.fe_ctx);

@@ -845,6 +845,14 @@ static void free_in(struct mt_model *m, pid_t pid, __u64 addr)
 	live_release(m, l, true);
 }
 
+/* The mechanism shown: the data path's, then the runtime that names its
+ * heap itself, if any ("in-process+v8-sampling"). */
+static void compose_mechanism(struct mt_target *t)
+{
+	snprintf(t->mechanism, sizeof(t->mechanism), "%s%s%s", t->mechanism_own,
+		 t->heap_named && t->named_by[0] ? "+" : "", t->heap_named ? t->named_by : "");
+}
+
 /* A process that exec'd runs a new program: what was known of the old
  * program's runtime goes with its samples (its Java heap, a runtime that
  * named its heap, its Go runtime, the runtime memtop is blind to). The
@@ -858,7 +866,7 @@ static void forget_program(struct mt_target *t)
 	t->java_slowdown_pct = 0;
 	t->heap_named = false;
 	t->named_by[0] = '\0';
-	snprintf(t->mechanism, sizeof(t->mechanism), "%s", t->mechanism_own);
+	compose_mechanism(t);
 	t->go_version[0] = '\0';
 	t->go_rate = 0; /* as a target that never was a Go program */
 	t->go_rate_by_memtop = false;
@@ -917,9 +925,7 @@ static int apply_facts(struct mt_model *m, const struct mt_target_facts *f)
 		memcpy(t->named_by, f->named_by, sizeof(t->named_by));
 	}
 	if (f->set & (MT_FACT_HOW | MT_FACT_NAMED))
-		snprintf(t->mechanism, sizeof(t->mechanism), "%s%s%s", t->mechanism_own,
-			 t->heap_named && t->named_by[0] ? "+" : "",
-			 t->heap_named ? t->named_by : "");
+		compose_mechanism(t);
 	if (f->set & MT_FACT_RUNTIME) {
 		memcpy(t->runtime, f->runtime, sizeof(t->runtime));
 		t->runtime_heap = f->runtime_heap;
@@ -1484,30 +1490,30 @@ static void tell(const struct mt_model *m, const struct mt_input *in)
 		m->obs.input(m->obs.ctx, in);
 }
 
+/* A sample, told and counted. One without a frame is given MT_NO_FRAME:
+ * a site is a frame of its stack, never one past its end. */
+static int apply_alloc(struct mt_model *m, const struct mt_input *in)
+{
+	struct mt_frame none = { .function = m->s_no_frame, .module = m->s_no_frame };
+	struct mt_sample_in framed = *in->alloc;
+	struct mt_input told = *in;
+
+	if (!framed.nframes) {
+		framed.frames = &none;
+		framed.nframes = 1;
+	}
+	told.alloc = &framed;
+	tell(m, &told);
+	return alloc_in(m, &framed);
+}
+
 int model_apply(struct mt_model *m, const struct mt_input *in)
 {
 	struct mt_target *t;
 
 	switch (in->kind) {
-	case MT_IN_ALLOC: {
-		struct mt_sample_in framed;
-		struct mt_input told;
-		struct mt_frame none;
-
-		if (in->alloc->nframes) {
-			tell(m, in);
-			return alloc_in(m, in->alloc);
-		}
-		/* a site is a frame of its stack: never one past its end */
-		none = (struct mt_frame){ .function = m->s_no_frame, .module = m->s_no_frame };
-		framed = *in->alloc;
-		framed.frames = &none;
-		framed.nframes = 1;
-		told = *in;
-		told.alloc = &framed;
-		tell(m, &told);
-		return alloc_in(m, &framed);
-	}
+	case MT_IN_ALLOC:
+		return apply_alloc(m, in);
 	case MT_IN_FREE:
 		tell(m, in);
 		free_in(m, in->pid, in->addr);

@@ -510,14 +510,14 @@ static const struct rec_fact *fact_of(__u8 id, __u8 wire)
 	return NULL;
 }
 
-/* Read a list into f; *got: the groups of the rows found. Rows of ids
- * this reader does not know are skipped. */
-static bool get_fact_list(struct rec_cur *c, struct mt_target_facts *f, __u32 *got)
+/* Read a list into f; the groups of the rows found (c->bad: it was not
+ * a list). Rows of ids this reader does not know are skipped. */
+static __u32 get_fact_list(struct rec_cur *c, struct mt_target_facts *f)
 {
 	char *at = (char *)f;
 	__u8 k, count = rec_get_u8(c);
+	__u32 got = 0;
 
-	*got = 0;
 	for (k = 0; k < count && !c->bad; k++) {
 		__u8 tag = rec_get_u8(c), wire = tag >> 6;
 		const struct rec_fact *x = fact_of(tag & 63, wire);
@@ -538,9 +538,9 @@ static bool get_fact_list(struct rec_cur *c, struct mt_target_facts *f, __u32 *g
 		else if (wire > WIRE_F64)
 			c->bad = true; /* a form no writer has */
 		if (x && !c->bad)
-			*got |= x->group;
+			got |= x->group;
 	}
-	return !c->bad;
+	return got;
 }
 
 /* A report read back holds together: the views print a runtime's words
@@ -569,15 +569,14 @@ void rec_put_facts(struct bytebuf *b, const struct mt_target_facts *f, __u16 fla
 
 bool rec_get_facts(struct rec_cur *c, struct mt_target_facts *f)
 {
-	__u32 got;
-
 	memset(f, 0, sizeof(*f));
 	f->pid = (pid_t)rec_get_u32(c);
 	/* a group a later writer added is not applied: its fields are
 	 * skipped as unknown rows */
 	f->set = rec_get_u32(c) & groups_known();
 	f->watched_ns = rec_get_u64(c);
-	if (get_fact_list(c, f, &got) && !facts_ok(f))
+	get_fact_list(c, f);
+	if (!c->bad && !facts_ok(f))
 		c->bad = true;
 	return !c->bad;
 }
@@ -794,13 +793,12 @@ bool rec_get_target_how_v1(struct rec_cur *c, struct mt_target_facts *f)
 bool rec_get_facts_v1(struct rec_cur *c, struct mt_target_facts *f)
 {
 	char *plus;
-	__u32 got;
 
 	if (!c->n)
 		return facts_ok(f); /* written before the table was */
-	if (!get_fact_list(c, f, &got))
+	f->set |= get_fact_list(c, f);
+	if (c->bad)
 		return false;
-	f->set |= got;
 	/* version 1 wrote the mechanism as shown: the runtime that names
 	 * its heap after a "+", which the model adds again */
 	plus = strchr(f->mechanism, '+');
