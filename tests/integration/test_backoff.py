@@ -19,6 +19,7 @@ is measured (the workload is idle until triggered: nothing to measure).
 A second test checks that the back-off's visible state ends with its
 cause: note gone, duty back, exact rates again."""
 
+import math
 import os
 import subprocess
 import tempfile
@@ -31,14 +32,28 @@ LEAK, CACHE = "busy_lib_leak", "cache_put"
 WITHIN_S = 60.0
 LEAK_MIN, CACHE_MAX = 70.0, 30.0
 # in-use against the truth (the workload's own "inuse" lines), records
-# from 10 s on: the figure is not inflated (its median at most this factor
-# over the truth), and the truth lies in the range shown with it, widened
-# by this factor for sampling (the cache holds about 47 samples at duty
-# 0.1, the leak 10-30 by then: 15-30% of sampling error), in 80% of them.
+# from 10 s on. A site's estimate from k live samples is off by about
+# 1/sqrt(k) by chance alone (the leak has 10-30 samples by then, the cache
+# about 47), so each check allows for its own count:
+# - not inflated: the two sites together (their sum over the truth's sum,
+#   about 70 samples) read at most POOLED_WITHIN of the truth in the median
+#   record, and each site's median excess is at most EXCESS_SIGMAS of its
+#   own sampling error. A 1.5-fold inflation (issue 23) fails the first
+#   in about 9 runs of 10; chance alone in under 1 in 100 (a simulation
+#   of these counts);
+# - honest range: the truth lies in the range shown with it (the pace
+#   range, probes.md 6.5), widened by EXCESS_SIGMAS sampling errors, in
+#   80% of records.
 # Where the figure sits in the range depends on how much the probes starve
 # the process (probes.md 6.5): 0.9-1.1 of the truth at a load of 7, 0.45
 # at a load of 15 (high end 0.94).
-INUSE_WITHIN = 1.45
+POOLED_WITHIN = 1.3
+EXCESS_SIGMAS = 3.0
+
+
+def sampling_error(live_samples):
+    """The relative error of an estimate from that many samples, one sigma."""
+    return 1 / math.sqrt(max(live_samples, 1))
 
 
 def held(w, at):
@@ -86,7 +101,8 @@ def test_leak_found_under_backoff():
     truth = w.read_truth(timeout=10)
     check(truth.get("truth") == "busy_leak", "unexpected truth: %s" % truth)
     hits0, met, trace, note = None, None, [], None
-    ratio, in_range = {LEAK: [], CACHE: []}, {LEAK: [], CACHE: []}
+    ratio, excess, in_range = {LEAK: [], CACHE: []}, {LEAK: [], CACHE: []}, {LEAK: [], CACHE: []}
+    pooled = []
     while True:
         rec = m.record(10)
         check(rec is not None, "memtop exited: %s" % m.err.text()[-500:])
@@ -103,10 +119,15 @@ def test_leak_found_under_backoff():
         truth_now = held(w, rec["time"]) or {LEAK: 0, CACHE: 0}
         for f in (LEAK, CACHE):
             if t >= 10 and truth_now[f]:
+                err = sampling_error(sites[f]["live_samples"] if f in sites else 0)
                 ratio[f].append(inuse[f] / truth_now[f])
+                excess[f].append((inuse[f] / truth_now[f] - 1) / err)
                 lo, hi = ((sites[f]["inuse_bytes_low"], sites[f]["inuse_bytes_high"])
                           if f in sites else (0, 0))
-                in_range[f].append(lo / INUSE_WITHIN <= truth_now[f] <= hi * INUSE_WITHIN)
+                widen = 1 + EXCESS_SIGMAS * err
+                in_range[f].append(lo / widen <= truth_now[f] <= hi * widen)
+        if t >= 10 and truth_now[LEAK] and truth_now[CACHE]:
+            pooled.append((inuse[LEAK] + inuse[CACHE]) / (truth_now[LEAK] + truth_now[CACHE]))
         trace.append("%4.0fs leak %5.1f (%.2f of its truth) cache %5.1f (%.2f) first %s "
                      "duty %.2f interval %d phase_seen %.2f slowdown %s (%s) floor %s" %
                      (t, score(sites, LEAK), inuse[LEAK] / max(truth_now[LEAK], 1),
@@ -130,16 +151,22 @@ def test_leak_found_under_backoff():
     check(met is not None, "the leak did not rank first with a score >= %.0f (cache <= %.0f) "
           "within %.0f s under the default budget" % (LEAK_MIN, CACHE_MAX, WITHIN_S))
     # in-use against the workload's truth, under the back-off
+    def median(v):
+        return sorted(v)[len(v) // 2]
     for f in (LEAK, CACHE):
-        med = sorted(ratio[f])[len(ratio[f]) // 2]
-        print("%s: in-use / truth from 10 s on, median %.2f (%.2f-%.2f); truth in the range "
-              "shown in %d of %d records" % (f, med, min(ratio[f]), max(ratio[f]),
-                                             sum(in_range[f]), len(in_range[f])), flush=True)
-        check(med <= INUSE_WITHIN,
-              "%s's in-use read %.2f of its truth under the back-off" % (f, med))
+        print("%s: in-use / truth from 10 s on, median %.2f (%.2f-%.2f), median excess %.1f "
+              "sampling errors; truth in the range shown in %d of %d records" %
+              (f, median(ratio[f]), min(ratio[f]), max(ratio[f]), median(excess[f]),
+               sum(in_range[f]), len(in_range[f])), flush=True)
+        check(median(excess[f]) <= EXCESS_SIGMAS,
+              "%s's in-use read %.2f of its truth under the back-off, %.1f sampling errors over" %
+              (f, median(ratio[f]), median(excess[f])))
         check(sum(in_range[f]) >= 0.8 * len(in_range[f]),
               "%s's truth outside its shown range in %d of %d records" %
               (f, len(in_range[f]) - sum(in_range[f]), len(in_range[f])))
+    print("both sites: in-use / truth from 10 s on, median %.2f" % median(pooled), flush=True)
+    check(median(pooled) <= POOLED_WITHIN,
+          "the two sites' in-use read %.2f of their truth under the back-off" % median(pooled))
     t, rec = met
     o = rec["overhead"]
     tg = [x for x in rec["targets"] if x["pid"] == int(w.pid)][0]

@@ -44,7 +44,10 @@ SRC = os.path.join(ROOT, "tests", "workloads", "hostile")
 NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
 MEMTOP_ARGS = ("-b", "--json", "-d", "0.3", "--rate", "64K", "--max-overhead", "none")
 STOP_WITHIN_S = 1.0
-BLOCKED_AFTER_S = 5.0  # a stop not over by then is a hang
+# A stop not over by then is a hang. A target that blocks memtop blocks
+# it for good; 5 s once failed in CI on a machine stalled long enough that
+# another lane's tmux server did not answer for 10 s.
+BLOCKED_AFTER_S = 15.0
 STOP_CPU_S = 0.5  # memtop's own CPU from the signal to its end (0.05-0.1 s measured)
 SHADOW = "/etc/shadow"
 IN_ACCESS, IN_OPEN = 0x1, 0x20
@@ -157,6 +160,25 @@ def cpu_s(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def where_waiting(pid):
+    """Each thread of pid: its state and the kernel function it waits in."""
+    try:
+        tids = sorted(os.listdir("/proc/%d/task" % pid))
+    except OSError:
+        return "(it has just ended)"
+    out = []
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            with open("/proc/%d/task/%s/wchan" % (pid, tid)) as f:
+                wchan = f.read().strip()
+        except OSError:
+            continue
+        out.append("%s %s %s" % (tid, state, wchan or "-"))
+    return "; ".join(out)
+
+
 def stop_quickly(m, before, sig=signal.SIGINT):
     """sig (INT, TERM or HUP) ends memtop within STOP_WITHIN_S, status 0,
     nothing left. On a loaded machine any exit takes longer, whatever the
@@ -173,7 +195,9 @@ def stop_quickly(m, before, sig=signal.SIGINT):
         if pid:
             break
         if time.monotonic() - t0 > BLOCKED_AFTER_S:
-            fail("memtop still running %.1fs after %s (blocked?)" % (BLOCKED_AFTER_S, sig.name))
+            fail("memtop still running %.1fs after %s (blocked?), %.2f s of its CPU since; "
+                 "where its threads wait: %s" % (BLOCKED_AFTER_S, sig.name, cpu_s(m.pid) - cpu0,
+                                                  where_waiting(m.pid)))
         time.sleep(0.01)  # polling the exit: wait4 has no timeout
     took = time.monotonic() - t0
     rc = m.popen.returncode = os.waitstatus_to_exitcode(status)
@@ -182,6 +206,7 @@ def stop_quickly(m, before, sig=signal.SIGINT):
     m.err.join()
     check(rc == 0, "memtop exited with %s after %s; stderr: %s" % (rc, sig.name,
                                                                   m.err.text()[-500:]))
+    print("stop: %.2f s after %s, %.2f s of memtop's CPU" % (took, sig.name, cpu))
     check(took < STOP_WITHIN_S or cpu <= STOP_CPU_S,
           "memtop took %.2fs to end after %s and %.2fs of its CPU (at most %.1fs, or %.1fs "
           "of CPU on a loaded machine)" % (took, sig.name, cpu, STOP_WITHIN_S, STOP_CPU_S))
