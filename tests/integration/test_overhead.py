@@ -8,6 +8,8 @@ calibrated at start-up and reported."""
 
 from memtop_test import Memtop, Proc, check, target, workload_path, sites_by_function
 
+MEASURED_WITHIN = 40  # records of 0.5 s
+
 
 def start_leaker(rate_mib="0.5"):
     p = Proc([workload_path("cg_leaker"), rate_mib], name="cg_leaker")
@@ -53,13 +55,23 @@ def test_budget_backs_off_and_says_so():
     check(t["alloc_calls"] is None and t["counters_exact"] is False,
           "paused probes, yet counts are shown as exact: %s" % t)
     # measured while backed off, the slowdown is near the budget, or memtop
-    # says the free() probes alone cost more
+    # says the free() probes alone cost more. On a loaded machine the
+    # target gets too little CPU for a measure in the last four records
+    # (seen once in CI: none in 2 s); then memtop is followed until one
+    # comes, for at most MEASURED_WITHIN more records
+    for _ in range(MEASURED_WITHIN):
+        if any(slowdown(r) is not None for r in recs[-4:]):
+            break
+        recs += records(m, 1)
     tail = [slowdown(r) for r in recs[-4:]]
+    o = recs[-1]["overhead"]
+    check(any(x is not None for x in tail),
+          "no slowdown measured while backed off in %.0f s: %s" % (len(recs) * 0.5, o))
     check(min(x for x in tail if x is not None) <= 25 or o["budget_unreachable"],
           "slowdown stays at %s%% with a 10%% budget and memtop does not say it cannot "
           "do better: %s" % (tail, o))
-    check("cg_leak_site" in sites_by_function(last),
-          "the leak is no longer seen while backed off: %s" % list(sites_by_function(last)))
+    check("cg_leak_site" in sites_by_function(recs[-1]),
+          "the leak is no longer seen while backed off: %s" % list(sites_by_function(recs[-1])))
     m.send(2)
     check(m.wait(10) == 0, "memtop did not end cleanly")
 
