@@ -924,25 +924,18 @@ static void announce(const struct app *a)
 		const struct watched *w = &a->ws.v[i];
 		const struct attach_info *info = &w->attached;
 
-		char why[96] = "";
+		char how[256];
 
 		if (w->inject_at_start) {
 			say("started PID %d (%s): memtop's sampler goes in once its loader is done",
 			    w->pid, w->comm);
 			continue;
 		}
-		if (!w->inj && !w->go && !w->usdt && w->uprobes_why[0])
-			snprintf(why, sizeof(why), " (not in-process: %s)", w->uprobes_why);
-		say("attached to PID %d (%s): %s%s%s%s%s, %s mode, %d probes (%d slow), %.0f ns per "
-		    "probe hit: %s",
-		    w->pid, w->comm,
-		    w->inj    ? "memtop's sampler, in-process"
-		    : w->go   ? "the Go runtime's own sampling"
-		    : w->usdt ? "its own sampler"
-			      : w->alloc->name,
-		    w->extra.alloc ? " and " : "", w->extra.alloc ? w->extra.alloc->name : "",
-		    w->inj || w->go || w->usdt ? "" : " uprobes", why, attach_mode_name(info->mode),
-		    info->nprobes, info->nslow, a->status.trap_ns, info->detail);
+		watch_said_how(w, how, sizeof(how));
+		say("attached to PID %d (%s): %s, %s mode, %d probes (%d slow), %.0f ns per probe "
+		    "hit: %s",
+		    w->pid, w->comm, how, attach_mode_name(info->mode), info->nprobes, info->nslow,
+		    a->status.trap_ns, info->detail);
 	}
 	if (a->status.cgroup.on)
 		say("following new processes of %s", a->ws.cgroup_dir);

@@ -2,10 +2,12 @@
 /*
  * source.h - the table of sources beside a watched process's allocator
  * probes: a runtime's own sampler streaming in user space (a JVM's JVMTI
- * agent, docs/java.md; V8's sampling heap profiler, docs/node.md) or a
- * second heap's API (device memory, docs/device-memory.md). Each is a
- * row with the same operations; watch.c runs every row on every process
- * it attaches, and never branches on which. Adding such a source is its
+ * agent, docs/java.md; V8's sampling heap profiler, docs/node.md), a
+ * second heap's API (device memory, docs/device-memory.md), or what names
+ * a runtime's frames in the samples (CPython's interpreter, docs/python.md).
+ * How the native heap itself is seen is the other table, mechanism.h.
+ * Each is a row with the same operations; watch.c runs every row on every
+ * process it attaches, and never branches on which. Adding such a source is its
  * module plus one row (source.c); docs/architecture.md has the recipe.
  *
  * A row's records go to env->record (or come from the BPF program, for a
@@ -84,6 +86,6 @@ void source_say(const struct source_env *env, const char *fmt, ...)
 
 /* The rows. */
 extern const struct source_ops *const sources[];
-#define SOURCE_ROWS 3
+#define SOURCE_ROWS 4
 
 #endif /* MEMTOP_PROBE_SOURCE_H */

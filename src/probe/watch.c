@@ -32,6 +32,7 @@
 #include "probe/exits.h"
 #include "probe/go_attach.h"
 #include "probe/go_rate.h"
+#include "probe/mechanism.h"
 #include "probe/usdt.h"
 #include "stacks/python.h"
 #include "util/clock.h"
@@ -41,7 +42,6 @@
 #define MEMTOP_LIBDIR "/usr/local/lib/memtop"
 #endif
 #define SAMPLER_SO "libmemtop-sampler.so"
-#define INJECT_SO "libmemtop-inject.so"
 /* How many refreshes look for the runtime of a launched command (it
  * loads libjvm.so at its start, after memtop attached). */
 #define RUNTIME_CHECKS_LAUNCHED 10
@@ -49,8 +49,7 @@
 /* How long a new process may take to map glibc before it is given up. */
 #define PENDING_TIMEOUT_NS (5 * 1000000000ULL)
 
-static void warn(struct watch_set *ws, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warn(struct watch_set *ws, const char *fmt, ...)
+void watch_warn(struct watch_set *ws, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -64,7 +63,7 @@ static void warn(struct watch_set *ws, const char *fmt, ...)
 }
 
 /* Hand a report about a watched process to the caller (env.facts). */
-static void report(struct watch_set *ws, const struct mt_target_facts *f)
+void watch_report(struct watch_set *ws, const struct mt_target_facts *f)
 {
 	if (ws->env.facts)
 		ws->env.facts(ws->env.warn_ctx, f);
@@ -105,182 +104,6 @@ static struct watched *add(struct watch_set *ws, pid_t pid)
 
 /* ---- preparing ------------------------------------------------------------ */
 
-static int find_memtop_lib(const char *name, char *path, size_t len);
-
-/* A sampler an earlier memtop injected and, killed, left rerouted (read
- * from the process's memory only): --inject takes it over and puts it
- * back at exit; without --inject memtop only observes and says so. */
-static bool injected_before(pid_t pid)
-{
-	char so[PATH_MAX];
-
-	return !find_memtop_lib(INJECT_SO, so, sizeof(so)) && inject_orphaned(pid, so);
-}
-
-/* The C API to wrap CPython's object allocator with, if pid runs CPython
- * of the supported version. */
-static bool python_api(pid_t pid, __u64 api[MT_PY_API_COUNT])
-{
-	struct mt_maps maps = { 0 };
-	struct mt_py_proc py;
-	char msg[PATH_MAX + 128];
-	int e;
-
-	/* PYTHONMALLOC=malloc or malloc_debug: objects come from malloc,
-	 * already seen there; a wrap of the object allocator would sample
-	 * each of them twice */
-	if (target_env_is(pid, "PYTHONMALLOC", "malloc") ||
-	    target_env_is(pid, "PYTHONMALLOC", "malloc_debug"))
-		return false;
-	if (proc_maps_read(pid, &maps))
-		return false;
-	e = python_detect(pid, &maps, &py, api, msg, sizeof(msg));
-	proc_maps_free(&maps);
-	return !e;
-}
-
-/* Seconds an injected CPython has to run the pending call that wraps its
- * object allocator before memtop says it has not. */
-#define PY_WRAP_DEADLINE_NS 5000000000ULL
-
-/* Say once whether the injected sampler wraps CPython's object allocator:
- * when it does, or when it still does not by the deadline. */
-static void inject_python_report(struct watch_set *ws, struct watched *w)
-{
-	int state;
-
-	if (!w->inj->python || w->inj->py_said == MT_PY_HOOK_ON)
-		return;
-	state = inject_python_state(w->inj);
-	if (state == MT_PY_HOOK_ON) {
-		/* pymalloc's objects are seen now: no word that they are not */
-		struct mt_target_facts f = { .pid = w->pid, .set = MT_FACT_RUNTIME };
-
-		report(ws, &f);
-		warn(ws,
-		     "PID %d: CPython's object allocator wrapped: the objects pymalloc serves "
-		     "are sampled too",
-		     w->pid);
-		w->inj->py_said = state;
-	} else if (w->inj->py_said < 0 &&
-		   clock_mono_ns() - w->inj->py_since_ns > PY_WRAP_DEADLINE_NS) {
-		warn(ws,
-		     "PID %d: CPython's object allocator is not wrapped after %llu s: its main "
-		     "thread has run no Python code since (a C call holding the GIL, or a wait in "
-		     "C); objects pymalloc serves are not seen until it does",
-		     w->pid, PY_WRAP_DEADLINE_NS / 1000000000ULL);
-		w->inj->py_said = state;
-	}
-}
-
-static void inject_end(struct watch_set *ws, struct watched *w);
-
-/* The in-process path (by default, or --inject): memtop's sampler put
- * into the process, its USDT probes watched. */
-static int prepare_injected(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
-{
-	__u64 py[MT_PY_API_COUNT];
-	char so[PATH_MAX];
-	int e;
-
-	if (find_memtop_lib(INJECT_SO, so, sizeof(so))) {
-		snprintf(err, errlen, "%s not found next to memtop or in %s", INJECT_SO,
-			 MEMTOP_LIBDIR);
-		return -ENOENT;
-	}
-	inject_end(ws, w); /* a process prepared again (it exec'd): its old image's */
-	w->inj = calloc(1, sizeof(*w->inj));
-	if (!w->inj) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	e = inject_attach(w->inj, w->pid, so, ws->env.cfg->rate, python_api(w->pid, py) ? py : NULL,
-			  err, errlen);
-	if (e) {
-		snprintf(w->uprobes_why, sizeof(w->uprobes_why), "%s",
-			 w->inj->why ? w->inj->why : "the injection failed");
-		free(w->inj);
-		w->inj = NULL;
-		return e;
-	}
-	if (!ws->inj_cost_tried) {
-		/* what its calls cost, for the slowdown (inject_cost.h) */
-		ws->inj_cost_tried = true;
-		if (inject_cost_calibrate(so, &ws->inj_cost, err, errlen))
-			warn(ws, "%s: the sampler's own cost is not counted in the slowdown", err);
-	}
-	w->inj->py_since_ns = clock_mono_ns();
-	w->inj->py_said = -1;
-	w->usdt = true;
-	snprintf(w->lib, sizeof(w->lib), "%s", w->inj->path);
-	warn(ws,
-	     "PID %d: sampler %s, %zu GOT slots rerouted; one thread held %.2f ms "
-	     "(it took %.2f ms to stop)",
-	     w->pid, w->inj->reused ? "reused" : "injected", w->inj->nslots, w->inj->pause_ns / 1e6,
-	     w->inj->reach_ns / 1e6);
-	return 0;
-}
-
-const char *watch_mechanism(const struct watched *w)
-{
-	return w->inj ? "in-process" : w->go ? "go-runtime" : w->usdt ? "preloaded" : "uprobes";
-}
-
-/* Put an injected process back: its GOT slots to their old values. */
-static void inject_end(struct watch_set *ws, struct watched *w)
-{
-	char err[512];
-
-	if (!w->inj)
-		return;
-	if (inject_detach(w->inj, err, sizeof(err))) {
-		if (target_alive(w->pid))
-			warn(ws, "%s", err);
-	} else {
-		if (w->inj->py_note[0])
-			warn(ws, "%s", w->inj->py_note);
-		warn(ws,
-		     "PID %d: GOT restored (%zu slots); one thread held %.2f ms "
-		     "(longest hold %.2f ms)",
-		     w->pid, w->inj->nslots, w->inj->pause_ns / 1e6, w->inj->pause_max_ns / 1e6);
-	}
-	inject_free(w->inj);
-	free(w->inj);
-	w->inj = NULL;
-}
-
-/* A Go executable at path (for pid): its runtime's sampled path is
- * probed, whatever its C allocator. 0 when prepared, 1 when path is not a
- * Go binary, -errno (one line in err) when it is one memtop cannot probe. */
-static int prepare_go_exe(struct watch_set *ws, struct watched *w, const char *path, char *err,
-			  size_t errlen)
-{
-	int e;
-
-	if (!go_runtime_is_go(path))
-		return 1;
-	e = go_runtime_inspect(path, &w->gt, err, errlen);
-	if (e)
-		return e == -ENOENT ? 1 : e;
-	w->go = true;
-	snprintf(w->lib, sizeof(w->lib), "%s", path);
-	if (ws->env.cfg->inject_mode == MT_INJECT_ALWAYS)
-		warn(ws,
-		     "PID %d is a Go program (%s): its runtime samples itself, --inject is not "
-		     "needed and not done",
-		     w->pid, w->gt.version);
-	return 0;
-}
-
-static int prepare_go(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
-{
-	char exe[64];
-
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", w->pid);
-	return prepare_go_exe(ws, w, exe, err, errlen);
-}
-
-/* Check a running process and choose what to probe in it. */
 /* Strings interned from now on on w's behalf are charged to its target
  * (util/strpool.h), or to w until it has one. Returns the budget to put
  * back. */
@@ -307,8 +130,6 @@ static int exited_meanwhile(const struct watched *w, int e, char *err, size_t er
 }
 
 static int prepare_found(struct watch_set *ws, struct watched *w, char *err, size_t errlen);
-static int prepare_cheapest(struct watch_set *ws, struct watched *w,
-			    const struct alloc_target *serving);
 
 static int prepare_process(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
@@ -317,136 +138,16 @@ static int prepare_process(struct watch_set *ws, struct watched *w, char *err, s
 	return e ? e : exited_meanwhile(w, prepare_found(ws, w, err, errlen), err, errlen);
 }
 
-/* By default, a process whose malloc is an allocator memtop has no
- * uprobe table for (err says which) is watched in-process: the sampler
- * forwards every call to whatever allocator lies behind it, as with
- * --inject, unless it would miss calls (the executable's own malloc).
- * When that is refused too, both reasons are the one line. */
-static int prepare_unknown_allocator(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
-{
-	char no_table[512], why[512];
-	int e;
-
-	snprintf(no_table, sizeof(no_table), "%s", err);
-	w->alloc = NULL;
-	w->extra = (struct alloc_target){ 0 };
-	if (inject_blind_spot(w->pid, why, sizeof(why)) == 1)
-		e = -ENOTSUP; /* calls the sampler would not see */
-	else
-		e = prepare_injected(ws, w, why, sizeof(why));
-	if (e)
-		snprintf(err, errlen, "%s; and not in-process: %s", no_table, why);
-	return e;
-}
-
-/* Does pid run a sampler of its own (otel_memory probes, in usdt: its
- * file)? Not memtop's injected one: both asked of one read of its maps,
- * so a sampler another memtop maps meanwhile is either in both answers
- * or in neither. */
-static bool samples_itself_now(pid_t pid, char *usdt, size_t len)
-{
-	struct mt_maps maps;
-	bool own;
-
-	if (proc_maps_read(pid, &maps))
-		return false;
-	own = inject_image_find_in(&maps, &(__u64){ 0 }) != 0 &&
-	      !usdt_find_in_maps(pid, &maps, "otel_memory", usdt, len);
-	proc_maps_free(&maps);
-	return own;
-}
-
-/* prepare_process() of a process target_check() found. */
+/* prepare_process() of a process target_check() found: its row of the
+ * mechanism table chosen (mechanism.h). */
 static int prepare_found(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
-	struct alloc_target serving;
-	char usdt[PATH_MAX];
-	int e = 0;
-
 	/* from now on this PID means this process running this program */
-	if (!e && target_identity(w->pid, &w->id)) {
+	if (target_identity(w->pid, &w->id)) {
 		snprintf(err, errlen, "PID %d (%s) has exited", w->pid, w->comm);
-		e = -ESRCH;
+		return -ESRCH;
 	}
-
-	if (!e) {
-		e = prepare_go(ws, w, err, errlen);
-		if (e <= 0)
-			return e;
-		e = 0;
-	}
-	if (!e && ws->env.cfg->inject_mode == MT_INJECT_ALWAYS) {
-		/* any allocator works behind the sampler; a known one is named */
-		w->alloc = alloc_resolve_pid(w->pid, &serving, &w->extra, err, errlen)
-				   ? NULL
-				   : serving.alloc;
-		w->extra = (struct alloc_target){ 0 };
-		return prepare_injected(ws, w, err, errlen);
-	}
-	/* the allocator malloc binds to must be one memtop has a table for
-	 * (glibc, jemalloc, tcmalloc), also for a process running the
-	 * sampler, which forwards to it */
-	if (!e)
-		e = alloc_resolve_pid(w->pid, &serving, &w->extra, err, errlen);
-	if (e == -ENOTSUP && ws->env.cfg->inject_mode == MT_INJECT_AUTO &&
-	    ws->env.cfg->probe_mode == MT_PROBE_AUTO)
-		return prepare_unknown_allocator(ws, w, err, errlen);
-	if (e)
-		return e;
-	w->alloc = serving.alloc;
-	snprintf(w->alloc_prefix, sizeof(w->alloc_prefix), "%s", serving.prefix);
-	snprintf(w->lib, sizeof(w->lib), "%s", serving.path);
-	/* a process that samples itself is watched through its USDT probes,
-	 * at a fraction of the cost of trapping its allocator. Not when its
-	 * sampler sees no call: in front of an allocator other than glibc's
-	 * the preloaded sampler passes every call through (memtop_sampler.c),
-	 * and memtop's injected copy, still mapped after an injection that
-	 * ended cleanly, has had its GOT slots put back: their probes would
-	 * never fire */
-	w->usdt = ws->env.cfg->probe_mode == MT_PROBE_AUTO && serving.alloc == allocators_glibc() &&
-		  samples_itself_now(w->pid, usdt, sizeof(usdt));
-	if (w->usdt) {
-		snprintf(w->lib, sizeof(w->lib), "%s", usdt);
-		return 0;
-	}
-	return prepare_cheapest(ws, w, &serving);
-}
-
-/* The default (no --inject, no --no-inject): in-process when memtop can
- * (docs/inject.md, "The budget chooses"), else uprobes as prepared, with
- * the reason kept and said. 0: w is prepared one way or the other. */
-static int prepare_cheapest(struct watch_set *ws, struct watched *w,
-			    const struct alloc_target *serving)
-{
-	const struct mt_config *cfg = ws->env.cfg;
-	char err[512];
-
-	w->uprobes_why[0] = '\0';
-	if (cfg->inject_mode == MT_INJECT_NEVER) {
-		if (injected_before(w->pid))
-			warn(ws,
-			     "PID %d: its allocator calls pass through a sampler a killed memtop "
-			     "left in it; with --no-inject memtop changes nothing in a process and "
-			     "watches it with uprobes",
-			     w->pid);
-		return 0;
-	}
-	if (cfg->probe_mode != MT_PROBE_AUTO)
-		snprintf(w->uprobes_why, sizeof(w->uprobes_why), "--probe-mode %s",
-			 cfg->probe_mode == MT_PROBE_SESSION ? "session" : "uretprobe");
-	else if (serving->prefix[0])
-		snprintf(w->uprobes_why, sizeof(w->uprobes_why), "allocator called as %smalloc",
-			 serving->prefix);
-	else if (w->extra.alloc)
-		snprintf(w->uprobes_why, sizeof(w->uprobes_why), "a second allocator (%s)",
-			 w->extra.alloc->name);
-	else if (inject_blind_spot(w->pid, w->uprobes_why, sizeof(w->uprobes_why)) == 1)
-		; /* calls the sampler would not see: the uprobes see them */
-	else if (!prepare_injected(ws, w, err, sizeof(err)))
-		return 0;
-	else
-		warn(ws, "%s: watching it with uprobes", err);
-	return 0;
+	return mechanism_choose(ws, w, err, errlen);
 }
 
 /* What the maps and files of w name is charged to it. */
@@ -482,11 +183,10 @@ int watch_prepare_pid(struct watch_set *ws, pid_t pid, char *err, size_t errlen)
  * where `make install` with this PREFIX puts it. 0 or -ENOENT. */
 static int find_sampler(char *path, size_t len)
 {
-	return find_memtop_lib(SAMPLER_SO, path, len);
+	return watch_find_lib(SAMPLER_SO, path, len);
 }
 
-/* A file memtop ships: next to its binary, else in MEMTOP_LIBDIR. */
-static int find_memtop_lib(const char *name, char *path, size_t len)
+int watch_find_lib(const char *name, char *path, size_t len)
 {
 	static const char *const beside[] = { "", "../lib/memtop/" };
 	char exe[PATH_MAX], *slash;
@@ -547,27 +247,27 @@ static void command_allocator(struct watch_set *ws, char *foreign, size_t len,
 		elf_file_close(ef);
 	if (extra->alloc) {
 		snprintf(extra->path, sizeof(extra->path), "%s", exe);
-		warn(ws,
-		     "%s calls %s under the prefix %s besides its malloc: the in-process "
-		     "sampler would not see those calls, probing both allocators with uprobes "
-		     "instead",
-		     basename(exe), extra->alloc->name, extra->prefix);
+		watch_warn(ws,
+			   "%s calls %s under the prefix %s besides its malloc: the in-process "
+			   "sampler would not see those calls, probing both allocators with uprobes "
+			   "instead",
+			   basename(exe), extra->alloc->name, extra->prefix);
 	}
 	if (!dynamic || launch_alloc_find(exe, foreign, len, &glibc) || glibc) {
 		foreign[0] = '\0';
 		return;
 	}
 	if (!command_injectable(ws, extra))
-		warn(ws,
-		     "%s calls the allocator of %s, not glibc's: the in-process sampler would "
-		     "step aside, probing that allocator with uprobes instead",
-		     basename(exe), foreign);
+		watch_warn(ws,
+			   "%s calls the allocator of %s, not glibc's: the in-process sampler would "
+			   "step aside, probing that allocator with uprobes instead",
+			   basename(exe), foreign);
 	else
-		warn(ws,
-		     "%s calls the allocator of %s, not glibc's: memtop's sampler goes into it "
-		     "once its loader is done, as --inject does (the preloaded one would step "
-		     "aside)",
-		     basename(exe), foreign);
+		watch_warn(ws,
+			   "%s calls the allocator of %s, not glibc's: memtop's sampler goes into it "
+			   "once its loader is done, as --inject does (the preloaded one would step "
+			   "aside)",
+			   basename(exe), foreign);
 }
 
 /* Probe the allocator at path, if memtop has a table for it. */
@@ -580,10 +280,10 @@ static void command_probe_foreign(struct watch_set *ws, struct watched *w, const
 	if (ef)
 		elf_file_close(ef);
 	if (!a) {
-		warn(ws,
-		     "memtop has no probe table for the allocator in %s: "
-		     "its allocations will not be seen",
-		     path);
+		watch_warn(ws,
+			   "memtop has no probe table for the allocator in %s: "
+			   "its allocations will not be seen",
+			   path);
 		return;
 	}
 	w->alloc = a;
@@ -598,7 +298,7 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 	bool preload = !cfg->no_preload && cfg->probe_mode == MT_PROBE_AUTO;
 	char sampler[PATH_MAX];
 	struct watched *w = add(ws, 0);
-	bool created, inject = false;
+	bool created, inject = false, go = false;
 	int e, log_fd;
 
 	if (!w) {
@@ -606,20 +306,21 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	if (!target_find_exe(cfg->cmd_argv[0], sampler, sizeof(sampler))) {
-		e = prepare_go_exe(ws, w, sampler, err, errlen);
+		e = mechanism_go_exe(ws, w, sampler, err, errlen);
 		if (e < 0) {
 			ws->n--;
 			return e;
 		}
 		/* the Go runtime samples itself: no sampler to preload */
-		if (!e)
+		go = !e;
+		if (go)
 			preload = false;
 	}
 	if (preload && find_sampler(sampler, sizeof(sampler))) {
-		warn(ws, "%s not found: probing glibc's allocator instead", SAMPLER_SO);
+		watch_warn(ws, "%s not found: probing glibc's allocator instead", SAMPLER_SO);
 		preload = false;
 	}
-	if (!w->go)
+	if (!go)
 		command_allocator(ws, foreign, sizeof(foreign), &extra);
 	if (foreign[0] || extra.alloc)
 		preload = false;
@@ -633,11 +334,11 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 		return log_fd;
 	}
 	e = target_launch(cfg->cmd_argv, preload ? sampler : NULL, cfg->rate, log_fd, !cfg->batch,
-			  w->go, &ws->launch, w->go ? foreign : w->lib,
-			  w->go ? sizeof(foreign) : sizeof(w->lib), err, errlen);
+			  go, &ws->launch, go ? foreign : w->lib,
+			  go ? sizeof(foreign) : sizeof(w->lib), err, errlen);
 	/* a Go command used foreign only as scratch; another's still names
 	 * the allocator to probe (command_probe_foreign below) */
-	if (w->go)
+	if (go)
 		foreign[0] = '\0';
 	close(log_fd);
 	if (e) {
@@ -652,8 +353,9 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 	ws->launch.log_created = created;
 	w->pid = ws->launch.pid;
 	w->launched = true;
-	if (w->go) {
+	if (go) {
 		snprintf(w->comm, sizeof(w->comm), "%s", basename(cfg->cmd_argv[0]));
+		w->mech = &mechanism_go;
 		return 0;
 	}
 	w->alloc = allocators_glibc();
@@ -669,10 +371,10 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 		command_probe_foreign(ws, w, foreign);
 	}
 	snprintf(w->comm, sizeof(w->comm), "%s", basename(cfg->cmd_argv[0]));
-	if (preload) {
+	/* a command to be injected is chosen for again once it runs */
+	w->mech = preload ? &mechanism_preloaded : &mechanism_uprobes;
+	if (preload)
 		snprintf(w->lib, sizeof(w->lib), "%s", sampler);
-		w->usdt = true;
-	}
 	return 0;
 }
 
@@ -708,7 +410,7 @@ int watch_prepare_cgroup(struct watch_set *ws, const char *spec, char *err, size
 			watched++;
 			continue;
 		}
-		warn(ws, "%s: not watched", msg);
+		watch_warn(ws, "%s: not watched", msg);
 		w = add(ws, pids[i]); /* said once: not taken again by a rescan */
 		if (w)
 			w->gone = true;
@@ -724,144 +426,35 @@ int watch_prepare_cgroup(struct watch_set *ws, const char *spec, char *err, size
 
 /* ---- attaching --------------------------------------------------------------- */
 
-/* The process samples its own allocations (the in-process sampler's USDT
- * probes, the Go runtime): only sampled calls reach memtop's probes. */
+/* The process samples its own allocations (mechanism.h): only sampled
+ * calls reach memtop's probes. */
 static bool samples_itself(const struct watched *w)
 {
-	return w->usdt || w->go;
+	return w->mech && w->mech->samples_itself;
 }
 
-/* Does memtop count w's calls exactly: its allocator probed, or memtop's
- * sampler in it, which counts every call while memtop is attached? */
-static bool counts_exact(const struct watched *w)
+/* Does it watch a runtime's own heap (mechanism.h)? */
+static bool watches_runtime(const struct watched *w)
 {
-	return !samples_itself(w) || w->inj;
+	return w->mech && w->mech->watches_runtime;
 }
 
-/* The calls memtop's sampler in w counted, in t's exact counters (the
- * USDT probes' hits and samples stay the BPF side's). */
-static void injected_counts(struct watched *w, struct mt_target_facts *t)
-{
-	/* once the process is gone its memory is too: its last counts stay */
-	inject_counts(w->inj, &w->inj_counts);
-	t->counters.alloc_calls = w->inj_counts.alloc_calls;
-	t->counters.alloc_bytes = w->inj_counts.alloc_bytes;
-	t->counters.free_calls = w->inj_counts.free_calls;
-}
-
-/* A Go target whose runtime.MemProfileRate is 0 (nothing in it references
- * runtime.MemProfile, or it set 0 itself): set to memtop's rate, once,
- * unless --no-inject (docs/go.md). *rate: the rate now. */
-static void go_rate_turn_on(struct watch_set *ws, struct watched *w, __u64 addr, __s64 *rate)
-{
-	const struct mt_config *cfg = ws->env.cfg;
-	char err[256];
-	int e;
-
-	if (w->go_rate_hold || w->go_rate_tried || cfg->inject_mode == MT_INJECT_NEVER)
-		return;
-	e = go_rate_enable(w->pid, addr, go_runtime_ready_addr(w->pid, &w->gt), (__s64)cfg->rate,
-			   &w->go_rate_hold, err, sizeof(err));
-	if (e == -EAGAIN)
-		return; /* its runtime is still starting: at the next refresh */
-	w->go_rate_tried = true;
-	if (!e) {
-		*rate = go_rate_set_to(w->go_rate_hold);
-		warn(ws,
-		     "PID %d: runtime.MemProfileRate was 0 (the Go runtime sampled nothing): set to "
-		     "%lld, memtop's rate, while memtop watches, and put back at exit "
-		     "(--no-inject leaves it)",
-		     w->pid, (long long)*rate);
-	} else if (e != -EALREADY) {
-		warn(ws, "PID %d: runtime.MemProfileRate is 0 and memtop cannot set it: %s", w->pid,
-		     err);
-	}
-}
-
-/* memtop lets w go: its MemProfileRate back to what it was. */
-static void go_rate_turn_off(struct watch_set *ws, struct watched *w)
-{
-	int e;
-
-	if (!w->go_rate_hold)
-		return;
-	e = go_rate_restore(w->go_rate_hold);
-	w->go_rate_hold = NULL;
-	if (e == -EBUSY)
-		warn(ws,
-		     "PID %d: its program changed runtime.MemProfileRate while watched: "
-		     "left as it is",
-		     w->pid);
-}
-
-/* A Go target: its version and runtime.MemProfileRate for the views, and
- * the rate's address for the BPF side once it is known (a PIE launched by
- * memtop is placed only at its exec). */
-static void watch_go_rate(struct watch_set *ws, struct watched *w, struct mt_target_facts *t)
-{
-	struct mt_go_proc proc = { .rate = 512 * 1024 };
-	bool held = w->launched && ws->launch.go_fd >= 0; /* before its exec */
-	__s64 rate = -1;
-
-	if (!w->go)
-		return;
-	snprintf(t->go_version, sizeof(t->go_version), "%s", w->gt.version);
-	/* its heap is seen: not a runtime memtop is blind to */
-	t->runtime[0] = '\0';
-	t->runtime_heap = t->runtime_tool = NULL;
-	t->set |= MT_FACT_GO | MT_FACT_RUNTIME;
-	if (held)
-		proc.rate_addr = w->gt.pie ? 0 : w->gt.rate_vaddr;
-	else
-		proc.rate_addr = go_runtime_rate_addr(w->pid, &w->gt);
-	if (held || go_runtime_read_rate(w->pid, proc.rate_addr, &rate))
-		rate = -1;
-	if (rate == 0)
-		go_rate_turn_on(ws, w, proc.rate_addr, &rate);
-	t->go_rate = rate;
-	t->go_rate_by_memtop = w->go_rate_hold != NULL && rate == go_rate_set_to(w->go_rate_hold);
-	if (rate > 0)
-		proc.rate = (__u64)rate;
-	if (!w->go_rate_set || proc.rate_addr != w->go_rate_addr) {
-		w->go_rate_set = !bpf_loader_set_go(ws->env.bpf, w->pid, &proc);
-		w->go_rate_addr = proc.rate_addr;
-	}
-}
-
-/* The managed runtime of pid, for the words about memory memtop does not
- * see (model/unseen.h). */
-static void set_runtime(struct mt_target_facts *t, pid_t pid)
+/* The managed runtime of w, for the words about memory memtop does not
+ * see (model/unseen.h): none for CPython where w's sampler wraps its
+ * object allocator (mechanism.h, sees_pymalloc). */
+static void set_runtime(struct mt_target_facts *t, const struct watched *w)
 {
 	struct runtime_info rt;
 
 	t->set |= MT_FACT_RUNTIME;
 	t->runtime[0] = '\0';
 	t->runtime_heap = t->runtime_tool = NULL;
-	if (runtime_detect(pid, &rt) || !rt.name)
+	if (runtime_detect(w->pid, &rt) || !rt.name ||
+	    (w->mech && w->mech->sees_pymalloc && !strcmp(rt.name, "CPython")))
 		return;
 	snprintf(t->runtime, sizeof(t->runtime), "%s", rt.name);
 	t->runtime_heap = rt.heap;
 	t->runtime_tool = rt.tool;
-}
-
-/* A CPython target: its interpreter frames are read at every sample. A
- * version memtop cannot read is said once, and the process is watched as
- * native code. */
-static void watch_python(struct watch_set *ws, struct watched *w)
-{
-	struct mt_py_proc py;
-	struct mt_maps maps = { 0 };
-	char msg[PATH_MAX + 128];
-	int e;
-
-	if (proc_maps_read(w->pid, &maps))
-		return;
-	e = python_detect(w->pid, &maps, &py, NULL, msg, sizeof(msg));
-	proc_maps_free(&maps);
-	if (e == -ENOTSUP)
-		warn(ws, "PID %d: %s; its Python frames are not shown", w->pid, msg);
-	else if (!e && bpf_loader_add_python(ws->env.bpf, w->pid, &py))
-		warn(ws, "PID %d: cannot read its Python frames: %s", w->pid, strerror(errno));
 }
 
 /* The prefixed allocator beside the serving one, chained to its probes
@@ -877,22 +470,12 @@ static void attach_extra(struct watch_set *ws, struct watched *w)
 	ps = attach_target(ws->env.bpf, w->pid, w->extra.path, w->extra.alloc, w->extra.prefix,
 			   cfg->probe_mode != MT_PROBE_URETPROBE, &info, err, sizeof(err));
 	if (!ps) {
-		warn(ws, "PID %d: its %s%s... calls are not seen: %s", w->pid, w->extra.prefix,
-		     "malloc", err);
+		watch_warn(ws, "PID %d: its %s%s... calls are not seen: %s", w->pid,
+			   w->extra.prefix, "malloc", err);
 		return;
 	}
 	attach_chain(w->probes, ps);
 	attach_info_merge(&ws->info, &info, w->extra.prefix);
-}
-
-/* The probes w was prepared for. */
-static struct mt_probe_set *attach_prepared(struct watch_set *ws, struct watched *w, char *err,
-					    size_t errlen)
-{
-	if (w->usdt)
-		return attach_usdt(ws->env.bpf, w->pid, w->lib, &ws->info, err, errlen);
-	return attach_target(ws->env.bpf, w->pid, w->lib, w->alloc, w->alloc_prefix,
-			     ws->env.cfg->probe_mode != MT_PROBE_URETPROBE, &ws->info, err, errlen);
 }
 
 /* ---- the source table (probe/source.h) ------------------------------------ */
@@ -910,7 +493,7 @@ static struct source_env source_env_of(const struct watch_set *ws)
 				    .record = ws->env.record,
 				    .record_ctx = ws->env.record_ctx,
 				    .bpf = ws->env.bpf,
-				    .find_lib = find_memtop_lib };
+				    .find_lib = watch_find_lib };
 }
 
 static bool stop_asked(struct watch_set *ws)
@@ -1004,15 +587,36 @@ void watch_pump_sources(struct watch_set *ws, __u64 now_ns)
 			    !sources[k]->pump(&env, slot->state, &f, err, sizeof(err)))
 				continue;
 			if (target_alive(w->pid))
-				warn(ws, "%s", err);
+				watch_warn(ws, "%s", err);
 			sources[k]->stop(slot->state);
 			slot->state = NULL;
 			slot->phase = SOURCE_OFF;
 		}
 		if (f.set)
-			report(ws, &f);
+			watch_report(ws, &f);
 	}
 }
+
+const char *watch_mechanism(const struct watched *w)
+{
+	return w->mech ? w->mech->name : mechanism_uprobes.name;
+}
+
+void watch_said_how(const struct watched *w, char *buf, size_t len)
+{
+	const struct mechanism *m = w->mech ? w->mech : &mechanism_uprobes;
+	const char *extra = w->extra.alloc ? w->extra.alloc->name : NULL;
+
+	if (m->said)
+		snprintf(buf, len, "%s%s%s", m->said, extra ? " and " : "", extra ? extra : "");
+	else
+		snprintf(buf, len, "%s%s%s uprobes%s%s%s", w->alloc ? w->alloc->name : "allocator",
+			 extra ? " and " : "", extra ? extra : "",
+			 w->uprobes_why[0] ? " (not in-process: " : "", w->uprobes_why,
+			 w->uprobes_why[0] ? ")" : "");
+}
+
+static void forget_program(struct watched *w);
 
 static int attach_charged(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
@@ -1037,54 +641,38 @@ static int attach_charged(struct watch_set *ws, struct watched *w, char *err, si
 		if (!target_brk(w->pid, &brk))
 			bpf_loader_set_brk(ws->env.bpf, w->pid, brk);
 	}
-	if (w->go) {
-		w->go_probes = go_attach(ws->env.bpf, w->pid, w->lib, &w->gt, &ws->info, err, errlen);
-		if (!w->go_probes) {
-			e = errno ? -errno : -EINVAL;
-			bpf_loader_remove_target(ws->env.bpf, w->pid);
-			return e;
-		}
-	} else {
-		w->probes = attach_prepared(ws, w, err, errlen);
-		/* a running process that exec'd since it was prepared (its
-		 * allocator's mapping is gone): prepared again for its new
-		 * program, once */
-		if (!w->probes && !w->launched && target_compare(w->pid, &w->id) == TARGET_EXECED &&
-		    !prepare_running(ws, w, err, errlen) && !w->go)
-			w->probes = attach_prepared(ws, w, err, errlen);
+	e = w->mech->attach(ws, w, err, errlen);
+	/* a running process that exec'd since it was prepared (its
+	 * allocator's mapping is gone): prepared again for its new program,
+	 * once */
+	if (e && !w->launched && target_compare(w->pid, &w->id) == TARGET_EXECED) {
+		w->mech->release(ws, w);
+		forget_program(w);
+		if (!prepare_running(ws, w, err, errlen))
+			e = w->mech->attach(ws, w, err, errlen);
 	}
-	if (!w->probes && !w->go_probes) {
-		e = errno ? -errno : -EINVAL;
+	if (e) {
 		bpf_loader_remove_target(ws->env.bpf, w->pid);
 		return e;
 	}
+	w->probed = true;
 	if (w->extra.alloc)
 		attach_extra(ws, w);
 	memcpy(t->comm, w->comm, sizeof(t->comm));
-	/* a command is still memtop's child here, before its exec: its
-	 * interpreter is looked for at the first refresh */
-	w->python_checked = !w->launched;
-	if (w->python_checked)
-		watch_python(ws, w);
-	/* in-process, the allocator behind the sampler, where memtop knows it */
-	snprintf(t->allocator, sizeof(t->allocator), "%s",
-		 w->inj && w->alloc ? w->alloc->name : ws->info.allocator);
+	snprintf(t->allocator, sizeof(t->allocator), "%s", ws->info.allocator);
 	snprintf(t->mechanism, sizeof(t->mechanism), "%s", watch_mechanism(w));
-	snprintf(t->mechanism_why, sizeof(t->mechanism_why), "%s",
-		 w->inj || w->go || w->usdt ? "" : w->uprobes_why);
+	if (w->mech->describe)
+		w->mech->describe(ws, w, t);
 	w->attached = ws->info; /* ws->info is the next attach's once it starts */
-	set_runtime(t, w->pid);
-	if (w->usdt && !w->inj && !strcmp(t->runtime, "CPython"))
-		/* its preloaded sampler wraps the object allocator while a tool
-		 * is attached (docs/python.md): pymalloc's objects are seen */
-		t->runtime[0] = '\0';
-	watch_go_rate(ws, w, t);
+	set_runtime(t, w);
+	if (w->mech->facts)
+		w->mech->facts(ws, w, t);
 	for (k = 0; k < SOURCE_ROWS; k++) /* the source table's rows (probe/source.h) */
 		source_start(ws, w, k, t, clock_mono_ns());
-	t->counters_exact = counts_exact(w);
+	t->counters_exact = w->mech->counts_exact;
 	t->slowdown_pct = 0;
 	t->phase_seen = 1.0;
-	report(ws, t);
+	watch_report(ws, t);
 	w->reported = true;
 	w->runtime_named = t->runtime[0] != '\0';
 	/* the names interned for it so far move to its target's budget */
@@ -1113,15 +701,9 @@ static int attach_watched(struct watch_set *ws, struct watched *w, char *err, si
 static void release(struct watch_set *ws, struct watched *w)
 {
 	sources_stop(w);
-	inject_end(ws, w);
-	attach_detach(w->probes);
-	w->probes = NULL;
-	go_rate_turn_off(ws, w);
-	w->go_rate_tried = false;
-	go_detach(w->go_probes);
-	w->go_probes = NULL;
-	w->go_rate_addr = 0;
-	w->go_rate_set = false;
+	if (w->mech)
+		w->mech->release(ws, w);
+	w->probed = false;
 	bpf_loader_remove_target(ws->env.bpf, w->pid);
 	if (ws->env.unw)
 		unwinder_forget(ws->env.unw, w->pid);
@@ -1147,14 +729,14 @@ int watch_attach(struct watch_set *ws, char *err, size_t errlen)
 		}
 		/* --cgroup: one process that cannot be probed ends nothing;
 		 * it stays in the set, said once, never taken again */
-		warn(ws, "%s: not watched", err);
+		watch_warn(ws, "%s: not watched", err);
 		release(ws, &ws->v[i]); /* a sampler injected meanwhile goes too */
 		ws->v[i].gone = true;
 	}
 	/* the mmap source: anonymous mappings of every watched process */
 	e = bpf_loader_follow_mmap(ws->env.bpf);
 	if (e)
-		warn(ws, "anonymous mappings are not followed (mmap source: %s)", strerror(-e));
+		watch_warn(ws, "anonymous mappings are not followed (mmap source: %s)", strerror(-e));
 	if (ws->cgroup_fd >= 0 || ws->launch.pid > 0) {
 		/* --cgroup: its new processes; -- CMD: the command's descendants */
 		e = ws->cgroup_fd >= 0 ? bpf_loader_follow_cgroup(ws->env.bpf, ws->cgroup_fd)
@@ -1200,10 +782,8 @@ int watch_release_command(struct watch_set *ws, char *err, size_t errlen)
 static void forget_program(struct watched *w)
 {
 	w->lib[0] = '\0';
-	w->usdt = false;
-	w->go = false;
+	w->mech = NULL;
 	memset(&w->gt, 0, sizeof(w->gt));
-	w->python_checked = false;
 	w->runtime_named = false;
 	w->runtime_checks = 0;
 	w->inj_counts = (struct mt_inject_counts){ 0 };
@@ -1314,7 +894,7 @@ static bool command_ended_early(struct watch_set *ws, struct watched *w, __u64 n
 	w->inject_at_start = false;
 	w->gone = true;
 	memcpy(f.comm, w->comm, sizeof(f.comm));
-	report(ws, &f);
+	watch_report(ws, &f);
 	w->reported = true;
 	report_end(ws, w, st, now_ns);
 	return true;
@@ -1345,15 +925,16 @@ bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 		e = prepare_running(ws, w, err, sizeof(err));
 		if (!e)
 			e = attach_watched(ws, w, err, sizeof(err));
-		if (!e && command && !w->inj && !w->go)
+		if (!e && command && w->mech == &mechanism_uprobes)
 			/* what the start-up line says of a running process */
-			warn(ws, "PID %d (%s): %s uprobes (not in-process: %s)", w->pid, w->comm,
-			     w->alloc ? w->alloc->name : "allocator",
-			     w->uprobes_why[0] ? w->uprobes_why : "?");
+			watch_warn(ws, "PID %d (%s): %s uprobes (not in-process: %s)", w->pid,
+				   w->comm, w->alloc ? w->alloc->name : "allocator",
+				   w->uprobes_why[0] ? w->uprobes_why : "?");
 		if (!e && w->joined) {
 			/* one line per process that joined the cgroup */
 			w->joined = false;
-			warn(ws, "PID %d (%s) joined %s: watched", w->pid, w->comm, ws->cgroup_dir);
+			watch_warn(ws, "PID %d (%s) joined %s: watched", w->pid, w->comm,
+				   ws->cgroup_dir);
 		}
 		if (!e)
 			continue;
@@ -1374,7 +955,7 @@ bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 			w->gone = true;
 		} else if (now_ns - w->pending_since_ns > PENDING_TIMEOUT_NS) {
 			/* still no glibc mapped, or it cannot be probed */
-			warn(ws, "%s: not watched", err);
+			watch_warn(ws, "%s: not watched", err);
 			w->pending = false;
 			w->gone = true;
 		} else {
@@ -1402,20 +983,20 @@ static void measure(struct watch_set *ws, struct watched *w, __u64 now, enum slo
 				       .allocs = c.phased_calls,
 				       .sample_ns = c.sample_ns };
 	/* memtop's sampler in it: what its own path cost the calls it counted */
-	if (w->inj && !inject_counts(w->inj, &w->inj_counts))
-		r.self_ns = (__u64)inject_cost_ns(&ws->inj_cost, &w->inj_counts, c.samples);
+	if (w->mech->self_ns)
+		r.self_ns = w->mech->self_ns(ws, w, c.samples);
 	/* a process that samples itself has no allocation probes to switch */
 	slowdown_feed(&w->cost, now, &r, samples_itself(w) ? SLOWDOWN_OFF : state);
 	if (samples_itself(w))
 		return;
 	phase_share_feed(&w->share, now, c.phased_calls, c.free_calls, state, ws->duty);
 	f.phase_seen = phase_share_ratio(&w->share);
-	report(ws, &f);
+	watch_report(ws, &f);
 }
 
 static bool measurable(const struct watched *w)
 {
-	return !w->gone && !w->pending && (w->probes || w->go_probes);
+	return !w->gone && !w->pending && w->probed;
 }
 
 void watch_measure(struct watch_set *ws, __u64 now_ns, enum slowdown_state state)
@@ -1465,7 +1046,7 @@ int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, bool swit
 		f.slowdown_measured = est.measured;
 		f.slowdown_low_pct = est.low_pct;
 		f.slowdown_high_pct = est.high_pct;
-		report(ws, &f);
+		watch_report(ws, &f);
 		if (!e && est.slowdown_pct <= out->slowdown_pct)
 			continue;
 		e = 0;
@@ -1525,10 +1106,10 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns)
 		/* a reused PID is another process: this one has ended */
 		change = w->id.start_ticks ? target_compare(w->pid, &w->id) : TARGET_SAME;
 		bpf_loader_read_counters(ws->env.bpf, w->pid, &t->counters);
-		if (w->inj)
-			injected_counts(w, t);
-		t->rates_exact = counts_exact(w); /* and the probes were on: the caller */
-		report(ws, t);                    /* its last counts, whatever comes next */
+		if (w->mech->counts)
+			w->mech->counts(ws, w, t);
+		t->rates_exact = w->mech->counts_exact; /* and the probes were on: the caller */
+		watch_report(ws, t);                    /* its last counts, whatever comes next */
 		t->set = 0;
 		if (w->launched && waitpid(w->pid, &st, WNOHANG) == w->pid) {
 			w->gone = true;
@@ -1558,31 +1139,19 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns)
 		t->files_refused = w->files_refused;
 		t->maps_cut = w->maps_cut;
 		t->set |= MT_FACT_RSS | MT_FACT_FILE_LIM;
-		if (!w->python_checked) {
-			w->python_checked = true;
-			if (!w->go)
-				watch_python(ws, w);
-		}
-		if (w->launched && !w->go && !w->runtime_named && !sources_see_runtime(w) &&
-		    w->runtime_checks < RUNTIME_CHECKS_LAUNCHED) {
+		if (w->launched && !watches_runtime(w) && !w->runtime_named &&
+		    !sources_see_runtime(w) && w->runtime_checks < RUNTIME_CHECKS_LAUNCHED) {
 			/* a command was attached before its exec: its runtime
 			 * (libjvm.so, node) is mapped only once it runs */
 			w->runtime_checks++;
-			set_runtime(t, w->pid);
-			if (w->usdt && !w->inj && !strcmp(t->runtime, "CPython"))
-				t->runtime[0] = '\0'; /* as at attach: its objects are seen */
+			set_runtime(t, w);
 			w->runtime_named = t->runtime[0] != '\0';
 		}
-		watch_go_rate(ws, w, t);
-		report(ws, t);
-		if (w->inj && !stop_asked(ws)) {
-			/* objects dlopen'ed since: reroute their slots too */
-			char err[512];
-
-			if (inject_rescan(w->inj, err, sizeof(err)) < 0)
-				warn(ws, "%s", err);
-			inject_python_report(ws, w);
-		}
+		if (w->mech->facts)
+			w->mech->facts(ws, w, t);
+		watch_report(ws, t);
+		if (w->mech->tend && !stop_asked(ws))
+			w->mech->tend(ws, w);
 		alive++;
 	}
 	return alive;
@@ -1673,12 +1242,8 @@ void watch_fini(struct watch_set *ws)
 	link_batch_begin();
 	for (i = 0; i < ws->n; i++) {
 		sources_stop(&ws->v[i]);
-		inject_end(ws, &ws->v[i]);
-		attach_detach(ws->v[i].probes);
-		ws->v[i].probes = NULL;
-		go_rate_turn_off(ws, &ws->v[i]);
-		go_detach(ws->v[i].go_probes);
-		ws->v[i].go_probes = NULL;
+		if (ws->v[i].mech)
+			ws->v[i].mech->release(ws, &ws->v[i]);
 	}
 	link_batch_end();
 	if (ws->launch.go_fd >= 0) {

@@ -74,6 +74,7 @@ struct watch_env {
 };
 
 struct inject_state;
+struct mechanism;
 /* A row of the source table (probe/source.h) on one process. */
 struct source_slot {
 	int phase;         /* enum in watch.c: unchecked, waiting, off, on */
@@ -85,10 +86,13 @@ struct source_slot {
 struct watched {
 	pid_t pid;
 	char comm[16];
-	char lib[PATH_MAX]; /* glibc, or the file with otel_memory probes */
-	bool usdt;          /* the process samples itself (otel_memory USDT) */
-	bool go;            /* a Go executable: its runtime's sampled path is probed
-			     * (gt says where; lib is the executable) */
+	char lib[PATH_MAX]; /* the file probed: the allocator's, the one with
+			     * otel_memory probes, or a Go executable */
+	/* How its heap is seen: its row of the mechanism table
+	 * (mechanism.h), once prepared; NULL before. */
+	const struct mechanism *mech;
+	bool probed; /* the row's probes are attached */
+	/* The Go row's (mech_go.c): where its runtime's sampled path is. */
 	struct go_target gt;
 	struct go_probes *go_probes;
 	__u64 go_rate_addr; /* as last given to the BPF side ... */
@@ -98,7 +102,6 @@ struct watched {
 	struct go_rate_hold *go_rate_hold;
 	bool go_rate_tried;
 	bool launched;       /* started by memtop: reaped and stopped by it */
-	bool python_checked; /* looked for a CPython interpreter in it */
 	bool reported;       /* attached once: env.facts made its target */
 	bool runtime_named;  /* a runtime was reported for it */
 	__u64 files_refused; /* its limits so far (proc_cache_take_limits) */
@@ -113,9 +116,11 @@ struct watched {
 	bool inject_at_start; /* -- CMD calling another allocator than glibc's: memtop's
 			       * sampler goes in once its loader is done */
 	__u64 pending_since_ns;
-	struct mt_probe_set *probes;
-	struct inject_state *inj;               /* the sampler memtop put in it, or NULL */
-	struct mt_inject_counts inj_counts;     /* the sampler's, as last read */
+	struct mt_probe_set *probes; /* the uprobes, preloaded and in-process rows' */
+	/* The in-process row's (mech_in_process.c): the sampler memtop put
+	 * in it, or NULL, and its counts as last read. */
+	struct inject_state *inj;
+	struct mt_inject_counts inj_counts;
 	char uprobes_why[64];                   /* why it is not sampled in-process, when memtop
 			       * could have done it ("" otherwise) */
 	const struct allocator *alloc;          /* the allocator malloc binds to (allocators.h) */
@@ -136,6 +141,9 @@ struct watched {
 /* How w's allocations are seen: "in-process", "go-runtime", "preloaded"
  * or "uprobes" (docs/inject.md). */
 const char *watch_mechanism(const struct watched *w);
+/* The same in the words of the start-up line ("memtop's sampler,
+ * in-process"; "glibc uprobes (not in-process: ...)"). */
+void watch_said_how(const struct watched *w, char *buf, size_t len);
 
 /* The probes' cost over a window, for the worst target. */
 struct watch_cost {

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mech_uprobes.c - the uprobes row of the mechanism table (mechanism.h):
+ * the allocator malloc binds to (glibc, jemalloc, tcmalloc: allocators.h)
+ * trapped at each call (attach.h), the first-class fallback wherever the
+ * in-process sampler is refused or not wanted (--no-inject), with the
+ * reason said (w->uprobes_why). It changes nothing in the process.
+ */
+#include "probe/mechanism.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+
+#include "probe/attach.h"
+#include "probe/inject.h"
+#include "probe/watch.h"
+
+/* A sampler an earlier memtop injected and, killed, left rerouted (read
+ * from the process's memory only): --inject takes it over and puts it
+ * back at exit; without --inject memtop only observes and says so. */
+static bool injected_before(pid_t pid)
+{
+	char so[PATH_MAX];
+
+	return !watch_find_lib(MECH_INJECT_SO, so, sizeof(so)) && inject_orphaned(pid, so);
+}
+
+/* Every process the rows before did not take, whose allocator memtop
+ * has a table for. */
+static int uprobes_choose(struct watch_set *ws, struct watched *w, struct mech_ask *ask, char *err,
+			  size_t errlen)
+{
+	int e = mechanism_serving(w, ask, err, errlen);
+
+	if (e)
+		return e;
+	if (ws->env.cfg->inject_mode == MT_INJECT_NEVER && injected_before(w->pid))
+		watch_warn(ws,
+			   "PID %d: its allocator calls pass through a sampler a killed memtop "
+			   "left in it; with --no-inject memtop changes nothing in a process and "
+			   "watches it with uprobes",
+			   w->pid);
+	return 0;
+}
+
+static int uprobes_attach(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
+{
+	w->probes = attach_target(ws->env.bpf, w->pid, w->lib, w->alloc, w->alloc_prefix,
+				  ws->env.cfg->probe_mode != MT_PROBE_URETPROBE, &ws->info, err,
+				  errlen);
+	return w->probes ? 0 : errno ? -errno : -EINVAL;
+}
+
+/* Why not in-process, where memtop could have done it. */
+static void uprobes_describe(struct watch_set *ws, struct watched *w, struct mt_target_facts *f)
+{
+	(void)ws;
+	snprintf(f->mechanism_why, sizeof(f->mechanism_why), "%s", w->uprobes_why);
+}
+
+const struct mechanism mechanism_uprobes = {
+	.name = "uprobes",
+	.samples_itself = false,
+	.counts_exact = true,
+	.choose = uprobes_choose,
+	.attach = uprobes_attach,
+	.describe = uprobes_describe,
+	.release = mechanism_release_probes,
+};
