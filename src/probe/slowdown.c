@@ -17,7 +17,11 @@
 #define PAIR_MIN_FREES 200.0
 #define PAIR_MIN_CPU_NS 5e6
 #define PAIR_MIN 3
-#define ID_MIN_DH 0.3       /* hits per free must differ this much */
+#define ID_MIN_DH 0.3 /* hits per free must differ this much */
+/* The longest a light target's stretches are summed for one pair: a
+ * load that drifts in that time weighs on the on and off steps alike,
+ * which alternate through it */
+#define STRETCH_MAX_NS 10000000000ULL
 #define COST_MIN_NS 100.0   /* below an emulated trap: a bad fit */
 #define COST_MAX_NS 50000.0 /* above a single-stepped trap: a bad fit */
 #define SLOWDOWN_MAX_PCT 100000.0
@@ -168,9 +172,45 @@ static void ratio_from(struct slowdown *s, const struct slowdown_step *st)
 	settle(s);
 }
 
+static void add_pair(struct slowdown *s, double c, double y, double h)
+{
+	s->pair_y[s->pair_head] = y;
+	s->pair_h[s->pair_head] = h;
+	push(s->pair, &s->npair, &s->pair_head, c);
+	settle(s);
+	memset(s->stretch, 0, sizeof(s->stretch)); /* no step in two pairs */
+	s->stretch_since_ns = 0;
+}
+
+/* st, a pairable step that made no pair with its neighbour, into the
+ * stretch of its state; the two stretches a pair once both hold enough. */
+static void stretch_add(struct slowdown *s, const struct slowdown_step *st)
+{
+	struct slowdown_step *sum;
+	double c, y, h;
+
+	if (s->stretch_since_ns && st->t_ns - s->stretch_since_ns > STRETCH_MAX_NS) {
+		memset(s->stretch, 0, sizeof(s->stretch));
+		s->stretch_since_ns = 0;
+	}
+	if (!s->stretch_since_ns)
+		s->stretch_since_ns = st->t_ns - st->dt_ns;
+	sum = &s->stretch[st->state == SLOWDOWN_ON];
+	sum->state = st->state;
+	sum->cpu_ns += st->cpu_ns;
+	sum->hits += st->hits;
+	sum->frees += st->frees;
+	sum->sample_ns += st->sample_ns;
+	/* the on one is stretch[1], whether or not it has a step yet */
+	if (pair_cost(&s->stretch[0], &s->stretch[1], &c, &y, &h))
+		add_pair(s, c, y, h);
+}
+
 /* c and k: the medians of the recent pair estimates (robust to a load
  * spike in one step), once there are PAIR_MIN of them. A pair is the
- * newest step and the one before it, or before the switch between them. */
+ * newest step and the one before it, or before the switch between them;
+ * for a light target, the sums of its steps of each state over a few
+ * cycles (stretch_add). */
 static void identify(struct slowdown *s)
 {
 	const struct slowdown_step *st = step_back(s, 0), *prev = step_back(s, 1);
@@ -189,15 +229,15 @@ static void identify(struct slowdown *s)
 		ratio_from(s, st);
 		return;
 	}
+	if (!pairable(st->state))
+		return;
 	if (prev && prev->state == SLOWDOWN_SWITCHING)
 		prev = step_back(s, 2);
-	if (!prev || !pairable(st->state) || !pairable(prev->state) || prev->state == st->state ||
-	    !pair_cost(prev, st, &c, &y, &h))
-		return;
-	s->pair_y[s->pair_head] = y;
-	s->pair_h[s->pair_head] = h;
-	push(s->pair, &s->npair, &s->pair_head, c);
-	settle(s);
+	if (prev && pairable(prev->state) && prev->state != st->state &&
+	    pair_cost(prev, st, &c, &y, &h))
+		add_pair(s, c, y, h);
+	else
+		stretch_add(s, st);
 }
 
 void slowdown_feed(struct slowdown *s, __u64 t_ns, const struct slowdown_reading *r,

@@ -16,7 +16,11 @@
  *     c = (Y_on - Y_off) / (H_on - H_off),   Y = cpu / frees, H = hits / frees
  *     k = Y_off - c * H_off
  *
- * and c and k are the medians of the last SLOWDOWN_PAIRS such pairs. That
+ * and c and k are the medians of the last SLOWDOWN_PAIRS such pairs. A
+ * target too light for one step to hold enough CPU (at the budget's
+ * smallest duty an on-phase is 100 ms: 4 ms of CPU for a process doing
+ * 20,000 free() a second and little else) pairs the sums of its on and
+ * its off steps over the cycles it takes, within STRETCH_MAX_NS. That
  * c is what an allocation hit costs (the free() hits are in both steps
  * alike), and k takes a free() hit to cost the same. It does not: free()
  * is probed at a branch, malloc at a push, and their programs differ; on
@@ -113,6 +117,11 @@ struct slowdown {
 	double allocs_per_free; /* in the newest step with every probe on */
 	double off_y, off_h;    /* Y and H of the newest step with allocations off */
 	bool have_off;
+	/* A light target's steps since the last pair, summed by state [off,
+	 * on]: where no two adjacent steps hold enough to pair, the stretches
+	 * of several cycles do (slowdown.c, identify). */
+	struct slowdown_step stretch[2];
+	__u64 stretch_since_ns;
 	struct slowdown_step step[SLOWDOWN_STEPS];
 	int nstep, head; /* ring of steps, head: next slot */
 	__u64 last_t;
