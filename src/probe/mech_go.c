@@ -47,6 +47,22 @@ static int go_choose(struct watch_set *ws, struct watched *w, struct mech_ask *a
 	return mechanism_go_exe(ws, w, exe, err, errlen);
 }
 
+/* A Go command: its runtime samples itself, no sampler is preloaded, and
+ * a static executable is fine. */
+static int go_choose_command(struct watch_set *ws, struct watched *w, struct mech_launch *l,
+			     char *err, size_t errlen)
+{
+	int e = l->exe[0] ? mechanism_go_exe(ws, w, l->exe, err, errlen) : 1;
+
+	l->static_ok = !e;
+	return e;
+}
+
+static void go_launched(struct watch_set *ws, struct watched *w, const struct mech_launch *l)
+{
+	(void)ws, (void)w, (void)l; /* prepared by its choice: lib is the executable */
+}
+
 static int go_attach_row(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
 	w->go_probes = go_attach(ws->env.bpf, w->pid, w->lib, &w->gt, &ws->info, err, errlen);
@@ -137,6 +153,8 @@ const struct mechanism mechanism_go = {
 	.counts_exact = false,
 	.watches_runtime = true,
 	.choose = go_choose,
+	.choose_command = go_choose_command,
+	.launched = go_launched,
 	.attach = go_attach_row,
 	.facts = go_facts,
 	.release = go_release,

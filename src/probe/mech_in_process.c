@@ -190,6 +190,30 @@ static int in_process_choose(struct watch_set *ws, struct watched *w, struct mec
 	return 1;
 }
 
+/* A command calling another allocator than glibc's gets memtop's sampler
+ * the way a running process does, once its loader is done
+ * (mechanism_launch_injectable). */
+static int in_process_choose_command(struct watch_set *ws, struct watched *w, struct mech_launch *l,
+				     char *err, size_t errlen)
+{
+	(void)w, (void)err, (void)errlen;
+	mechanism_launch_allocator(ws, l);
+	return l->foreign[0] && mechanism_launch_injectable(ws, l) ? 0 : 1;
+}
+
+/* Prepared and attached as a running process once it is one
+ * (watch_retry_pending): memtop's sampler, or uprobes and why. */
+static void in_process_launched(struct watch_set *ws, struct watched *w, const struct mech_launch *l)
+{
+	(void)ws;
+	w->alloc = allocators_glibc();
+	w->alloc_prefix[0] = '\0';
+	w->extra = l->extra;
+	w->inject_at_start = true;
+	w->pending = true;
+	w->pending_since_ns = clock_mono_ns();
+}
+
 /* Its probes are a preloaded sampler's: the same USDT probes. */
 static int in_process_attach(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
@@ -277,6 +301,8 @@ const struct mechanism mechanism_in_process = {
 	.samples_itself = true,
 	.counts_exact = true,
 	.choose = in_process_choose,
+	.choose_command = in_process_choose_command,
+	.launched = in_process_launched,
 	.attach = in_process_attach,
 	.describe = in_process_describe,
 	.counts = in_process_counts,

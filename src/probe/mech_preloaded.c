@@ -62,6 +62,36 @@ static int preloaded_choose(struct watch_set *ws, struct watched *w, struct mech
 	return 0;
 }
 
+/* A command in front of glibc's malloc gets memtop's sampler preloaded
+ * (docs/sampler.md), unless --no-preload or a --probe-mode asks for
+ * uprobes. */
+static int preloaded_choose_command(struct watch_set *ws, struct watched *w, struct mech_launch *l,
+				    char *err, size_t errlen)
+{
+	const struct mt_config *cfg = ws->env.cfg;
+
+	(void)w, (void)err, (void)errlen;
+	if (cfg->no_preload || cfg->probe_mode != MT_PROBE_AUTO)
+		return 1;
+	if (watch_find_lib(MECH_SAMPLER_SO, l->sampler, sizeof(l->sampler))) {
+		watch_warn(ws, "%s not found: probing glibc's allocator instead", MECH_SAMPLER_SO);
+		return 1;
+	}
+	mechanism_launch_allocator(ws, l);
+	if (l->foreign[0] || l->extra.alloc)
+		return 1;
+	l->preload = l->sampler;
+	return 0;
+}
+
+static void preloaded_launched(struct watch_set *ws, struct watched *w, const struct mech_launch *l)
+{
+	(void)ws;
+	w->alloc = allocators_glibc();
+	w->alloc_prefix[0] = '\0';
+	snprintf(w->lib, sizeof(w->lib), "%s", l->sampler);
+}
+
 static int preloaded_attach(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
 	w->probes = attach_usdt(ws->env.bpf, w->pid, w->lib, &ws->info, err, errlen);
@@ -77,6 +107,8 @@ const struct mechanism mechanism_preloaded = {
 	 * attached (docs/python.md): pymalloc's objects are seen */
 	.sees_pymalloc = true,
 	.choose = preloaded_choose,
+	.choose_command = preloaded_choose_command,
+	.launched = preloaded_launched,
 	.attach = preloaded_attach,
 	.release = mechanism_release_probes,
 };

@@ -15,6 +15,7 @@
 #include "probe/attach.h"
 #include "probe/inject.h"
 #include "probe/watch.h"
+#include "readers/elf_file.h"
 
 /* A sampler an earlier memtop injected and, killed, left rerouted (read
  * from the process's memory only): --inject takes it over and puts it
@@ -44,6 +45,47 @@ static int uprobes_choose(struct watch_set *ws, struct watched *w, struct mech_a
 	return 0;
 }
 
+/* Any other command: glibc's allocator, or the one it calls instead,
+ * with the prefixed one beside it. */
+static int uprobes_choose_command(struct watch_set *ws, struct watched *w, struct mech_launch *l,
+				  char *err, size_t errlen)
+{
+	(void)w, (void)err, (void)errlen;
+	mechanism_launch_allocator(ws, l);
+	return 0;
+}
+
+/* The allocator at path probed, if memtop has a table for it. */
+static void probe_foreign(struct watch_set *ws, struct watched *w, const char *path)
+{
+	struct elf_file *ef = elf_file_open(path);
+	const struct allocator *a =
+		ef ? allocators_identify(ef, path, w->alloc_prefix, sizeof(w->alloc_prefix)) : NULL;
+
+	if (ef)
+		elf_file_close(ef);
+	if (!a) {
+		watch_warn(ws,
+			   "memtop has no probe table for the allocator in %s: "
+			   "its allocations will not be seen",
+			   path);
+		return;
+	}
+	w->alloc = a;
+	snprintf(w->lib, sizeof(w->lib), "%s", path);
+}
+
+/* lib is glibc's, as the launch found it, unless the command calls
+ * another allocator. */
+static void uprobes_launched(struct watch_set *ws, struct watched *w, const struct mech_launch *l)
+{
+	w->alloc = allocators_glibc();
+	w->alloc_prefix[0] = '\0';
+	w->extra = l->extra;
+	if (l->foreign[0])
+		probe_foreign(ws, w, l->foreign);
+}
+
 static int uprobes_attach(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
 	w->probes = attach_target(ws->env.bpf, w->pid, w->lib, w->alloc, w->alloc_prefix,
@@ -64,6 +106,8 @@ const struct mechanism mechanism_uprobes = {
 	.samples_itself = false,
 	.counts_exact = true,
 	.choose = uprobes_choose,
+	.choose_command = uprobes_choose_command,
+	.launched = uprobes_launched,
 	.attach = uprobes_attach,
 	.describe = uprobes_describe,
 	.release = mechanism_release_probes,

@@ -42,6 +42,24 @@ int mechanism_choose(struct watch_set *ws, struct watched *w, char *err, size_t 
 	return -ENOTSUP;
 }
 
+int mechanism_choose_command(struct watch_set *ws, struct watched *w, struct mech_launch *l,
+			     char *err, size_t errlen)
+{
+	size_t i;
+	int e;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		e = rows[i]->choose_command(ws, w, l, err, errlen);
+		if (e == 1)
+			continue;
+		if (!e)
+			w->mech = rows[i];
+		return e;
+	}
+	snprintf(err, errlen, "%s: no way to watch its allocations", l->exe);
+	return -ENOTSUP;
+}
+
 int mechanism_serving(struct watched *w, struct mech_ask *ask, char *err, size_t errlen)
 {
 	if (!ask->resolved) {

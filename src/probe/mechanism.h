@@ -19,6 +19,7 @@
 #define MEMTOP_PROBE_MECHANISM_H
 
 #include <stdbool.h>
+#include <limits.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -36,6 +37,20 @@ struct mech_ask {
 	int resolve_e; /* 0, or -errno with resolve_err */
 	struct alloc_target serving;
 	char resolve_err[512];
+};
+
+/* A command memtop launches (-- CMD), chosen for before it runs: what the
+ * rows asked so far found, and what its launch needs. */
+struct mech_launch {
+	char exe[PATH_MAX]; /* its executable; "" when not found (the launch says why) */
+	/* The allocator it will call (mechanism_launch_allocator), once known: */
+	bool allocator_known;
+	char foreign[PATH_MAX];    /* the library its malloc binds to, "" for glibc's */
+	struct alloc_target extra; /* a prefixed allocator beside it (je_malloc) */
+	/* For the launch, set by the row chosen: */
+	const char *preload; /* the sampler preloaded into it, or NULL */
+	bool static_ok;      /* a static executable is fine (its runtime samples itself) */
+	char sampler[PATH_MAX];
 };
 
 struct mechanism {
@@ -61,6 +76,13 @@ struct mechanism {
 	 * and it is refused (the process is not watched). */
 	int (*choose)(struct watch_set *ws, struct watched *w, struct mech_ask *ask, char *err,
 		      size_t errlen);
+	/* A command before it runs (-- CMD): as choose, with what its launch
+	 * needs into l. */
+	int (*choose_command)(struct watch_set *ws, struct watched *w, struct mech_launch *l,
+			      char *err, size_t errlen);
+	/* The command chosen for has been launched as l says (w->pid is
+	 * its): w prepared for attach (or left pending). */
+	void (*launched)(struct watch_set *ws, struct watched *w, const struct mech_launch *l);
 	/* Its probes on the prepared w: 0, or -errno with one line in err
 	 * (nothing of it left attached). */
 	int (*attach)(struct watch_set *ws, struct watched *w, char *err, size_t errlen);
@@ -100,10 +122,25 @@ int mechanism_go_exe(struct watch_set *ws, struct watched *w, const char *path, 
 /* The sampler memtop puts into a process, beside memtop's binary or in
  * MEMTOP_LIBDIR (watch_find_lib). */
 #define MECH_INJECT_SO "libmemtop-inject.so"
+/* The sampler memtop preloads into a command it launches. */
+#define MECH_SAMPLER_SO "libmemtop-sampler.so"
 
 /* Choose w's row and prepare w for it: the rows asked in order. 0 (then
  * w->mech is set), or -errno with one line in err. */
 int mechanism_choose(struct watch_set *ws, struct watched *w, char *err, size_t errlen);
+
+/* Choose the row of the command w is to run (l->exe found beforehand, or
+ * ""): the rows asked in order. 0 (then w->mech is set and l says how to
+ * launch it), or -errno with one line in err. */
+int mechanism_choose_command(struct watch_set *ws, struct watched *w, struct mech_launch *l,
+			     char *err, size_t errlen);
+
+/* The allocator the command of l will call (mech_launch.c), found once
+ * and said where it keeps a sampler from seeing its calls. */
+void mechanism_launch_allocator(struct watch_set *ws, struct mech_launch *l);
+/* Would memtop's sampler, put into the command once it runs, see every
+ * call of the allocator l found? */
+bool mechanism_launch_injectable(const struct watch_set *ws, const struct mech_launch *l);
 
 /* The allocator w's malloc binds to, resolved once per choice: 0 (then
  * w->alloc, alloc_prefix, lib and extra say it), or -errno with one line

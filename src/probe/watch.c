@@ -24,8 +24,6 @@
 #include "probe/inject.h"
 #include "probe/inject_got.h"
 #include "probe/inject_image.h"
-#include "probe/launch_alloc.h"
-#include "readers/elf_file.h"
 #include "probe/cmd_end.h"
 #include "probe/cmd_log.h"
 #include "probe/runtime.h"
@@ -41,7 +39,6 @@
 #ifndef MEMTOP_LIBDIR
 #define MEMTOP_LIBDIR "/usr/local/lib/memtop"
 #endif
-#define SAMPLER_SO "libmemtop-sampler.so"
 /* How many refreshes look for the runtime of a launched command (it
  * loads libjvm.so at its start, after memtop attached). */
 #define RUNTIME_CHECKS_LAUNCHED 10
@@ -178,14 +175,9 @@ int watch_prepare_pid(struct watch_set *ws, pid_t pid, char *err, size_t errlen)
 	return e;
 }
 
-/* The in-process sampler: next to memtop's binary (a build tree), in
- * EXE_DIR/../lib/memtop (an installed tree, wherever DESTDIR put it), else
- * where `make install` with this PREFIX puts it. 0 or -ENOENT. */
-static int find_sampler(char *path, size_t len)
-{
-	return watch_find_lib(SAMPLER_SO, path, len);
-}
-
+/* A file memtop ships: next to its binary (a build tree), in
+ * EXE_DIR/../lib/memtop (an installed tree, wherever DESTDIR put it),
+ * else where `make install` with this PREFIX puts it. */
 int watch_find_lib(const char *name, char *path, size_t len)
 {
 	static const char *const beside[] = { "", "../lib/memtop/" };
@@ -208,123 +200,26 @@ int watch_find_lib(const char *name, char *path, size_t len)
 	return access(path, R_OK) ? -ENOENT : 0;
 }
 
-/* A command whose malloc is another allocator's gets memtop's sampler
- * the way a running process does (docs/inject.md): after its exec, once
- * its loader has mapped its objects, unless it asked for uprobes or a
- * second, prefixed allocator would stay out of the sampler's sight. */
-static bool command_injectable(const struct watch_set *ws, const struct alloc_target *extra)
-{
-	const struct mt_config *cfg = ws->env.cfg;
-
-	return !cfg->no_preload && cfg->probe_mode == MT_PROBE_AUTO && !extra->alloc;
-}
-
-/* The command's malloc is not glibc's: the sampler would step aside in
- * front of it, so probe that allocator (uprobes) instead, saying so. Its
- * path goes to foreign, empty when the command uses glibc's. A prefixed
- * allocator in the executable (je_malloc beside glibc's malloc) goes to
- * *extra: the sampler would not see its calls either. */
-static void command_allocator(struct watch_set *ws, char *foreign, size_t len,
-			      struct alloc_target *extra)
-{
-	char exe[PATH_MAX];
-	bool glibc = true;
-
-	struct elf_file *ef;
-	bool dynamic;
-
-	foreign[0] = '\0';
-	extra->alloc = NULL;
-	if (target_find_exe(ws->env.cfg->cmd_argv[0], exe, sizeof(exe)))
-		return;
-	/* a static command has no allocator to choose: launching refuses it */
-	ef = elf_file_open(exe);
-	dynamic = ef && elf_file_is_dynamic(ef);
-	if (dynamic)
-		extra->alloc =
-			allocators_identify_prefixed(ef, exe, extra->prefix, sizeof(extra->prefix));
-	if (ef)
-		elf_file_close(ef);
-	if (extra->alloc) {
-		snprintf(extra->path, sizeof(extra->path), "%s", exe);
-		watch_warn(ws,
-			   "%s calls %s under the prefix %s besides its malloc: the in-process "
-			   "sampler would not see those calls, probing both allocators with uprobes "
-			   "instead",
-			   basename(exe), extra->alloc->name, extra->prefix);
-	}
-	if (!dynamic || launch_alloc_find(exe, foreign, len, &glibc) || glibc) {
-		foreign[0] = '\0';
-		return;
-	}
-	if (!command_injectable(ws, extra))
-		watch_warn(ws,
-			   "%s calls the allocator of %s, not glibc's: the in-process sampler would "
-			   "step aside, probing that allocator with uprobes instead",
-			   basename(exe), foreign);
-	else
-		watch_warn(ws,
-			   "%s calls the allocator of %s, not glibc's: memtop's sampler goes into it "
-			   "once its loader is done, as --inject does (the preloaded one would step "
-			   "aside)",
-			   basename(exe), foreign);
-}
-
-/* Probe the allocator at path, if memtop has a table for it. */
-static void command_probe_foreign(struct watch_set *ws, struct watched *w, const char *path)
-{
-	struct elf_file *ef = elf_file_open(path);
-	const struct allocator *a =
-		ef ? allocators_identify(ef, path, w->alloc_prefix, sizeof(w->alloc_prefix)) : NULL;
-
-	if (ef)
-		elf_file_close(ef);
-	if (!a) {
-		watch_warn(ws,
-			   "memtop has no probe table for the allocator in %s: "
-			   "its allocations will not be seen",
-			   path);
-		return;
-	}
-	w->alloc = a;
-	snprintf(w->lib, sizeof(w->lib), "%s", path);
-}
-
 int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 {
-	struct alloc_target extra = { 0 };
-	char foreign[PATH_MAX] = "";
 	const struct mt_config *cfg = ws->env.cfg;
-	bool preload = !cfg->no_preload && cfg->probe_mode == MT_PROBE_AUTO;
-	char sampler[PATH_MAX];
 	struct watched *w = add(ws, 0);
-	bool created, inject = false, go = false;
+	struct mech_launch l = { 0 };
+	char scratch[PATH_MAX];
+	bool created;
 	int e, log_fd;
 
 	if (!w) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	if (!target_find_exe(cfg->cmd_argv[0], sampler, sizeof(sampler))) {
-		e = mechanism_go_exe(ws, w, sampler, err, errlen);
-		if (e < 0) {
-			ws->n--;
-			return e;
-		}
-		/* the Go runtime samples itself: no sampler to preload */
-		go = !e;
-		if (go)
-			preload = false;
+	if (target_find_exe(cfg->cmd_argv[0], l.exe, sizeof(l.exe)))
+		l.exe[0] = '\0'; /* the launch says why */
+	e = mechanism_choose_command(ws, w, &l, err, errlen);
+	if (e) {
+		ws->n--;
+		return e;
 	}
-	if (preload && find_sampler(sampler, sizeof(sampler))) {
-		watch_warn(ws, "%s not found: probing glibc's allocator instead", SAMPLER_SO);
-		preload = false;
-	}
-	if (!go)
-		command_allocator(ws, foreign, sizeof(foreign), &extra);
-	if (foreign[0] || extra.alloc)
-		preload = false;
-	inject = foreign[0] && command_injectable(ws, &extra);
 	/* its output goes to a file, never over the TUI or into -b/--json */
 	log_fd = cmd_log_open(cfg->cmd_log, ws->launch.log_path, sizeof(ws->launch.log_path),
 			      &created, err, errlen);
@@ -333,13 +228,11 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 		ws->launch.log_path[0] = '\0';
 		return log_fd;
 	}
-	e = target_launch(cfg->cmd_argv, preload ? sampler : NULL, cfg->rate, log_fd, !cfg->batch,
-			  go, &ws->launch, go ? foreign : w->lib,
-			  go ? sizeof(foreign) : sizeof(w->lib), err, errlen);
-	/* a Go command used foreign only as scratch; another's still names
-	 * the allocator to probe (command_probe_foreign below) */
-	if (go)
-		foreign[0] = '\0';
+	/* the C library it will load is probed, unless its runtime samples
+	 * itself (lib is its executable then) */
+	e = target_launch(cfg->cmd_argv, l.preload, cfg->rate, log_fd, !cfg->batch, l.static_ok,
+			  &ws->launch, l.static_ok ? scratch : w->lib,
+			  l.static_ok ? sizeof(scratch) : sizeof(w->lib), err, errlen);
 	close(log_fd);
 	if (e) {
 		if (created)
@@ -353,28 +246,8 @@ int watch_prepare_command(struct watch_set *ws, char *err, size_t errlen)
 	ws->launch.log_created = created;
 	w->pid = ws->launch.pid;
 	w->launched = true;
-	if (go) {
-		snprintf(w->comm, sizeof(w->comm), "%s", basename(cfg->cmd_argv[0]));
-		w->mech = &mechanism_go;
-		return 0;
-	}
-	w->alloc = allocators_glibc();
-	w->alloc_prefix[0] = '\0';
-	w->extra = extra;
-	if (inject) {
-		/* prepared and attached as a running process once it is one
-		 * (watch_retry_pending): memtop's sampler, or uprobes and why */
-		w->inject_at_start = true;
-		w->pending = true;
-		w->pending_since_ns = clock_mono_ns();
-	} else if (foreign[0]) {
-		command_probe_foreign(ws, w, foreign);
-	}
 	snprintf(w->comm, sizeof(w->comm), "%s", basename(cfg->cmd_argv[0]));
-	/* a command to be injected is chosen for again once it runs */
-	w->mech = preload ? &mechanism_preloaded : &mechanism_uprobes;
-	if (preload)
-		snprintf(w->lib, sizeof(w->lib), "%s", sampler);
+	w->mech->launched(ws, w, &l);
 	return 0;
 }
 
