@@ -24,40 +24,48 @@ static const struct mechanism *const rows[] = {
 	&mechanism_uprobes,
 };
 
+/* One choice: of a running process (ask) or of a command before it runs
+ * (launch). */
+struct choice {
+	struct watch_set *ws;
+	struct watched *w;
+	struct mech_ask *ask;       /* NULL for a command */
+	struct mech_launch *launch; /* NULL for a running process */
+	char *err;
+	size_t errlen;
+};
+
+/* The rows asked in order: the first that answers is w's. The uprobes
+ * row answers for any process and command it gets to. */
+static int choose(const struct choice *c)
+{
+	size_t i;
+	int e = 1;
+
+	for (i = 0; e == 1 && i < sizeof(rows) / sizeof(rows[0]); i++) {
+		e = c->launch ? rows[i]->choose_command(c->ws, c->w, c->launch, c->err, c->errlen)
+			      : rows[i]->choose(c->ws, c->w, c->ask, c->err, c->errlen);
+		if (!e)
+			c->w->mech = rows[i];
+	}
+	if (e == 1) {
+		snprintf(c->err, c->errlen, "no way to watch its allocations");
+		e = -ENOTSUP;
+	}
+	return e;
+}
+
 int mechanism_choose(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
 	struct mech_ask ask = { 0 };
-	size_t i;
-	int e;
 
-	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		e = rows[i]->choose(ws, w, &ask, err, errlen);
-		if (e == 1)
-			continue;
-		if (!e)
-			w->mech = rows[i];
-		return e;
-	}
-	snprintf(err, errlen, "PID %d: no way to watch its allocations", w->pid);
-	return -ENOTSUP;
+	return choose(&(struct choice){ ws, w, &ask, NULL, err, errlen });
 }
 
 int mechanism_choose_command(struct watch_set *ws, struct watched *w, struct mech_launch *l,
 			     char *err, size_t errlen)
 {
-	size_t i;
-	int e;
-
-	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		e = rows[i]->choose_command(ws, w, l, err, errlen);
-		if (e == 1)
-			continue;
-		if (!e)
-			w->mech = rows[i];
-		return e;
-	}
-	snprintf(err, errlen, "%s: no way to watch its allocations", l->exe);
-	return -ENOTSUP;
+	return choose(&(struct choice){ ws, w, NULL, l, err, errlen });
 }
 
 int mechanism_serving(struct watched *w, struct mech_ask *ask, char *err, size_t errlen)
