@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * mechanism.h - the table of ways a watched process's native heap is
- * seen (docs/inject.md, "The budget chooses"; docs/architecture.md, "Data
- * sources"): the Go runtime's own sampling, a sampler the process runs
+ * seen (docs/inject.md, "The budget chooses"; docs/architecture.md,
+ * "Adding a way to see the native heap"): the Go runtime's own sampling, a sampler the process runs
  * itself (preloaded), memtop's sampler put into it (in-process), and its
  * allocator's uprobes. Each is a row with the same operations; watch.c
  * asks the rows in order which one a process is, and from then on calls
  * that row's operations without knowing which it is.
  *
- * The rows beside the heap (a JVM's agent, V8's sampler, device memory)
- * are the other table, source.h: any number of them run on one process,
- * while exactly one of these does.
+ * The rows beside the heap (CPython's frames, a JVM's agent, V8's
+ * sampler, device memory) are the other table, source.h: any number of
+ * them run on one process, while exactly one of these does.
  *
  * What a row keeps on a process lives in struct watched (watch.h): the
  * Go row's target and rate hold, the in-process row's injection.
@@ -64,8 +64,8 @@ struct mechanism {
 	/* memtop counts every allocation call (its probes, or its sampler's
 	 * counters), so rates are exact while it is attached. */
 	bool counts_exact;
-	/* It watches a managed runtime's own heap (Go): no interpreter frames
-	 * to read, no unseen runtime to name. */
+	/* It watches a managed runtime's own heap (Go): no runtime is named
+	 * as holding memory memtop does not see. */
 	bool watches_runtime;
 	/* Its sampler wraps CPython's object allocator for as long as a
 	 * tool is attached (docs/python.md): a CPython process is not said
