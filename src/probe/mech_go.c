@@ -18,8 +18,11 @@
 #include "probe/go_runtime.h"
 #include "probe/watch.h"
 
-int mechanism_go_exe(struct watch_set *ws, struct watched *w, const char *path, char *err,
-		     size_t errlen)
+/* The Go row on a program at path (a command before its exec has no
+ * /proc/PID/exe of its own yet): 0 when w is prepared for it, 1 when path
+ * is not a Go program, -errno (one line in err) when it is one memtop
+ * cannot probe. */
+static int go_exe(struct watch_set *ws, struct watched *w, const char *path, char *err, size_t errlen)
 {
 	int e;
 
@@ -44,7 +47,7 @@ static int go_choose(struct watch_set *ws, struct watched *w, struct mech_ask *a
 
 	(void)ask;
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", w->pid);
-	return mechanism_go_exe(ws, w, exe, err, errlen);
+	return go_exe(ws, w, exe, err, errlen);
 }
 
 /* A Go command: its runtime samples itself, no sampler is preloaded, and
@@ -52,7 +55,7 @@ static int go_choose(struct watch_set *ws, struct watched *w, struct mech_ask *a
 static int go_choose_command(struct watch_set *ws, struct watched *w, struct mech_launch *l,
 			     char *err, size_t errlen)
 {
-	int e = l->exe[0] ? mechanism_go_exe(ws, w, l->exe, err, errlen) : 1;
+	int e = l->exe[0] ? go_exe(ws, w, l->exe, err, errlen) : 1;
 
 	l->static_ok = !e;
 	return e;

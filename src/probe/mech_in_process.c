@@ -25,9 +25,6 @@
 #include "stacks/python.h"
 #include "util/clock.h"
 
-#ifndef MEMTOP_LIBDIR
-#define MEMTOP_LIBDIR "/usr/local/lib/memtop"
-#endif
 
 /* Seconds an injected CPython has to run the pending call that wraps its
  * object allocator before memtop says it has not. */
@@ -206,9 +203,7 @@ static int in_process_choose_command(struct watch_set *ws, struct watched *w, st
 static void in_process_launched(struct watch_set *ws, struct watched *w, const struct mech_launch *l)
 {
 	(void)ws;
-	w->alloc = allocators_glibc();
-	w->alloc_prefix[0] = '\0';
-	w->extra = l->extra;
+	mechanism_launch_glibc(w, l);
 	w->inject_at_start = true;
 	w->pending = true;
 	w->pending_since_ns = clock_mono_ns();

@@ -25,6 +25,13 @@ bool mechanism_launch_injectable(const struct watch_set *ws, const struct mech_l
 	return !cfg->no_preload && cfg->probe_mode == MT_PROBE_AUTO && !l->extra.alloc;
 }
 
+void mechanism_launch_glibc(struct watched *w, const struct mech_launch *l)
+{
+	w->alloc = allocators_glibc();
+	w->alloc_prefix[0] = '\0';
+	w->extra = l->extra;
+}
+
 /* A command whose malloc is not glibc's: the preloaded sampler would
  * step aside in front of it. Its library goes to l->foreign, "" when the
  * command uses glibc's. A prefixed allocator in the executable (je_malloc

@@ -87,8 +87,7 @@ static int preloaded_choose_command(struct watch_set *ws, struct watched *w, str
 static void preloaded_launched(struct watch_set *ws, struct watched *w, const struct mech_launch *l)
 {
 	(void)ws;
-	w->alloc = allocators_glibc();
-	w->alloc_prefix[0] = '\0';
+	mechanism_launch_glibc(w, l);
 	snprintf(w->lib, sizeof(w->lib), "%s", l->sampler);
 }
 

@@ -79,9 +79,7 @@ static void probe_foreign(struct watch_set *ws, struct watched *w, const char *p
  * another allocator. */
 static void uprobes_launched(struct watch_set *ws, struct watched *w, const struct mech_launch *l)
 {
-	w->alloc = allocators_glibc();
-	w->alloc_prefix[0] = '\0';
-	w->extra = l->extra;
+	mechanism_launch_glibc(w, l);
 	if (l->foreign[0])
 		probe_foreign(ws, w, l->foreign);
 }

@@ -112,13 +112,11 @@ struct mechanism {
 extern const struct mechanism mechanism_go, mechanism_preloaded, mechanism_in_process,
 	mechanism_uprobes;
 
-/* The Go row on a program at path (a command before its exec, which has
- * no /proc/PID/exe of its own yet): 0 when w is prepared for it, 1 when
- * path is not a Go program, -errno (one line in err) when it is one
- * memtop cannot probe. */
-int mechanism_go_exe(struct watch_set *ws, struct watched *w, const char *path, char *err,
-		     size_t errlen);
-
+/* Where `make install` puts the files memtop ships (the Makefile sets
+ * it from PREFIX). */
+#ifndef MEMTOP_LIBDIR
+#define MEMTOP_LIBDIR "/usr/local/lib/memtop"
+#endif
 /* The sampler memtop puts into a process, beside memtop's binary or in
  * MEMTOP_LIBDIR (watch_find_lib). */
 #define MECH_INJECT_SO "libmemtop-inject.so"
@@ -138,6 +136,10 @@ int mechanism_choose_command(struct watch_set *ws, struct watched *w, struct mec
 /* The allocator the command of l will call (mech_launch.c), found once
  * and said where it keeps a sampler from seeing its calls. */
 void mechanism_launch_allocator(struct watch_set *ws, struct mech_launch *l);
+/* w's allocator as the launch of l leaves it: glibc's malloc (lib is
+ * glibc's, as target_launch found it), with the prefixed allocator l
+ * found beside it; a row that probes another changes it after. */
+void mechanism_launch_glibc(struct watched *w, const struct mech_launch *l);
 /* Would memtop's sampler, put into the command once it runs, see every
  * call of the allocator l found? */
 bool mechanism_launch_injectable(const struct watch_set *ws, const struct mech_launch *l);

@@ -172,14 +172,19 @@ static void ratio_from(struct slowdown *s, const struct slowdown_step *st)
 	settle(s);
 }
 
+static void stretch_reset(struct slowdown *s)
+{
+	memset(s->stretch, 0, sizeof(s->stretch));
+	s->stretch_since_ns = 0;
+}
+
 static void add_pair(struct slowdown *s, double c, double y, double h)
 {
 	s->pair_y[s->pair_head] = y;
 	s->pair_h[s->pair_head] = h;
 	push(s->pair, &s->npair, &s->pair_head, c);
 	settle(s);
-	memset(s->stretch, 0, sizeof(s->stretch)); /* no step in two pairs */
-	s->stretch_since_ns = 0;
+	stretch_reset(s); /* no step in two pairs */
 }
 
 /* st, a pairable step that made no pair with its neighbour, into the
@@ -189,19 +194,17 @@ static void stretch_add(struct slowdown *s, const struct slowdown_step *st)
 	struct slowdown_step *sum;
 	double c, y, h;
 
-	if (s->stretch_since_ns && st->t_ns - s->stretch_since_ns > STRETCH_MAX_NS) {
-		memset(s->stretch, 0, sizeof(s->stretch));
-		s->stretch_since_ns = 0;
-	}
+	if (s->stretch_since_ns && st->t_ns - s->stretch_since_ns > STRETCH_MAX_NS)
+		stretch_reset(s);
 	if (!s->stretch_since_ns)
 		s->stretch_since_ns = st->t_ns - st->dt_ns;
 	sum = &s->stretch[st->state == SLOWDOWN_ON];
-	sum->state = st->state;
 	sum->cpu_ns += st->cpu_ns;
 	sum->hits += st->hits;
 	sum->frees += st->frees;
 	sum->sample_ns += st->sample_ns;
-	/* the on one is stretch[1], whether or not it has a step yet */
+	/* pair_cost takes the first for the off one unless its state is
+	 * SLOWDOWN_ON, which stretch[0]'s never is */
 	if (pair_cost(&s->stretch[0], &s->stretch[1], &c, &y, &h))
 		add_pair(s, c, y, h);
 }

@@ -18,27 +18,17 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "probe/alloc_resolve.h"
-#include "probe/budget.h"
 #include "probe/cgroup.h"
-#include "probe/inject.h"
 #include "probe/inject_got.h"
-#include "probe/inject_image.h"
 #include "probe/cmd_end.h"
 #include "probe/cmd_log.h"
 #include "probe/runtime.h"
 #include "probe/exits.h"
-#include "probe/go_attach.h"
-#include "probe/go_rate.h"
 #include "probe/mechanism.h"
-#include "probe/usdt.h"
 #include "stacks/python.h"
 #include "util/clock.h"
 #include "util/grow.h"
 
-#ifndef MEMTOP_LIBDIR
-#define MEMTOP_LIBDIR "/usr/local/lib/memtop"
-#endif
 /* How many refreshes look for the runtime of a launched command (it
  * loads libjvm.so at its start, after memtop attached). */
 #define RUNTIME_CHECKS_LAUNCHED 10
