@@ -134,10 +134,15 @@ enum mt_dev_fn {
 
 /* The attach cookie of an allocator probe: the enum mt_alloc_fn in the low
  * 16 bits, enum mt_probe_flags in the next 16 (src/probe/allocators.c sets
- * them per allocator). */
+ * them per allocator), and in bits 32-39 where the return address is at
+ * the probed instruction: 1 + its offset from rsp in words, 0 when not
+ * known (probe_place.h). */
 #define MT_COOKIE(fn, flags) ((__u64)(fn) | ((__u64)(flags) << 16))
 #define MT_COOKIE_FN(c) ((__u32)(c)&0xffff)
 #define MT_COOKIE_FLAGS(c) (((__u32)(c) >> 16) & 0xffff)
+#define MT_COOKIE_RA(ra_off) \
+	((ra_off) < 0 || (ra_off) % 8 || (ra_off) / 8 > 254 ? 0ULL : (__u64)((ra_off) / 8 + 1) << 32)
+#define MT_COOKIE_RA_AT(c) ((__u32)((c) >> 32) & 0xff) /* 0: unknown, else words + 1 */
 
 enum mt_probe_flags {
 	/* realloc(NULL, n) allocates and realloc(p, 0) frees inside realloc
@@ -420,6 +425,16 @@ struct mt_event_named {
 	__u32 text_len;
 	__u32 _pad;
 	/* struct mt_named_frame frames[nframes]; char text[text_len]; */
+};
+
+/* Value of the handover map (a process handed over from its allocator's
+ * uprobes to memtop's sampler): [lo, hi) of the sampler's text in it, and
+ * whether the uprobes still count the calls not made from there. */
+struct mt_handover {
+	__u64 lo;
+	__u64 hi;
+	__u32 uprobes_count;
+	__u32 _pad;
 };
 
 /* Key of the live map: a sampled allocation still in use. */

@@ -68,7 +68,9 @@ _Static_assert(sizeof(struct mt_sampler_header) == MT_SAMPLER_HEADER_SIZE,
 #define MT_INJECT_FILTER_SLOTS 8192 /* live sampled addresses per hash, for free()'s test */
 #define MT_INJECT_ENTRY_PREFIX "mt_inject_"
 #define MT_INJECT_MAGIC 0x6a6974706f746d6dULL /* "mmtoptij" */
-#define MT_INJECT_VERSION 8
+#define MT_INJECT_VERSION 9
+/* Addresses one adoption round hands the sampler (mt_inject_ctl.adopt). */
+#define MT_INJECT_ADOPT_MAX 512
 #define MT_INJECT_TABLE_SLOTS 65536 /* sampled addresses tracked at once */
 #define MT_INJECT_SLOTS_SYMBOL \
 	"mt_inject_slots" /* MT_INJECT_THREAD_SLOTS x struct mt_inject_slot */
@@ -217,6 +219,17 @@ struct mt_inject_ctl {
 	__u64 py_api[MT_PY_API_COUNT]; /* run-time addresses, enum mt_py_api */
 	__u32 py_want;                 /* 1: wrap CPython's object allocator; 0: restore it */
 	__u32 py_state;                /* kept by the sampler: enum mt_py_hook_state */
+	/* Blocks memtop's uprobes sampled before the sampler counted every
+	 * call (a process handed over to it, docs/inject.md): memtop writes
+	 * adopt_n addresses into adopt[], then a new adopt_serial; the first
+	 * thread to count a call after that puts them into the table (those
+	 * not there already) and sets adopt_taken to that serial, from then
+	 * on their frees are the sampler's to tell. */
+	__u64 adopt[MT_INJECT_ADOPT_MAX];
+	__u32 adopt_n;
+	__u32 adopt_serial;
+	__u32 adopt_taken; /* kept by the sampler */
+	__u32 adopt_busy;  /* kept by the sampler: a thread is adopting */
 };
 
 #endif /* MEMTOP_SAMPLER_ABI_H */

@@ -48,6 +48,7 @@ struct probe_loc {
 	__u32 delta;          /* bytes from the function entry */
 	bool slow;            /* single-stepped by the kernel */
 	bool entry_state;     /* [rsp] is the return address there */
+	__s32 ra_off;         /* the return address is at [rsp + ra_off] there; -1: unknown */
 };
 
 /* Probes are attached in two groups: allocation functions, which the
@@ -112,6 +113,7 @@ static int place_probe(struct elf_file *ef, const struct alloc_entry *spec, __u6
 	loc->delta = 0;
 	loc->slow = true;
 	loc->entry_state = true;
+	loc->ra_off = 0;
 	if (len == 0 || elf_file_read(ef, sym_off, code, len))
 		return 0; /* unreadable: entry, reported slow */
 	if (probe_place_choose_nargs(code, len, size, spec->need_return, spec->nargs, &pp))
@@ -120,6 +122,7 @@ static int place_probe(struct elf_file *ef, const struct alloc_entry *spec, __u6
 	loc->delta = pp.offset;
 	loc->slow = !pp.emulated;
 	loc->entry_state = pp.entry_state;
+	loc->ra_off = pp.ra_off;
 	return 0;
 }
 
@@ -269,7 +272,7 @@ static __u64 cookie_of(const struct mt_probe_set *ps, const struct probe_loc *l)
 
 	if (flags & MT_PF_FREE_DEDUPE)
 		flags |= l->spec->flags;
-	return MT_COOKIE(l->spec->fn, flags);
+	return MT_COOKIE(l->spec->fn, flags) | MT_COOKIE_RA(l->ra_off);
 }
 
 static int attach_one(struct link_group *g, struct bpf_program *prog, pid_t pid, const char *path,

@@ -30,6 +30,7 @@ struct mt_bpf {
 	struct bpf_link *mmap_link; /* the mmap source, once started */
 	bool session;
 	int ncpus;
+	__u32 handovers; /* entries of the handover map */
 };
 
 static struct memtop_bpf *open_and_load(const struct mt_bpf_opts *o, bool session, int *perr)
@@ -204,9 +205,51 @@ static void forget_keyed(int fd, pid_t pid)
 	}
 }
 
+int bpf_loader_handover(struct mt_bpf *b, pid_t pid, __u64 lo, __u64 hi, bool uprobes_count)
+{
+	struct mt_handover r = { .lo = lo, .hi = hi, .uprobes_count = uprobes_count };
+	__u32 key = pid;
+	int fd = bpf_map__fd(b->skel->maps.handover);
+
+	if (!hi) {
+		if (!bpf_map_delete_elem(fd, &key) && b->handovers)
+			b->handovers--;
+	} else if (bpf_map_update_elem(fd, &key, &r, BPF_NOEXIST)) {
+		if (errno != EEXIST || bpf_map_update_elem(fd, &key, &r, BPF_EXIST))
+			return -errno;
+	} else {
+		b->handovers++;
+	}
+	/* read by every probe hit: one aligned store */
+	*(volatile __u32 *)&b->skel->bss->handovers = b->handovers;
+	return 0;
+}
+
+size_t bpf_loader_live_addrs(struct mt_bpf *b, pid_t pid, size_t skip, __u64 *out, size_t max)
+{
+	struct mt_live_key key, next, *prev = NULL;
+	int fd = bpf_map__fd(b->skel->maps.live);
+	/* a key deleted under the walk restarts it from the top: bounded */
+	size_t n = 0, steps = 2 * (size_t)bpf_map__max_entries(b->skel->maps.live);
+
+	while (n < max && steps-- && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		if (next.pid != (__u32)pid)
+			; /* another process's */
+		else if (skip)
+			skip--;
+		else
+			out[n++] = next.addr;
+		key = next;
+		prev = &key;
+	}
+	return n;
+}
+
 void bpf_loader_remove_target(struct mt_bpf *b, pid_t pid)
 {
 	__u32 key = pid;
+
+	bpf_loader_handover(b, pid, 0, 0, false);
 
 	bpf_map__delete_elem(b->skel->maps.counters, &key, sizeof(key), 0);
 	bpf_map__delete_elem(b->skel->maps.pyprocs, &key, sizeof(key), 0);

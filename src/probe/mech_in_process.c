@@ -18,7 +18,10 @@
 #include <string.h>
 
 #include "probe/alloc_resolve.h"
+#include "probe/attach.h"
+#include "probe/bpf_loader.h"
 #include "probe/inject.h"
+#include "probe/inject_handover.h"
 #include "probe/target.h"
 #include "probe/watch.h"
 #include "readers/proc_maps.h"
@@ -122,6 +125,151 @@ static int inject_into(struct watch_set *ws, struct watched *w, char *err, size_
 	return 0;
 }
 
+/* ---- the handover (docs/inject.md, "The handover") ---------------------- */
+
+/* Where a handed-over process stands (w->handover). */
+enum {
+	HANDOVER_NONE,     /* injected at once, or done */
+	HANDOVER_UPROBES,  /* counted by its allocator's uprobes; the sampler
+			    * goes in at the refresh after the first one that
+			    * shows the process */
+	HANDOVER_ADOPTING, /* the sampler counts every call; the uprobes, its
+			    * allocations off, follow the frees of the blocks
+			    * they sampled until the sampler has taken them */
+};
+
+/* A process new in a watched cgroup whose allocator memtop can probe is
+ * not injected at once: the uprobes count it first, from its attach. */
+static int inject_or_hand_over(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
+{
+	if (w->hand_over && w->alloc) {
+		w->handover = HANDOVER_UPROBES;
+		return 0;
+	}
+	return inject_into(ws, w, err, errlen);
+}
+
+/* How w is watched now, told to the model. */
+static void say_how(struct watch_set *ws, struct watched *w)
+{
+	struct mt_target_facts f = { .pid = w->pid, .set = MT_FACT_HOW };
+
+	snprintf(f.allocator, sizeof(f.allocator), "%s", w->alloc ? w->alloc->name : "");
+	snprintf(f.mechanism, sizeof(f.mechanism), "%s", w->mech->name);
+	if (w->mech == &mechanism_uprobes)
+		snprintf(f.mechanism_why, sizeof(f.mechanism_why), "%s", w->uprobes_why);
+	watch_report(ws, &f);
+}
+
+/* The injection refused or undone: w stays on the uprobes it has, as the
+ * uprobes row's, with the reason. */
+static void stay_on_uprobes(struct watch_set *ws, struct watched *w, const char *err)
+{
+	watch_warn(ws, "%s: watching it with uprobes", err);
+	if (w->uprobes) {
+		w->probes = w->uprobes;
+		w->uprobes = NULL;
+	}
+	bpf_loader_handover(ws->env.bpf, w->pid, 0, 0, false);
+	w->handover = HANDOVER_NONE;
+	w->mech = &mechanism_uprobes;
+	slowdown_init(&w->cost, ws->env.trap_ns, false);
+	say_how(ws, w);
+}
+
+/* Hand the sampler the blocks the uprobes sampled, the next round of at
+ * most MT_INJECT_ADOPT_MAX (the rest come at later refreshes). */
+static int adopt_round(struct watch_set *ws, struct watched *w, size_t *n)
+{
+	static __u64 addrs[MT_INJECT_ADOPT_MAX];
+
+	*n = bpf_loader_live_addrs(ws->env.bpf, w->pid, w->adopted, addrs, MT_INJECT_ADOPT_MAX);
+	return inject_adopt(w->inj, addrs, *n, &w->adopt_serial);
+}
+
+/* The sampler in, and the uprobes' part reduced to frees: the sampler's
+ * text first (from then on the uprobes leave the sampler's calls alone),
+ * its probes (it counts every call from then on), then the uprobes'
+ * allocations off. */
+static void sampler_in(struct watch_set *ws, struct watched *w)
+{
+	char err[512], lib[PATH_MAX];
+	__u64 lo, hi;
+	size_t n;
+	int e;
+
+	snprintf(lib, sizeof(lib), "%s", w->lib); /* the uprobes' file */
+	if (inject_into(ws, w, err, sizeof(err))) {
+		stay_on_uprobes(ws, w, err);
+		return;
+	}
+	e = inject_text_range(w->inj, &lo, &hi);
+	if (!e)
+		e = bpf_loader_handover(ws->env.bpf, w->pid, lo, hi, true);
+	w->uprobes = w->probes;
+	w->probes = NULL;
+	if (!e)
+		e = mechanism_preloaded.attach(ws, w, err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "PID %d: cannot hand it over: %s", w->pid, strerror(-e));
+	if (e) {
+		inject_end(ws, w);
+		snprintf(w->lib, sizeof(w->lib), "%s", lib);
+		stay_on_uprobes(ws, w, err);
+		return;
+	}
+	/* the sampler counts every call the program makes: the uprobes none
+	 * (not even those the C library makes itself, which the sampler
+	 * never sees), and their allocations go off */
+	bpf_loader_handover(ws->env.bpf, w->pid, lo, hi, false);
+	attach_set_allocs(w->uprobes, false);
+	w->adopted = 0;
+	if (adopt_round(ws, w, &n)) {
+		/* cannot write the round: the blocks stay with the uprobes' view */
+		n = 0;
+	}
+	w->adopted = n;
+	w->handover = HANDOVER_ADOPTING;
+	say_how(ws, w);
+}
+
+/* The uprobes off once the sampler has every block they sampled. */
+static void adopting(struct watch_set *ws, struct watched *w)
+{
+	struct mt_proc_counters c = { 0 };
+	int done = inject_adopted(w->inj, w->adopt_serial);
+	size_t n;
+
+	if (!done)
+		return;
+	if (done > 0 && !(w->adopted % MT_INJECT_ADOPT_MAX) && w->adopted &&
+	    !adopt_round(ws, w, &n) && n) {
+		w->adopted += n; /* a full round: there may be more */
+		return;
+	}
+	attach_detach(w->uprobes);
+	w->uprobes = NULL;
+	bpf_loader_handover(ws->env.bpf, w->pid, 0, 0, false);
+	w->handover = HANDOVER_NONE;
+	bpf_loader_read_counters(ws->env.bpf, w->pid, &c);
+	watch_warn(ws,
+		   "PID %d: handed over from %s uprobes to the sampler after %.0f ms: "
+		   "%llu calls counted by the uprobes, %zu blocks they sampled taken over",
+		   w->pid, w->alloc ? w->alloc->name : "allocator",
+		   (clock_mono_ns() - w->handover_ns) / 1e6,
+		   (unsigned long long)(c.alloc_calls + c.free_calls), w->adopted);
+}
+
+/* Let a handover go, wherever it stands (the process let go). */
+static void handover_end(struct watch_set *ws, struct watched *w)
+{
+	attach_detach(w->uprobes);
+	w->uprobes = NULL;
+	if (w->handover)
+		bpf_loader_handover(ws->env.bpf, w->pid, 0, 0, false);
+	w->handover = HANDOVER_NONE;
+}
+
 /* A process whose malloc is an allocator memtop has no uprobe table for
  * (err says which): the sampler forwards every call to whatever
  * allocator lies behind it, as with --inject, unless it would miss calls
@@ -180,7 +328,7 @@ static int in_process_choose(struct watch_set *ws, struct watched *w, struct mec
 			 w->extra.alloc->name);
 	else if (inject_blind_spot(w->pid, w->uprobes_why, sizeof(w->uprobes_why)) == 1)
 		; /* calls the sampler would not see: the uprobes see them */
-	else if (!inject_into(ws, w, why, sizeof(why)))
+	else if (!inject_or_hand_over(ws, w, why, sizeof(why)))
 		return 0;
 	else
 		watch_warn(ws, "%s: watching it with uprobes", why);
@@ -209,30 +357,44 @@ static void in_process_launched(struct watch_set *ws, struct watched *w, const s
 	w->pending_since_ns = clock_mono_ns();
 }
 
-/* Its probes are a preloaded sampler's: the same USDT probes. */
+/* Its probes are a preloaded sampler's: the same USDT probes. A process
+ * to be handed over gets its allocator's uprobes first. */
 static int in_process_attach(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
+	if (w->handover == HANDOVER_UPROBES) {
+		w->handover_ns = clock_mono_ns();
+		w->handover_shown = false;
+		return mechanism_uprobes.attach(ws, w, err, errlen);
+	}
 	return mechanism_preloaded.attach(ws, w, err, errlen);
 }
 
-/* In-process, the allocator behind the sampler, where memtop knows it. */
+/* In-process, the allocator behind the sampler, where memtop knows it;
+ * uprobes until the sampler is in. */
 static void in_process_describe(struct watch_set *ws, struct watched *w, struct mt_target_facts *f)
 {
 	(void)ws;
 	if (w->alloc)
 		snprintf(f->allocator, sizeof(f->allocator), "%s", w->alloc->name);
+	if (w->handover == HANDOVER_UPROBES) {
+		snprintf(f->mechanism, sizeof(f->mechanism), "%s", mechanism_uprobes.name);
+		snprintf(f->mechanism_why, sizeof(f->mechanism_why), "until the sampler is in");
+	}
 }
 
-/* The calls the sampler counted, in f's exact counters (the USDT probes'
- * hits and samples stay the BPF side's). Once the process is gone its
- * memory is too: its last counts stay. */
+/* The calls the sampler counted added to the uprobes' (a handover's, in
+ * f already) in f's exact counters (the USDT probes' hits and samples
+ * stay the BPF side's). Once the process is gone its memory is too: its
+ * last counts stay. */
 static void in_process_counts(struct watch_set *ws, struct watched *w, struct mt_target_facts *f)
 {
 	(void)ws;
+	if (!w->inj)
+		return; /* the uprobes count it, until the handover */
 	inject_counts(w->inj, &w->inj_counts);
-	f->counters.alloc_calls = w->inj_counts.alloc_calls;
-	f->counters.alloc_bytes = w->inj_counts.alloc_bytes;
-	f->counters.free_calls = w->inj_counts.free_calls;
+	f->counters.alloc_calls += w->inj_counts.alloc_calls;
+	f->counters.alloc_bytes += w->inj_counts.alloc_bytes;
+	f->counters.free_calls += w->inj_counts.free_calls;
 }
 
 /* Say once whether the sampler wraps CPython's object allocator: when it
@@ -265,10 +427,20 @@ static void python_report(struct watch_set *ws, struct watched *w)
 	}
 }
 
-/* Objects dlopen'ed since: their slots rerouted too. */
+/* The handover's next step; objects dlopen'ed since: their slots
+ * rerouted too. */
 static void in_process_tend(struct watch_set *ws, struct watched *w)
 {
 	char err[512];
+
+	if (w->handover == HANDOVER_UPROBES && !w->handover_shown)
+		w->handover_shown = true; /* in at the next refresh, not this one */
+	else if (w->handover == HANDOVER_UPROBES)
+		sampler_in(ws, w);
+	else if (w->handover == HANDOVER_ADOPTING)
+		adopting(ws, w);
+	if (!w->inj)
+		return;
 
 	if (inject_rescan(w->inj, err, sizeof(err)) < 0)
 		watch_warn(ws, "%s", err);
@@ -278,7 +450,7 @@ static void in_process_tend(struct watch_set *ws, struct watched *w)
 /* What the sampler's own path cost the calls it counted. */
 static __u64 in_process_self_ns(struct watch_set *ws, struct watched *w, __u64 samples)
 {
-	if (inject_counts(w->inj, &w->inj_counts))
+	if (!w->inj || inject_counts(w->inj, &w->inj_counts))
 		return 0;
 	return (__u64)inject_cost_ns(&ws->inj_cost, &w->inj_counts, samples);
 }
@@ -288,6 +460,7 @@ static void in_process_release(struct watch_set *ws, struct watched *w)
 {
 	inject_end(ws, w);
 	mechanism_release_probes(ws, w);
+	handover_end(ws, w);
 }
 
 const struct mechanism mechanism_in_process = {

@@ -697,6 +697,8 @@ bool watch_on_proc(struct watch_set *ws, pid_t pid, __u32 what)
 		w->joined = ws->cgroup_fd >= 0;
 		target_identity(pid, &w->id);
 	}
+	/* counted from the moment it is found (the handover) */
+	w->hand_over = ws->cgroup_fd >= 0;
 	w->pending = true;
 	w->pending_since_ns = clock_mono_ns();
 	return true;

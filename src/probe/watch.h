@@ -121,6 +121,16 @@ struct watched {
 	 * in it, or NULL, and its counts as last read. */
 	struct inject_state *inj;
 	struct mt_inject_counts inj_counts;
+	/* A process new in a watched cgroup is handed over: counted by its
+	 * allocator's uprobes from the moment memtop finds it, until the
+	 * sampler counts every call (docs/inject.md, "The handover"). */
+	bool hand_over;                         /* wanted (it joined, or exec'd, in the cgroup) */
+	int handover;                           /* where it stands: enum in mech_in_process.c */
+	struct mt_probe_set *uprobes;           /* the uprobes while the sampler takes over */
+	__u32 adopt_serial;                     /* the round of blocks the sampler was given */
+	size_t adopted;                         /* blocks given so far */
+	__u64 handover_ns;                      /* when the uprobes were attached */
+	bool handover_shown;                    /* a refresh has shown it on the uprobes */
 	char uprobes_why[64];                   /* why it is not sampled in-process, when memtop
 			       * could have done it ("" otherwise) */
 	const struct allocator *alloc;          /* the allocator malloc binds to (allocators.h) */

@@ -84,4 +84,23 @@ static inline bool addr_table_remove(__u64 *slot, unsigned short *filter, __u64 
 	return false;
 }
 
+/* Is key in the table now? */
+static inline bool addr_table_contains(const __u64 *slot, unsigned short *filter, __u64 key)
+{
+	__u64 i = addr_table_home(key);
+	int n;
+
+	if (!addr_table_maybe(filter, key))
+		return false;
+	for (n = 0; n < ADDR_MAX_PROBE; n++, i = (i + 1) & (MT_INJECT_TABLE_SLOTS - 1)) {
+		__u64 v = __atomic_load_n(&slot[i], __ATOMIC_RELAXED);
+
+		if (v == ADDR_SLOT_EMPTY)
+			return false;
+		if (v == key)
+			return true;
+	}
+	return false;
+}
+
 #endif /* MEMTOP_SAMPLER_ADDR_TABLE_H */

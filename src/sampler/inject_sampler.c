@@ -186,6 +186,39 @@ static ONE_SITE void fire_free(void *ptr)
 
 static void py_poll_if_pending(void);
 
+/* ==== Adopting the blocks memtop's uprobes sampled (mt_inject_ctl.adopt) ==== */
+
+static __attribute__((noinline)) void adopt_take(void)
+{
+	__u32 idle = 0, serial, n, i;
+
+	if (!__atomic_compare_exchange_n(&mt_inject_ctl.adopt_busy, &idle, 1, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return; /* another thread is at it */
+	serial = __atomic_load_n(&mt_inject_ctl.adopt_serial, __ATOMIC_ACQUIRE);
+	if (serial != mt_inject_ctl.adopt_taken) {
+		n = mt_inject_ctl.adopt_n < MT_INJECT_ADOPT_MAX ? mt_inject_ctl.adopt_n
+								: MT_INJECT_ADOPT_MAX;
+		for (i = 0; i < n; i++) {
+			__u64 key = mt_inject_ctl.adopt[i];
+
+			if (key > ADDR_SLOT_GONE &&
+			    !addr_table_contains(mt_inject_table, mt_inject_filter, key))
+				table_insert(key);
+		}
+		__atomic_store_n(&mt_inject_ctl.adopt_taken, serial, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&mt_inject_ctl.adopt_busy, 0, __ATOMIC_RELEASE);
+}
+
+/* One load on the counted paths: memtop handed blocks over. */
+static inline void adopt_poll(void)
+{
+	if (unlikely(__atomic_load_n(&mt_inject_ctl.adopt_serial, __ATOMIC_RELAXED) !=
+		     __atomic_load_n(&mt_inject_ctl.adopt_taken, __ATOMIC_RELAXED)))
+		adopt_take();
+}
+
 /* After an allocation of size bytes returned ptr: counted, maybe sampled. */
 static __attribute__((noinline)) void sample_new(void *ptr, size_t size)
 {
@@ -193,6 +226,7 @@ static __attribute__((noinline)) void sample_new(void *ptr, size_t size)
 
 	__atomic_fetch_add(&c->alloc_calls, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->alloc_bytes, size, __ATOMIC_RELAXED);
+	adopt_poll();
 	py_poll_if_pending();
 	if (ptr && sample_take(c, size) && table_insert((__u64)ptr))
 		fire_alloc(ptr, size);
@@ -204,6 +238,7 @@ static __attribute__((noinline)) void free_seen(void *ptr)
 	if (!ptr)
 		return;
 	__atomic_fetch_add(&slot_mine()->free_calls, 1, __ATOMIC_RELAXED);
+	adopt_poll();
 	if (addr_table_maybe(mt_inject_filter, (__u64)ptr) && table_remove((__u64)ptr))
 		fire_free(ptr);
 }
@@ -252,6 +287,14 @@ typedef void free_fn(void *ptr);
 typedef void *realloc_fn(void *ptr, size_t size);
 typedef int posix_memalign_fn(void **memptr, size_t align, size_t size);
 
+/* Where a call the sampler counts goes on to the allocator it is always a
+ * real call, and where it does not count it a tail call: the allocator's
+ * uprobes, on while memtop hands a process over to the sampler, tell the
+ * two apart by the return address (in this file's text: counted here;
+ * docs/inject.md, "The handover"). An empty asm after the call keeps the
+ * compiler from making it a tail call. */
+#define NOT_A_TAIL_CALL() __asm__ volatile("" ::: "memory")
+
 /* Forward the call (a tail call while no tool is attached); sample what it
  * returned, of size bytes, while one is. */
 #define FORWARD_SAMPLED(fn, type, size, ...)                  \
@@ -267,11 +310,15 @@ typedef int posix_memalign_fn(void **memptr, size_t align, size_t size);
 
 /* Forward a call that frees ptr; while a tool is attached it is counted,
  * and told if ptr was sampled. */
-#define FORWARD_FREE(fn, type, ...)            \
-	do {                                   \
-		if (FREE_COUNTED())            \
-			free_seen(ptr);        \
-		ORIG(fn, type *)(__VA_ARGS__); \
+#define FORWARD_FREE(fn, type, ...)                    \
+	do {                                           \
+		if (!FREE_COUNTED()) {                 \
+			ORIG(fn, type *)(__VA_ARGS__); \
+			return;                        \
+		}                                      \
+		free_seen(ptr);                        \
+		ORIG(fn, type *)(__VA_ARGS__);         \
+		NOT_A_TAIL_CALL();                     \
 	} while (0)
 
 EXPORT void *mt_inject_malloc(size_t size)
@@ -295,11 +342,13 @@ EXPORT void *mt_inject_realloc(void *old, size_t size)
 	bool was = false;
 	void *p;
 
+	py_hook_note_libc();
+	if (!ALLOC_ON() && !FREE_COUNTED())
+		return ORIG(REALLOC, realloc_fn *)(old, size); /* counted nowhere here */
 	if (old && FREE_ON(old) && table_remove((__u64)old)) {
 		was = true;
 		fire_free(old);
 	}
-	py_hook_note_libc();
 	p = ORIG(REALLOC, realloc_fn *)(old, size);
 	if (!p && old && size && was) {
 		/* failed: the old block is still there, and still sampled */
@@ -331,8 +380,7 @@ EXPORT int mt_inject_posix_memalign(void **memptr, size_t align, size_t size)
 	if (!ALLOC_ON())
 		return ORIG(POSIX_MEMALIGN, posix_memalign_fn *)(memptr, align, size);
 	r = ORIG(POSIX_MEMALIGN, posix_memalign_fn *)(memptr, align, size);
-	if (!r)
-		sample_new(*memptr, size);
+	sample_new(r ? NULL : *memptr, size); /* a failed call is a call, as for malloc */
 	return r;
 }
 
@@ -420,6 +468,8 @@ EXPORT void *mt_inject_rallocx(void *old, size_t size, int flags)
 	bool was = false;
 	void *p;
 
+	if (!ALLOC_ON())
+		return ORIG(RALLOCX, rallocx_fn *)(old, size, flags); /* counted nowhere here */
 	if (old && FREE_ON(old) && table_remove((__u64)old)) {
 		was = true;
 		fire_free(old);

@@ -33,7 +33,8 @@
  *     installs an allow-everything seccomp filter, then behaves as read.
  *   inject_target sum THREADS OPS [IDLE]
  *     deterministic work for integrity runs (bare against watched): for
- *     each line on stdin, THREADS threads each make OPS seeded allocator
+ *     each line on stdin, THREADS threads (0: the main thread alone, with
+ *     no thread made or ended) each make OPS seeded allocator
  *     calls (the churn's mix, on blocks of their own) and fold every byte
  *     of every block they check before resizing or freeing it into an
  *     FNV-1a sum; prints "sum N HEX allocs=A frees=F" (N: the batch, from
@@ -449,8 +450,13 @@ static int run_sum(int threads, long ops, int idle)
 			b[i] = (struct batch){ .thread = i, .batch = n, .ops = ops };
 			pthread_create(&t[i], NULL, sum_work, &b[i]);
 		}
-		for (i = 0; i < threads; i++) {
-			pthread_join(t[i], NULL);
+		if (!threads) {
+			b[0] = (struct batch){ .thread = 0, .batch = n, .ops = ops };
+			sum_work(&b[0]);
+		}
+		for (i = 0; i < (threads ? threads : 1); i++) {
+			if (threads)
+				pthread_join(t[i], NULL);
 			sum = sum * 31 + b[i].sum;
 			allocs += b[i].allocs;
 			frees += b[i].frees;
@@ -557,7 +563,9 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "sum") && argc > 3) {
 		int n = atoi(argv[2]);
 
-		return run_sum(n < 1             ? 1
+		/* 0: one thread, the main one, so that no thread starts or
+		 * ends (the C library's own calls then) during a batch */
+		return run_sum(n < 0             ? 1
 			       : n > MAX_THREADS ? MAX_THREADS
 						 : n,
 			       atol(argv[3]), argc > 4 ? atoi(argv[4]) : 0);
