@@ -16,6 +16,7 @@
 #define MEMTOP_SAMPLER_ADDR_TABLE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 
 #include "memtop/sampler_abi.h"
@@ -62,7 +63,9 @@ static inline bool addr_table_insert(__u64 *slot, unsigned short *filter, __u64 
 	return false;
 }
 
-static inline bool addr_table_remove(__u64 *slot, unsigned short *filter, __u64 *live, __u64 key)
+/* Find key in the table: with live, take it out (a tombstone in its
+ * place, its counts down), else only say whether it is there. */
+static inline bool addr_table_find(__u64 *slot, unsigned short *filter, __u64 *live, __u64 key)
 {
 	__u64 i = addr_table_home(key);
 	int n;
@@ -74,6 +77,8 @@ static inline bool addr_table_remove(__u64 *slot, unsigned short *filter, __u64 
 
 		if (v == ADDR_SLOT_EMPTY)
 			return false;
+		if (v == key && !live)
+			return true;
 		if (v == key && __atomic_compare_exchange_n(&slot[i], &v, ADDR_SLOT_GONE, false,
 							    __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
 			__atomic_fetch_sub(addr_filter_of(filter, key), 1, __ATOMIC_RELAXED);
@@ -84,23 +89,15 @@ static inline bool addr_table_remove(__u64 *slot, unsigned short *filter, __u64 
 	return false;
 }
 
-/* Is key in the table now? */
-static inline bool addr_table_contains(const __u64 *slot, unsigned short *filter, __u64 key)
+static inline bool addr_table_remove(__u64 *slot, unsigned short *filter, __u64 *live, __u64 key)
 {
-	__u64 i = addr_table_home(key);
-	int n;
+	return addr_table_find(slot, filter, live, key);
+}
 
-	if (!addr_table_maybe(filter, key))
-		return false;
-	for (n = 0; n < ADDR_MAX_PROBE; n++, i = (i + 1) & (MT_INJECT_TABLE_SLOTS - 1)) {
-		__u64 v = __atomic_load_n(&slot[i], __ATOMIC_RELAXED);
-
-		if (v == ADDR_SLOT_EMPTY)
-			return false;
-		if (v == key)
-			return true;
-	}
-	return false;
+/* Is key in the table now? */
+static inline bool addr_table_contains(__u64 *slot, unsigned short *filter, __u64 key)
+{
+	return addr_table_find(slot, filter, NULL, key);
 }
 
 #endif /* MEMTOP_SAMPLER_ADDR_TABLE_H */
