@@ -165,7 +165,8 @@ static void say_how(struct watch_set *ws, struct watched *w)
  * uprobes row's, with the reason. */
 static void stay_on_uprobes(struct watch_set *ws, struct watched *w, const char *err)
 {
-	watch_warn(ws, "%s: watching it with uprobes", err);
+	if (target_alive(w->pid)) /* else its end is said at the next refresh */
+		watch_warn(ws, "%s: watching it with uprobes", err);
 	if (w->uprobes) {
 		w->probes = w->uprobes;
 		w->uprobes = NULL;

@@ -263,8 +263,9 @@ class Watch:
         return "?"
 
     def reported(self, t0, t1):
+        # null: not measured yet (memtop shows no figure then)
         v = [r["overhead"]["est_slowdown_pct"] for r in self.recs
-             if t0 <= r["time"] <= t1 + 0.5]
+             if t0 <= r["time"] <= t1 + 0.5 and r["overhead"]["est_slowdown_pct"] is not None]
         return statistics.median(v) if v else float("nan")
 
     def stop(self):
