@@ -452,6 +452,7 @@ _Static_assert(sizeof(struct mt_event_alloc) == 88 + 136 + 8 * MT_MAX_FRAMES + M
 	       "mt_event_alloc layout");
 _Static_assert(sizeof(struct mt_proc_counters) == 56, "mt_proc_counters layout");
 _Static_assert(sizeof(struct mt_live_key) == 16, "mt_live_key layout");
+_Static_assert(sizeof(struct mt_handover) == 24, "mt_handover layout");
 _Static_assert(sizeof(struct mt_brk_state) == 16, "mt_brk_state layout");
 _Static_assert(sizeof(struct mt_phase) == 24, "mt_phase layout");
 _Static_assert(sizeof(struct mt_py_proc) == 40, "mt_py_proc layout");

@@ -315,8 +315,11 @@ def test_cgroup_newcomer_in_process_exact():
         got = (t["alloc_calls"] - before[0], t["free_calls"] - before[1])
         check(got == tuple(made), "%d batches across the handover: memtop counted %s, they "
               "made %s" % (n, got, made))
-        print("handover: %d batches, %d allocs and %d frees, all counted once" %
-              (n, made[0], made[1]))
+        # every batch frees all it made: a block the uprobes sampled and the
+        # sampler did not take over would stay in use for ever
+        check(t["inuse_bytes"] == 0, "in use after the batches: %s" % t)
+        print("handover: %d batches, %d allocs and %d frees, all counted once; %s" %
+              (n, made[0], made[1], [l for l in m.err.lines if l.startswith(handed)]))
         m.send(signal.SIGINT)
         check(m.drain(30) == 0, "memtop: %s" % m.err.text()[-400:])
         check("PID %d: GOT restored" % p.pid in m.err.text(), "not put back: %s" %
