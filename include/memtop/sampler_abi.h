@@ -71,16 +71,18 @@ _Static_assert(sizeof(struct mt_sampler_header) == MT_SAMPLER_HEADER_SIZE,
 #define MT_INJECT_VERSION 9
 /* Addresses one adoption round hands the sampler (mt_inject_ctl.adopt). */
 #define MT_INJECT_ADOPT_MAX 512
-#define MT_INJECT_TABLE_SLOTS 65536 /* sampled addresses tracked at once */
-#define MT_INJECT_SLOTS_SYMBOL \
-	"mt_inject_slots" /* MT_INJECT_THREAD_SLOTS x struct mt_inject_slot */
+#define MT_INJECT_TABLE_SLOTS 65536              /* sampled addresses tracked at once */
+#define MT_INJECT_SLOTS_SYMBOL "mt_inject_slots" /* MT_INJECT_SLOTS x struct mt_inject_slot */
 #define MT_INJECT_THREAD_SLOTS 64
+#define MT_INJECT_SLOTS (MT_INJECT_THREAD_SLOTS + 1)
 
 /* One per group of threads (hashed from the thread's TCB address), a
  * cache line each: the sampling countdown, and the calls counted while a
  * tool is attached (the alloc semaphore up for allocations, the free one
  * for frees), each added with one uncontended atomic add, so memtop's
- * sums over the slots are exact. */
+ * sums over the slots are exact. The last slot is CPython's object
+ * allocator's: its calls hold the GIL, one thread at a time, so there a
+ * plain add is exact and costs a locked instruction less. */
 struct mt_inject_slot {
 	__s64 left; /* bytes to the next sample; 0: not drawn yet */
 	__u64 rng;  /* 0: not seeded yet */

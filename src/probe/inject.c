@@ -316,7 +316,7 @@ static int ctl_fill(struct inject_state *st, int fd, __u64 rate)
 /* The sampler's counts now, summed over its slots. */
 static int counts_read(const struct inject_state *st, struct mt_inject_counts *c)
 {
-	struct mt_inject_slot v[MT_INJECT_THREAD_SLOTS];
+	struct mt_inject_slot v[MT_INJECT_SLOTS];
 	char path[64];
 	int fd, e, i;
 
@@ -327,7 +327,7 @@ static int counts_read(const struct inject_state *st, struct mt_inject_counts *c
 	e = inject_mem_read(fd, st->base + st->im.slots, v, sizeof(v));
 	close(fd);
 	memset(c, 0, sizeof(*c));
-	for (i = 0; !e && i < MT_INJECT_THREAD_SLOTS; i++) {
+	for (i = 0; !e && i < MT_INJECT_SLOTS; i++) {
 		c->alloc_calls += v[i].alloc_calls;
 		c->alloc_bytes += v[i].alloc_bytes;
 		c->free_calls += v[i].free_calls;

@@ -70,7 +70,7 @@ SHARED unsigned short mt_inject_filter[MT_INJECT_FILTER_SLOTS];
 SHARED struct mt_poke_record mt_inject_scratch[MT_INJECT_SCRATCH_RECORDS + 1];
 
 /* Countdowns and exact call counts, per group of threads (sampler_abi.h). */
-SHARED struct mt_inject_slot mt_inject_slots[MT_INJECT_THREAD_SLOTS] __attribute__((aligned(64)));
+SHARED struct mt_inject_slot mt_inject_slots[MT_INJECT_SLOTS] __attribute__((aligned(64)));
 
 /* The stub memtop runs in a stopped thread to rewrite GOT slots and change
  * page protections around the stores, in one go (sampler_abi.h): one
@@ -253,6 +253,27 @@ static __attribute__((noinline)) void free_seen(void *ptr)
 
 /* ==== CPython's object allocator (py_hook.h) ==== */
 
+/* Its calls hold the GIL: one thread at a time counts and draws in the
+ * last slot, with plain loads and stores (sampler_abi.h). */
+#define PY_SLOT (&mt_inject_slots[MT_INJECT_THREAD_SLOTS])
+
+static inline void plain_add(__u64 *v, __u64 n)
+{
+	__atomic_store_n(v, __atomic_load_n(v, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+}
+
+/* A small object of size bytes pymalloc returned at ptr: counted, maybe
+ * sampled. */
+static __attribute__((noinline)) void py_sample_new(void *ptr, size_t size)
+{
+	struct mt_inject_slot *c = PY_SLOT;
+
+	plain_add(&c->alloc_calls, 1);
+	plain_add(&c->alloc_bytes, size);
+	if (ptr && sample_take(c, size) && table_insert((__u64)ptr))
+		fire_alloc(ptr, size);
+}
+
 static bool forget_sampled(void *ptr)
 {
 	if (!FREE_ON(ptr) || !table_remove((__u64)ptr))
@@ -265,10 +286,10 @@ static bool forget_sampled(void *ptr)
 #define PY_HOOK_WANT mt_inject_ctl.py_want
 #define PY_HOOK_STATE mt_inject_ctl.py_state
 #define PY_HOOK_ALLOC_ON() ALLOC_ON()
-#define py_hook_sample(p, n) sample_new(p, n)
+#define py_hook_sample(p, n) py_sample_new(p, n)
 #define py_hook_forget(p) forget_sampled(p)
 #define py_hook_thread() thread_id()
-#define py_hook_count() __atomic_fetch_add(&slot_mine()->py_calls, 1, __ATOMIC_RELAXED)
+#define py_hook_count() plain_add(&PY_SLOT->py_calls, 1)
 #include "sampler/py_hook.h"
 
 /* memtop set py_want (attach, detach): the wrapping follows it, asked for
