@@ -43,7 +43,7 @@ import time
 import test_inject
 from memtop_test import Memtop, TestFailure, bpf_descriptors, check, fail
 from test_hostile import (SRC, OpenWatch, as_nobody, cc, chroot_lab, lab,
-                          start as start_hostile)
+                          start as start_hostile, where_waiting)
 
 ATTACKER_SRC = os.path.join(SRC, "inject_attacker.c")
 INJECT = ("-b", "--json", "-d", "0.3", "--inject")
@@ -146,6 +146,16 @@ def wait_until(cond, timeout, step=0.005):
 
 def lines_from(p, start, prefix):
     return [l for l in p.out.lines[start:] if l.startswith(prefix)]
+
+
+def children_waiting(pid):
+    """Each child of pid (memtop's holder): where its threads wait."""
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            kids = [int(k) for k in f.read().split()]
+    except OSError:
+        return "(unknown)"
+    return "; ".join("%d: %s" % (k, where_waiting(k)) for k in kids) or "none"
 
 
 def ends_within(m, seconds):
@@ -488,8 +498,13 @@ def catch_hold(pid, start_memtop, at=3, timeout=20, alone=False):
                         if seen == at:
                             os.kill(m.pid, signal.SIGKILL)
                             return m, True
-                    os.kill(t, signal.SIGCONT)
                     frozen = None
+                    try:
+                        os.kill(t, signal.SIGCONT)
+                    except OSError:
+                        # it ended meanwhile: a holder that finished
+                        # between the sight of it and the SIGSTOP
+                        return m, False
                     if not now or m.err.lines:
                         return m, False
                 return m, False
@@ -576,7 +591,10 @@ def test_inject_sigkill_during_hold():
             m.send(signal.SIGINT)
         rc = ends_within(m, 10)
         if rc is None:
-            problems.append("%s: memtop did not end" % when)
+            problems.append("%s: memtop did not end in 10 s after SIGINT (threads: %s; "
+                            "children: %s; its last words: %s)" %
+                            (when, where_waiting(m.pid), children_waiting(m.pid),
+                             m.err.text()[-300:] or "nothing"))
             m.popen.kill()
         left = let_go(w.pid)
         if left:
