@@ -148,6 +148,21 @@ def inside_a_frame(data, near):
     fail("no frame ends after byte %d of a %d-byte recording" % (near, len(data)))
 
 
+def inside_a_payload(data, near):
+    """An offset at or after `near` inside a frame's payload: a byte flipped
+    there is caught by the frame's CRC. (One flipped in a length field
+    makes the frame run past the end of the file instead: a cut tail, shown
+    with a note and rc 0.)"""
+    at = 8
+    while at + 8 <= len(data):
+        length = struct.unpack_from("<I", data, at)[0]
+        end = at + 8 + length + 4
+        if end > near and length:
+            return min(max(near, at + 8), at + 8 + length - 1)
+        at = end
+    fail("no payload ends after byte %d of a %d-byte recording" % (near, len(data)))
+
+
 def test_replay_cut_and_corrupt_files():
     d = tempfile.mkdtemp(prefix="memtop-rec-")
     try:
@@ -181,7 +196,7 @@ def test_replay_cut_and_corrupt_files():
               "a file cut before its first interval: rc %d %r" % (r.returncode, r.stderr))
         # a flipped byte in the middle: what came before, one error line, rc 1
         bad = bytearray(data)
-        bad[inside_a_frame(data, past_first)] ^= 0xff
+        bad[inside_a_payload(data, past_first)] ^= 0xff
         open(cut, "wb").write(bytes(bad))
         r = replay(cut, "--json")
         check(r.returncode == 1, "a corrupt file: rc %d" % r.returncode)
