@@ -158,6 +158,23 @@ def children_waiting(pid):
     return "; ".join("%d: %s" % (k, where_waiting(k)) for k in kids) or "none"
 
 
+def syscalls_of(pid):
+    """Each thread of pid: the system call it is in, with its arguments
+    (/proc/PID/task/TID/syscall: a poll's descriptors and timeout)."""
+    out = []
+    try:
+        tids = sorted(os.listdir("/proc/%d/task" % pid))
+    except OSError:
+        return "(it has just ended)"
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/syscall" % (pid, tid)) as f:
+                out.append("%s: %s" % (tid, f.read().strip()))
+        except OSError:
+            continue
+    return "; ".join(out)
+
+
 def ends_within(m, seconds):
     """memtop's exit status once it ends within seconds, else None."""
     try:
@@ -592,8 +609,9 @@ def test_inject_sigkill_during_hold():
         rc = ends_within(m, 10)
         if rc is None:
             problems.append("%s: memtop did not end in 10 s after SIGINT (threads: %s; "
-                            "children: %s; its last words: %s)" %
-                            (when, where_waiting(m.pid), children_waiting(m.pid),
+                            "in: %s; children: %s; lines of its stdout read: %d; its last words: %s)" %
+                            (when, where_waiting(m.pid), syscalls_of(m.pid),
+                             children_waiting(m.pid), len(m.out.lines),
                              m.err.text()[-300:] or "nothing"))
             m.popen.kill()
         left = let_go(w.pid)
