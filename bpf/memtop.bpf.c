@@ -124,10 +124,10 @@ struct {
  * injected sampler (docs/inject.md, "The handover"). A probed call made
  * from the sampler's text is one the sampler counts and samples itself
  * (it reaches the allocator by a real call only then), so the uprobes
- * neither count nor sample it; once the sampler counts every call the
- * uprobes count none. Either way they still follow the frees of the
- * blocks they sampled. handovers: how many entries, so that every other
- * hit costs one load. */
+ * neither count nor sample it, and only follow the frees of the blocks
+ * they sampled; any other call is theirs, a call that went through the
+ * sampler before it counted included, however late it arrives.
+ * handovers: how many entries, so that every other hit costs one load. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 256);
@@ -316,7 +316,7 @@ static __always_inline bool forwarded_free(struct pt_regs *ctx, __u64 ptr)
 /* Is this call the sampler's to count, pid being handed over to it? The
  * cookie says where the return address is on the stack at the probed
  * instruction (on top at the entry, a word in after a push); where that
- * is not known, the call is the uprobes' until they count none. */
+ * is not known, the call is the uprobes'. */
 static __always_inline bool sampler_counts(struct pt_regs *ctx, __u32 pid, __u64 cookie)
 {
 	__u32 ra = MT_COOKIE_RA_AT(cookie);
@@ -326,11 +326,7 @@ static __always_inline bool sampler_counts(struct pt_regs *ctx, __u32 pid, __u64
 	if (!handovers)
 		return false;
 	h = bpf_map_lookup_elem(&handover, &pid);
-	if (!h)
-		return false;
-	if (!h->uprobes_count)
-		return true;
-	if (!ra || bpf_probe_read_user(&ret, sizeof(ret), (void *)(ctx->sp + (ra - 1) * 8)))
+	if (!h || !ra || bpf_probe_read_user(&ret, sizeof(ret), (void *)(ctx->sp + (ra - 1) * 8)))
 		return false;
 	return ret >= h->lo && ret < h->hi;
 }
@@ -353,8 +349,8 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie)
 	if (!c)
 		return 1;
 	if (sampler_counts(ctx, pid, cookie)) {
-		/* counted and sampled by the sampler, or by nobody; a block
-		 * sampled here before is still followed to its free */
+		/* counted and sampled by the sampler; a block sampled here
+		 * before is still followed to its free */
 		ptr = PT_REGS_PARM1(ctx);
 		if (ptr && (fn == MT_FN_FREE || fn == MT_FN_REALLOC || fn == MT_FN_REALLOCARRAY))
 			track_free(pid, tid, ptr);

@@ -428,13 +428,10 @@ struct mt_event_named {
 };
 
 /* Value of the handover map (a process handed over from its allocator's
- * uprobes to memtop's sampler): [lo, hi) of the sampler's text in it, and
- * whether the uprobes still count the calls not made from there. */
+ * uprobes to memtop's sampler): [lo, hi) of the sampler's text in it. */
 struct mt_handover {
 	__u64 lo;
 	__u64 hi;
-	__u32 uprobes_count;
-	__u32 _pad;
 };
 
 /* Key of the live map: a sampled allocation still in use. */
@@ -452,7 +449,7 @@ _Static_assert(sizeof(struct mt_event_alloc) == 88 + 136 + 8 * MT_MAX_FRAMES + M
 	       "mt_event_alloc layout");
 _Static_assert(sizeof(struct mt_proc_counters) == 56, "mt_proc_counters layout");
 _Static_assert(sizeof(struct mt_live_key) == 16, "mt_live_key layout");
-_Static_assert(sizeof(struct mt_handover) == 24, "mt_handover layout");
+_Static_assert(sizeof(struct mt_handover) == 16, "mt_handover layout");
 _Static_assert(sizeof(struct mt_brk_state) == 16, "mt_brk_state layout");
 _Static_assert(sizeof(struct mt_phase) == 24, "mt_phase layout");
 _Static_assert(sizeof(struct mt_py_proc) == 40, "mt_py_proc layout");

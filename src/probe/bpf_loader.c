@@ -205,9 +205,9 @@ static void forget_keyed(int fd, pid_t pid)
 	}
 }
 
-int bpf_loader_handover(struct mt_bpf *b, pid_t pid, __u64 lo, __u64 hi, bool uprobes_count)
+int bpf_loader_handover(struct mt_bpf *b, pid_t pid, __u64 lo, __u64 hi)
 {
-	struct mt_handover r = { .lo = lo, .hi = hi, .uprobes_count = uprobes_count };
+	struct mt_handover r = { .lo = lo, .hi = hi };
 	__u32 key = pid;
 	int fd = bpf_map__fd(b->skel->maps.handover);
 
@@ -249,7 +249,7 @@ void bpf_loader_remove_target(struct mt_bpf *b, pid_t pid)
 {
 	__u32 key = pid;
 
-	bpf_loader_handover(b, pid, 0, 0, false);
+	bpf_loader_handover(b, pid, 0, 0);
 
 	bpf_map__delete_elem(b->skel->maps.counters, &key, sizeof(key), 0);
 	bpf_map__delete_elem(b->skel->maps.pyprocs, &key, sizeof(key), 0);

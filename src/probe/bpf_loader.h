@@ -54,10 +54,9 @@ void bpf_loader_remove_target(struct mt_bpf *b, pid_t pid);
 
 /* pid is being handed over to memtop's sampler, whose text is [lo, hi)
  * in it (docs/inject.md, "The handover"): the allocator's uprobes leave
- * the calls made from there to the sampler and count the others while
- * uprobes_count, and count none after. hi 0: the handover is over
- * (remove_target ends it too). 0 or -errno. */
-int bpf_loader_handover(struct mt_bpf *b, pid_t pid, __u64 lo, __u64 hi, bool uprobes_count);
+ * the calls made from there to the sampler and count the others. hi 0:
+ * the handover is over (remove_target ends it too). 0 or -errno. */
+int bpf_loader_handover(struct mt_bpf *b, pid_t pid, __u64 lo, __u64 hi);
 /* The addresses of pid's live samples after the first skip, at most max
  * of them, into out: how many. */
 size_t bpf_loader_live_addrs(struct mt_bpf *b, pid_t pid, size_t skip, __u64 *out, size_t max);

@@ -133,9 +133,10 @@ enum {
 	HANDOVER_UPROBES,  /* counted by its allocator's uprobes; the sampler
 			    * goes in at the refresh after the first one that
 			    * shows the process */
-	HANDOVER_ADOPTING, /* the sampler counts every call; the uprobes, its
-			    * allocations off, follow the frees of the blocks
-			    * they sampled until the sampler has taken them */
+	HANDOVER_ADOPTING, /* the sampler counts every call it sees; the
+			    * uprobes count the others, and follow the frees of
+			    * the blocks they sampled, until the sampler has
+			    * taken them */
 };
 
 /* A process new in a watched cgroup whose allocator memtop can probe is
@@ -171,7 +172,7 @@ static void stay_on_uprobes(struct watch_set *ws, struct watched *w, const char 
 		w->probes = w->uprobes;
 		w->uprobes = NULL;
 	}
-	bpf_loader_handover(ws->env.bpf, w->pid, 0, 0, false);
+	bpf_loader_handover(ws->env.bpf, w->pid, 0, 0);
 	w->handover = HANDOVER_NONE;
 	w->mech = &mechanism_uprobes;
 	slowdown_init(&w->cost, ws->env.trap_ns, false);
@@ -188,10 +189,10 @@ static int adopt_round(struct watch_set *ws, struct watched *w, size_t *n)
 	return inject_adopt(w->inj, addrs, *n, &w->adopt_serial);
 }
 
-/* The sampler in, and the uprobes' part reduced to frees: the sampler's
- * text first (from then on the uprobes leave the sampler's calls alone),
- * its probes (it counts every call from then on), then the uprobes'
- * allocations off. */
+/* The sampler in: its text told to the BPF side first (from then on the
+ * uprobes leave the sampler's calls alone), then its probes (it counts
+ * every call it sees from then on), then the uprobes' blocks handed to
+ * it. */
 static void sampler_in(struct watch_set *ws, struct watched *w)
 {
 	char err[512], lib[PATH_MAX];
@@ -206,7 +207,7 @@ static void sampler_in(struct watch_set *ws, struct watched *w)
 	}
 	e = inject_text_range(w->inj, &lo, &hi);
 	if (!e)
-		e = bpf_loader_handover(ws->env.bpf, w->pid, lo, hi, true);
+		e = bpf_loader_handover(ws->env.bpf, w->pid, lo, hi);
 	w->uprobes = w->probes;
 	w->probes = NULL;
 	if (!e)
@@ -219,11 +220,9 @@ static void sampler_in(struct watch_set *ws, struct watched *w)
 		stay_on_uprobes(ws, w, err);
 		return;
 	}
-	/* the sampler counts every call the program makes: the uprobes none
-	 * (not even those the C library makes itself, which the sampler
-	 * never sees), and their allocations go off */
-	bpf_loader_handover(ws->env.bpf, w->pid, lo, hi, false);
-	attach_set_allocs(w->uprobes, false);
+	/* the uprobes stay whole until the sampler has their blocks: a call
+	 * that read the semaphores before they went up reaches them, late,
+	 * and is theirs to count */
 	w->adopted = 0;
 	if (adopt_round(ws, w, &n)) {
 		/* cannot write the round: the blocks stay with the uprobes' view */
@@ -250,7 +249,7 @@ static void adopting(struct watch_set *ws, struct watched *w)
 	}
 	attach_detach(w->uprobes);
 	w->uprobes = NULL;
-	bpf_loader_handover(ws->env.bpf, w->pid, 0, 0, false);
+	bpf_loader_handover(ws->env.bpf, w->pid, 0, 0);
 	w->handover = HANDOVER_NONE;
 	bpf_loader_read_counters(ws->env.bpf, w->pid, &c);
 	watch_warn(ws,
@@ -267,7 +266,7 @@ static void handover_end(struct watch_set *ws, struct watched *w)
 	attach_detach(w->uprobes);
 	w->uprobes = NULL;
 	if (w->handover)
-		bpf_loader_handover(ws->env.bpf, w->pid, 0, 0, false);
+		bpf_loader_handover(ws->env.bpf, w->pid, 0, 0);
 	w->handover = HANDOVER_NONE;
 }
 
