@@ -43,6 +43,8 @@ struct totals {
 	double inuse_bytes;
 	double inuse_objects;
 	double inuse_phased_bytes; /* of inuse_bytes, samples drawn at a duty below 1 */
+	double inuse_phased_off;   /* the same, each times 1 - its duty */
+	double inuse_var;          /* the sampler's variance of inuse_bytes (bytes^2) */
 	double freed_bytes;
 	__s64 samples;
 	__s64 live_samples;
@@ -82,8 +84,22 @@ struct live_sample {
 	double weight;
 	__u64 ts_ns;
 	struct stack_agg *agg;
-	bool phased; /* drawn while the budget cycled the allocation probes */
+	float phased_off; /* 1 - the duty it was drawn at while the budget cycled
+			   * the allocation probes; 0: drawn at full duty */
 };
+
+/* What a live sample adds to the variance of its in-use (Horvitz-
+ * Thompson): (1 - p) (w s)^2, p the chance that its countdown ran out in
+ * an allocation of its size. Its weight w is 1 / p, or 1 / (d p) for one
+ * drawn at duty d, where the schedule decides the rest (the model's
+ * schedule term, sampling_schedule_rel_sd): p = 1 / (w d). */
+static double live_var(const struct live_sample *l)
+{
+	double d = 1 - l->phased_off, p = l->weight > 0 ? 1 / (l->weight * d) : 1;
+	double b = l->weight * (double)l->size;
+
+	return p < 1 ? (1 - p) * b * b : 0;
+}
 
 struct mt_model {
 	__u64 rate;
@@ -133,6 +149,8 @@ static void totals_add(struct totals *dst, const struct totals *d, int sign)
 	dst->inuse_bytes += sign * d->inuse_bytes;
 	dst->inuse_objects += sign * d->inuse_objects;
 	dst->inuse_phased_bytes += sign * d->inuse_phased_bytes;
+	dst->inuse_phased_off += sign * d->inuse_phased_off;
+	dst->inuse_var += sign * d->inuse_var;
 	dst->freed_bytes += sign * d->freed_bytes;
 	dst->samples += sign * d->samples;
 	dst->live_samples += sign * d->live_samples;
@@ -503,8 +521,11 @@ static void live_release(struct mt_model *m, struct live_sample *l, bool freed)
 
 	d.inuse_bytes = -l->weight * l->size;
 	d.inuse_objects = -l->weight;
-	if (l->phased)
+	if (l->phased_off > 0) {
 		d.inuse_phased_bytes = -l->weight * l->size;
+		d.inuse_phased_off = d.inuse_phased_bytes * l->phased_off;
+	}
+	d.inuse_var = -live_var(l);
 	d.live_samples = -1;
 	if (freed)
 		d.freed_bytes = l->weight * l->size;
@@ -783,7 +804,9 @@ static int on_alloc(struct mt_model *m, const struct mt_sample_in *in)
 			l->weight = w;
 			l->ts_ns = in->ts_ns;
 			l->agg = a;
-			l->phased = !in->weight_bytes && in->duty > 0 && in->duty < 1;
+			l->phased_off = !in->weight_bytes && in->duty > 0 && in->duty < 1
+						? (float)(1 - in->duty)
+						: 0;
 			if (hmap_put(&m->live, live_hash(in->pid, in->addr), l)) {
 				free(l);
 				l = NULL;
@@ -795,8 +818,11 @@ static int on_alloc(struct mt_model *m, const struct mt_sample_in *in)
 	if (l) {
 		d.inuse_bytes = w * in->size;
 		d.inuse_objects = w;
-		if (l->phased)
+		if (l->phased_off > 0) {
 			d.inuse_phased_bytes = w * in->size;
+			d.inuse_phased_off = d.inuse_phased_bytes * l->phased_off;
+		}
+		d.inuse_var = live_var(l);
 		d.live_samples = 1;
 	} else {
 		d.untracked_samples = 1; /* the live map was full: in-use misses it */
@@ -1338,28 +1364,45 @@ static void site_set_oldest(struct mt_site *s, const struct mt_site_obs *o, __u6
 	s->oldest_live_ns = s->live_samples ? at_ns - (__u64)(o->oldest_live_age_s * 1e9) : 0;
 }
 
-/* What each site's in-use would be if its samples drawn under the
- * budget's duty cycle stood for its process's pace rather than the time
- * the probes were on: d * phase_seen instead of d (probe/phase_share.h).
- * A stream paced by the clock (a timer, a client's requests that do not
- * wait) is seen for the share d of time the probes are on; one paced by
- * the process's own work is seen as often as its work goes on while they
- * are on, and the probes slow that. The weights take the first, which
- * needs nothing measured and never moves; the second is the other end of
- * the range the figure is known to (site_paced_extra[k] for site k). */
-static void sites_paced_extra(struct mt_model *m, double *extra)
+/* What is uncertain in a site's in-use, summed over its stacks. */
+struct site_spread {
+	double var;         /* the sampler's variance (live_var) */
+	double phased_off;  /* the schedule's scale: mt_site_obs.inuse_phased_off_bytes */
+	double paced_extra; /* the pace: mt_site_obs.inuse_paced_bytes - inuse_bytes */
+};
+
+/* Each site's spread (sp[k] for site k).
+ *
+ * The pace: what the site's in-use would be if its samples drawn under
+ * the budget's duty cycle stood for its process's pace rather than the
+ * time the probes were on: d * phase_seen instead of d
+ * (probe/phase_share.h). A stream paced by the clock (a timer, a
+ * client's requests that do not wait) is seen for the share d of time
+ * the probes are on; one paced by the process's own work is seen as
+ * often as its work goes on while they are on, and the probes slow that.
+ * The weights take the first, which needs nothing measured and never
+ * moves; the second is the other end of the range the figure is known to.
+ *
+ * The schedule: the share of time the probes were really on over the
+ * cycles that drew those samples is d only on average (sampling.h,
+ * sampling_schedule_rel_sd); its scale is the sum of each one's bytes
+ * times 1 - its duty. */
+static void sites_spread(struct mt_model *m, struct site_spread *sp)
 {
 	size_t i;
 
 	for (i = 0; i < m->nagg; i++) {
 		const struct stack_agg *a = m->agg_v[i];
+		struct site_spread *x = &sp[a->site->id - 1];
 		const struct mt_target *t;
 
+		x->var += a->t.inuse_var;
 		if (a->t.inuse_phased_bytes <= 0.5)
 			continue;
+		x->phased_off += a->t.inuse_phased_off;
 		t = target_get(m, a->pub.pid, false);
 		if (t && t->phase_seen > 0 && t->phase_seen != 1)
-			extra[a->site->id - 1] += a->t.inuse_phased_bytes * (1 / t->phase_seen - 1);
+			x->paced_extra += a->t.inuse_phased_bytes * (1 / t->phase_seen - 1);
 	}
 }
 
@@ -1370,12 +1413,12 @@ static void tick_sites(struct mt_model *m, __u64 now_ns, double dt, const bool *
 	struct mt_site_obs *obs = calloc(n, sizeof(*obs));
 	__u64 *obs_ns = calloc(n, sizeof(*obs_ns));
 	bool *ending = calloc(n, sizeof(*ending));
-	double *extra = calloc(n, sizeof(*extra));
+	struct site_spread *sp = calloc(n, sizeof(*sp));
 	double now_s = now_ns / 1e9;
 
-	if (!obs || !obs_ns || !ending || !extra)
+	if (!obs || !obs_ns || !ending || !sp)
 		goto out;
-	sites_paced_extra(m, extra);
+	sites_spread(m, sp);
 	for (i = 0; i < m->nsite; i++) {
 		struct mt_site *s = m->site_v[i];
 		ending[i] = !site_alive[i] && site_end[i];
@@ -1404,7 +1447,9 @@ static void tick_sites(struct mt_model *m, __u64 now_ns, double dt, const bool *
 		if (!obs_ns[i])
 			continue;
 		site_obs_fill(s, now_s, dt, &obs[i]);
-		obs[i].inuse_paced_bytes = fmax(0, s->inuse_bytes + extra[i]);
+		obs[i].inuse_paced_bytes = fmax(0, s->inuse_bytes + sp[i].paced_extra);
+		obs[i].inuse_phased_off_bytes = fmax(0, sp[i].phased_off);
+		obs[i].inuse_var = fmax(0, sp[i].var);
 		site_set_oldest(s, &obs[i], obs_ns[i]);
 		site_stats_update(&s->stats, &obs[i]);
 		if (!site_alive[i] && site_end[i]) {
@@ -1416,7 +1461,7 @@ out:
 	free(obs);
 	free(obs_ns);
 	free(ending);
-	free(extra);
+	free(sp);
 }
 
 static void tick_targets(struct mt_model *m, double now_s, double dt)

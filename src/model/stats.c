@@ -8,6 +8,7 @@
  * reasons are explained in docs/leak-score.md; keep the two in step.
  */
 #include "model/stats.h"
+#include "util/sampling.h"
 
 #include <errno.h>
 #include <math.h>
@@ -620,7 +621,9 @@ static void site_stats_score(struct mt_site_stats *s, const struct mt_site_obs *
 	site_reasons(s, o, best, span, age_cut);
 
 	/* what sampling makes uncertain: a rate rests on the samples of its
-	 * window, in-use on the live ones (Poisson: 1/sqrt(n)) */
+	 * window (Poisson: 1/sqrt(n)); in-use on the live ones (their
+	 * Horvitz-Thompson variance, 1/sqrt(n) where not known), on the
+	 * duty cycle's schedule and on its pace range */
 	s->growth_shown = tm->growth > 0;
 	s->rate_bytes_per_s =
 		history_mean(&s->alloc_rate, o->now_s, MT_RATE_WINDOW_S, &s->rate_window_s);
@@ -631,13 +634,20 @@ static void site_stats_score(struct mt_site_stats *s, const struct mt_site_obs *
 	}
 	in_window = quantum > 0 ? s->rate_bytes_per_s * s->rate_window_s / quantum : 0;
 	s->rate_rel_err = in_window >= 1 ? 1 / sqrt(in_window) : 1;
-	s->inuse_rel_err = o->live_samples ? 1 / sqrt((double)o->live_samples) : 1;
+	if (o->inuse_var > 0 && o->inuse_bytes > 0)
+		s->inuse_rel_err = sqrt(o->inuse_var) / o->inuse_bytes;
+	else
+		s->inuse_rel_err = o->live_samples ? 1 / sqrt((double)o->live_samples) : 1;
 	paced = o->inuse_paced_bytes > 0 ? o->inuse_paced_bytes : o->inuse_bytes;
 	s->inuse_low_bytes = fmin(o->inuse_bytes, paced);
 	s->inuse_high_bytes = fmax(o->inuse_bytes, paced);
-	if (o->live_samples && o->inuse_bytes > 0)
-		s->inuse_rel_err = hypot(s->inuse_rel_err,
+	if (o->live_samples && o->inuse_bytes > 0) {
+		double sched = sampling_schedule_rel_sd(o->inuse_phased_off_bytes / o->inuse_bytes,
+							o->oldest_live_age_s);
+
+		s->inuse_rel_err = hypot(hypot(s->inuse_rel_err, sched),
 					 (s->inuse_high_bytes - s->inuse_low_bytes) / o->inuse_bytes);
+	}
 }
 
 void site_stats_update(struct mt_site_stats *s, const struct mt_site_obs *o)

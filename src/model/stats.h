@@ -92,6 +92,13 @@ struct mt_site_obs {
 	 * sites_paced_extra): the other end of the range in-use is known to.
 	 * Equal to inuse_bytes at full duty; 0 is taken as equal. */
 	double inuse_paced_bytes;
+	/* Of inuse_bytes, the bytes of the samples drawn under the duty cycle,
+	 * each times 1 - its duty: the scale of the error the schedule's
+	 * realised share leaves (sampling_schedule_rel_sd). 0: none. */
+	double inuse_phased_off_bytes;
+	/* The sampler's variance of inuse_bytes (bytes^2): sum over live
+	 * samples of (1 - p) (w s)^2. 0: not known, 1 / live samples taken. */
+	double inuse_var;
 	double alloc_bytes;       /* sum of w*s over all samples, cumulative */
 	double freed_bytes;       /* sum of w*s over samples freed since, cumulative */
 	double alloc_bytes_per_s; /* over the last interval */
@@ -137,8 +144,9 @@ struct mt_site_stats {
 	double rate_window_s;    /* history it covers: MT_RATE_WINDOW_S once watched that long */
 	double rate_rel_err;     /* its relative sampling error, 1/sqrt(samples in the window);
 				       * 1 when the window holds none */
-	double inuse_rel_err;    /* in-use's: 1/sqrt(live samples) and the pacing range
-				  * below, in quadrature; 1 with none */
+	double inuse_rel_err;    /* in-use's: the sampler's (sqrt(inuse_var) / in-use, or
+				  * 1/sqrt(live samples)), the schedule's and the pace
+				  * range below, in quadrature; 1 with none live */
 	/* The range in-use is known to under the budget's duty cycle: the
 	 * figure (a stream paced by the clock) to the figure if the stream
 	 * is paced by its process's work (mt_site_obs.inuse_paced_bytes),

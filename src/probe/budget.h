@@ -27,9 +27,11 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
-#define BUDGET_PERIOD_NS 1000000000ULL /* mean on/off cycle */
-#define BUDGET_MIN_DUTY 0.1            /* below this, big allocations are seen too rarely */
-#define BUDGET_AIM 0.9                 /* aim at this share of the limit */
+#include "util/sampling.h"
+
+#define BUDGET_PERIOD_NS SAMPLING_DUTY_CYCLE_NS /* mean on/off cycle */
+#define BUDGET_MIN_DUTY 0.1 /* below this, big allocations are seen too rarely */
+#define BUDGET_AIM 0.9      /* aim at this share of the limit */
 
 struct budget {
 	double limit_pct;    /* allowed slowdown, % */

@@ -49,6 +49,15 @@ double sampling_phase_weight(__u64 size, __u64 rate, double duty)
 	return duty > 0 && duty < 1 ? w / duty : w;
 }
 
+double sampling_schedule_rel_sd(double off_share, double span_s)
+{
+	double cycles = fmax(1, span_s * 1e9 / (double)SAMPLING_DUTY_CYCLE_NS);
+
+	if (!(off_share > 0))
+		return 0;
+	return 2 * off_share / sqrt(12 * cycles);
+}
+
 /* xorshift64*: small, seedable, good enough to stand in for prandom. */
 static __u32 sampler_rand(struct sampler *s)
 {

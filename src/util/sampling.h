@@ -37,6 +37,21 @@ double sampling_weight(__u64 size, __u64 rate);
  */
 double sampling_phase_weight(__u64 size, __u64 rate, double duty);
 
+/*
+ * The budget's on/off schedule (probe/budget.h) has cycles of mean
+ * SAMPLING_DUTY_CYCLE_NS whose off-phase is drawn uniformly over
+ * [0, 2 (1 - d) / d] times the on-phase, so the share of time the probes
+ * were on over n cycles is d only on average: its relative standard
+ * deviation is 2 (1 - d) / sqrt(12 n). Samples weighed 1/d inherit it,
+ * all those drawn over the same cycles alike.
+ */
+#define SAMPLING_DUTY_CYCLE_NS 1000000000ULL
+
+/* That error for an estimate whose bytes drawn under the duty cycle, each
+ * times 1 - its duty, are off_share of it, drawn over the last span_s
+ * seconds (at least one cycle). */
+double sampling_schedule_rel_sd(double off_share, double span_s);
+
 /* The kernel's per-thread countdown, in user space: used by tests to check
  * the estimator and by anything that samples in-process. */
 struct sampler {

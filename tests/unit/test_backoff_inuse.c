@@ -67,6 +67,7 @@ struct run {
 	struct phase_share ps;
 	__u64 r, next_addr, cache_addr[CACHE_ENTRIES];
 	double d, truth[NSTREAM];
+	__u64 end_ns; /* the time of the last tick */
 	/* the worst of the cache's scores after its fill, per model */
 	double cache_worst_now, cache_worst_before;
 };
@@ -211,6 +212,7 @@ static void simulate(struct run *u, double d, double slow0, double slow1, double
 		t += on ? (__u64)(ROUND_NS * slow) : ROUND_NS;
 	}
 	tick(u, t);
+	u->end_ns = t;
 }
 
 /* Live samples' relative error of a stream's in-use (Poisson). */
@@ -314,11 +316,60 @@ static void test_unslowed_server(void **state)
 	free_run(&u);
 }
 
+/* The error shown with a figure drawn under the duty cycle is its true
+ * error: over many runs of a server the probes do not slow (so the pace
+ * range is closed and only chance is left), the clock's streams' errors
+ * in units of the shown one (inuse_rel_err) have a spread of about 1 (a
+ * little less: one countdown for all streams samples more evenly than
+ * independent draws would). Without the schedule's share
+ * (sampling_schedule_rel_sd) it is too small: for the cache, whose live
+ * samples all fall in its last 16 s of cycles, the spread in units of
+ * the sampler's error alone is about 1.3. */
+static void test_shown_error_is_the_error(void **state)
+{
+	const int runs = 100, streams[] = { CACHE, TIMER_LEAK };
+	const double d = 0.1;
+	double z2[2] = { 0 }, zs2[2] = { 0 };
+	struct run u;
+	int i, j;
+
+	(void)state;
+	for (i = 0; i < runs; i++) {
+		simulate(&u, d, 1.0, 1.0, 30, 1000 + (__u64)i);
+		for (j = 0; j < 2; j++) {
+			const struct mt_site *s = site_of(u.now, streams[j]);
+			double err, age, sched, sampler;
+
+			assert_non_null(s);
+			err = s->inuse_bytes / u.truth[streams[j]] - 1;
+			/* every live sample was drawn at duty d (from the start) */
+			age = (u.end_ns - s->oldest_live_ns) / 1e9;
+			sched = sampling_schedule_rel_sd(1 - d, age);
+			assert_true(sched > 0 && s->stats.inuse_rel_err > sched);
+			sampler = sqrt(pow(s->stats.inuse_rel_err, 2) - sched * sched);
+			z2[j] += pow(err / s->stats.inuse_rel_err, 2);
+			zs2[j] += pow(err / sampler, 2);
+		}
+		free_run(&u);
+	}
+	for (j = 0; j < 2; j++) {
+		double sd = sqrt(z2[j] / runs), sd_sampler = sqrt(zs2[j] / runs);
+
+		print_message("%-10s error / shown error: sd %.2f over %d runs (/ the sampler's "
+			      "alone: %.2f)\n",
+			      names[streams[j]], sd, runs, sd_sampler);
+		assert_true(sd > 0.6 && sd < 1.15);
+		if (streams[j] == CACHE)
+			assert_true(sd_sampler > 1.15);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_clock_paced_streams),
 		cmocka_unit_test(test_unslowed_server),
+		cmocka_unit_test(test_shown_error_is_the_error),
 	};
 
 	sampling_exp_table(table);

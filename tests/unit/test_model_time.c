@@ -452,7 +452,9 @@ static void test_uncertainty_figures(void **state)
 	assert_close(s->stats.rate_rel_err, 1 / sqrt(10), 1e-6, "rate error");
 	assert_true(s->stats.rate_rel_err > MT_APPROX_REL_ERR);
 	assert_close(s->stats.rate_bytes_per_s, WEIGHT * SIZE, 1e-9, "smoothed rate");
-	assert_close(s->stats.inuse_rel_err, 1, 0, "in-use error, one live sample");
+	/* one live sample of weight w: Horvitz-Thompson, sqrt(1 - 1/w) */
+	assert_close(s->stats.inuse_rel_err, sqrt(1 - 1.0 / WEIGHT), 1e-9,
+		     "in-use error, one live sample");
 
 	/* a steady leak of 40 samples a second: certain, and its growth shows */
 	for (int i = 0; i < 30; i++) {
@@ -466,7 +468,7 @@ static void test_uncertainty_figures(void **state)
 	assert_int_equal(s->stats.growth_shown, s->stats.terms.growth > 0);
 	assert_close(s->stats.rate_rel_err, 1 / sqrt(400), 1e-6, "rate error");
 	assert_true(s->stats.rate_rel_err < MT_APPROX_REL_ERR);
-	assert_close(s->stats.inuse_rel_err, 1 / sqrt(1200), 1e-6, "in-use error");
+	assert_close(s->stats.inuse_rel_err, sqrt((1 - 1.0 / WEIGHT) / 1200), 1e-6, "in-use error");
 	model_free(m);
 }
 
