@@ -304,7 +304,8 @@ static struct mt_stack *stack_intern(struct mt_model *m, const struct mt_sample_
 	s->mmap = in->mmap;
 	s->dev = in->dev;
 	memcpy(s->frames, in->frames, in->nframes * sizeof(s->frames[0]));
-	/* the call site: the innermost Python frame, or frame the runtime
+	/* the call site: a pool's mapping is the pool's (alloc_pooled); else
+	 * the innermost Python frame, or frame the runtime
 	 * named (MT_EV_NAMED) with a file, when there is one (the
 	 * interpreter's own C code is machinery to a Python program; a named
 	 * frame without a file is the runtime's own builtin: V8's
@@ -312,6 +313,12 @@ static struct mt_stack *stack_intern(struct mt_model *m, const struct mt_sample_
 	 * allocator (a named frame never is allocator machinery), else the
 	 * last */
 	s->site_frame = in->nframes ? in->nframes - 1 : 0;
+	for (i = 0; i < in->nframes && !found; i++) {
+		if (in->frames[i].flags & MT_FRAME_POOL) {
+			s->site_frame = i;
+			found = true;
+		}
+	}
 	for (i = 0; i < in->nframes && !found; i++) {
 		if (in->frames[i].flags & MT_FRAME_PYTHON ||
 		    (in->frames[i].flags & MT_FRAME_NAMED && in->frames[i].file)) {
@@ -844,11 +851,60 @@ static bool mmap_of_allocator(const struct mt_model *m, const struct mt_sample_i
 	return false;
 }
 
+/* The frame of an anonymous mapping that maps memory for a runtime's own
+ * pool (wrappers_pool: pymalloc's arenas), or -1: the first frame that is
+ * not machinery, the caller of mmap. *pool gets the pool's name. */
+static int mmap_pool_frame(const struct mt_model *m, const struct mt_sample_in *in, const char **pool)
+{
+	__u32 i;
+
+	for (i = 0; i < in->nframes; i++) {
+		if (in->frames[i].flags & MT_FRAME_POOL)
+			return -1; /* named so already (a replayed recording) */
+		if (is_machinery(m, &in->frames[i]))
+			continue;
+		*pool = wrappers_pool(m->wrappers, &in->frames[i]);
+		return *pool ? (int)i : -1;
+	}
+	return -1;
+}
+
+/* A mapping for a pool is charged to the pool, not to the call that
+ * happened to need a new one: which objects fill it is not seen, and a
+ * bounded cache that churns is as likely to need the next arena as a leak
+ * (issue 23). Its frame that called mmap becomes the site, named for the
+ * pool and flagged MT_FRAME_POOL, so every arena of a process is one site;
+ * the callers stay in the stack. */
+static int alloc_pooled(struct mt_model *m, const struct mt_sample_in *in, int k, const char *pool)
+{
+	struct mt_sample_in pooled = *in;
+	struct mt_frame *frames = malloc(in->nframes * sizeof(*frames));
+	int err;
+
+	if (!frames)
+		return -ENOMEM;
+	memcpy(frames, in->frames, in->nframes * sizeof(*frames));
+	frames[k].function = strpool_intern(pool);
+	frames[k].file = NULL;
+	frames[k].line = 0;
+	frames[k].flags = (frames[k].flags & ~(__u32)MT_FRAME_NOSYM) | MT_FRAME_POOL;
+	pooled.frames = frames;
+	err = frames[k].function ? on_alloc(m, &pooled) : -ENOMEM;
+	free(frames);
+	return err;
+}
+
 static int alloc_in(struct mt_model *m, const struct mt_sample_in *in)
 {
-	if (in->mmap && mmap_of_allocator(m, in))
+	const char *pool = NULL;
+	int k;
+
+	if (!in->mmap)
+		return on_alloc(m, in);
+	if (mmap_of_allocator(m, in))
 		return 0;
-	return on_alloc(m, in);
+	k = mmap_pool_frame(m, in, &pool);
+	return k < 0 ? on_alloc(m, in) : alloc_pooled(m, in, k, pool);
 }
 
 static void free_in(struct mt_model *m, pid_t pid, __u64 addr)

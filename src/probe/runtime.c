@@ -19,28 +19,28 @@
 
 struct known {
 	const char *pattern; /* fnmatch() over the mapped file's base name */
-	struct runtime_info info;
+	const struct runtime_info *info;
+};
+
+static const struct runtime_info jvm = {
+	"JVM", "the Java heap",
+	"jcmd PID GC.class_histogram, jmap -dump:live, or async-profiler -e alloc"
+};
+
+static const struct runtime_info node = {
+	"Node/V8", "the V8 heap",
+	"node --heapsnapshot-signal=SIGUSR2 or --inspect (DevTools Memory), --heap-prof"
+};
+
+static const struct runtime_info cpython = {
+	"CPython",
+	"pymalloc's objects (512 bytes or less, in the arenas shown as one site, \"pymalloc arenas\")",
+	"memtop --inject (wraps its object allocator), tracemalloc or memray"
 };
 
 static const struct known by_file[] = {
-	{ "libjvm.so",
-	  { "JVM", "the Java heap",
-	    "jcmd PID GC.class_histogram, jmap -dump:live, or async-profiler -e alloc" } },
-	{ "libnode.so*",
-	  { "Node/V8", "the V8 heap",
-	    "node --heapsnapshot-signal=SIGUSR2 or --inspect (DevTools Memory), --heap-prof" } },
-	{ "node",
-	  { "Node/V8", "the V8 heap",
-	    "node --heapsnapshot-signal=SIGUSR2 or --inspect (DevTools Memory), --heap-prof" } },
-	{ "nodejs",
-	  { "Node/V8", "the V8 heap",
-	    "node --heapsnapshot-signal=SIGUSR2 or --inspect (DevTools Memory), --heap-prof" } },
-	{ "libpython3*.so*",
-	  { "CPython", "pymalloc's arenas (objects of 512 bytes or less)",
-	    "memtop --inject (wraps its object allocator), tracemalloc or memray" } },
-	{ "python3*",
-	  { "CPython", "pymalloc's arenas (objects of 512 bytes or less)",
-	    "memtop --inject (wraps its object allocator), tracemalloc or memray" } },
+	{ "libjvm.so", &jvm }, { "libnode.so*", &node },        { "node", &node },
+	{ "nodejs", &node },   { "libpython3*.so*", &cpython }, { "python3*", &cpython },
 };
 
 static const struct runtime_info go = {
@@ -95,7 +95,7 @@ int runtime_detect(pid_t pid, struct runtime_info *out)
 			continue;
 		for (k = 0; k < sizeof(by_file) / sizeof(by_file[0]); k++) {
 			if (!fnmatch(by_file[k].pattern, base_name(p), 0)) {
-				*out = by_file[k].info;
+				*out = *by_file[k].info;
 				break;
 			}
 		}

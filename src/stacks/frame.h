@@ -18,10 +18,14 @@ enum mt_frame_flags {
 	MT_FRAME_UNMAPPED = 1 << 3, /* address in no mapping of the process */
 	MT_FRAME_PYTHON = 1 << 4,   /* an interpreter frame (CPython): function, file
 				     * and line of the Python code, addr its bytecode */
-	MT_FRAME_NAMED = 1 << 5     /* named by the process's runtime (MT_EV_NAMED: a
+	MT_FRAME_NAMED = 1 << 5,    /* named by the process's runtime (MT_EV_NAMED: a
 				     * JVM's agent, V8's profiler): function, file and
 				     * line as it gave them, module the runtime ("[java]",
 				     * "[js]"), no address */
+	MT_FRAME_POOL = 1 << 6      /* maps memory for a pool of objects the probes do
+				     * not see one by one (pymalloc's arenas): the site
+				     * of the mapping, function the pool's name
+				     * (stacks/wrappers.h) */
 };
 
 struct mt_frame {

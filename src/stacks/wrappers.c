@@ -78,6 +78,14 @@ static const struct wrapper_rule table[] = {
 		     "_PyMem_[A-Za-z_]+|_PyObject_(Malloc|Calloc|Realloc|New|NewVar)|"
 		     "_?PyObject_GC_[A-Za-z_]+|gc_alloc|pymalloc_[a-z_]+|PyType_GenericAlloc|"
 		     "_PyType_AllocNoTrack" },
+	/* CPython's pymalloc maps its arenas itself (1 MiB from 3.10 on,
+	 * 256 KiB before): _PyObject_ArenaMmap, static, so unnamed in
+	 * Debian's stripped python3.11 (the only direct mmap of the
+	 * interpreter: its mmap module is a module of its own) */
+	{ "CPython", "_PyObject_ArenaMmap|_PyObject_VirtualAlloc|new_arena", NULL, false, false,
+	  "pymalloc arenas" },
+	{ "CPython", NULL, "python3\\.[0-9]+$|libpython3\\.[0-9]+\\.so", true, false,
+	  "pymalloc arenas" },
 	/* Go: the runtime allocates on behalf of its caller (mallocgc,
 	 * newobject, makeslice, growslice, makemap, string concatenation,
 	 * the profiling path itself); strings.Builder's growth */
@@ -162,12 +170,22 @@ bool wrappers_is_allocator(const struct wrappers *w, const struct mt_frame *f)
 	return false;
 }
 
+const char *wrappers_pool(const struct wrappers *w, const struct mt_frame *f)
+{
+	size_t i;
+
+	for (i = 0; i < NRULES; i++)
+		if (table[i].pool && rule_match(w, i, f))
+			return table[i].pool;
+	return NULL;
+}
+
 bool wrappers_match(const struct wrappers *w, const struct mt_frame *f)
 {
 	size_t i;
 
 	for (i = 0; i < NRULES; i++) {
-		if (rule_match(w, i, f))
+		if (!table[i].pool && rule_match(w, i, f))
 			return true;
 	}
 	return w->user && f->function && pattern_match(w->user, f->function);

@@ -27,6 +27,9 @@ struct wrapper_rule {
 			       * name (from its start); NULL: any module */
 	bool unnamed_only;    /* with module: only frames without a symbol */
 	bool allocator;       /* the allocator itself, not a wrapper of it */
+	const char *pool;     /* a pool rule (never machinery): the frame that
+			       * calls mmap for a pool of objects the probes do
+			       * not see one by one; the pool's name */
 };
 
 struct wrappers;
@@ -44,6 +47,12 @@ bool wrappers_match(const struct wrappers *w, const struct mt_frame *f);
  * tcmalloc, memtop's sampler): an mmap made under such a frame is the
  * heap's own, already seen through its allocations. */
 bool wrappers_is_allocator(const struct wrappers *w, const struct mt_frame *f);
+
+/* The pool whose memory f maps when it calls mmap itself (pymalloc's
+ * arenas: "pymalloc arenas"), or NULL. Such a mapping is charged to the
+ * pool, not to the caller that happened to need a new one: which objects
+ * fill it is not seen. */
+const char *wrappers_pool(const struct wrappers *w, const struct mt_frame *f);
 
 /* The built-in table, for docs and tests. Returns its length. */
 size_t wrappers_table(const struct wrapper_rule **rules);

@@ -160,6 +160,46 @@ static void test_skip_extends(void **state)
 	assert_null(wrappers_new("(unclosed"));
 }
 
+/* pymalloc's arena mapping is a pool's, by name where the interpreter has
+ * symbols and by module where it is stripped (Debian's python3.11); pool
+ * rules are no machinery, and name nothing else. */
+static void test_pools(void **state)
+{
+	static const char *const pool[][2] = {
+		{ "_PyObject_ArenaMmap", "libpython3.11.so.1.0" },
+		{ "new_arena", "python3.11" },
+		{ NULL, "python3.11" },
+		{ NULL, "libpython3.12.so.1.0" },
+	};
+	static const char *const not_pool[][2] = {
+		{ "PyUnicode_New", "python3.11" },
+		{ NULL, "python3.11-config" },
+		{ NULL, "mmap.cpython-311-x86_64-linux-gnu.so" },
+		{ NULL, "app" },
+		{ "mmap", "libc.so.6" },
+	};
+	struct wrappers *w = wrappers_new(NULL);
+	size_t i;
+
+	(void)state;
+	assert_non_null(w);
+	for (i = 0; i < sizeof(pool) / sizeof(pool[0]); i++) {
+		struct mt_frame f = fr(pool[i][0], pool[i][1]);
+		const char *name = wrappers_pool(w, &f);
+
+		assert_non_null(name);
+		assert_string_equal(name, "pymalloc arenas");
+	}
+	for (i = 0; i < sizeof(not_pool) / sizeof(not_pool[0]); i++) {
+		struct mt_frame f = fr(not_pool[i][0], not_pool[i][1]);
+
+		assert_null(wrappers_pool(w, &f));
+	}
+	assert_false(machinery(w, NULL, "python3.11"));
+	assert_false(machinery(w, "_PyObject_ArenaMmap", "libpython3.11.so.1.0"));
+	wrappers_free(w);
+}
+
 static void test_table_documented(void **state)
 {
 	const struct wrapper_rule *r;
@@ -195,7 +235,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_families),     cmocka_unit_test(test_allocator_frames),
 		cmocka_unit_test(test_skip_extends), cmocka_unit_test(test_table_documented),
-		cmocka_unit_test(test_symbol_hint),
+		cmocka_unit_test(test_symbol_hint),  cmocka_unit_test(test_pools),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
