@@ -634,7 +634,7 @@ static void site_stats_score(struct mt_site_stats *s, const struct mt_site_obs *
 	}
 	in_window = quantum > 0 ? s->rate_bytes_per_s * s->rate_window_s / quantum : 0;
 	s->rate_rel_err = in_window >= 1 ? 1 / sqrt(in_window) : 1;
-	if (o->inuse_var > 0 && o->inuse_bytes > 0)
+	if (o->live_samples && o->inuse_var > 0 && o->inuse_bytes > 0)
 		s->inuse_rel_err = sqrt(o->inuse_var) / o->inuse_bytes;
 	else
 		s->inuse_rel_err = o->live_samples ? 1 / sqrt((double)o->live_samples) : 1;
