@@ -429,6 +429,36 @@ def check_schema(rec):
             need(s, k, ty, "site")
 
 
+class RedisServer:
+    """Debian's redis-server on a unix socket in tmp, no persistence, its
+    DEBUG command on for local clients; started and ready (its socket
+    made) when built."""
+
+    def __init__(self, tmp, name):
+        self.sock = os.path.join(tmp, name + ".sock")
+        self.proc = Proc([shutil.which("redis-server"), "--port", "0", "--unixsocket",
+                          self.sock, "--save", "", "--appendonly", "no", "--dir", tmp,
+                          "--enable-debug-command", "local"], name="redis-server " + name)
+        t0 = time.monotonic()
+        while not os.path.exists(self.sock):
+            check(self.proc.poll() is None, "redis-server exited: %s" %
+                  self.proc.err.text()[-300:])
+            check(time.monotonic() - t0 < 10, "redis-server made no socket in 10 s")
+            time.sleep(0.05)
+
+    def cli(self, *args, stdin=None):
+        r = subprocess.run([shutil.which("redis-cli"), "-s", self.sock] + list(args),
+                           input=stdin, capture_output=True, timeout=120)
+        check(r.returncode == 0, "redis-cli %s: %s" % (" ".join(args), r.stderr[-300:]))
+        return r.stdout.decode().strip()
+
+    def load(self, data):
+        self.cli("--pipe", stdin=data)
+
+    def state(self):
+        return self.cli("DEBUG", "DIGEST"), self.cli("DBSIZE")
+
+
 def target(rec, pid):
     for t in rec["targets"]:
         if t["pid"] == pid:

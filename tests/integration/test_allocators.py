@@ -24,9 +24,9 @@ import subprocess
 import tempfile
 import time
 
-from memtop_test import (WORKLOADS, Memtop, Proc, Workload, assert_counters_equal, assert_eq,
-                         check, parse_truth, read_truth_file, sites_by_function, target,
-                         workload_path)
+from memtop_test import (WORKLOADS, Memtop, Proc, RedisServer, Workload,
+                         assert_counters_equal, assert_eq, check, parse_truth, read_truth_file,
+                         sites_by_function, target, workload_path)
 from test_cgroup import Cgroup, wait_ready
 from test_core import RATE_ARGS, check_no_drops, check_site_estimates
 
@@ -369,19 +369,13 @@ def test_redis_server_pid():
     (jemalloc behind the sampler; redis frees with sdallocx, rerouted too),
     shows redis's own call sites (zmalloc's callers, not zmalloc), and
     redis stays alive."""
-    server = shutil.which("redis-server")
     bench = shutil.which("redis-benchmark")
-    check(server and bench, "redis-server and redis-benchmark are needed (make deps)")
+    check(shutil.which("redis-server") and bench,
+          "redis-server and redis-benchmark are needed (make deps)")
     tmp = tempfile.mkdtemp(prefix="memtop-redis-")
-    sock = os.path.join(tmp, "redis.sock")
     try:
-        r = Proc([server, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly",
-                  "no", "--dir", tmp], name="redis-server")
-        t0 = time.monotonic()
-        while not os.path.exists(sock):
-            check(r.poll() is None, "redis-server exited: %s" % r.err.text()[-300:])
-            check(time.monotonic() - t0 < 10, "redis-server made no socket in 10 s")
-            time.sleep(0.05)
+        server = RedisServer(tmp, "redis")
+        r, sock = server.proc, server.sock
         m = Memtop("-b", "--json", "-d", "0.5", "--rate", "64K", "-p", r.pid)
         first = m.first_record()
         assert_eq("allocator of redis-server", target(first, r.pid).get("allocator"),

@@ -26,7 +26,7 @@ import subprocess
 import tempfile
 import time
 
-from memtop_test import ROOT, Memtop, Proc, Workload, check, fail, target
+from memtop_test import ROOT, Memtop, Proc, RedisServer, Workload, check, fail, target
 
 SRC = os.path.join(ROOT, "tests", "workloads", "busy")
 LEAK, CACHE = "busy_lib_leak", "cache_put"
@@ -261,13 +261,6 @@ REDIS_KEY_SDS_BYTES = 20 + 104
 REDIS_WITHIN_S = 45.0
 
 
-def redis_cli(sock, *args):
-    r = subprocess.run(["redis-cli", "-s", sock] + list(args), capture_output=True, text=True,
-                       timeout=10)
-    check(r.returncode == 0, "redis-cli %s failed: %s" % (" ".join(args), r.stderr[-300:]))
-    return r.stdout.strip()
-
-
 def test_redis_key_space_ranks_first_under_uprobes():
     """Debian's redis-server whose key space grows (redis-benchmark SETs
     random keys out of 10^9, flat out), watched through uprobes only
@@ -277,20 +270,14 @@ def test_redis_key_space_ranks_first_under_uprobes():
     budget backs off. Its strings' in-use is held to redis's own key count
     (DBSIZE times the bytes each key allocates at _sdsnewlen): inside the
     range memtop shows, widened by three of its errors."""
-    server, bench = shutil.which("redis-server"), shutil.which("redis-benchmark")
-    check(server and bench and shutil.which("redis-cli"),
+    bench = shutil.which("redis-benchmark")
+    check(shutil.which("redis-server") and bench and shutil.which("redis-cli"),
           "redis-server, redis-benchmark and redis-cli are needed (make deps)")
     tmp = tempfile.mkdtemp(prefix="memtop-redis-")
-    sock = os.path.join(tmp, "redis.sock")
     r = b = m = None
     try:
-        r = Proc([server, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly",
-                  "no", "--dir", tmp], name="redis-server")
-        t0 = time.monotonic()
-        while not os.path.exists(sock):
-            check(r.poll() is None, "redis-server exited: %s" % r.err.text()[-300:])
-            check(time.monotonic() - t0 < 10, "redis-server made no socket in 10 s")
-            time.sleep(0.05)
+        server = RedisServer(tmp, "redis")
+        r, sock = server.proc, server.sock
         m = Memtop("-b", "--json", "-d", "1", "--no-inject", "-p", r.pid)
         first = m.first_record()
         tg = target(first, r.pid)
@@ -302,7 +289,7 @@ def test_redis_key_space_ranks_first_under_uprobes():
         while time.monotonic() - t0 < REDIS_WITHIN_S:
             rec = m.record(10)
             check(rec is not None, "memtop exited: %s" % m.err.text()[-500:])
-            keys = int(redis_cli(sock, "DBSIZE"))
+            keys = int(server.cli("DBSIZE"))
             sites = sorted(rec["sites"], key=lambda s: -s["leak_score"])
             top = sites[0] if sites else None
             sds = [s for s in rec["sites"] if s["function"] == "_sdsnewlen"]

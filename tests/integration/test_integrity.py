@@ -21,7 +21,7 @@ import subprocess
 import tempfile
 import time
 
-from memtop_test import Memtop, Proc, check, target, workload_path
+from memtop_test import Memtop, Proc, RedisServer, check, target, workload_path
 
 
 # ==== redis-server ====
@@ -39,43 +39,17 @@ def redis_commands(n=20000):
     return "".join(out).encode()
 
 
-class Redis:
-    def __init__(self, tmp, name):
-        self.sock = os.path.join(tmp, name + ".sock")
-        self.proc = Proc([shutil.which("redis-server"), "--port", "0", "--unixsocket",
-                          self.sock, "--save", "", "--appendonly", "no", "--dir", tmp,
-                          "--enable-debug-command", "local"], name="redis-server " + name)
-        t0 = time.monotonic()
-        while not os.path.exists(self.sock):
-            check(self.proc.poll() is None, "redis-server exited: %s" %
-                  self.proc.err.text()[-300:])
-            check(time.monotonic() - t0 < 10, "redis-server made no socket in 10 s")
-            time.sleep(0.05)
-
-    def cli(self, *args, stdin=None):
-        r = subprocess.run([shutil.which("redis-cli"), "-s", self.sock] + list(args),
-                           input=stdin, capture_output=True, timeout=120)
-        check(r.returncode == 0, "redis-cli %s: %s" % (" ".join(args), r.stderr[-300:]))
-        return r.stdout.decode().strip()
-
-    def load(self, data):
-        self.cli("--pipe", stdin=data)
-
-    def state(self):
-        return self.cli("DEBUG", "DIGEST"), self.cli("DBSIZE")
-
-
 def test_redis_digest_same_as_bare():
     check(shutil.which("redis-server") and shutil.which("redis-cli"),
           "redis-server and redis-cli are needed (make deps)")
     data = redis_commands()
     tmp = tempfile.mkdtemp(prefix="memtop-integrity-")
     try:
-        bare = Redis(tmp, "bare")
+        bare = RedisServer(tmp, "bare")
         bare.load(data)
         bare.load(data)
         want = bare.state()
-        watched = Redis(tmp, "watched")
+        watched = RedisServer(tmp, "watched")
         m = Memtop("-b", "--json", "-d", "0.5", "-p", watched.proc.pid)
         t = target(m.first_record(), watched.proc.pid)
         check(t["mechanism"] == "in-process", "redis-server not sampled in-process: %s" % t)
