@@ -634,18 +634,17 @@ static void site_stats_score(struct mt_site_stats *s, const struct mt_site_obs *
 	}
 	in_window = quantum > 0 ? s->rate_bytes_per_s * s->rate_window_s / quantum : 0;
 	s->rate_rel_err = in_window >= 1 ? 1 / sqrt(in_window) : 1;
-	if (o->live_samples && o->inuse_var > 0 && o->inuse_bytes > 0)
-		s->inuse_rel_err = sqrt(o->inuse_var) / o->inuse_bytes;
-	else
-		s->inuse_rel_err = o->live_samples ? 1 / sqrt((double)o->live_samples) : 1;
+	s->inuse_rel_err = o->live_samples ? 1 / sqrt((double)o->live_samples) : 1;
 	paced = o->inuse_paced_bytes > 0 ? o->inuse_paced_bytes : o->inuse_bytes;
 	s->inuse_low_bytes = fmin(o->inuse_bytes, paced);
 	s->inuse_high_bytes = fmax(o->inuse_bytes, paced);
 	if (o->live_samples && o->inuse_bytes > 0) {
+		double sampler =
+			o->inuse_var > 0 ? sqrt(o->inuse_var) / o->inuse_bytes : s->inuse_rel_err;
 		double sched = sampling_schedule_rel_sd(o->inuse_phased_off_bytes / o->inuse_bytes,
 							o->oldest_live_age_s);
 
-		s->inuse_rel_err = hypot(hypot(s->inuse_rel_err, sched),
+		s->inuse_rel_err = hypot(hypot(sampler, sched),
 					 (s->inuse_high_bytes - s->inuse_low_bytes) / o->inuse_bytes);
 	}
 }
