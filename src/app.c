@@ -963,6 +963,13 @@ static int setup(struct app *a)
 		fail("%s", err);
 		return e;
 	}
+	/* first: a signal from here on ends memtop through teardown, which
+	 * closes a recording or an export already opened */
+	e = block_signals(a);
+	if (e) {
+		fail("cannot take its signals: %s", strerror(-e));
+		return e;
+	}
 	e = snapshots_init(&a->snap, a->cfg, err, sizeof(err));
 	if (e) {
 		fail("%s", err);
@@ -973,8 +980,7 @@ static int setup(struct app *a)
 		fail("%s", err);
 		return e;
 	}
-	e = block_signals(a);
-	if (!e && !stop_wait(a, 0))
+	if (!stop_wait(a, 0))
 		e = prepare_targets(a);
 	if (!e && !stop_wait(a, 0))
 		e = load_probes(a);
