@@ -1,0 +1,84 @@
+// cflags: -O2
+/*
+ * prefork.c - a pre-forking server's master and its workers: the cgroup
+ * newcomer that is a fork of a process memtop has already changed, and so
+ * carries its sampler from its first instruction
+ * (tests/integration/test_inject_edges.py).
+ *
+ *   prefork
+ *     prints "READY pid=N", then for each 'f' on stdin forks a worker.
+ *     A worker prints "worker PID", then for each SIGUSR1 makes 2000
+ *     malloc/free pairs of 64..319 bytes in its only thread and prints
+ *     "batch N allocs=2000 frees=2000" (N from 1); SIGTERM, or the end of
+ *     its master, ends it. EOF on stdin ends the master.
+ *
+ * The worker waits in sigwait() with both signals blocked: no handler
+ * runs, so a stop of memtop's never shows as EINTR to it.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#define PAIRS 2000
+
+static void pairs(int n)
+{
+	for (int i = 0; i < n; i++) {
+		char *p = malloc(64 + (size_t)(i % 256));
+
+		if (!p)
+			abort();
+		p[0] = (char)i;
+		*(char *volatile *)&p = p;
+		free(p);
+	}
+}
+
+static void worker(void)
+{
+	sigset_t set;
+	int sig, n = 0;
+
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGTERM);
+	printf("worker %d\n", getpid());
+	fflush(stdout);
+	while (!sigwait(&set, &sig) && sig == SIGUSR1) {
+		pairs(PAIRS);
+		printf("batch %d allocs=%d frees=%d\n", ++n, PAIRS, PAIRS);
+		fflush(stdout);
+	}
+	_exit(0);
+}
+
+int main(void)
+{
+	sigset_t set;
+	int c;
+
+	/* blocked before any fork, so a worker never misses its first one */
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	pairs(PAIRS); /* every allocator function it uses is bound */
+	printf("READY pid=%d\n", getpid());
+	fflush(stdout);
+	while ((c = getchar()) != EOF) {
+		pid_t pid;
+
+		if (c != 'f')
+			continue;
+		pid = fork();
+		if (pid == 0)
+			worker();
+		if (pid < 0)
+			perror("fork");
+	}
+	return 0;
+}
