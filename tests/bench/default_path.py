@@ -279,6 +279,18 @@ class Watch:
              if o.get("est_slowdown_range_pct") and o["est_slowdown_range_pct"][0] is not None]
         return (statistics.median(b), False) if b else (float("nan"), True)
 
+    def shown_range(self, t0, t1):
+        """The range memtop showed with its figure over the window: the
+        medians of its low and high ends (a high end of null, unbounded,
+        is infinite); None where it showed none."""
+        r = [o["est_slowdown_range_pct"] for r in self.recs if t0 <= r["time"] <= t1 + 0.5
+             for o in (r["overhead"],)
+             if o.get("est_slowdown_range_pct") and o["est_slowdown_range_pct"][0] is not None]
+        if not r:
+            return None
+        return (statistics.median(x[0] for x in r),
+                statistics.median(float("inf") if x[1] is None else x[1] for x in r))
+
     def stop(self):
         self.m.send_signal(signal.SIGINT)
         try:
@@ -300,7 +312,8 @@ def windows(w, n):
 
 def run_workload(w):
     pid = w.start()
-    res = {m: {"ratio": [], "cpu": [], "rep": [], "leak": [], "mech": set(), "err": ""}
+    res = {m: {"ratio": [], "cpu": [], "rep": [], "range": [], "leak": [], "mech": set(),
+               "err": ""}
            for m, _ in MODES}
     try:
         first_bare = None
@@ -322,6 +335,7 @@ def run_workload(w):
                 while w.leak_site and m.leak_first is None and time.time() - m.t0 < LEAK_WAIT_S:
                     w.window()
                 res[mode]["rep"].append(m.reported(t0, t1))
+                res[mode]["range"].append(m.shown_range(t0, t1))
                 res[mode]["ratio"].append(got[0] / bare[0])
                 res[mode]["cpu"].append(got[1] / bare[1])
                 res[mode]["mech"].add(m.mechanism())
@@ -365,9 +379,9 @@ def main():
         loads = [w for w in loads if w.name != "redis"]
     print("default path: %d rounds x %d windows, modes alternating on one process" %
           (ROUNDS, WINDOWS))
-    print("%-8s %-12s %-10s %7s %9s %9s %9s %-9s %s" %
+    print("%-8s %-12s %-10s %7s %9s %9s %9s %-9s %-15s %s" %
           ("workload", "mode", "mechanism", "vs bare", "measured", "(CPU)", "reported",
-           "check", "leak first (score)"), flush=True)
+           "check", "range (in)", "leak first (score)"), flush=True)
     try:
         for w in loads:
             if only and w.name not in only:
@@ -378,7 +392,21 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
     print("vs bare: throughput ratio; measured: bare/watched throughput - 1; (CPU): the "
           "target's CPU per unit of work watched/bare - 1; check: reported within 25%% + 5 "
-          "points of each (throughput/CPU); load average at the end %.1f" % os.getloadavg()[0])
+          "points of each (throughput/CPU); range: the one memtop showed with its figure "
+          "(medians of its ends), and whether each truth is in it; load average at the end "
+          "%.1f" % os.getloadavg()[0])
+
+
+def range_text(ranges, truths):
+    """The median of the ranges shown, and whether each measured truth
+    (throughput, CPU) lies in it: "in" or "out"."""
+    got = [r for r in ranges if r]
+    if not got:
+        return "-"
+    lo = statistics.median(r[0] for r in got)
+    hi = statistics.median(r[1] for r in got)
+    inside = "/".join("in" if lo <= t <= hi else "out" for t in truths)
+    return "%.0f-%s %s" % (lo, "inf" if hi == float("inf") else "%.0f" % hi, inside)
 
 
 def print_rows(w, res, after):
@@ -404,9 +432,10 @@ def print_rows(w, res, after):
             reported = statistics.median(bounds)
             shown = ">=%.0f%%" % reported
             ok = ["ok" if reported <= 1.25 * m + 5 else "OFF" for m in (measured, by_cpu)]
-        print("%-8s %-12s %-10s %7.3f %8.1f%% %8.1f%% %9s %-9s %s" %
+        print("%-8s %-12s %-10s %7.3f %8.1f%% %8.1f%% %9s %-9s %-15s %s" %
               (w.name, mode, ",".join(sorted(c["mech"])), ratio, measured, by_cpu,
-               shown, "/".join(ok), leak_text(c["leak"])))
+               shown, "/".join(ok), range_text(c["range"], (measured, by_cpu)),
+               leak_text(c["leak"])))
     print("%-8s %-12s %-10s %7.3f  (the last bare phase against the first)" %
           (w.name, "bare after", "-", after), flush=True)
 
