@@ -517,15 +517,7 @@ static bool port_wait(void *ctx, int ms)
 
 static void port_paused(void *ctx)
 {
-	struct app *a = ctx;
-	size_t i;
-
-	for (i = 0; i < model_target_count(a->model); i++) {
-		struct mt_target_facts f = { .pid = model_target_at(a->model, i)->pid,
-					     .set = MT_FACT_EXACT };
-
-		model_apply(a->model, MT_INPUT_FACTS(&f));
-	}
+	watch_budget_paused(&((struct app *)ctx)->ws);
 }
 
 static const struct overhead_port overhead_port = {

@@ -1031,6 +1031,21 @@ void watch_set_allocs(struct watch_set *ws, bool on)
 			attach_set_allocs(ws->v[i].probes, on);
 }
 
+void watch_budget_paused(struct watch_set *ws)
+{
+	int i;
+
+	for (i = 0; i < ws->n; i++) {
+		const struct watched *w = &ws->v[i];
+		struct mt_target_facts f = { .pid = w->pid, .set = MT_FACT_EXACT };
+
+		/* one that ended keeps the mark it had then: a pause that
+		 * began in its last step (250 ms) is not on it */
+		if (w->reported && w->mech && !samples_itself(w) && !w->gone)
+			watch_report(ws, &f); /* counters_exact false */
+	}
+}
+
 void watch_set_frees(struct watch_set *ws, bool on)
 {
 	int i;

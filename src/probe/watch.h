@@ -257,6 +257,13 @@ int watch_overhead(struct watch_set *ws, __u64 since_ns, __u64 max_ns, bool swit
 /* Allocation probes of every uprobe-mode target on or off (budget). */
 void watch_set_allocs(struct watch_set *ws, bool on);
 
+/* The budget has paused the allocation probes (at a duty below 1): each
+ * target whose probes it switches missed calls, and its counts are not
+ * exact, told to the model (env.facts). A target that samples itself
+ * (memtop's sampler in it, a Go runtime) counts every call whatever the
+ * budget does, and keeps its exact counts. */
+void watch_budget_paused(struct watch_set *ws);
+
 /* free() and realloc() of every uprobe-mode target off or back on: only
  * for the start-up cost measure, with sampling off (count_only). A target
  * whose free() cannot be probed again loses all its probes and is

@@ -26,7 +26,8 @@ import subprocess
 import tempfile
 import time
 
-from memtop_test import ROOT, Memtop, Proc, RedisServer, Workload, check, fail, target
+from memtop_test import (ROOT, Memtop, Proc, RedisServer, Workload, check, fail, target,
+                         workload_path)
 
 SRC = os.path.join(ROOT, "tests", "workloads", "busy")
 LEAK, CACHE = "busy_lib_leak", "cache_put"
@@ -325,3 +326,58 @@ def test_redis_key_space_ranks_first_under_uprobes():
                 p.send(15)
                 p.wait(10)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_backoff_leaves_in_process_counts_exact():
+    """Two processes under the default options: a je_-prefixed jemalloc
+    program calling every entry point back to back (uprobes: a second
+    allocator beside glibc's), heavy enough that the budget pauses its
+    allocation probes, and inject_target in sum mode (memtop's sampler in
+    it), whose batches say how many calls they made. Once the budget has
+    paused: the uprobes process's counts are not exact (they missed
+    calls), the in-process one's still are, and they move by exactly
+    what its batches made."""
+    # every entry point 100 times a second for 40 s (it keeps one block
+    # in two: some 300 KiB/s), under a budget of 2% it cannot keep
+    heavy = Workload("mt_jemalloc_prefixed", "--mode=apis", "--iterations=4000",
+                     "--duration=40").wait_ready()
+    light = Proc([workload_path("inject_target"), "sum", "0", "20000"],
+                 stdin=subprocess.PIPE, name="inject_target sum")
+    check(light.out.get(10, "READY").startswith("READY"), "inject_target did not start")
+    m = Memtop("-b", "--json", "-d", "0.5", "--max-overhead", "2", "-p",
+               "%s,%s" % (heavy.pid, light.pid))
+    rec = m.first_record()
+    check(target(rec, heavy.pid)["mechanism"] == "uprobes" and
+          target(rec, light.pid)["mechanism"] == "in-process",
+          "not one process of each: %s" % [(t["pid"], t["mechanism"]) for t in rec["targets"]])
+    before = target(rec, light.pid)
+    heavy.trigger()
+    t0 = time.monotonic()
+    while not (rec["overhead"]["duty"] < 1 and target(rec, heavy.pid)["counters_exact"] is False):
+        check(time.monotonic() - t0 < 30, "the budget did not pause the heavy process's probes "
+              "in 30 s: %s" % rec["overhead"])
+        rec = m.record(10)
+        check(rec is not None, "memtop exited: %s" % m.err.text()[-400:])
+    made = [0, 0]
+    for n in range(1, 4):  # batches while the budget is backed off
+        light.popen.stdin.write(b"go\n")
+        light.popen.stdin.flush()
+        line = light.out.get(30, "batch %d" % n)
+        check(line and line.startswith("sum %d " % n), "inject_target printed %r" % line)
+        truth = dict(kv.split("=") for kv in line.split()[3:])
+        made[0] += int(truth["allocs"])
+        made[1] += int(truth["frees"])
+    rec = m.records_after(time.time(), count=1)
+    lt = target(rec, light.pid)
+    check(rec["overhead"]["backed_off"] or rec["overhead"]["duty"] < 1,
+          "the back-off ended before the batches were counted: %s" % rec["overhead"])
+    check(lt["counters_exact"] is True and lt["alloc_calls"] is not None,
+          "the in-process process lost its exact counts to the uprobes one's back-off: %s" % lt)
+    got = [lt["alloc_calls"] - before["alloc_calls"], lt["free_calls"] - before["free_calls"]]
+    check(got == made, "3 batches under the back-off: memtop counted %s, they made %s" %
+          (got, made))
+    check(rec["overhead"]["counters_exact"] is False,
+          "the run's counters_exact is true though one process missed calls: %s" %
+          rec["overhead"])
+    m.send(2)
+    check(m.wait(20) == 0, "memtop: %s" % m.err.text()[-300:])
