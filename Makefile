@@ -29,7 +29,7 @@ VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 PREFIX      ?= /usr/local
 
 # Debian packages `make deps` installs when something is missing.
-DEB_PKGS := nodejs clang-format golang-1.21-go golang-1.22-go golang-1.23-go libcapstone-dev python3.11-dev libpython3.11 clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libunwind-dev \
+DEB_PKGS := nodejs clang-format libc6-dbg golang-1.21-go golang-1.22-go golang-1.23-go libcapstone-dev python3.11-dev libpython3.11 clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libunwind-dev \
 	libncurses-dev zlib1g-dev libcurl4-openssl-dev libiberty-dev libcmocka-dev \
 	systemtap-sdt-dev pkg-config make gcc g++ python3 tmux golang-go bpftrace sqlite3 \
 	mesa-vulkan-drivers libvulkan-dev pocl-opencl-icd ocl-icd-opencl-dev \

@@ -132,10 +132,22 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 256);
 	__type(key, __u32); /* tgid */
-	__type(value, struct mt_handover);
+	__type(value, struct mt_text_range);
 } handover SEC(".maps");
 
 __u32 handovers;
+
+/* Where the allocator frees at a thread's exit, per process whose free
+ * probe carries MT_PF_FREE_EXIT_RANGE: glibc's tcache_thread_shutdown
+ * frees the blocks the exiting thread's cache still holds, which the
+ * program freed already (counted then), and the cache itself, which no
+ * probed call allocated. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* tgid */
+	__type(value, struct mt_text_range);
+} exit_frees SEC(".maps");
 
 /* --cgroup: the cgroup v2 directory whose new processes are reported. */
 struct {
@@ -313,22 +325,27 @@ static __always_inline bool forwarded_free(struct pt_regs *ctx, __u64 ptr)
 	return true;
 }
 
-/* Is this call the sampler's to count, pid being handed over to it? The
- * cookie says where the return address is on the stack at the probed
- * instruction (on top at the entry, a word in after a push); where that
- * is not known, the call is the uprobes'. */
-static __always_inline bool sampler_counts(struct pt_regs *ctx, __u32 pid, __u64 cookie)
+/* Was this call made from pid's code in ranges? The cookie says where
+ * the return address is on the stack at the probed instruction (on top
+ * at the entry, a word in after a push); where that is not known, or the
+ * process has no range there, false. */
+static __always_inline bool called_from(struct pt_regs *ctx, void *ranges, __u32 pid, __u64 cookie)
 {
 	__u32 ra = MT_COOKIE_RA_AT(cookie);
-	struct mt_handover *h;
+	struct mt_text_range *r;
 	__u64 ret;
 
-	if (!handovers)
+	r = bpf_map_lookup_elem(ranges, &pid);
+	if (!r || !ra || bpf_probe_read_user(&ret, sizeof(ret), (void *)(ctx->sp + (ra - 1) * 8)))
 		return false;
-	h = bpf_map_lookup_elem(&handover, &pid);
-	if (!h || !ra || bpf_probe_read_user(&ret, sizeof(ret), (void *)(ctx->sp + (ra - 1) * 8)))
-		return false;
-	return ret >= h->lo && ret < h->hi;
+	return ret >= r->lo && ret < r->hi;
+}
+
+/* Is this call the sampler's to count, pid being handed over to it? A
+ * call whose return address is not known is the uprobes'. */
+static __always_inline bool sampler_counts(struct pt_regs *ctx, __u32 pid, __u64 cookie)
+{
+	return handovers && called_from(ctx, &handover, pid, cookie);
 }
 
 /*
@@ -362,6 +379,8 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie)
 		ptr = PT_REGS_PARM1(ctx);
 		if (!ptr)
 			return 1;
+		if ((flags & MT_PF_FREE_EXIT_RANGE) && called_from(ctx, &exit_frees, pid, cookie))
+			return 1; /* freed once already, or never allocated by a probed call */
 		if (flags & MT_PF_FREE_FORWARDS)
 			note_forward(ctx, ptr);
 		else if ((flags & MT_PF_FREE_DEDUPE) && forwarded_free(ctx, ptr))

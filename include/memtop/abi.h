@@ -160,6 +160,12 @@ enum mt_probe_flags {
 	/* This free-family function may forward its pointer to another one:
 	 * note (pointer, sp) for MT_PF_FREE_DEDUPE. */
 	MT_PF_FREE_FORWARDS = 1 << 2,
+	/* The allocator frees blocks the program freed already when a thread
+	 * exits (glibc empties the thread's tcache), from code whose range in
+	 * this process is in the exit_frees map: a free called from there is
+	 * not counted. Set only where the free probe knows its return
+	 * address (MT_COOKIE_RA_AT). */
+	MT_PF_FREE_EXIT_RANGE = 1 << 3,
 };
 
 /* Event kinds, the first __u32 of every ring-buffer record. */
@@ -427,9 +433,11 @@ struct mt_event_named {
 	/* struct mt_named_frame frames[nframes]; char text[text_len]; */
 };
 
-/* Value of the handover map (a process handed over from its allocator's
- * uprobes to memtop's sampler): [lo, hi) of the sampler's text in it. */
-struct mt_handover {
+/* [lo, hi) of some code in a process, value of the maps that tell a call
+ * by its return address: handover (the sampler's text in a process handed
+ * over from its allocator's uprobes to memtop's sampler) and exit_frees
+ * (the allocator's code that frees at a thread's exit). */
+struct mt_text_range {
 	__u64 lo;
 	__u64 hi;
 };
@@ -449,7 +457,7 @@ _Static_assert(sizeof(struct mt_event_alloc) == 88 + 136 + 8 * MT_MAX_FRAMES + M
 	       "mt_event_alloc layout");
 _Static_assert(sizeof(struct mt_proc_counters) == 56, "mt_proc_counters layout");
 _Static_assert(sizeof(struct mt_live_key) == 16, "mt_live_key layout");
-_Static_assert(sizeof(struct mt_handover) == 16, "mt_handover layout");
+_Static_assert(sizeof(struct mt_text_range) == 16, "mt_text_range layout");
 _Static_assert(sizeof(struct mt_brk_state) == 16, "mt_brk_state layout");
 _Static_assert(sizeof(struct mt_phase) == 24, "mt_phase layout");
 _Static_assert(sizeof(struct mt_py_proc) == 40, "mt_py_proc layout");

@@ -113,8 +113,15 @@ static const char *const jemalloc_signature[] = { "malloc",  "free",     "calloc
 						  "rallocx", "sdallocx", "dallocx", NULL };
 static const char *const tcmalloc_signature[] = { "malloc", "free", "tc_free", "tc_realloc", NULL };
 
+/* glibc 2.26 and later empty an exiting thread's tcache with free():
+ * tcache_thread_shutdown, a static function that Debian's 2.36 inlines
+ * into __malloc_arena_thread_freeres, which frees nothing else. */
+static const char *const glibc_exit_frees[] = { "tcache_thread_shutdown",
+						"__malloc_arena_thread_freeres", NULL };
+
 static const struct allocator glibc = {
 	.name = "glibc",
+	.exit_frees = glibc_exit_frees,
 	.entries = glibc_entries,
 	.nentries = N(glibc_entries),
 };

@@ -37,6 +37,11 @@ struct allocator {
 	 * prefix (NULL-terminated; with a marker only). */
 	const char *const *signature;
 	__u32 flags; /* enum mt_probe_flags for every probe */
+	/* The functions, each tried in turn, from which the allocator frees
+	 * at a thread's exit blocks the program freed already (found in the
+	 * library's symbols or its debug file: probe/exit_frees.h); NULL:
+	 * none. */
+	const char *const *exit_frees;
 	const struct alloc_entry *entries;
 	size_t nentries;
 };

@@ -31,6 +31,7 @@
 
 #include "memtop/abi.h"
 #include "probe/allocators.h"
+#include "probe/exit_frees.h"
 #include "readers/elf_file.h"
 #include "probe/probe_place.h"
 #include "readers/proc_maps.h"
@@ -481,6 +482,25 @@ static struct mt_probe_set *probe_set_new(struct mt_bpf *b, pid_t pid, const cha
 	return ps;
 }
 
+/* Tell ps's free probes where its allocator frees at a thread's exit
+ * (exit_frees.h), where one of them knows its return address; an older
+ * range of the process is dropped when there is none now. */
+static void mark_exit_frees(struct mt_probe_set *ps, const struct allocator *alloc)
+{
+	bool ra_known = false;
+	__u64 lo, hi;
+
+	if (!alloc->exit_frees)
+		return;
+	for (int i = 0; i < ps->n; i++)
+		ra_known |= ps->locs[i].spec->fn == MT_FN_FREE && MT_COOKIE_RA(ps->locs[i].ra_off);
+	if (ra_known && !exit_frees_find(ps->pid, ps->path, alloc->exit_frees, &lo, &hi) &&
+	    !bpf_loader_set_exit_frees(ps->b, ps->pid, lo, hi))
+		ps->flags |= MT_PF_FREE_EXIT_RANGE;
+	else
+		bpf_loader_set_exit_frees(ps->b, ps->pid, 0, 0);
+}
+
 struct mt_probe_set *attach_target(struct mt_bpf *b, pid_t pid, const char *lib_path,
 				   const struct allocator *alloc, const char *prefix,
 				   bool want_session, struct attach_info *info, char *err,
@@ -504,6 +524,7 @@ struct mt_probe_set *attach_target(struct mt_bpf *b, pid_t pid, const char *lib_
 	}
 	describe(ps->locs, ps->n, info);
 	snprintf(info->allocator, sizeof(info->allocator), "%s", alloc->name);
+	mark_exit_frees(ps, alloc);
 	if (want_session && bpf_loader_prog_session(b)) {
 		e = attach_mode(ps, MT_ATTACH_SESSION, &failed);
 		if (e == -ESRCH)

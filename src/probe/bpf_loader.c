@@ -207,7 +207,7 @@ static void forget_keyed(int fd, pid_t pid)
 
 int bpf_loader_handover(struct mt_bpf *b, pid_t pid, __u64 lo, __u64 hi)
 {
-	struct mt_handover r = { .lo = lo, .hi = hi };
+	struct mt_text_range r = { .lo = lo, .hi = hi };
 	__u32 key = pid;
 	int fd = bpf_map__fd(b->skel->maps.handover);
 
@@ -222,6 +222,20 @@ int bpf_loader_handover(struct mt_bpf *b, pid_t pid, __u64 lo, __u64 hi)
 	}
 	/* read by every probe hit: one aligned store */
 	*(volatile __u32 *)&b->skel->bss->handovers = b->handovers;
+	return 0;
+}
+
+int bpf_loader_set_exit_frees(struct mt_bpf *b, pid_t pid, __u64 lo, __u64 hi)
+{
+	struct mt_text_range r = { .lo = lo, .hi = hi };
+	__u32 key = pid;
+
+	if (hi <= lo) {
+		bpf_map__delete_elem(b->skel->maps.exit_frees, &key, sizeof(key), 0);
+		return 0;
+	}
+	if (bpf_map__update_elem(b->skel->maps.exit_frees, &key, sizeof(key), &r, sizeof(r), BPF_ANY))
+		return -errno;
 	return 0;
 }
 
@@ -252,6 +266,7 @@ void bpf_loader_remove_target(struct mt_bpf *b, pid_t pid)
 	bpf_loader_handover(b, pid, 0, 0);
 
 	bpf_map__delete_elem(b->skel->maps.counters, &key, sizeof(key), 0);
+	bpf_map__delete_elem(b->skel->maps.exit_frees, &key, sizeof(key), 0);
 	bpf_map__delete_elem(b->skel->maps.pyprocs, &key, sizeof(key), 0);
 	bpf_map__delete_elem(b->skel->maps.brk_state, &key, sizeof(key), 0);
 	bpf_map__delete_elem(b->skel->maps.goprocs, &key, sizeof(key), 0);

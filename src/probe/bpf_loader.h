@@ -57,6 +57,11 @@ void bpf_loader_remove_target(struct mt_bpf *b, pid_t pid);
  * the calls made from there to the sampler and count the others. hi 0:
  * the handover is over (remove_target ends it too). 0 or -errno. */
 int bpf_loader_handover(struct mt_bpf *b, pid_t pid, __u64 lo, __u64 hi);
+/* [lo, hi) of the code that frees at a thread's exit in pid's allocator
+ * (probe/tcache_exit.h), read by its free probes that carry
+ * MT_PF_FREE_EXIT_RANGE; hi <= lo, or remove_target, drops it. 0 or
+ * -errno. */
+int bpf_loader_set_exit_frees(struct mt_bpf *b, pid_t pid, __u64 lo, __u64 hi);
 /* The addresses of pid's live samples after the first skip, at most max
  * of them, into out: how many. */
 size_t bpf_loader_live_addrs(struct mt_bpf *b, pid_t pid, size_t skip, __u64 *out, size_t max);

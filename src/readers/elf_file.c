@@ -559,11 +559,12 @@ static int sym_find(struct elf_file *ef, const char *name, bool (*want)(const GE
 	return 0;
 }
 
-int elf_file_object_symbol(struct elf_file *ef, const char *name, __u64 *vaddr, __u64 *size)
+static int symbol_vaddr(struct elf_file *ef, const char *name, bool (*want)(const GElf_Sym *),
+			__u64 *vaddr, __u64 *size)
 {
 	GElf_Sym sym;
 
-	if (sym_find(ef, name, sym_is_object, &sym))
+	if (sym_find(ef, name, want, &sym))
 		return -ENOENT;
 	*vaddr = sym.st_value;
 	if (size)
@@ -571,18 +572,23 @@ int elf_file_object_symbol(struct elf_file *ef, const char *name, __u64 *vaddr, 
 	return 0;
 }
 
+int elf_file_object_symbol(struct elf_file *ef, const char *name, __u64 *vaddr, __u64 *size)
+{
+	return symbol_vaddr(ef, name, sym_is_object, vaddr, size);
+}
+
+int elf_file_func_symbol(struct elf_file *ef, const char *name, __u64 *vaddr, __u64 *size)
+{
+	return symbol_vaddr(ef, name, sym_is_func, vaddr, size);
+}
+
 int elf_file_func_offset(struct elf_file *ef, const char *name, __u64 *file_off, __u64 *size)
 {
-	GElf_Sym sym;
-	__u64 off;
+	__u64 vaddr;
 
-	if (sym_find(ef, name, sym_is_func, &sym))
+	if (elf_file_func_symbol(ef, name, &vaddr, size) ||
+	    elf_file_vaddr_to_off(ef, vaddr, file_off))
 		return -ENOENT;
-	if (elf_file_vaddr_to_off(ef, sym.st_value, &off))
-		return -ENOENT;
-	*file_off = off;
-	if (size)
-		*size = sym.st_size;
 	return 0;
 }
 

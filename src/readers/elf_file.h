@@ -26,6 +26,12 @@ void elf_file_close(struct elf_file *ef);
  * STT_FUNC or STT_GNU_IFUNC, defined). 0, or -ENOENT. */
 int elf_file_func_offset(struct elf_file *ef, const char *name, __u64 *file_off, __u64 *size);
 
+/* Link-time address and size of the function symbol `name`, as
+ * elf_file_func_offset finds it: for a separate debug file, whose
+ * segments hold no bytes, convert it through the object's own file.
+ * 0, or -ENOENT. */
+int elf_file_func_symbol(struct elf_file *ef, const char *name, __u64 *vaddr, __u64 *size);
+
 /* Link-time address and size of the data symbol `name` (STT_OBJECT,
  * defined; .dynsym, then .symtab). 0, or -ENOENT. */
 int elf_file_object_symbol(struct elf_file *ef, const char *name, __u64 *vaddr, __u64 *size);

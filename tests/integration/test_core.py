@@ -9,10 +9,11 @@ and inuse_*)."""
 import os
 import re
 import signal
+import subprocess
 import tempfile
 import time
 
-from memtop_test import (TEST_RATE, Memtop, Workload, assert_counters_equal, assert_estimate,
+from memtop_test import (TEST_RATE, Memtop, Proc, Workload, assert_counters_equal, assert_estimate,
                          assert_eq, assert_nothing_left, bpf_snapshot, check, fail,
                          read_truth_file, rss_bytes, site_value, sites_by_function, target,
                          truth_site, upper_bound, workload_path)
@@ -400,3 +401,37 @@ def test_live_map_full_is_said_on_the_site():
     w.release()
     t.send(2)
     t.wait(20)
+
+
+def test_thread_exit_frees_counted_once():
+    """glibc empties an exiting thread's cache (tcache) by calling free()
+    on blocks the program freed already: under uprobes those frees are the
+    C library's, not the program's, and are not counted again. Four
+    threads per batch, each made and ended: memtop's counts move by what
+    the batches made."""
+    w = Proc([workload_path("inject_target"), "sum", "4", "3000"],
+             stdin=subprocess.PIPE, name="inject_target sum")
+    check(w.out.get(10, "READY").startswith("READY"), "inject_target did not start")
+    m = Memtop("-b", "--json", "-d", INTERVAL, "--no-inject", "--max-overhead", "none",
+               "-p", w.pid)
+    rec = m.first_record()
+    check(target(rec, w.pid)["mechanism"] == "uprobes", "not on uprobes: %s" % target(rec, w.pid))
+    made, before = [0, 0], None
+    for n in range(1, 5):
+        w.popen.stdin.write(b"go\n")
+        w.popen.stdin.flush()
+        line = w.out.get(30, "batch %d" % n)
+        check(line and line.startswith("sum %d " % n), "inject_target printed %r" % line)
+        truth = dict(kv.split("=") for kv in line.split()[3:])
+        if n == 1:  # the first batch's threads get their stacks made
+            before = target(m.records_after(time.time(), count=1), w.pid)
+            continue
+        made[0] += int(truth["allocs"])
+        made[1] += int(truth["frees"])
+    t = target(m.records_after(time.time(), count=1), w.pid)
+    got = [t["alloc_calls"] - before["alloc_calls"], t["free_calls"] - before["free_calls"]]
+    print("made %s, counted %s" % (made, got))
+    check(got == made, "3 batches of 4 threads made and ended: memtop counted %s, they made %s"
+          % (got, made))
+    m.send(2)
+    check(m.wait(20) == 0, "memtop: %s" % m.err.text()[-300:])

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * exit_frees.h - where, in a process, its allocator frees at a thread's
+ * exit blocks the program freed already (glibc empties the exiting
+ * thread's tcache with free(), docs/architecture.md "Counting rules").
+ * The functions are static, so they are found in the library's .symtab or
+ * in its separate debug file (stacks/debuginfo.h: libc6-dbg, debuginfod
+ * when a fetch finished earlier); without either there is no range, and
+ * those frees are counted as the program's.
+ */
+#ifndef MEMTOP_PROBE_EXIT_FREES_H
+#define MEMTOP_PROBE_EXIT_FREES_H
+
+#include <sys/types.h>
+#include <linux/types.h>
+
+/* [*lo, *hi): the runtime addresses in pid of the first of names (NULL
+ * terminated) that lib_path (a path of the library pid maps, which memtop
+ * can open) or its debug file defines, in pid's executable mapping of
+ * that library. 0, or -ENOENT (no symbols, no such function, not
+ * mapped, or pid is still a copy of memtop: a command held before its
+ * exec, whose libc is memtop's mapping), -errno of reading pid's maps. */
+int exit_frees_find(pid_t pid, const char *lib_path, const char *const *names, __u64 *lo, __u64 *hi);
+
+#endif /* MEMTOP_PROBE_EXIT_FREES_H */
