@@ -430,8 +430,12 @@ def test_java_attach_unanswered():
               "its native allocations should be watched")
         check(m.drain() == 0, "memtop should run on")
         check(not os.path.exists("/tmp/.attach_pid%d" % w.pid), "a trigger file was left")
-        check(not [f for f in os.listdir("/tmp") if f.startswith(".memtop-jvmti-%d" % w.pid)],
-              "an agent copy was left in /tmp")
+        # a copy is .memtop-jvmti-PID-STAMP.so; .memtop-jvmti-PID alone is
+        # the socket an agent listens on, which a killed JVM of an earlier
+        # test (its PID a prefix of this one's, or this one's before the
+        # PIDs wrapped) leaves
+        copies = [f for f in os.listdir("/tmp") if f.startswith(".memtop-jvmti-%d-" % w.pid)]
+        check(not copies, "an agent copy was left in /tmp: %s" % copies)
         check(w.poll() is None, "the process should still run")
         w.kill()
     finally:
