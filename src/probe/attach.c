@@ -75,7 +75,9 @@ struct mt_probe_set {
 	struct probe_loc locs[NPROBES];
 	int n;
 	struct link_group g[NGROUPS];
-	struct mt_probe_set *next; /* another allocator of the process (attach_chain) */
+	struct mt_probe_set *next;     /* another allocator of the process (attach_chain) */
+	const char *const *exit_frees; /* the allocator's (allocators.h), NULL: none */
+	int exit_frees_tries;          /* refreshes left to find them (attach_exit_frees) */
 };
 
 static int group_of(const struct probe_loc *l)
@@ -482,23 +484,67 @@ static struct mt_probe_set *probe_set_new(struct mt_bpf *b, pid_t pid, const cha
 	return ps;
 }
 
-/* Tell ps's free probes where its allocator frees at a thread's exit
- * (exit_frees.h), where one of them knows its return address; an older
- * range of the process is dropped when there is none now. */
+/* Refreshes a command attached before its exec looks for its thread-exit
+ * frees (memtop lets it exec at once, and its libc is mapped within
+ * milliseconds of the exec). */
+#define EXIT_FREES_TRIES 20
+
+/* Not yet: the process's program is not there, or has not mapped its
+ * libc yet (exit_frees.h). */
+static bool exit_frees_later(int e)
+{
+	return e == -EAGAIN || e == -ESRCH;
+}
+
+/* Give the BPF side where ps's allocator frees at a thread's exit
+ * (exit_frees.h): 0 when set; exit_frees_later() when not yet; else the
+ * error, and any older range of the process dropped. */
+static int set_exit_frees(struct mt_probe_set *ps)
+{
+	__u64 lo, hi;
+	int e = exit_frees_find(ps->pid, ps->path, ps->exit_frees, &lo, &hi);
+
+	if (!e)
+		e = bpf_loader_set_exit_frees(ps->b, ps->pid, lo, hi);
+	if (e && !exit_frees_later(e))
+		bpf_loader_set_exit_frees(ps->b, ps->pid, 0, 0);
+	return e;
+}
+
+/* Let ps's free probes leave out the allocator's thread-exit frees, where
+ * one of them knows its return address. For a command held before its
+ * exec the range comes later (attach_exit_frees); the probes look it up
+ * from the start. */
 static void mark_exit_frees(struct mt_probe_set *ps, const struct allocator *alloc)
 {
 	bool ra_known = false;
-	__u64 lo, hi;
+	int e;
 
 	if (!alloc->exit_frees)
 		return;
 	for (int i = 0; i < ps->n; i++)
 		ra_known |= ps->locs[i].spec->fn == MT_FN_FREE && MT_COOKIE_RA(ps->locs[i].ra_off);
-	if (ra_known && !exit_frees_find(ps->pid, ps->path, alloc->exit_frees, &lo, &hi) &&
-	    !bpf_loader_set_exit_frees(ps->b, ps->pid, lo, hi))
-		ps->flags |= MT_PF_FREE_EXIT_RANGE;
-	else
+	if (!ra_known) {
 		bpf_loader_set_exit_frees(ps->b, ps->pid, 0, 0);
+		return;
+	}
+	ps->exit_frees = alloc->exit_frees;
+	e = set_exit_frees(ps);
+	if (!e || exit_frees_later(e))
+		ps->flags |= MT_PF_FREE_EXIT_RANGE;
+	ps->exit_frees_tries = exit_frees_later(e) ? EXIT_FREES_TRIES : 0;
+}
+
+void attach_exit_frees(struct mt_probe_set *ps)
+{
+	for (; ps; ps = ps->next) {
+		int e;
+
+		if (!ps->exit_frees_tries)
+			continue;
+		e = set_exit_frees(ps);
+		ps->exit_frees_tries = exit_frees_later(e) ? ps->exit_frees_tries - 1 : 0;
+	}
 }
 
 struct mt_probe_set *attach_target(struct mt_bpf *b, pid_t pid, const char *lib_path,

@@ -44,6 +44,11 @@ struct mt_probe_set *attach_target(struct mt_bpf *b, pid_t pid, const char *lib_
 				   bool want_session, struct attach_info *info, char *err,
 				   size_t errlen);
 void attach_detach(struct mt_probe_set *ps);
+/* Once a refresh: for a command attached before its exec, look again for
+ * where its allocator frees at a thread's exit (probe/exit_frees.h),
+ * which its free probes leave out once found; a few refreshes at most.
+ * Nothing for any other set. */
+void attach_exit_frees(struct mt_probe_set *ps);
 
 /* Attach to the otel_memory:alloc/free USDT probes of sampler_path (an
  * ELF file pid maps, or will map, e.g. the in-process sampler). NULL with

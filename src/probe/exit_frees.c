@@ -62,8 +62,10 @@ int exit_frees_find(pid_t pid, const char *lib_path, const char *const *names, _
 	struct stat st;
 	int e;
 
-	if (!names || stat(lib_path, &st) || is_memtop_copy(pid))
+	if (!names || stat(lib_path, &st))
 		return -ENOENT;
+	if (is_memtop_copy(pid))
+		return -EAGAIN;
 	ef = elf_file_open(lib_path);
 	if (!ef)
 		return -ENOENT;
@@ -79,7 +81,7 @@ int exit_frees_find(pid_t pid, const char *lib_path, const char *const *names, _
 	at = mapped_at(&maps, st.st_ino, off);
 	proc_maps_free(&maps);
 	if (!at)
-		return -ENOENT;
+		return -ESRCH; /* not mapped (yet: a program just exec'd) */
 	*lo = at;
 	*hi = at + size;
 	return 0;

@@ -17,9 +17,11 @@
 /* [*lo, *hi): the runtime addresses in pid of the first of names (NULL
  * terminated) that lib_path (a path of the library pid maps, which memtop
  * can open) or its debug file defines, in pid's executable mapping of
- * that library. 0, or -ENOENT (no symbols, no such function, not
- * mapped, or pid is still a copy of memtop: a command held before its
- * exec, whose libc is memtop's mapping), -errno of reading pid's maps. */
+ * that library. 0; -ENOENT when there is none (no symbols, no such
+ * function); -EAGAIN when pid is still a copy of memtop (a command held
+ * before its exec, whose libc is memtop's mapping); -ESRCH when pid does
+ * not map the library (a program that just exec'd, not yet); -errno of
+ * reading pid's maps. */
 int exit_frees_find(pid_t pid, const char *lib_path, const char *const *names, __u64 *lo, __u64 *hi);
 
 #endif /* MEMTOP_PROBE_EXIT_FREES_H */

@@ -92,6 +92,14 @@ static int uprobes_attach(struct watch_set *ws, struct watched *w, char *err, si
 	return w->probes ? 0 : errno ? -errno : -EINVAL;
 }
 
+/* A command attached before its exec: its thread-exit frees are found
+ * once it runs. */
+static void uprobes_tend(struct watch_set *ws, struct watched *w)
+{
+	(void)ws;
+	attach_exit_frees(w->probes);
+}
+
 /* Why not in-process, where memtop could have done it. */
 static void uprobes_describe(struct watch_set *ws, struct watched *w, struct mt_target_facts *f)
 {
@@ -107,6 +115,7 @@ const struct mechanism mechanism_uprobes = {
 	.choose_command = uprobes_choose_command,
 	.launched = uprobes_launched,
 	.attach = uprobes_attach,
+	.tend = uprobes_tend,
 	.describe = uprobes_describe,
 	.release = mechanism_release_probes,
 };

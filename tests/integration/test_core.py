@@ -403,35 +403,68 @@ def test_live_map_full_is_said_on_the_site():
     t.wait(20)
 
 
-def test_thread_exit_frees_counted_once():
-    """glibc empties an exiting thread's cache (tcache) by calling free()
-    on blocks the program freed already: under uprobes those frees are the
-    C library's, not the program's, and are not counted again. Four
-    threads per batch, each made and ended: memtop's counts move by what
-    the batches made."""
-    w = Proc([workload_path("inject_target"), "sum", "4", "3000"],
-             stdin=subprocess.PIPE, name="inject_target sum")
-    check(w.out.get(10, "READY").startswith("READY"), "inject_target did not start")
-    m = Memtop("-b", "--json", "-d", INTERVAL, "--no-inject", "--max-overhead", "none",
-               "-p", w.pid)
-    rec = m.first_record()
-    check(target(rec, w.pid)["mechanism"] == "uprobes", "not on uprobes: %s" % target(rec, w.pid))
+def thread_batches_counted(m, pid, go, batch_line):
+    """inject_target sum 4 N watched by m: a first batch (its threads get
+    their stacks made), then three whose threads are made and ended; go()
+    starts a batch, batch_line(n) returns its line. memtop's counts move
+    by exactly what the three batches made."""
     made, before = [0, 0], None
     for n in range(1, 5):
-        w.popen.stdin.write(b"go\n")
-        w.popen.stdin.flush()
-        line = w.out.get(30, "batch %d" % n)
+        go()
+        line = batch_line(n)
         check(line and line.startswith("sum %d " % n), "inject_target printed %r" % line)
         truth = dict(kv.split("=") for kv in line.split()[3:])
-        if n == 1:  # the first batch's threads get their stacks made
-            before = target(m.records_after(time.time(), count=1), w.pid)
+        if n == 1:
+            before = target(m.records_after(time.time(), count=1), pid)
+            check(before["mechanism"] == "uprobes", "not on uprobes: %s" % before)
             continue
         made[0] += int(truth["allocs"])
         made[1] += int(truth["frees"])
-    t = target(m.records_after(time.time(), count=1), w.pid)
+    t = target(m.records_after(time.time(), count=1), pid)
     got = [t["alloc_calls"] - before["alloc_calls"], t["free_calls"] - before["free_calls"]]
     print("made %s, counted %s" % (made, got))
     check(got == made, "3 batches of 4 threads made and ended: memtop counted %s, they made %s"
           % (got, made))
+
+
+def test_thread_exit_frees_counted_once():
+    """glibc empties an exiting thread's cache (tcache) by calling free()
+    on blocks the program freed already: under uprobes those frees are the
+    C library's, not the program's, and are not counted again; with -p,
+    and with -- CMD, whose probes go on before its exec."""
+    sum_args = [workload_path("inject_target"), "sum", "4", "3000"]
+    w = Proc(sum_args, stdin=subprocess.PIPE, name="inject_target sum")
+    check(w.out.get(10, "READY").startswith("READY"), "inject_target did not start")
+    m = Memtop("-b", "--json", "-d", INTERVAL, "--no-inject", "--max-overhead", "none",
+               "-p", w.pid)
+    m.first_record()
+
+    def go_pid():
+        w.popen.stdin.write(b"go\n")
+        w.popen.stdin.flush()
+    thread_batches_counted(m, w.pid, go_pid, lambda n: w.out.get(30, "batch %d" % n))
     m.send(2)
     check(m.wait(20) == 0, "memtop: %s" % m.err.text()[-300:])
+
+    with tempfile.TemporaryDirectory() as tmp:
+        log = os.path.join(tmp, "cmd.log")
+        m = Memtop("-b", "--json", "-d", INTERVAL, "--no-preload", "--max-overhead", "none",
+                   "--cmd-log", log, "--", *sum_args, stdin=subprocess.PIPE)
+        pid = m.first_record()["targets"][0]["pid"]
+
+        def go_cmd():
+            m.popen.stdin.write(b"go\n")
+            m.popen.stdin.flush()
+
+        def cmd_line(n):
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                m.record(10)  # a refresh: the log has had time to grow
+                with open(log) as f:
+                    lines = [l for l in f if l.startswith("sum %d " % n)]
+                if lines:
+                    return lines[0].strip()
+            fail("no batch %d in %s" % (n, log))
+        thread_batches_counted(m, pid, go_cmd, cmd_line)
+        m.popen.stdin.close()
+        check(m.wait(20) == 0, "memtop: %s" % m.err.text()[-300:])
