@@ -42,6 +42,12 @@
  * k, the same in every pair. On the heavy row at a load of 14 the pairs
  * agreed within 6% on a k twice the truth (2,274% against 5,261%). */
 #define COST_BIAS 0.05
+/* How far a free()-hit cost ratio taken as 1 (no free()-off step: a
+ * process idle at the start-up) may be from the truth: measured 0.95 on
+ * glibc's free() (tests/bench/phases.py) and 1.107 on jemalloc's in
+ * redis-server (probes.md 6.2). r * c * H_off of every pair's k is off
+ * by this times c * H_off. */
+#define RATIO_UNMEASURED_SPAN 0.15
 
 enum { ACC_CPU, ACC_HITS, ACC_FREES };
 
@@ -316,17 +322,21 @@ double slowdown_cost_ns(const struct slowdown *s, bool *identified)
 
 /* Whether the window's figure is measured, and the range k's
  * uncertainty leaves it: 1 + S = cpu / (k f), so k within (1 +- n e) puts
- * 1 + S within (1 + S) / (1 -+ n e). */
+ * 1 + S within (1 + S) / (1 -+ n e). Besides the pairs' spread, e holds
+ * what they share: the error of c (COST_BIAS), and while no free()-off
+ * step measured it, that of r (RATIO_UNMEASURED_SPAN). */
 static void slowdown_range(const struct slowdown *s, struct slowdown_est *out, double frees)
 {
 	double e, one = 1 + out->slowdown_pct / 100;
+	double r_err = s->nratio ? 0 : RATIO_UNMEASURED_SPAN * (s->have_off ? s->off_h : 1);
 
 	out->low_pct = out->high_pct = out->slowdown_pct;
 	out->measured = s->usdt || (s->identified && s->own_ns > 0 && frees > 0);
 	if (s->usdt || !out->measured)
 		return;
-	e = hypot(RANGE_SIGMAS * slowdown_own_uncertainty(s),
-		  COST_BIAS * s->free_ratio * s->cost_ns / s->own_ns);
+	e = hypot(hypot(RANGE_SIGMAS * slowdown_own_uncertainty(s),
+			COST_BIAS * s->free_ratio * s->cost_ns / s->own_ns),
+		  r_err * s->cost_ns / s->own_ns);
 	out->low_pct = fmax(0, 100 * (one / (1 + e) - 1));
 	out->high_pct = e < 1 ? fmin(100 * (one / (1 - e) - 1), SLOWDOWN_MAX_PCT) : INFINITY;
 	if (out->high_pct < out->slowdown_pct)

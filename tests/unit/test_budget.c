@@ -159,7 +159,7 @@ static void test_identifies_cost(void **state)
  * cost, and taking the free() hit to cost the same read the slowdown
  * 1.37 times the truth at 9x (2.2 times it in tests/bench/slowdown.py);
  * the start-up's free()-off steps measure the ratio. */
-static double heavy_slowdown(bool with_frees_off, double *ratio)
+static double heavy_slowdown(bool with_frees_off, double *ratio, struct slowdown_est *out)
 {
 	struct sim s = { 249, 1177, 1.0, 1000000000ULL, 0, 0, 0, 1114, 0 };
 	struct slowdown sd;
@@ -178,20 +178,28 @@ static double heavy_slowdown(bool with_frees_off, double *ratio)
 		sim_step(&s, &sd, true, 250000000ULL);
 	assert_int_equal(slowdown_window(&sd, 0, SLOWDOWN_REPORT_NS, &est), 0);
 	*ratio = sd.free_ratio;
+	*out = est;
 	return est.slowdown_pct;
 }
 
 static void test_free_hit_costs_less(void **state)
 {
 	double truth = 100.0 * (1114 + 1177) / 249, r_old, r_new;
-	double old = heavy_slowdown(false, &r_old), now = heavy_slowdown(true, &r_new);
+	struct slowdown_est e_old, e_new;
+	double old = heavy_slowdown(false, &r_old, &e_old);
+	double now = heavy_slowdown(true, &r_new, &e_new);
 
 	print_message("free() hit 0.95 of an allocation hit: slowdown %.0f%% with free()-off "
-		      "steps (ratio %.3f), %.0f%% without, truth %.0f%%\n",
-		      now, r_new, old, truth);
+		      "steps (ratio %.3f, range %.0f-%.0f%%), %.0f%% without (range %.0f-%.0f%%), "
+		      "truth %.0f%%\n",
+		      now, r_new, e_new.low_pct, e_new.high_pct, old, e_old.low_pct, e_old.high_pct,
+		      truth);
 	assert_true(fabs(r_new - 1114.0 / 1177) < 0.01);
 	assert_true(fabs(now - truth) < 0.03 * truth);
 	assert_true(r_old == 1 && old > 1.25 * truth);
+	/* r taken as 1 is off by the truth's 5% here: the range says so */
+	assert_true(e_old.low_pct <= truth && truth <= e_old.high_pct);
+	assert_true(e_old.high_pct - e_old.low_pct > e_new.high_pct - e_new.low_pct);
 }
 
 /* Under the budget at duty 0.1 samples are drawn ten times as densely in
