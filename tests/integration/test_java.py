@@ -253,6 +253,10 @@ def test_java_other_mount_namespace():
         check(os.readlink("/proc/%d/ns/mnt" % jpid) != os.readlink("/proc/self/ns/mnt"),
               "the JVM should be in a mount namespace of its own")
         check(not os.path.exists("/tmp/.java_pid%d" % jpid), "its /tmp should be its own")
+        ours = "/tmp/.memtop-jvmti-%d" % jpid
+        # an earlier test's killed JVM with this PID (PIDs wrap) may have
+        # left its socket here: only a new one would be this agent's
+        before = os.lstat(ours) if os.path.lexists(ours) else None
         m = Memtop("-b", "--json", "-p", jpid)
         wait_stderr(m, SAMPLED)
         t0 = time.monotonic()
@@ -264,7 +268,10 @@ def test_java_other_mount_namespace():
                 break
         else:
             fail("no Java samples from a JVM in another mount namespace")
-        check(not os.path.exists("/tmp/.memtop-jvmti-%d" % jpid),
+        after = os.lstat(ours) if os.path.lexists(ours) else None
+        check(after is None or (before is not None and
+                                (after.st_ino, after.st_ctime_ns) ==
+                                (before.st_ino, before.st_ctime_ns)),
               "the agent's socket should be in the JVM's /tmp, not memtop's")
         m.kill()
         w.kill()
