@@ -75,9 +75,9 @@ struct mt_probe_set {
 	struct probe_loc locs[NPROBES];
 	int n;
 	struct link_group g[NGROUPS];
-	struct mt_probe_set *next;     /* another allocator of the process (attach_chain) */
-	const char *const *exit_frees; /* the allocator's (allocators.h), NULL: none */
-	int exit_frees_tries;          /* refreshes left to find them (attach_exit_frees) */
+	struct mt_probe_set *next;        /* another allocator of the process (attach_chain) */
+	struct exit_frees_loc exit_frees; /* where its allocator frees at a thread's exit */
+	int exit_frees_tries; /* refreshes left to find them mapped (attach_exit_frees) */
 };
 
 static int group_of(const struct probe_loc *l)
@@ -496,13 +496,13 @@ static bool exit_frees_later(int e)
 	return e == -EAGAIN || e == -ESRCH;
 }
 
-/* Give the BPF side where ps's allocator frees at a thread's exit
- * (exit_frees.h): 0 when set; exit_frees_later() when not yet; else the
- * error, and any older range of the process dropped. */
+/* Give the BPF side where ps's allocator frees at a thread's exit, as
+ * the process maps it (exit_frees.h): 0 when set; exit_frees_later() when
+ * not yet; else the error, and any older range of the process dropped. */
 static int set_exit_frees(struct mt_probe_set *ps)
 {
 	__u64 lo, hi;
-	int e = exit_frees_find(ps->pid, ps->path, ps->exit_frees, &lo, &hi);
+	int e = exit_frees_mapped(ps->pid, &ps->exit_frees, &lo, &hi);
 
 	if (!e)
 		e = bpf_loader_set_exit_frees(ps->b, ps->pid, lo, hi);
@@ -517,22 +517,22 @@ static int set_exit_frees(struct mt_probe_set *ps)
  * from the start. */
 static void mark_exit_frees(struct mt_probe_set *ps, const struct allocator *alloc)
 {
-	bool ra_known = false;
+	bool ra_known = false, later;
 	int e;
 
 	if (!alloc->exit_frees)
 		return;
 	for (int i = 0; i < ps->n; i++)
 		ra_known |= ps->locs[i].spec->fn == MT_FN_FREE && MT_COOKIE_RA(ps->locs[i].ra_off);
-	if (!ra_known) {
+	if (!ra_known || exit_frees_locate(ps->pid, ps->path, alloc->exit_frees, &ps->exit_frees)) {
 		bpf_loader_set_exit_frees(ps->b, ps->pid, 0, 0);
 		return;
 	}
-	ps->exit_frees = alloc->exit_frees;
 	e = set_exit_frees(ps);
-	if (!e || exit_frees_later(e))
+	later = exit_frees_later(e);
+	if (!e || later)
 		ps->flags |= MT_PF_FREE_EXIT_RANGE;
-	ps->exit_frees_tries = exit_frees_later(e) ? EXIT_FREES_TRIES : 0;
+	ps->exit_frees_tries = later ? EXIT_FREES_TRIES : 0;
 }
 
 void attach_exit_frees(struct mt_probe_set *ps)

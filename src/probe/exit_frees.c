@@ -54,35 +54,43 @@ static bool is_memtop_copy(pid_t pid)
 	       mine.st_ino == its.st_ino;
 }
 
-int exit_frees_find(pid_t pid, const char *lib_path, const char *const *names, __u64 *lo, __u64 *hi)
+int exit_frees_locate(pid_t pid, const char *lib_path, const char *const *names,
+		      struct exit_frees_loc *loc)
 {
-	struct mt_maps maps = { 0 };
 	struct elf_file *ef;
-	__u64 vaddr, size, off, at = 0;
 	struct stat st;
+	__u64 vaddr;
 	int e;
 
 	if (!names || stat(lib_path, &st))
 		return -ENOENT;
-	if (is_memtop_copy(pid))
-		return -EAGAIN;
 	ef = elf_file_open(lib_path);
 	if (!ef)
 		return -ENOENT;
-	e = find_symbol(ef, pid, names, &vaddr, &size);
+	e = find_symbol(ef, pid, names, &vaddr, &loc->size);
 	if (!e)
-		e = elf_file_vaddr_to_off(ef, vaddr, &off);
+		e = elf_file_vaddr_to_off(ef, vaddr, &loc->off);
 	elf_file_close(ef);
-	if (e)
-		return -ENOENT;
+	loc->ino = st.st_ino;
+	return e ? -ENOENT : 0;
+}
+
+int exit_frees_mapped(pid_t pid, const struct exit_frees_loc *loc, __u64 *lo, __u64 *hi)
+{
+	struct mt_maps maps = { 0 };
+	__u64 at;
+	int e;
+
+	if (is_memtop_copy(pid))
+		return -EAGAIN;
 	e = proc_maps_read(pid, &maps);
 	if (e)
 		return e;
-	at = mapped_at(&maps, st.st_ino, off);
+	at = mapped_at(&maps, loc->ino, loc->off);
 	proc_maps_free(&maps);
 	if (!at)
 		return -ESRCH; /* not mapped (yet: a program just exec'd) */
 	*lo = at;
-	*hi = at + size;
+	*hi = at + loc->size;
 	return 0;
 }

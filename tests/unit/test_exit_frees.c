@@ -101,6 +101,16 @@ static __u64 symbol_size(const char *lib)
 	return size;
 }
 
+/* What attach does: the file's function located once, then looked for
+ * among pid's mappings. */
+static int exit_frees_find(pid_t pid, const char *lib, const char *const *n, __u64 *lo, __u64 *hi)
+{
+	struct exit_frees_loc loc;
+	int e = exit_frees_locate(pid, lib, n, &loc);
+
+	return e ? e : exit_frees_mapped(pid, &loc, lo, hi);
+}
+
 static void test_found_where_the_kernel_mapped_it(void **state)
 {
 	char lib[4096], map_file[128];
