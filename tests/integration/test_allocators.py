@@ -72,6 +72,18 @@ def said_paused(records):
             r["overhead"].get("duty", 1) < 1]
 
 
+def why_scored(site, rec, pid):
+    """What a site's best-scored entry was made of, and how its process
+    was watched, for a failure to say why a score was low."""
+    e = max(site["entries"], key=lambda e: e["leak_score"])
+    keys = ("leak_score", "leak_confidence", "leak_reasons", "samples", "live_samples",
+            "inuse_bytes", "slope_bytes_per_s", "slope_r2", "freed_fraction", "mechanism")
+    t = target(rec, pid)
+    return "its entry %s of %d; the process: mechanism %s, duty %s" % (
+        {k: e.get(k) for k in keys}, len(site["entries"]), t.get("mechanism"),
+        rec["overhead"].get("duty"))
+
+
 def check_scenario(name, during, last, truth, pid, startup_slack=0, seen=()):
     """Exact counters after the phase (with startup_slack, a -- CMD run:
     at most that many more calls, those of its start-up, which memtop
@@ -95,7 +107,8 @@ def check_scenario(name, during, last, truth, pid, startup_slack=0, seen=()):
     score = {f: max(e["leak_score"] for e in s["entries"]) for f, s in sites.items()}
     top = max(score, key=score.get)
     check(top == "leak_site" and score["leak_site"] >= LEAK_MIN,
-          "%s: leak_site should rank first with a score >= %.0f: %s" % (name, LEAK_MIN, score))
+          "%s: leak_site should rank first with a score >= %.0f: %s; %s" %
+          (name, LEAK_MIN, score, why_scored(sites["leak_site"], during, pid)))
     for f in ("cache_site", "churn_site"):
         check(score[f] <= LOW_MAX, "%s: %s scores %.0f, above %.0f: %s" %
               (name, f, score[f], LOW_MAX, score))
