@@ -75,6 +75,10 @@ static void switch_phase(struct overhead *o, __u64 now)
 	set_allocs(o, on, now);
 	if (on)
 		budget_started(&o->budget, began);
+	else
+		/* said now, not at the next step: a process that ends
+		 * before it missed calls all the same */
+		o->port.paused(o->port.ctx);
 }
 
 /* free() and realloc() off or back on, for the start-up measure only

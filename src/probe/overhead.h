@@ -56,7 +56,9 @@ struct overhead_port {
 	double (*own_uncertainty)(void *ctx);
 	/* Wait ms milliseconds; true when memtop was asked to stop. */
 	bool (*wait)(void *ctx, int ms);
-	/* The probes were paused: the targets' counts are not exact. */
+	/* The probes were paused: the targets' counts are not exact. Said
+	 * when an off-phase of the schedule begins, and at every step
+	 * while the duty is below 1. */
 	void (*paused)(void *ctx);
 };
 

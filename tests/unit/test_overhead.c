@@ -34,6 +34,7 @@ struct sim {
 	double duty, phase_duty;
 	__u64 phase_rate;
 	int alloc_switches, free_switches, count_only_switches, measures, paused;
+	int pauses_unsaid;           /* schedule off-switches paused() has not followed yet */
 	__u64 on_ns, last_switch_ns; /* time with the allocation probes on */
 	int stop_after_waits;        /* > 0: wait says stop at that call */
 	int waits;
@@ -62,6 +63,8 @@ static void sim_set_allocs(void *ctx, bool on)
 	s->last_switch_ns = s->now;
 	if (s->allocs != on)
 		s->alloc_switches++;
+	if (s->allocs && !on && !s->count_only)
+		s->pauses_unsaid++;
 	s->allocs = on;
 }
 
@@ -135,7 +138,10 @@ static bool sim_wait(void *ctx, int ms)
 
 static void sim_paused(void *ctx)
 {
-	((struct sim *)ctx)->paused++;
+	struct sim *s = ctx;
+
+	s->paused++;
+	s->pauses_unsaid = 0;
 }
 
 static void start(struct overhead *o, struct sim *s, double limit, struct mt_status *st)
@@ -174,6 +180,9 @@ static void run_until(struct overhead *o, struct sim *s, struct mt_status *st, _
 		s->now = next > s->now ? (next < until ? next : until) : s->now;
 		if (s->now >= overhead_next_ns(o))
 			overhead_run(o, s->now, st);
+		/* a pause is said when it begins, not at the next step: a
+		 * process that ends between the two missed calls too */
+		assert_int_equal(s->pauses_unsaid, 0);
 	}
 }
 
