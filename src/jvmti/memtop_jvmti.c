@@ -24,6 +24,8 @@
  *   HotSpot's default (512 KiB), the environment disposed (its tags with
  *   it). JVMTI cannot unload an agent, so the library and its idle thread
  *   (blocked in accept) stay; the next memtop reuses them.
+ * - When the JVM terminates (Agent_OnUnload) the socket's name is removed
+ *   from its /tmp, if it is still the one the agent bound.
  */
 
 #include <errno.h>
@@ -79,6 +81,10 @@ struct method {
 
 static JavaVM *the_vm;
 static int listen_fd = -1;
+/* The socket's path and the inode bind() made there: what the JVM's end
+ * removes, and only while it is still that one. */
+static char listen_path[108];
+static ino_t listen_ino;
 static atomic_int loaded;
 static struct jq samples, frees;
 /* The session now streaming (0: none); read by the JVM's threads. */
@@ -629,11 +635,26 @@ static int listen_on(const char *path)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0600) || listen(fd, 4)) {
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0600) || listen(fd, 4) ||
+	    lstat(path, &st)) {
 		close(fd);
 		return -1;
 	}
+	strcpy(listen_path, path);
+	listen_ino = st.st_ino;
 	return fd;
+}
+
+/* The JVM ends (Agent_OnUnload): its socket goes with it, unless
+ * something else took its name meanwhile. */
+static void unlisten(void)
+{
+	struct stat st;
+
+	if (listen_path[0] && !lstat(listen_path, &st) && S_ISSOCK(st.st_mode) &&
+	    st.st_ino == listen_ino && st.st_uid == geteuid())
+		unlink(listen_path);
+	listen_path[0] = '\0';
 }
 
 EXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
@@ -669,13 +690,24 @@ EXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&th, &attr, agent_thread, NULL)) {
 		close(listen_fd);
-		unlink(path);
+		unlisten();
 		listen_fd = -1;
 		atomic_store(&loaded, 0);
 		return JNI_ERR;
 	}
 	pthread_attr_destroy(&attr);
 	return JNI_OK;
+}
+
+/* Called as the JVM terminates (JVMTI: the library is "in effect
+ * unloaded by the termination of the VM"); never after a SIGKILL, whose
+ * socket the next agent of this user and pid replaces (listen_on). The
+ * agent's thread may still block in accept: the descriptor stays open,
+ * only the name goes. */
+EXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
+{
+	(void)vm;
+	unlisten();
 }
 
 EXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)

@@ -310,7 +310,8 @@ def warm_up(w, timeout=90):
 def test_java_sigkill_then_reuse():
     """SIGKILL of memtop: the agent's session ends (events off, interval
     back), the JVM runs at its bare speed, and the next memtop reuses the
-    agent, says so, and gets samples."""
+    agent, says so, and gets samples. When the JVM then ends, the agent's
+    socket goes from its /tmp."""
     w = JavaWorkload(mode="bench", jvm_args=BENCH_JVM).wait_ready()
     warm_up(w)
     bare = rounds_rate(w, len(w.out.lines), 12)
@@ -346,7 +347,14 @@ def test_java_sigkill_then_reuse():
     check(last and java_target(last, w.pid)["java"]["samples"] > 0,
           "the reused agent should stream samples")
     print("allocations per CPU ms: bare %.0f, watched (64K) %.0f, after SIGKILL %.0f" % (bare, watched, after))
-    w.kill()
+    # the JVM's own end (EOF on its stdin: System.exit) takes the agent's
+    # socket out of its /tmp
+    sock = "/tmp/.memtop-jvmti-%d" % w.pid
+    check(os.path.exists(sock), "the agent's socket %s should be there while the JVM runs" % sock)
+    w.popen.stdin.close()
+    rc = w.wait(30)
+    check(rc == 0, "the JVM should end on EOF with 0, not %s: %s" % (rc, w.err.text()[-300:]))
+    check(not os.path.exists(sock), "the JVM ended and left the agent's socket %s" % sock)
 
 
 def test_java_sample_cap():
