@@ -333,6 +333,7 @@ static int counts_read(const struct inject_state *st, struct mt_inject_counts *c
 		c->free_calls += v[i].free_calls;
 		c->py_calls += v[i].py_calls;
 	}
+	c->py_allocs = v[MT_INJECT_THREAD_SLOTS].alloc_calls;
 	return e;
 }
 
@@ -348,6 +349,7 @@ int inject_counts(const struct inject_state *st, struct mt_inject_counts *c)
 	c->alloc_bytes -= st->counted_before.alloc_bytes;
 	c->free_calls -= st->counted_before.free_calls;
 	c->py_calls -= st->counted_before.py_calls;
+	c->py_allocs -= st->counted_before.py_allocs;
 	return 0;
 }
 

@@ -24,7 +24,9 @@
  * struct mt_inject_slot), summed over its slots. */
 struct mt_inject_counts {
 	__u64 alloc_calls, alloc_bytes, free_calls;
-	__u64 py_calls; /* through the wrapper of CPython's object allocator */
+	__u64 py_calls;  /* through the wrapper of CPython's object allocator */
+	__u64 py_allocs; /* of alloc_calls, the small objects it counted (its own
+			  * slot, plain adds: inject_cost.h) */
 };
 
 struct inject_state {
