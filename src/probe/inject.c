@@ -334,6 +334,7 @@ static int counts_read(const struct inject_state *st, struct mt_inject_counts *c
 		c->py_calls += v[i].py_calls;
 	}
 	c->py_allocs = v[MT_INJECT_THREAD_SLOTS].alloc_calls;
+	c->py_frees = v[MT_INJECT_THREAD_SLOTS].free_calls;
 	return e;
 }
 
@@ -350,6 +351,7 @@ int inject_counts(const struct inject_state *st, struct mt_inject_counts *c)
 	c->free_calls -= st->counted_before.free_calls;
 	c->py_calls -= st->counted_before.py_calls;
 	c->py_allocs -= st->counted_before.py_allocs;
+	c->py_frees -= st->counted_before.py_frees;
 	return 0;
 }
 

@@ -27,6 +27,7 @@ struct mt_inject_counts {
 	__u64 py_calls;  /* through the wrapper of CPython's object allocator */
 	__u64 py_allocs; /* of alloc_calls, the small objects it counted (its own
 			  * slot, plain adds: inject_cost.h) */
+	__u64 py_frees;  /* of free_calls, their frees */
 };
 
 struct inject_state {

@@ -247,7 +247,8 @@ int inject_cost_calibrate(const char *sampler_so, struct inject_cost *c, char *e
 double inject_cost_ns(const struct inject_cost *c, const struct mt_inject_counts *n, __u64 samples)
 {
 	double allocs = n->alloc_calls > n->py_allocs ? (double)(n->alloc_calls - n->py_allocs) : 0;
+	double frees = n->free_calls > n->py_frees ? (double)(n->free_calls - n->py_frees) : 0;
 
-	return allocs * c->alloc_ns + (double)n->free_calls * c->free_ns +
-	       (double)n->py_calls * c->py_ns + (double)samples * c->sample_ns;
+	return allocs * c->alloc_ns + frees * c->free_ns + (double)n->py_calls * c->py_ns +
+	       (double)samples * c->sample_ns;
 }

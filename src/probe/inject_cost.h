@@ -30,8 +30,8 @@ struct inject_cost {
 			   * traps are counted as probe hits) */
 	double py_ns;     /* a call of CPython's object allocator through the
 			   * wrapper, with the sampler's count of its small
-			   * object: plain adds in a slot of its own, not the
-			   * atomic adds alloc_ns times */
+			   * object or its free: plain adds in a slot of its
+			   * own, not the atomic adds alloc_ns times */
 	bool measured;    /* false: not calibrated, all 0 */
 };
 
@@ -40,8 +40,9 @@ struct inject_cost {
 int inject_cost_calibrate(const char *sampler_so, struct inject_cost *c, char *err, size_t errlen);
 
 /* What the calls in n and samples samples cost the process, in ns of its
- * CPU time: the small objects the CPython wrapper counted (py_allocs) are
- * in its py_calls' cost, not in alloc_ns's. */
+ * CPU time: the small objects the CPython wrapper counted and their frees
+ * (py_allocs, py_frees) are in its py_calls' cost, not in alloc_ns's and
+ * free_ns's. */
 double inject_cost_ns(const struct inject_cost *c, const struct mt_inject_counts *n, __u64 samples);
 
 #endif /* MEMTOP_PROBE_INJECT_COST_H */

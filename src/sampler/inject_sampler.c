@@ -290,6 +290,11 @@ static bool forget_sampled(void *ptr)
 #define py_hook_forget(p) forget_sampled(p)
 #define py_hook_thread() thread_id()
 #define py_hook_count() plain_add(&PY_SLOT->py_calls, 1)
+#define py_hook_count_free()                                \
+	do {                                                \
+		if (FREE_COUNTED())                         \
+			plain_add(&PY_SLOT->free_calls, 1); \
+	} while (0)
 #include "sampler/py_hook.h"
 
 /* memtop set py_want (attach, detach): the wrapping follows it, asked for
@@ -338,6 +343,7 @@ typedef int posix_memalign_fn(void **memptr, size_t align, size_t size);
 			return;                        \
 		}                                      \
 		free_seen(ptr);                        \
+		py_hook_note_libc();                   \
 		ORIG(fn, type *)(__VA_ARGS__);         \
 		NOT_A_TAIL_CALL();                     \
 	} while (0)

@@ -529,6 +529,7 @@ static bool py_forget(void *ptr)
 #define py_hook_forget(p) py_forget(p)
 #define py_hook_thread() ((__u64)(uintptr_t)&tls)
 #define py_hook_count() ((void)0) /* memtop reads no counts from a preloaded sampler */
+#define py_hook_count_free() ((void)0)
 #include "sampler/py_hook.h"
 
 /* ==== Sampled blocks ==== */

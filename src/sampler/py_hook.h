@@ -34,6 +34,10 @@
  *   py_hook_thread()       a __u64 that identifies the calling thread
  *   py_hook_count()        one call of the wrapper while a tool is attached
  *                          (the injected sampler counts them for its cost)
+ *   py_hook_count_free()   a free of an object pymalloc served itself (the
+ *                          sampler's free() was not reached meanwhile: the
+ *                          injected sampler counts it as a free, as it
+ *                          counts those objects' allocations)
  * It has no libc behind it (the injected sampler): no memcpy, no
  * relocations (function addresses are stored one by one at run time).
  */
@@ -62,8 +66,8 @@ typedef int py_initialized_fn(void);
 
 static struct {
 	struct py_allocator orig; /* what the wrapper forwards to */
-	__u64 inside;             /* the thread inside a wrapped realloc, or 0 */
-	bool fell;                /* that realloc reached the C library */
+	__u64 inside;             /* the thread inside a wrapped realloc or free, or 0 */
+	bool fell;                /* that call reached the C library */
 } py_hook;
 
 #define PY_HOOK_FN(k, type) ((type *)(PY_HOOK_API)[k])
@@ -133,16 +137,26 @@ static void *py_hook_realloc(void *ctx, void *old, size_t n)
 
 static void py_hook_free(void *ctx, void *p)
 {
+	__u64 outer = py_hook.inside;
+
 	if (PY_HOOK_ALLOC_ON())
 		py_hook_count();
 	if (p)
 		py_hook_forget(p);
+	py_hook.inside = py_hook_thread();
+	py_hook.fell = false;
 	py_hook.orig.free(py_hook.orig.ctx, p);
+	/* not given to free(): pymalloc's own object, whose free() the
+	 * sampler's did not count */
+	if (p && !py_hook.fell)
+		py_hook_count_free();
+	py_hook.inside = outer;
 	if (PY_HOOK_PENDING())
 		py_hook_poll();
 }
 
-/* Called by the sampler's realloc: a wrapped realloc fell through to it. */
+/* Called by the sampler's realloc and its counted frees: a wrapped
+ * realloc or free fell through to it. */
 static inline void py_hook_note_libc(void)
 {
 	if (__builtin_expect(py_hook.inside != 0, 0) && py_hook.inside == py_hook_thread())

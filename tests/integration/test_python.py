@@ -91,6 +91,28 @@ def stdin_truth(p):
     return json.loads(line)
 
 
+def check_frees_counted(m, rec, pid):
+    """Once the leak stopped, py_leaky's objects are freed as fast as they
+    are made: the exact counts (pymalloc's objects, which never reach
+    free(), counted by the wrapper) move by as many frees as allocations,
+    within 2%, over the next 3 s."""
+    t0 = target(rec, pid)
+    check(t0["counters_exact"], "the in-process counts should be exact: %s" % t0)
+    deadline = time.monotonic() + 20
+    while True:
+        later = m.record(10)
+        check(later is not None, "memtop exited: %s" % m.err.text()[-300:])
+        if later["time"] - rec["time"] >= 3:
+            break
+        check(time.monotonic() < deadline, "no record 3 s after %s" % rec["time"])
+    t1 = target(later, pid)
+    allocs = t1["alloc_calls"] - t0["alloc_calls"]
+    frees = t1["free_calls"] - t0["free_calls"]
+    check(allocs > 1000 and abs(frees - allocs) <= 0.02 * allocs,
+          "after the leak, %d frees counted against %d allocations (exact: %s)" %
+          (frees, allocs, t1["counters_exact"]))
+
+
 def check_inject_default_allocator(p):
     """memtop -p --inject on the CPython 3.11 process p (py_leaky, waiting
     for its start byte) with its default allocator: the injected sampler
@@ -115,6 +137,7 @@ def check_inject_default_allocator(p):
     check(lo < top["line"] <= hi, "line %s is not in leak_records (lines %d-%d)" %
           (top["line"], lo, hi))
     rec = m.records_after(truth["time"], 1)
+    check_frees_counted(m, rec, p.pid)
     est = sum(s["inuse_bytes"] for s in rec["sites"] if s["function"] == "leak_records")
     want = truth["leak_bytes"]
     check(abs(est - want) <= 0.25 * want,

@@ -82,14 +82,15 @@ static void test_cost_of_counts(void **state)
 	struct inject_cost c = {
 		.alloc_ns = 3, .free_ns = 2, .sample_ns = 100, .py_ns = 5, .measured = true
 	};
-	/* 1000 allocations, 4 of them small objects the CPython wrapper
-	 * counted in its 10 calls: those are in the calls' cost */
+	/* 1000 allocations and 900 frees, 4 and 3 of them small objects the
+	 * CPython wrapper counted in its 10 calls: those are in the calls'
+	 * cost */
 	struct mt_inject_counts n = {
-		.alloc_calls = 1000, .free_calls = 900, .py_calls = 10, .py_allocs = 4
+		.alloc_calls = 1000, .free_calls = 900, .py_calls = 10, .py_allocs = 4, .py_frees = 3
 	};
 
 	(void)state;
-	assert_true(fabs(inject_cost_ns(&c, &n, 7) - (2988 + 1800 + 50 + 700)) < 1e-9);
+	assert_true(fabs(inject_cost_ns(&c, &n, 7) - (2988 + 1794 + 50 + 700)) < 1e-9);
 }
 
 /* A process that samples itself: 1 s of CPU, 1000 hits at 1 us, 2 ms of
