@@ -230,6 +230,9 @@ static bool on_stop_asked(void *ctx)
  * and ticks. Past it the pass stops (the record in hand is consumed) and
  * the rest waits for the next pass, one poll later. */
 #define DRAIN_BUDGET_NS 50000000ULL
+/* ... but for the pass before interval zero, which takes all the start-up
+ * left (hundreds of samples to unwind for the first time) */
+#define ZERO_DRAIN_NS 2000000000ULL
 
 static int on_record(void *ctx, void *data, size_t size)
 {
@@ -250,9 +253,9 @@ static void on_source_record(void *ctx, const void *data, size_t size)
 	ingest_record(&a->ingest, data, size);
 }
 
-static void ring_drain(struct app *a)
+static void ring_drain(struct app *a, __u64 budget_ns)
 {
-	a->drain_until = clock_mono_ns() + DRAIN_BUDGET_NS;
+	a->drain_until = clock_mono_ns() + budget_ns;
 	bpf_loader_ring_drain(a->ring);
 }
 
@@ -695,7 +698,7 @@ static int tick(struct app *a)
 	__u64 now;
 	int alive;
 
-	ring_drain(a);
+	ring_drain(a, DRAIN_BUDGET_NS);
 	if (watch_rescan_cgroup(&a->ws))
 		pending_now(a);
 	now = clock_mono_ns();
@@ -832,7 +835,7 @@ static void run_each_pass(struct evloop *l, void *ctx, __u64 now)
 {
 	struct app *a = ((struct run *)ctx)->a;
 
-	ring_drain(a);
+	ring_drain(a, DRAIN_BUDGET_NS);
 	watch_pump_sources(&a->ws, now); /* the JVMs' agents */
 	if (a->stop) /* a refresh cut its work short for a signal (on_stop_asked) */
 		evloop_stop(l, 0);
@@ -1122,7 +1125,11 @@ int app_run(const struct mt_config *given)
 	a.fe_ctx.cfg = cfg;
 	a.fe_ctx.status = &a.status;
 	a.fe_ctx.interval_s = cfg->interval_s;
-	/* interval zero: the start line */
+	/* interval zero: the start line, with what was sampled while
+	 * attaching and measuring, however long unwinding it takes within
+	 * ZERO_DRAIN_NS (not the first interval's: with those samples in
+	 * it its rates read 1.7 times the truth) */
+	ring_drain(&a, ZERO_DRAIN_NS);
 	model_apply(a.model, MT_INPUT_TICK(clock_mono_ns()));
 	a.status.counters_exact =
 		run_status_counters_exact(a.model, overhead_ever_paused(&a.overhead));

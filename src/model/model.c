@@ -1020,8 +1020,10 @@ static int apply_facts(struct mt_model *m, const struct mt_target_facts *f)
 	}
 	if (f->set & MT_FACT_RSS)
 		t->rss_bytes = f->rss_bytes;
-	if (f->set & MT_FACT_COUNTERS)
+	if (f->set & MT_FACT_COUNTERS) {
 		t->counters = f->counters;
+		t->counted = true;
+	}
 	if (f->set & MT_FACT_EXACT)
 		t->counters_exact = f->counters_exact;
 	if (f->set & MT_FACT_RATES)
@@ -1520,7 +1522,7 @@ out:
 	free(sp);
 }
 
-static void tick_targets(struct mt_model *m, double now_s, double dt)
+static void tick_targets(struct mt_model *m, __u64 now_ns, double now_s, double dt)
 {
 	size_t i;
 
@@ -1532,6 +1534,13 @@ static void tick_targets(struct mt_model *m, double now_s, double dt)
 			continue; /* nothing of a dead target changes */
 		if (!t->alive)
 			d = closing_dt(m, t->exit_ns, dt);
+		else if (t->counted && !t->rate_based && t->start_ns && t->start_ns < now_ns)
+			/* its first counts are of all the time since it was watched:
+			 * more than this interval when its start-up came before the
+			 * last tick (a first interval of 1 s read 1.65 times the
+			 * rate), less for a process watched since the last tick */
+			d = (now_ns - t->start_ns) / 1e9;
+		t->rate_based |= t->counted;
 		if (t->counters_exact || t->counters.alloc_calls) {
 			t->alloc_calls_per_s =
 				per_s(t->counters.alloc_calls, t->prev_counters.alloc_calls, d);
@@ -1567,7 +1576,7 @@ static void tick(struct mt_model *m, __u64 now_ns)
 		tick_stacks(m, now_s, dt, site_alive, site_end);
 		tick_sites(m, now_ns, dt, site_alive, site_end);
 	}
-	tick_targets(m, now_s, dt);
+	tick_targets(m, now_ns, now_s, dt);
 	tick_devices(m, now_s);
 	history_push(&m->clock, now_s, 0);
 	m->now_ns = now_ns;

@@ -217,6 +217,10 @@ struct mt_target {
 	/* private to model.c */
 	struct mt_proc_counters prev_counters;
 	double prev_sampled_bytes, prev_sampled_objects;
+	/* Its counters were reported (counted), and a tick has taken them as
+	 * the base of its rates (rate_based): the first report counts from
+	 * start_ns, which may be before the last tick (tick_targets). */
+	bool counted, rate_based;
 	bool final_done; /* its last interval after the death was closed */
 };
 

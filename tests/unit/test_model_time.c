@@ -145,6 +145,51 @@ static void assert_same_site(const struct mt_site *a, const struct mt_site *b, d
 		     "last history point");
 }
 
+/* ---- rates ------------------------------------------------------------ */
+
+/* A process's first counts are of all the time since memtop began
+ * watching it: watched 0.65 s before a tick (the start-up's measure came
+ * between) and counted from then at 1000 calls a second, its first
+ * interval reads 1000/s, not the 1,650/s of 1,650 calls over 1 s; one
+ * watched 0.4 s before the next tick, 1000/s too, not 400/s; later
+ * intervals as before. */
+static void test_first_rate_counts_from_the_watch(void **state)
+{
+	struct mt_model *m = new_model(MT_GROUP_FUNCTION);
+	const struct mt_target *a, *b;
+	__u64 t0 = 100 * SEC;
+	struct mt_target_facts wa = { .pid = 1, .set = MT_FACT_WATCHED, .watched_ns = t0 };
+	struct mt_target_facts ca = { .pid = 1,
+				      .set = MT_FACT_COUNTERS | MT_FACT_EXACT,
+				      .counters_exact = true };
+	struct mt_target_facts wb = { .pid = 2, .set = MT_FACT_WATCHED };
+	struct mt_target_facts cb = ca;
+
+	(void)state;
+	cb.pid = 2;
+	model_apply(m, MT_INPUT_FACTS(&wa));
+	model_apply(m, MT_INPUT_TICK(t0 + SEC * 65 / 100)); /* nothing counted yet */
+	ca.counters.alloc_calls = 1650;
+	model_apply(m, MT_INPUT_FACTS(&ca));
+	wb.watched_ns = t0 + SEC * 125 / 100;
+	model_apply(m, MT_INPUT_FACTS(&wb));
+	cb.counters.alloc_calls = 400;
+	model_apply(m, MT_INPUT_FACTS(&cb));
+	model_apply(m, MT_INPUT_TICK(t0 + SEC * 165 / 100));
+	a = model_target(m, 1);
+	b = model_target(m, 2);
+	assert_close(a->alloc_calls_per_s, 1000, 1e-9, "first rate of one watched before a tick");
+	assert_close(b->alloc_calls_per_s, 1000, 1e-9, "first rate of one watched since one");
+	ca.counters.alloc_calls += 2000;
+	cb.counters.alloc_calls += 500;
+	model_apply(m, MT_INPUT_FACTS(&ca));
+	model_apply(m, MT_INPUT_FACTS(&cb));
+	model_apply(m, MT_INPUT_TICK(t0 + SEC * 265 / 100));
+	assert_close(a->alloc_calls_per_s, 2000, 1e-9, "second rate");
+	assert_close(b->alloc_calls_per_s, 500, 1e-9, "second rate");
+	model_free(m);
+}
+
 /* ---- death ------------------------------------------------------------ */
 
 static const struct mt_target_end killed = { .kind = MT_END_SIGNAL, .signal = SIGKILL };
@@ -475,6 +520,7 @@ static void test_uncertainty_figures(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_first_rate_counts_from_the_watch),
 		cmocka_unit_test(test_death_freezes_sites_and_target),
 		cmocka_unit_test(test_death_survives_regrouping),
 		cmocka_unit_test(test_death_of_one_process_leaves_shared_site_live),
