@@ -5,6 +5,7 @@ workload running with libmemtop-sampler.so preloaded and watched with -p
 function, threads, fork+exec, no effect without a tool) is tested by
 tests/sampler/run."""
 
+import errno
 import os
 import signal
 import subprocess
@@ -120,11 +121,27 @@ def test_command_mode_foreign_allocator():
         check(m.drain(timeout=30) == 0, "memtop: %s" % m.err.text()[-400:])
 
 
-# The workload's first call comes this long after its start. The sampler
-# goes in once the loader is done, at memtop's next retry: on a loaded
-# machine that took 2.3 s once, and the calls before it were not counted
-# (a command is not held until then: issue 23's handover, not done).
-FOREIGN_START_S = 3
+
+def start_through_fifo(path, m, after=None, timeout=30):
+    """The workload waits on the FIFO at path (--start=fifo:PATH): one byte
+    starts it, once memtop's stderr says `after` (if given). Opened without
+    blocking, again until the workload has its end open, so a workload that
+    died fails the test instead of hanging it."""
+    deadline = time.monotonic() + timeout
+    while after and after not in m.err.text():
+        check(time.monotonic() < deadline, "memtop never said %r: %s" % (after,
+                                                                        m.err.text()[-300:]))
+        m.record(0.2)  # memtop's output is read meanwhile
+    while True:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as e:
+            check(e.errno == errno.ENXIO and time.monotonic() < deadline,
+                  "the workload never opened %s (%s): %s" % (path, e, m.err.text()[-300:]))
+            m.record(0.2)  # memtop's output is read meanwhile
+    os.write(fd, b"g")
+    os.close(fd)
 
 
 def command_mode_foreign_counts(name, allocator, reason="not glibc's",
@@ -134,15 +151,18 @@ def command_mode_foreign_counts(name, allocator, reason="not glibc's",
     loader is done, as --inject does (or, for a second prefixed allocator
     the sampler would not see, both probed with uprobes from the first
     call), so memtop's exact counters hold every call of the workload's
-    truth (which starts FOREIGN_START_S in), plus only the few calls of its
-    start-up (the loader, libstdc++'s emergency pool) that were seen."""
+    truth (its phase starts once memtop's first record is out: a byte on a
+    FIFO), plus only the few calls of its start-up (the loader,
+    libstdc++'s emergency pool) that were seen."""
     import tempfile
     from memtop_test import read_truth_file
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "truth")
+        go = os.path.join(tmp, "go")
+        os.mkfifo(go)
         m = Memtop("-b", "--json", "-d", "0.5", *test_core.RATE_ARGS, "--",
                    os.path.join(WORKLOADS, name), "--mode=apis", "--iterations=100",
-                   "--duration=1", "--start=%d" % FOREIGN_START_S, "--hold=3", "--out=" + out,
+                   "--duration=1", "--start=fifo:" + go, "--hold=3", "--out=" + out,
                    env=env, binary=binary)
         first = with_targets(m, m.first_record())
         pid = first["targets"][0]["pid"]
@@ -151,6 +171,10 @@ def command_mode_foreign_counts(name, allocator, reason="not glibc's",
         check(first["targets"][0].get("mechanism") == mechanism,
               "mechanism %s, expected %s" % (first["targets"][0].get("mechanism"), mechanism))
         check(reason in m.err.text(), "no reason given: %s" % m.err.text()[-300:])
+        # the sampler goes in once the loader is done, at memtop's next
+        # retry (2.3 s once on a loaded machine): calls before it would
+        # not be counted (a command is not held until then)
+        start_through_fifo(go, m, "sampler injected" if mechanism == "in-process" else None)
         deadline = time.monotonic() + 60
         while True:
             m.record()

@@ -11,8 +11,12 @@
  * exact counters read after the phase must equal the truth's totals.
  *
  * Options every workload takes (all are --name=VALUE):
- *   --start=stdin|SECS  begin the phase on the first byte read from stdin
- *                       (default), or SECS seconds after READY
+ *   --start=stdin|SECS|fifo:PATH
+ *                       begin the phase on the first byte read from stdin
+ *                       (default), SECS seconds after READY, or on the
+ *                       first byte read from the FIFO PATH (for `memtop --
+ *                       CMD`, whose child reads /dev/null: the test starts
+ *                       it once memtop is ready, not after a guessed delay)
  *   --hold=stdin|SECS   after the truth, wait for a byte or EOF on stdin
  *                       (default), or SECS seconds; then _exit(0)
  *   --out=PATH          write READY and the truth to PATH instead of stdout
@@ -51,8 +55,9 @@
 static void *volatile wl_sink;
 
 struct wl_opts {
-	double start; /* seconds after READY; < 0: first byte on stdin */
-	double hold;  /* seconds after the truth; < 0: byte or EOF on stdin */
+	double start;           /* seconds after READY; < 0: first byte on stdin */
+	const char *start_fifo; /* or on the FIFO's first byte */
+	double hold;            /* seconds after the truth; < 0: byte or EOF on stdin */
 };
 
 /* Sizes with signed counts (a histogram of requested or live blocks). */
@@ -212,7 +217,9 @@ static inline void wl_init(int argc, char **argv, const char *const *known, stru
 		if (!ok)
 			wl_die("unknown option", argv[i]);
 	}
-	o->start = wl_arg_when(argc, argv, "start");
+	out = wl_arg(argc, argv, "start");
+	o->start_fifo = out && !strncmp(out, "fifo:", 5) ? out + 5 : NULL;
+	o->start = o->start_fifo ? -1 : wl_arg_when(argc, argv, "start");
 	o->hold = wl_arg_when(argc, argv, "hold");
 	out = wl_arg(argc, argv, "out");
 	if (out) {
@@ -251,13 +258,22 @@ static inline void wl_wait_start(const struct wl_opts *o)
 	char c;
 	ssize_t n;
 
+	int fd = 0;
+
 	if (o->start >= 0) {
 		wl_sleep(o->start);
 		return;
 	}
+	if (o->start_fifo) {
+		fd = open(o->start_fifo, O_RDONLY | O_CLOEXEC); /* waits for the writer */
+		if (fd < 0)
+			wl_die("cannot open --start", o->start_fifo);
+	}
 	do
-		n = read(0, &c, 1);
+		n = read(fd, &c, 1);
 	while (n < 0 && errno == EINTR);
+	if (fd)
+		close(fd);
 	if (n <= 0) /* nobody will ever start us: leave quietly */
 		_exit(0);
 }
