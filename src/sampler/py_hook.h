@@ -111,19 +111,35 @@ static void *py_hook_calloc(void *ctx, size_t nelem, size_t elsize)
 	return p;
 }
 
-static void *py_hook_realloc(void *ctx, void *old, size_t n)
+/* Around a forwarded realloc or free: did it reach the C library (the
+ * sampler's realloc or free calls py_hook_note_libc)? watch_begin returns
+ * what watch_end puts back. */
+static inline __u64 py_hook_watch_begin(void)
 {
 	__u64 outer = py_hook.inside;
+
+	py_hook.inside = py_hook_thread();
+	py_hook.fell = false;
+	return outer;
+}
+
+static inline bool py_hook_watch_end(__u64 outer)
+{
+	py_hook.inside = outer;
+	return py_hook.fell;
+}
+
+static void *py_hook_realloc(void *ctx, void *old, size_t n)
+{
 	bool was = old && py_hook_forget(old), fell;
+	__u64 outer;
 	void *p;
 
 	if (PY_HOOK_ALLOC_ON())
 		py_hook_count();
-	py_hook.inside = py_hook_thread();
-	py_hook.fell = false;
+	outer = py_hook_watch_begin();
 	p = py_hook.orig.realloc(py_hook.orig.ctx, old, n);
-	fell = py_hook.fell;
-	py_hook.inside = outer;
+	fell = py_hook_watch_end(outer);
 	if (!p) {
 		/* failed (out of memory): the old block is still there, but
 		 * forgotten, so the in-use estimate misses it from now on */
@@ -137,20 +153,18 @@ static void *py_hook_realloc(void *ctx, void *old, size_t n)
 
 static void py_hook_free(void *ctx, void *p)
 {
-	__u64 outer = py_hook.inside;
+	__u64 outer;
 
 	if (PY_HOOK_ALLOC_ON())
 		py_hook_count();
 	if (p)
 		py_hook_forget(p);
-	py_hook.inside = py_hook_thread();
-	py_hook.fell = false;
+	outer = py_hook_watch_begin();
 	py_hook.orig.free(py_hook.orig.ctx, p);
 	/* not given to free(): pymalloc's own object, whose free() the
 	 * sampler's did not count */
-	if (p && !py_hook.fell)
+	if (!py_hook_watch_end(outer) && p)
 		py_hook_count_free();
-	py_hook.inside = outer;
 	if (PY_HOOK_PENDING())
 		py_hook_poll();
 }

@@ -201,7 +201,7 @@ static inline double wl_arg_when(int argc, char **argv, const char *name)
 static inline void wl_init(int argc, char **argv, const char *const *known, struct wl_opts *o)
 {
 	static const char *const shared[] = { "start", "hold", "out", NULL };
-	const char *out;
+	const char *start, *out;
 
 	for (int i = 1; i < argc; i++) {
 		const char *eq = strchr(argv[i], '=');
@@ -217,8 +217,8 @@ static inline void wl_init(int argc, char **argv, const char *const *known, stru
 		if (!ok)
 			wl_die("unknown option", argv[i]);
 	}
-	out = wl_arg(argc, argv, "start");
-	o->start_fifo = out && !strncmp(out, "fifo:", 5) ? out + 5 : NULL;
+	start = wl_arg(argc, argv, "start");
+	o->start_fifo = start && !strncmp(start, "fifo:", 5) ? start + 5 : NULL;
 	o->start = o->start_fifo ? -1 : wl_arg_when(argc, argv, "start");
 	o->hold = wl_arg_when(argc, argv, "hold");
 	out = wl_arg(argc, argv, "out");
@@ -257,8 +257,7 @@ static inline void wl_wait_start(const struct wl_opts *o)
 {
 	char c;
 	ssize_t n;
-
-	int fd = 0;
+	int fd = 0; /* stdin, or the FIFO */
 
 	if (o->start >= 0) {
 		wl_sleep(o->start);
