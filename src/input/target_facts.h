@@ -22,7 +22,7 @@ enum mt_fact_set {
 	MT_FACT_COMM = 1u << 1,      /* comm */
 	MT_FACT_HOW = 1u << 2,       /* allocator, mechanism, mechanism_why */
 	MT_FACT_RUNTIME = 1u << 3,   /* runtime, runtime_heap, runtime_tool */
-	MT_FACT_GO = 1u << 4,        /* go_version, go_rate, go_rate_by_memtop */
+	MT_FACT_GO = 1u << 4,        /* go_version, go_rate, go_rate_by_memtop, go_heap_goal */
 	MT_FACT_RSS = 1u << 5,       /* rss_bytes */
 	MT_FACT_COUNTERS = 1u << 6,  /* counters */
 	MT_FACT_EXACT = 1u << 7,     /* counters_exact */
@@ -35,6 +35,9 @@ enum mt_fact_set {
 	MT_FACT_INGEST = 1u << 14,   /* names_refused, pages_named (the model's
 				      * ingest reports them) */
 };
+
+/* GOGC is an int32: the largest heap goal it can ask for. */
+#define GO_HEAP_GOAL_MAX (1 + 2147483647 / 100.0)
 
 struct mt_target_facts {
 	pid_t pid;
@@ -52,6 +55,8 @@ struct mt_target_facts {
 	char go_version[32];
 	__s64 go_rate;          /* runtime.MemProfileRate: -1 unknown */
 	bool go_rate_by_memtop; /* go_rate is memtop's: the process had 0 */
+	double go_heap_goal;    /* 1 + GOGC/100 at its start, at most GO_HEAP_GOAL_MAX;
+				 * 0: GOGC=off, or unknown */
 	__u64 rss_bytes;
 	struct mt_proc_counters counters;
 	bool counters_exact;

@@ -952,6 +952,7 @@ static void forget_program(struct mt_target *t)
 	t->go_version[0] = '\0';
 	t->go_rate = 0; /* as a target that never was a Go program */
 	t->go_rate_by_memtop = false;
+	t->go_heap_goal = 0;
 	t->runtime[0] = '\0';
 	t->runtime_heap = t->runtime_tool = NULL;
 }
@@ -1017,6 +1018,7 @@ static int apply_facts(struct mt_model *m, const struct mt_target_facts *f)
 		memcpy(t->go_version, f->go_version, sizeof(t->go_version));
 		t->go_rate = f->go_rate;
 		t->go_rate_by_memtop = f->go_rate_by_memtop;
+		t->go_heap_goal = f->go_heap_goal;
 	}
 	if (f->set & MT_FACT_RSS)
 		t->rss_bytes = f->rss_bytes;
@@ -1072,6 +1074,7 @@ void model_target_facts(const struct mt_target *t, struct mt_target_facts *f)
 	memcpy(f->go_version, t->go_version, sizeof(f->go_version));
 	f->go_rate = t->go_rate;
 	f->go_rate_by_memtop = t->go_rate_by_memtop;
+	f->go_heap_goal = t->go_heap_goal;
 	f->rss_bytes = t->rss_bytes;
 	f->counters = t->counters;
 	f->counters_exact = t->counters_exact;

@@ -153,6 +153,9 @@ struct mt_target {
 	char go_version[32];
 	__s64 go_rate;
 	bool go_rate_by_memtop; /* go_rate is memtop's: the process had 0 */
+	/* How far its GC lets the heap grow past the live part (1 + GOGC/100,
+	 * from its environment at exec); 0: GOGC=off or unknown. */
+	double go_heap_goal;
 	/* A JVM's Java heap (docs/java.md): "jvmti" while memtop's agent
 	 * streams its samples, else ""; java_note says how ("agent loaded",
 	 * "agent reused") or why not; the agent's counts this session. Set by

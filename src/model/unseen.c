@@ -4,15 +4,27 @@
  * target's RSS and in-use fits (stats.h: heap_explains is the in-use slope
  * over the RSS slope, -1 while RSS does not grow measurably) and the
  * runtime found at attach. Pure: reads the target, writes a string.
+ *
+ * A Go heap is weighed with the room its GC leaves it: the runtime lets
+ * the heap grow to go_heap_goal times its live part (1 + GOGC/100) before
+ * it collects, and RSS keeps that peak, so a leak of L bytes/s grows RSS
+ * by about goal * L (Go's runtime documentation, package runtime, GOGC).
  */
 #include "model/unseen.h"
 
 #include <stdio.h>
 #include <string.h>
 
+/* The GC's room for t's heap: 1 unless a Go heap with a known goal. */
+static double gc_room(const struct mt_target *t)
+{
+	return t->go_version[0] && t->go_heap_goal > 1 ? t->go_heap_goal : 1;
+}
+
 bool unseen_growth(const struct mt_target *t)
 {
-	return t->stats.heap_explains >= 0 && t->stats.heap_explains < UNSEEN_EXPLAINS_MAX &&
+	return t->stats.heap_explains >= 0 &&
+	       t->stats.heap_explains * gc_room(t) < UNSEEN_EXPLAINS_MAX &&
 	       t->stats.window_s >= UNSEEN_MIN_WINDOW_S;
 }
 
@@ -37,10 +49,19 @@ bool unseen_describe(const struct mt_target *t, char *buf, size_t len)
 		return true;
 	}
 	if (unseen_growth(t)) {
-		n = snprintf(buf, len,
-			     "RSS grows %.1f MiB/min but the heap memtop sees explains %.0f%% of it: ",
-			     t->stats.rss_fit.slope * 60 / (1024.0 * 1024.0),
-			     100 * t->stats.heap_explains);
+		if (gc_room(t) > 1)
+			n = snprintf(buf, len,
+				     "RSS grows %.1f MiB/min but the heap memtop sees explains %.0f%% "
+				     "of it, %.0f%% with the room the Go GC leaves it (GOGC=%.0f): ",
+				     t->stats.rss_fit.slope * 60 / (1024.0 * 1024.0),
+				     100 * t->stats.heap_explains,
+				     100 * t->stats.heap_explains * gc_room(t), 100 * (gc_room(t) - 1));
+		else
+			n = snprintf(buf, len,
+				     "RSS grows %.1f MiB/min but the heap memtop sees explains %.0f%% "
+				     "of it: ",
+				     t->stats.rss_fit.slope * 60 / (1024.0 * 1024.0),
+				     100 * t->stats.heap_explains);
 		if (n < 0 || (size_t)n >= len)
 			return true;
 		if (t->runtime[0])

@@ -24,7 +24,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -52,6 +54,22 @@ static const struct {
 const char *go_runtime_fn_name(enum go_fn fn)
 {
 	return fn < GO_NFN ? fn_names[fn] : "?";
+}
+
+double go_runtime_heap_goal(const char *gogc)
+{
+	char *end;
+	long n;
+
+	if (!gogc)
+		return 2;
+	if (!strcmp(gogc, "off"))
+		return 0;
+	errno = 0;
+	n = strtol(gogc, &end, 10);
+	if (!(*gogc == '-' || (*gogc >= '0' && *gogc <= '9')) || *end || errno == ERANGE || n > INT32_MAX || n < INT32_MIN)
+		return 2; /* atoi32 refuses it: 100 */
+	return n < 0 ? 0 : 1 + n / 100.0;
 }
 
 int go_runtime_signature(int major, int minor, __u32 *args, const char **sig, __u32 *kind_profile)

@@ -75,4 +75,11 @@ __u64 go_runtime_ready_addr(pid_t pid, const struct go_target *gt);
 /* Read pid's runtime.MemProfileRate at runtime address addr. 0 or -errno. */
 int go_runtime_read_rate(pid_t pid, __u64 addr, __s64 *rate);
 
+/* How far the Go GC lets the heap grow past its live part, as a multiple
+ * of it (the heap goal, 1 + GOGC/100), from the value of GOGC the process
+ * started with (NULL: unset). As the runtime reads it (its readGOGC):
+ * unset or not a number is 100; "off" or below 0 is no collection, 0
+ * here: every allocation stays, and the heap memtop sees is all of it. */
+double go_runtime_heap_goal(const char *gogc);
+
 #endif /* MEMTOP_PROBE_GO_RUNTIME_H */

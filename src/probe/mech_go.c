@@ -16,6 +16,7 @@
 #include "probe/go_attach.h"
 #include "probe/go_rate.h"
 #include "probe/go_runtime.h"
+#include "probe/target.h"
 #include "probe/watch.h"
 
 /* The Go row on a program at path (a command before its exec has no
@@ -109,8 +110,14 @@ static void go_facts(struct watch_set *ws, struct watched *w, struct mt_target_f
 	struct mt_go_proc proc = { .rate = 512 * 1024 };
 	bool held = w->launched && ws->launch.go_fd >= 0; /* before its exec */
 	__s64 rate = -1;
+	char gogc[32];
 
 	snprintf(t->go_version, sizeof(t->go_version), "%s", w->gt.version);
+	/* its environment from its start, as its runtime read it (a later
+	 * debug.SetGCPercent is not seen); held before its exec, the one it
+	 * will exec with */
+	t->go_heap_goal = go_runtime_heap_goal(
+		target_env_get(w->pid, "GOGC", gogc, sizeof(gogc)) ? gogc : NULL);
 	/* its heap is seen: not a runtime memtop is blind to */
 	t->runtime[0] = '\0';
 	t->runtime_heap = t->runtime_tool = NULL;

@@ -491,7 +491,7 @@ bool target_alive(pid_t pid)
 	return state != 'Z' && state != 'X';
 }
 
-bool target_env_is(pid_t pid, const char *name, const char *value)
+bool target_env_get(pid_t pid, const char *name, char *out, size_t len)
 {
 	char path[64], buf[65536];
 	size_t k = strlen(name), off;
@@ -509,6 +509,13 @@ bool target_env_is(pid_t pid, const char *name, const char *value)
 	buf[n] = '\0';
 	for (off = 0; off < (size_t)n; off += strlen(buf + off) + 1)
 		if (!strncmp(buf + off, name, k) && buf[off + k] == '=')
-			return !strcmp(buf + off + k + 1, value);
+			return (size_t)snprintf(out, len, "%s", buf + off + k + 1) < len;
 	return false;
+}
+
+bool target_env_is(pid_t pid, const char *name, const char *value)
+{
+	char got[256];
+
+	return target_env_get(pid, name, got, sizeof(got)) && !strcmp(got, value);
 }

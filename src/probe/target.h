@@ -61,8 +61,11 @@ __u64 target_cpu_ns(pid_t pid);
 /* Whether pid still exists (a zombie counts as gone). */
 bool target_alive(pid_t pid);
 
-/* Did pid start with name=value in its environment (/proc/PID/environ,
- * its first 64 KiB)? */
+/* The value of name in the environment pid started with
+ * (/proc/PID/environ, its first 64 KiB) into out; false when it has none
+ * or it does not fit. */
+bool target_env_get(pid_t pid, const char *name, char *out, size_t len);
+/* Did pid start with name=value in its environment? */
 bool target_env_is(pid_t pid, const char *name, const char *value);
 /* The process group of a live pid (not a zombie). 0, or -ESRCH. */
 int target_group(pid_t pid, pid_t *pgrp);

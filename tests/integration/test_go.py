@@ -313,11 +313,12 @@ def test_no_pprof_leak_ranks_first():
     for w, m in pairs:
         first = next(r for r in m.records if verdict(r, w.pid) is None)
         print("%s: leak first (score %.0f, cache %.0f) %.1f s after memtop started; "
-              "at the end: score %.0f, cache %.0f" %
+              "at the end: score %.0f, cache %.0f, the heap explains %s of RSS growth" %
               (w.name, heap_sites(first, w.pid)[LEAK]["leak_score"],
                heap_sites(first, w.pid)[CACHE]["leak_score"], first["time"] - t_attach[w.pid],
                heap_sites(m.records[-1], w.pid)[LEAK]["leak_score"],
-               heap_sites(m.records[-1], w.pid)[CACHE]["leak_score"]))
+               heap_sites(m.records[-1], w.pid)[CACHE]["leak_score"],
+               target_of(m.records[-1], w.pid)["heap_explains_rss_growth"]))
         truth = truth_after(w, time.time())
         check(truth["mem_profile_rate"] == 524288, "%s: rate while watched: %s" %
               (w.name, truth))

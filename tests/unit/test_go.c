@@ -10,6 +10,7 @@
  *  - go_buildinfo_version and go_version_parse;
  *  - go_runtime_probe_point on the prologues Go 1.19 and 1.23 emit;
  *  - go_runtime_signature for the versions memtop knows and refuses;
+ *  - go_runtime_heap_goal on GOGC as the runtime reads it;
  * The fixtures are build/workloads/mt_go and mt_go_stripped, built by the
  * Makefile from tests/workloads/go/mt_go.go with Debian's go.
  */
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <linux/types.h>
 
+#include "input/target_facts.h"
 #include "memtop/abi.h"
 #include "probe/go_runtime.h"
 #include "readers/elf_file.h"
@@ -323,6 +325,26 @@ static void test_signature(void **state)
 	assert_int_equal(go_runtime_signature(2, 0, &args, &sig, &kind), -ENOTSUP);
 }
 
+/* GOGC as Go's readGOGC takes it: unset or not an int32 is 100, "off"
+ * or negative is no collection, else 1 + GOGC/100. */
+static void test_heap_goal(void **state)
+{
+	static const char *const refused[] = { "", "+50", " 50", "50x", "OFF", "2147483648",
+						"-2147483649", "99999999999999999999" };
+
+	(void)state;
+	assert_true(go_runtime_heap_goal(NULL) == 2);
+	assert_true(go_runtime_heap_goal("100") == 2);
+	assert_true(go_runtime_heap_goal("50") == 1.5);
+	assert_true(go_runtime_heap_goal("400") == 5);
+	assert_true(go_runtime_heap_goal("0") == 1);
+	assert_true(go_runtime_heap_goal("off") == 0);
+	assert_true(go_runtime_heap_goal("-1") == 0);
+	assert_true(go_runtime_heap_goal("2147483647") == GO_HEAP_GOAL_MAX);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		assert_true(go_runtime_heap_goal(refused[i]) == 2);
+}
+
 static void test_probe_point(void **state)
 {
 	/* Go 1.19 runtime.mProf_Malloc: lea -0xf0(%rsp),%r12; cmp 0x10(%r14),%r12;
@@ -363,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_buildinfo),
 		cmocka_unit_test(test_signature),
 		cmocka_unit_test(test_probe_point),
+		cmocka_unit_test(test_heap_goal),
 	};
 
 	elf_version(EV_CURRENT);

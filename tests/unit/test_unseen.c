@@ -3,7 +3,8 @@
  * test_unseen.c - the words for memory memtop does not see (model/unseen.c):
  * unexplained growth names the allocator probed, never "usdt" (how memtop
  * listens to a process that samples itself, not an allocator), and a
- * runtime found names itself and the tool that sees its heap.
+ * runtime found names itself and the tool that sees its heap; a Go heap
+ * is weighed with the room its GC leaves it (GOGC).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -64,6 +65,34 @@ static void test_growth_names_the_runtime(void **state)
 	assert_non_null(strstr(buf, "use node --heapsnapshot-signal"));
 }
 
+/* At GOGC=100 the Go runtime lets its heap reach twice the live part, so
+ * RSS grows twice as fast as a leak: a heap that explains 48% explains it
+ * all. GOGC=50 leaves less room, and an unknown GOGC none. */
+static void test_go_heap_weighed_with_gogc(void **state)
+{
+	struct mt_target t;
+	char buf[512];
+
+	growing(&t, "go");
+	snprintf(t.go_version, sizeof(t.go_version), "go1.23.2");
+	t.go_rate = 524288;
+	t.go_rate_by_memtop = true;
+	t.stats.heap_explains = 0.48;
+	t.go_heap_goal = 2;
+	assert_false(unseen_growth(&t));
+	assert_true(unseen_describe(&t, buf, sizeof(buf)));
+	assert_non_null(strstr(buf, "set by memtop"));
+	t.go_heap_goal = 0; /* GOGC=off, or a recording from before memtop read it */
+	assert_true(unseen_growth(&t));
+	t.go_heap_goal = 1.5;
+	t.stats.heap_explains = 0.3;
+	assert_true(unseen_growth(&t));
+	assert_true(unseen_describe(&t, buf, sizeof(buf)));
+	assert_non_null(strstr(buf, "explains 30% of it, 45% with the room the Go GC leaves it "
+				    "(GOGC=50)"));
+	assert_null(strstr(buf, "set by memtop"));
+}
+
 static void test_nothing_to_say(void **state)
 {
 	struct mt_target t;
@@ -81,6 +110,7 @@ int main(void)
 		cmocka_unit_test(test_growth_names_the_allocator),
 		cmocka_unit_test(test_growth_under_usdt_says_malloc),
 		cmocka_unit_test(test_growth_names_the_runtime),
+		cmocka_unit_test(test_go_heap_weighed_with_gogc),
 		cmocka_unit_test(test_nothing_to_say),
 	};
 
