@@ -34,6 +34,7 @@
 #include "probe/cgroup.h"
 #include "probe/exits.h"
 #include "probe/host_caps.h"
+#include "probe/target.h"
 #include "ui/frontend.h"
 #include "ui/notices.h"
 #include "model/cgroup_projection.h"
@@ -1081,6 +1082,14 @@ int app_run(const struct mt_config *given)
 	verbose = cfg->verbose;
 	bpf_loader_set_verbosity(verbose);
 	a.fe = choose_frontend(cfg);
+	for (int i = 0; i < cfg->npids; i++) { /* what to watch is the first question */
+		char comm[16];
+
+		if (target_check(cfg->pids[i], comm, err, sizeof(err))) {
+			fail("%s", err);
+			return 1;
+		}
+	}
 	if (a.fe->check) { /* a display that cannot work: before attaching */
 		char why[256] = "";
 

@@ -46,8 +46,11 @@ def free_pid():
 
 
 def test_nonexistent_pid():
+    """Said as such with -b, and without it where there is no terminal: what
+    to watch is the first question, before what to show it on."""
     pid = free_pid()
-    expect_error(QUICK + ("-p", pid), r"\b%d\b" % pid)
+    expect_error(QUICK + ("-p", pid), r"no process with PID %d$" % pid)
+    expect_error(("-p", pid), r"no process with PID %d$" % pid)
 
 
 def test_kernel_thread():
