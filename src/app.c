@@ -76,6 +76,7 @@ struct app {
 	const struct mt_frontend *fe;
 	struct mt_fe_ctx fe_ctx;
 	bool fe_started;
+	bool budget_note_said; /* this episode's "cannot be met" is on stderr */
 	int sigfd;
 	__u64 drain_until;     /* CLOCK_MONOTONIC end of this pass over the ring */
 	unsigned long drained; /* records taken, for the check of that end */
@@ -784,9 +785,17 @@ static void on_input_ready(struct evloop *l, void *ctx, short revents)
 static void on_overhead_due(struct evloop *l, void *ctx, __u64 now)
 {
 	struct app *a = ((struct run *)ctx)->a;
+	bool noted;
 
 	(void)l;
 	overhead_run(&a->overhead, now, &a->status);
+	/* the budget's "cannot be met" on stderr too, once an episode: with
+	 * -b > file it is otherwise only in the file (the screen's header
+	 * shows it) */
+	noted = a->status.budget_note[0] != '\0';
+	if (noted && !a->budget_note_said && !a->fe->input_fd)
+		on_warning(a, a->status.budget_note);
+	a->budget_note_said = noted;
 }
 
 static void on_retry_due(struct evloop *l, void *ctx, __u64 now)

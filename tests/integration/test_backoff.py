@@ -204,6 +204,11 @@ def test_leak_found_under_backoff():
               "floor, slowdown and its range: %s" % o)
     check(note and "free() probes alone cost" in note and "memtop -- CMD" in note and
           "--inject" in note, "no note on the unreachable budget: %r (%s)" % (note, o))
+    # ... and on stderr, where a user who sends the JSON to a file sees it:
+    # once an episode, not at every refresh of the budget (4 a second)
+    said = [l for l in m.stderr_lines() if "free() probes alone cost" in l]
+    check(1 <= len(said) <= 3, "the unreachable budget said %d times on stderr: %s" %
+          (len(said), said[:4]))
 
 
 def test_backoff_ends_and_note_goes():
