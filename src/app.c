@@ -85,6 +85,7 @@ struct app {
 	__u64 last_records;
 	struct overhead overhead;
 	__u64 last_tick_ns;
+	__u64 last_off_ns; /* overhead_off_ns() at that tick */
 	bool pending;
 	__u64 next_retry_ns;
 	struct cgroup_projection cgroup_fit;
@@ -592,19 +593,32 @@ static void read_drops(struct app *a)
 
 /* Per-interval rates are exact when the allocation probes were on for
  * the whole interval, even after a back-off (counters_exact is not): the
- * interval about to close was not, when they were off during it. */
+ * interval about to close was not for the processes they count, when they
+ * were off during it, and the
+ * share of it they were off goes with it (the model scales the counts
+ * by the rest). */
 static void mark_rates(struct app *a, __u64 now)
 {
 	bool on = overhead_on_since(&a->overhead, a->last_tick_ns);
+	__u64 off = overhead_off_ns(&a->overhead, now);
+	double off_share = 0; /* unknown for the first interval: as the counts say */
 	size_t i;
 
+	if (a->last_tick_ns && now > a->last_tick_ns && off >= a->last_off_ns)
+		off_share = fmin((double)(off - a->last_off_ns) / (double)(now - a->last_tick_ns), 1);
 	a->last_tick_ns = now;
+	a->last_off_ns = off;
 	if (on)
 		return;
 	for (i = 0; i < model_target_count(a->model); i++) {
 		struct mt_target_facts f = { .pid = model_target_at(a->model, i)->pid,
-					     .set = MT_FACT_RATES };
+					     .set = MT_FACT_RATES,
+					     .rates_off_share = off_share };
 
+		/* a sampler in the process counted every call of it, or
+		 * nothing is counted (its rates are its samples') */
+		if (!watch_counts_switched(&a->ws, f.pid))
+			continue;
 		model_apply(a->model, MT_INPUT_FACTS(&f));
 	}
 }

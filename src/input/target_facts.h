@@ -26,7 +26,7 @@ enum mt_fact_set {
 	MT_FACT_RSS = 1u << 5,       /* rss_bytes */
 	MT_FACT_COUNTERS = 1u << 6,  /* counters */
 	MT_FACT_EXACT = 1u << 7,     /* counters_exact */
-	MT_FACT_RATES = 1u << 8,     /* rates_exact */
+	MT_FACT_RATES = 1u << 8,     /* rates_exact, rates_off_share */
 	MT_FACT_SLOWDOWN = 1u << 9,  /* slowdown_pct, its measure and range */
 	MT_FACT_PHASE = 1u << 10,    /* phase_seen */
 	MT_FACT_FILE_LIM = 1u << 11, /* files_refused, maps_cut */
@@ -61,6 +61,8 @@ struct mt_target_facts {
 	struct mt_proc_counters counters;
 	bool counters_exact;
 	bool rates_exact;
+	double rates_off_share; /* while not rates_exact: the share of the interval
+				 * the allocation probes were off (0: none, or unknown) */
 	double slowdown_pct;
 	bool slowdown_measured; /* on the target itself; else the calibration's guess */
 	double slowdown_low_pct, slowdown_high_pct; /* the range it is known to */

@@ -1028,8 +1028,10 @@ static int apply_facts(struct mt_model *m, const struct mt_target_facts *f)
 	}
 	if (f->set & MT_FACT_EXACT)
 		t->counters_exact = f->counters_exact;
-	if (f->set & MT_FACT_RATES)
+	if (f->set & MT_FACT_RATES) {
 		t->rates_exact = f->rates_exact;
+		t->rates_off_share = f->rates_off_share;
+	}
 	if (f->set & MT_FACT_SLOWDOWN) {
 		t->slowdown_pct = f->slowdown_pct;
 		t->slowdown_measured = f->slowdown_measured;
@@ -1079,6 +1081,7 @@ void model_target_facts(const struct mt_target *t, struct mt_target_facts *f)
 	f->counters = t->counters;
 	f->counters_exact = t->counters_exact;
 	f->rates_exact = t->rates_exact;
+	f->rates_off_share = t->rates_off_share;
 	f->slowdown_pct = t->slowdown_pct;
 	f->slowdown_measured = t->slowdown_measured;
 	f->slowdown_low_pct = t->slowdown_low_pct;
@@ -1327,6 +1330,24 @@ static double per_s(double now, double before, double dt)
 	return dt > 0 && now >= before ? (now - before) / dt : 0;
 }
 
+/* t's rates over dt from its counters: what the allocation probes saw,
+ * over the share of its allocations they saw when they were off part of
+ * the interval (the time on, times phase_seen: what of the on-time's
+ * share they saw); an interval they were off throughout keeps the last
+ * estimate (a 0 there read as "nothing allocated" under the back-off). */
+static void counted_rates(struct mt_target *t, double dt)
+{
+	double seen = 1;
+
+	if (!t->rates_exact && t->rates_off_share > 0) {
+		seen = (1 - t->rates_off_share) * (t->phase_seen > 0 ? t->phase_seen : 1);
+		if (seen <= 0.01)
+			return;
+	}
+	t->alloc_calls_per_s = per_s(t->counters.alloc_calls, t->prev_counters.alloc_calls, dt) / seen;
+	t->alloc_bytes_per_s = per_s(t->counters.alloc_bytes, t->prev_counters.alloc_bytes, dt) / seen;
+}
+
 /* Whether pid's target is alive, else when it ended. Processes the model
  * has no target for count as alive. */
 static bool pid_alive(struct mt_model *m, pid_t pid, __u64 *ended_ns)
@@ -1545,10 +1566,7 @@ static void tick_targets(struct mt_model *m, __u64 now_ns, double now_s, double 
 			d = (now_ns - t->start_ns) / 1e9;
 		t->rate_based |= t->counted;
 		if (t->counters_exact || t->counters.alloc_calls) {
-			t->alloc_calls_per_s =
-				per_s(t->counters.alloc_calls, t->prev_counters.alloc_calls, d);
-			t->alloc_bytes_per_s =
-				per_s(t->counters.alloc_bytes, t->prev_counters.alloc_bytes, d);
+			counted_rates(t, d);
 		} else { /* nothing counted: the samples' estimate (rates_exact false) */
 			t->alloc_calls_per_s = per_s(t->sampled_objects, t->prev_sampled_objects, d);
 			t->alloc_bytes_per_s = per_s(t->sampled_bytes, t->prev_sampled_bytes, d);

@@ -189,8 +189,13 @@ struct mt_target {
 	double alloc_bytes_per_s;
 	double probe_hits_per_s;
 	/* The rates above are exact: the allocation probes were on for the
-	 * whole interval (set by the caller, like counters_exact). */
+	 * whole interval (set by the caller, like counters_exact). When they
+	 * were not, rates_off_share is the share of the interval they were
+	 * off, and the counted rates are scaled by what they saw of it (the
+	 * rest, times phase_seen); the last estimate stays for an interval
+	 * they were off throughout. 0: none off, or not known. */
 	bool rates_exact;
+	double rates_off_share;
 	/* What the probes cost it: the slowdown it suffers, % (set by the
 	 * overhead measure, probe/slowdown.h). Not to be shown unless
 	 * slowdown_measured (until then the calibration's guess), and known

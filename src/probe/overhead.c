@@ -60,6 +60,10 @@ static void set_allocs(struct overhead *o, bool on, __u64 now)
 		p->measure(p->ctx, p->now(p->ctx), SLOWDOWN_SWITCHING);
 	if (!on || o->allocs_on != on)
 		o->last_off_ns = now;
+	if (o->allocs_on && !on)
+		o->off_from_ns = now;
+	else if (!o->allocs_on && on && now > o->off_from_ns)
+		o->off_ns += now - o->off_from_ns;
 	o->allocs_on = on;
 }
 
@@ -281,6 +285,11 @@ void overhead_run(struct overhead *o, __u64 now, struct mt_status *status)
 bool overhead_on_since(const struct overhead *o, __u64 since_ns)
 {
 	return o->allocs_on && o->last_off_ns < since_ns;
+}
+
+__u64 overhead_off_ns(const struct overhead *o, __u64 now)
+{
+	return o->off_ns + (!o->allocs_on && now > o->off_from_ns ? now - o->off_from_ns : 0);
 }
 
 bool overhead_ever_paused(const struct overhead *o)

@@ -69,6 +69,8 @@ struct overhead {
 	bool allocs_on;
 	bool frees_off;    /* the start-up measure has free() off */
 	__u64 last_off_ns; /* the allocation probes were last off then */
+	__u64 off_ns;      /* how long they were off, up to off_from_ns */
+	__u64 off_from_ns; /* while off: since when */
 	__u64 next_switch_ns;
 	__u64 next_step_ns;
 	bool note_shown;       /* status->message is the budget's note */
@@ -94,6 +96,11 @@ void overhead_run(struct overhead *o, __u64 now, struct mt_status *status);
 /* Were the allocation probes on for all of [since_ns, now]? (the rates
  * of an interval are exact then) */
 bool overhead_on_since(const struct overhead *o, __u64 since_ns);
+
+/* How long the allocation probes have been off in all, up to now: the
+ * difference over an interval, over its length, is the share of it they
+ * were off. */
+__u64 overhead_off_ns(const struct overhead *o, __u64 now);
 
 /* The probes have been paused at some time: counts are not exact. */
 bool overhead_ever_paused(const struct overhead *o);

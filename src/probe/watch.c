@@ -955,6 +955,13 @@ static void report_end(struct watch_set *ws, struct watched *w, int reaped, __u6
 		ws->env.ended(ws->env.warn_ctx, w->pid, wstatus, at);
 }
 
+bool watch_counts_switched(struct watch_set *ws, pid_t pid)
+{
+	const struct watched *w = find(ws, pid);
+
+	return w && w->mech && w->mech->counts_exact && !samples_itself(w);
+}
+
 int watch_refresh(struct watch_set *ws, __u64 now_ns)
 {
 	int i, alive = 0;

@@ -231,6 +231,12 @@ void watch_note_exit(struct watch_set *ws, pid_t pid, int wstatus, __u64 at_ns);
  * watch_note_exit, else a zombie's). Returns the number of live targets. */
 int watch_refresh(struct watch_set *ws, __u64 now_ns);
 
+/* Does the budget switch the probes that count pid's allocation calls
+ * (uprobes)? Not for a process that samples itself (memtop's sampler in
+ * it counts every call whatever the budget does), nor for one memtop
+ * does not watch. */
+bool watch_counts_switched(struct watch_set *ws, pid_t pid);
+
 /* Read every live uprobe target's CPU time and counters: the end of a
  * step in which the allocation probes were in state (slowdown.h). Called
  * before and after every switch of the probes and on the budget's clock. */

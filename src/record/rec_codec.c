@@ -431,6 +431,7 @@ static const struct rec_fact facts[] = {
 	FACT(34, REC_FACT_F64, MT_FACT_PHASE, phase_seen),
 	FACT(35, REC_FACT_INT, MT_FACT_INGEST, pages_named),
 	FACT(36, REC_FACT_F64, MT_FACT_GO, go_heap_goal),
+	FACT(37, REC_FACT_F64, MT_FACT_RATES, rates_off_share),
 };
 
 _Static_assert(sizeof(facts) / sizeof(facts[0]) <= REC_MAX_FACTS, "a fact's id is 6 bits");
@@ -553,6 +554,8 @@ static bool facts_ok(const struct mt_target_facts *f)
 	if ((f->set & MT_FACT_SLOWDOWN) && !rec_range_ok(f->slowdown_low_pct, f->slowdown_high_pct))
 		return false;
 	if ((f->set & MT_FACT_PHASE) && !(f->phase_seen >= 0 && f->phase_seen <= 1000))
+		return false;
+	if ((f->set & MT_FACT_RATES) && !(f->rates_off_share >= 0 && f->rates_off_share <= 1))
 		return false;
 	if ((f->set & MT_FACT_GO) && !(f->go_heap_goal == 0 || (f->go_heap_goal >= 1 &&
 								   f->go_heap_goal <= GO_HEAP_GOAL_MAX)))

@@ -41,6 +41,17 @@ char *fmt_count(char *buf, size_t len, double n)
 	return fmt_scaled(buf, len, n, 1000, " kMGTP");
 }
 
+void fmt_process_rates(char *bytes, size_t bytes_len, char *calls, size_t calls_len,
+		       double bytes_per_s, double calls_per_s, bool exact)
+{
+	char b[16], c[16];
+
+	fmt_bytes(b, sizeof(b), bytes_per_s);
+	fmt_count(c, sizeof(c), calls_per_s);
+	snprintf(bytes, bytes_len, "%s%s", exact ? "" : "~", b);
+	snprintf(calls, calls_len, "%s%s", exact ? "" : "~", c);
+}
+
 char *fmt_age(char *buf, size_t len, double s)
 {
 	long t = (long)s;

@@ -16,6 +16,11 @@
 char *fmt_bytes(char *buf, size_t len, double bytes);
 /* 12345 -> "12.3k", decimal units. */
 char *fmt_count(char *buf, size_t len, double n);
+/* A process's allocation rates, bytes and calls a second: as they are
+ * when counted, after "~" when estimated (the budget had the probes off
+ * part of the interval, or memtop counts nothing of the process). */
+void fmt_process_rates(char *bytes, size_t bytes_len, char *calls, size_t calls_len,
+		       double bytes_per_s, double calls_per_s, bool exact);
 /* 245 -> "4m05s"; 5 -> "5s"; 0 -> "-". */
 char *fmt_age(char *buf, size_t len, double seconds);
 /* "function (module file:line)", with module+offset for unnamed frames.

@@ -56,13 +56,8 @@ static void print_targets(struct mt_model *m)
 				 (unsigned long long)t->counters.free_calls);
 		}
 		/* rates are exact again once an interval was fully probed */
-		if (t->rates_exact) {
-			fmt_bytes(rate, sizeof(rate), t->alloc_bytes_per_s);
-			fmt_count(calls, sizeof(calls), t->alloc_calls_per_s);
-		} else {
-			snprintf(rate, sizeof(rate), "-");
-			snprintf(calls, sizeof(calls), "-");
-		}
+		fmt_process_rates(rate, sizeof(rate), calls, sizeof(calls), t->alloc_bytes_per_s,
+				  t->alloc_calls_per_s, t->rates_exact);
 		printf("%7d %-15s %-14s %-10s %-7s %7s %7s %7s/s %8s %12s %12s\n", t->pid,
 		       sanitize_text(comm, sizeof(comm), t->comm),
 		       t->allocator[0] ? t->allocator : "-", t->mechanism[0] ? t->mechanism : "-",

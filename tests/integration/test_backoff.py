@@ -65,14 +65,34 @@ def figure_error(site):
     return math.sqrt(max(site["inuse_rel_error"] ** 2 - width ** 2, 0.0)) or 1.0
 
 
+def reports(w):
+    """The workload's "inuse" lines: [(unix time, {name: value})]: what
+    its sites held then, and "allocs", its malloc calls so far."""
+    out = []
+    for line in list(w.out.lines):
+        f = line.split()
+        if len(f) >= 4 and f[0] == "inuse":
+            out.append((float(f[1]), {k: int(v) for k, v in (x.split("=") for x in f[2:])}))
+    return out
+
+
+def allocs_at(w, at):
+    """The workload's malloc calls by unix time at, between its reports
+    (linear), or None outside them."""
+    r = reports(w)
+    for (t0, a), (t1, b) in zip(r, r[1:]):
+        if t0 <= at <= t1:
+            return a["allocs"] + (b["allocs"] - a["allocs"]) * (at - t0) / (t1 - t0)
+    return None
+
+
 def held(w, at):
     """What the workload's sites held at its last report before unix time
     at (within a second): {function: bytes}, or None."""
     best = None
-    for line in list(w.out.lines):
-        f = line.split()
-        if len(f) == 4 and f[0] == "inuse" and float(f[1]) <= at:
-            best = (float(f[1]), {k: int(v) for k, v in (x.split("=") for x in f[2:])})
+    for when, v in reports(w):
+        if when <= at:
+            best = (when, v)
     return best[1] if best and at - best[0] <= 1.5 else None
 
 
@@ -111,7 +131,7 @@ def test_leak_found_under_backoff():
     check(truth.get("truth") == "busy_leak", "unexpected truth: %s" % truth)
     hits0, met, trace, note = None, None, [], None
     ratio, excess, in_range = {LEAK: [], CACHE: []}, {LEAK: [], CACHE: []}, {LEAK: [], CACHE: []}
-    pooled = []
+    pooled, rated = [], []
     while True:
         rec = m.record(10)
         check(rec is not None, "memtop exited: %s" % m.err.text()[-500:])
@@ -123,6 +143,8 @@ def test_leak_found_under_backoff():
         tg = [x for x in rec["targets"] if x["pid"] == int(w.pid)][0]
         if hits0 is None:
             hits0 = (tg["probe_hits"], rec["time"])
+        if t >= 3:
+            rated.append(rec)
         first = max(sites, key=lambda f: sites[f]["leak_score"]) if sites else None
         inuse = {f: sites[f]["inuse_bytes"] if f in sites else 0 for f in (LEAK, CACHE)}
         truth_now = held(w, rec["time"]) or {LEAK: 0, CACHE: 0}
@@ -174,6 +196,7 @@ def test_leak_found_under_backoff():
               "%s's truth outside its shown range in %d of %d records" %
               (f, len(in_range[f]) - sum(in_range[f]), len(in_range[f])))
     print("both sites: in-use / truth from 10 s on, median %.2f" % median(pooled), flush=True)
+    check_rates_under_backoff(w, rated)
     check(median(pooled) <= POOLED_WITHIN,
           "the two sites' in-use read %.2f of their truth under the back-off" % median(pooled))
     t, rec = met
@@ -211,12 +234,32 @@ def test_leak_found_under_backoff():
           (len(said), said[:4]))
 
 
+def check_rates_under_backoff(w, recs):
+    """The process's alloc_calls_per_s under the back-off, summed over the
+    records' intervals, against the calls the workload counted over the
+    same span: within a quarter. Each interval's figure is printed, with
+    the duty and the share of it the probes were off."""
+    tg = [[x for x in r["targets"] if x["pid"] == int(w.pid)][0] for r in recs]
+    start, end = recs[0]["time"], recs[-1]["time"]
+    made = (allocs_at(w, end) or 0) - (allocs_at(w, start) or 0)
+    said = sum(x["alloc_calls_per_s"] * r["interval_s"] for x, r in zip(tg[1:], recs[1:]))
+    inexact = sum(1 for x in tg[1:] if not x["rates_exact"])
+    print("calls over %.1f s: made %.0f, said %.0f (%.2f); %d of %d intervals backed off: %s" %
+          (end - start, made, said, said / max(made, 1), inexact, len(recs) - 1,
+           " ".join("%.0f%s" % (x["alloc_calls_per_s"], "" if x["rates_exact"] else "~")
+                    for x in tg[1:])), flush=True)
+    check(made > 0 and inexact > 0, "no back-off, or no count from the workload: made %.0f, "
+          "%d intervals backed off" % (made, inexact))
+    check(abs(said / made - 1) <= 0.25, "alloc_calls_per_s under the back-off said %.0f calls "
+          "where the workload made %.0f" % (said, made))
+
+
 def test_backoff_ends_and_note_goes():
     """Two processes: busy_leak for 6 s, which drives the budget below its
     floor, and a light scenario workload that stays. Once busy_leak has exited, the
     note about the floor goes away, the duty climbs back to 1 and the light
     process's per-interval rates are exact again (the process list shows
-    numbers, not "-")."""
+    numbers, not estimates after "~")."""
     d = tempfile.mkdtemp(prefix="memtop-busy-")
     heavy = Workload(build(d), "--duration=6", "--hold=0").wait_ready()
     # a light process: under 1,000 frees a second next to a fifth of a CPU
@@ -341,7 +384,7 @@ def test_backoff_leaves_in_process_counts_exact():
     it), whose batches say how many calls they made. Once the budget has
     paused: the uprobes process's counts are not exact (they missed
     calls), the in-process one's still are, and they move by exactly
-    what its batches made."""
+    what its batches made; its rates stay exact throughout."""
     # every entry point 100 times a second for 40 s (it keeps one block
     # in two: some 300 KiB/s), under a budget of 2% it cannot keep
     heavy = Workload("mt_jemalloc_prefixed", "--mode=apis", "--iterations=4000",
@@ -378,6 +421,10 @@ def test_backoff_leaves_in_process_counts_exact():
           "the back-off ended before the batches were counted: %s" % rec["overhead"])
     check(lt["counters_exact"] is True and lt["alloc_calls"] is not None,
           "the in-process process lost its exact counts to the uprobes one's back-off: %s" % lt)
+    check(all(target(r, light.pid)["rates_exact"] for r in m.records[1:]),
+          "the in-process process's rates were marked estimates while the budget paused "
+          "the other one's probes: %s" %
+          [(r["time"], target(r, light.pid)["rates_exact"]) for r in m.records])
     got = [lt["alloc_calls"] - before["alloc_calls"], lt["free_calls"] - before["free_calls"]]
     check(got == made, "3 batches under the back-off: memtop counted %s, they made %s" %
           (got, made))

@@ -583,6 +583,7 @@ static void test_facts_round_trip(void **state)
 	}
 	f.slowdown_high_pct = f.slowdown_low_pct + 1; /* a range that holds */
 	f.phase_seen = 0.5;
+	f.rates_off_share = 0.25; /* a share */
 	recorder_watch(r, m);
 	assert_int_equal(model_apply(m, MT_INPUT_FACTS(&f)), 0);
 	model_apply(m, MT_INPUT_TICK(NS));

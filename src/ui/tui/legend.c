@@ -45,7 +45,7 @@ const struct legend_row legend_rows[] = {
 	{ NULL, "HEAP", "the process's heap since attach, as in the header" },
 	{ NULL, "CALLS/s", "allocation calls per second, counted exactly by the probes" },
 	{ NULL, "HITS/s", "probe hits per second: what the slowdown is made of" },
-	{ NULL, "-", "not counted (probes off part of the time): unknown, not zero" },
+	{ NULL, "~", "an estimate: probes off part of the time, or not counted" },
 };
 
 const size_t legend_rows_len = sizeof(legend_rows) / sizeof(legend_rows[0]);

@@ -68,14 +68,8 @@ static void draw_row(struct tui *t, int y, const struct tui_proc_row *r, bool al
 	fmt_bytes(rss, sizeof(rss), r->rss_bytes);
 	fmt_bytes(heap, sizeof(heap), r->inuse_bytes);
 	fmt_count(hits, sizeof(hits), r->probe_hits_per_s);
-	/* counts memtop did not see are not zeros */
-	if (r->exact) {
-		fmt_bytes(rate, sizeof(rate), r->alloc_bytes_per_s);
-		fmt_count(calls, sizeof(calls), r->alloc_calls_per_s);
-	} else {
-		snprintf(rate, sizeof(rate), "-");
-		snprintf(calls, sizeof(calls), "-");
-	}
+	fmt_process_rates(rate, sizeof(rate), calls, sizeof(calls), r->alloc_bytes_per_s,
+			  r->alloc_calls_per_s, r->exact);
 	tui_putf(t, y, 0, t->cols, a, "%7s %-15s %-6s %-10s %8s %8s %9s %8s %8s", pid, r->comm,
 		 all        ? ""
 		 : r->alive ? "alive"

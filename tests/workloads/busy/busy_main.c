@@ -24,9 +24,9 @@
  * scenario_common.h (--duration) and --pairs-per-s; the truth names the
  * three sites, only busy_lib_leak leaks. Once a second it prints what
  * the two sites hold then (a machine that starves it puts it behind its
- * schedule):
+ * schedule), and how many blocks it has allocated since its loop began:
  *
- *   inuse UNIX_SECS busy_lib_leak=BYTES cache_put=BYTES
+ *   inuse UNIX_SECS busy_lib_leak=BYTES cache_put=BYTES allocs=N
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +56,7 @@ static unsigned long leaked;     /* bytes busy_lib_store kept */
 static unsigned long work_iters; /* per request */
 static void *cache[ENTRIES];
 static unsigned long inserted;
+static unsigned long allocs; /* malloc calls since the loop began */
 
 WL_SITE static void cache_put(unsigned long size)
 {
@@ -64,6 +65,7 @@ WL_SITE static void cache_put(unsigned long size)
 
 	free(cache[slot]); /* the oldest entry; NULL while filling */
 	p = malloc(size);
+	allocs++;
 	scn_fill(p, size);
 	cache[slot] = p;
 }
@@ -101,9 +103,9 @@ static void report_inuse(double t)
 		return;
 	next = t + 1;
 	clock_gettime(CLOCK_REALTIME, &now);
-	printf("inuse %.3f busy_lib_leak=%lu cache_put=%lu\n",
+	printf("inuse %.3f busy_lib_leak=%lu cache_put=%lu allocs=%lu\n",
 	       (double)now.tv_sec + (double)now.tv_nsec / 1e9, leaked,
-	       (inserted < ENTRIES ? inserted : ENTRIES) * (unsigned long)ENTRY_SIZE);
+	       (inserted < ENTRIES ? inserted : ENTRIES) * (unsigned long)ENTRY_SIZE, allocs);
 	fflush(stdout);
 }
 
@@ -120,11 +122,14 @@ static void step(void *arg, double t, double dt)
 	for (n = scn_quota(&c_leak, 30 * 16 * KiB, dt, 16 * KiB); n; n--) {
 		busy_lib_store(16 * KiB);
 		leaked += 16 * KiB;
+		allocs++;
 	}
 	for (n = scn_quota(&c_req, pairs_per_s / PAIRS_PER_REQUEST,
 			   dt < 2 * SCN_STEP_S ? dt : 2 * SCN_STEP_S, 1);
-	     n; n--)
+	     n; n--) {
 		wl_sink = (void *)handle_request(seed++);
+		allocs += PAIRS_PER_REQUEST;
+	}
 	report_inuse(t);
 }
 
