@@ -321,8 +321,13 @@ static void write_unseen(struct json_writer *w, const struct mt_target *t)
 		jw_null(w);
 }
 
-static void write_target(struct json_writer *w, const struct mt_target *t)
+/* t and its figures; now_wall_s: the record's time, at the model's last
+ * tick (when it began to be counted is told from it). */
+static void write_target(struct json_writer *w, const struct mt_model *m,
+			 const struct mt_target *t, double now_wall_s)
 {
+	__u64 now = model_now(m);
+
 	jw_object_begin(w);
 	kv_int(w, "pid", t->pid);
 	kv_string(w, "comm", t->comm);
@@ -343,6 +348,10 @@ static void write_target(struct json_writer *w, const struct mt_target *t)
 	}
 	write_java(w, t);
 	kv_uint(w, "rss_bytes", t->rss_bytes);
+	/* a process found after memtop started is counted from then on,
+	 * not from its start */
+	kv_double_or_null(w, "counted_since", now_wall_s - (double)(now - t->start_ns) / 1e9, 3,
+			  t->start_ns && t->start_ns <= now);
 	kv_bool(w, "counters_exact", t->counters_exact);
 	/* counts memtop did not see are not zeros */
 	kv_uint_or_null(w, "alloc_calls", t->counters.alloc_calls, t->counters_exact);
@@ -434,6 +443,7 @@ static int json_tick(struct mt_fe_ctx *ctx)
 	size_t n, i;
 	struct mt_site **sites;
 	struct json_writer w;
+	double now_wall_s;
 
 	sites = top_sites(ctx, &n);
 	if (!sites)
@@ -441,7 +451,8 @@ static int json_tick(struct mt_fe_ctx *ctx)
 
 	jw_init(&w, stdout);
 	jw_object_begin(&w);
-	kv_double(&w, "time", st->wall_s > 0 ? st->wall_s : clock_wall_s(), 3);
+	now_wall_s = st->wall_s > 0 ? st->wall_s : clock_wall_s();
+	kv_double(&w, "time", now_wall_s, 3);
 	kv_double(&w, "interval_s", model_interval_s(m), 3);
 	kv_uint(&w, "rate", model_rate(m));
 	if (st->cmd_log)
@@ -449,7 +460,7 @@ static int json_tick(struct mt_fe_ctx *ctx)
 	jw_key(&w, "targets");
 	jw_array_begin(&w);
 	for (i = 0; i < model_target_count(m); i++)
-		write_target(&w, model_target_at(m, i));
+		write_target(&w, m, model_target_at(m, i), now_wall_s);
 	jw_array_end(&w);
 	jw_key(&w, "sites");
 	jw_array_begin(&w);

@@ -276,6 +276,7 @@ def test_cgroup_newcomer_in_process_exact():
         # calls of the C library's own (glibc frees a thread's cached
         # blocks at its exit), which the uprobes see and the program never
         # made, so they are not in its truth
+        spawned = time.time()
         p = cg.spawn(workload_path("inject_target"), "sum", "0", "40000")
         line = p.out.get(20, "newcomer READY")
         check(line and line.startswith("READY"), "newcomer did not start: %r" % line)
@@ -292,6 +293,12 @@ def test_cgroup_newcomer_in_process_exact():
         t = t[0]
         check(t["mechanism"] == "uprobes" and t["counters_exact"],
               "first seen: %s (%s)" % (t, m.err.text()[-400:]))
+        # its counts are said to be from when memtop found it, after its start
+        check(t["counted_since"] is not None and spawned <= t["counted_since"] <= rec["time"],
+              "counted_since %s: spawned at %.3f, first shown at %.3f" %
+              (t["counted_since"], spawned, rec["time"]))
+        print("newcomer counted from %.0f ms after its spawn" %
+              (1000 * (t["counted_since"] - spawned)))
         check("PID %d: sampler injected" % p.pid not in m.err.text(),
               "the sampler went in before the first record showed it on uprobes")
         before = (t["alloc_calls"], t["free_calls"])
