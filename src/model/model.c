@@ -1344,8 +1344,10 @@ static void counted_rates(struct mt_target *t, double dt)
 		if (seen <= 0.01)
 			return;
 	}
-	t->alloc_calls_per_s = per_s(t->counters.alloc_calls, t->prev_counters.alloc_calls, dt) / seen;
-	t->alloc_bytes_per_s = per_s(t->counters.alloc_bytes, t->prev_counters.alloc_bytes, dt) / seen;
+	t->alloc_calls_per_s =
+		per_s(t->counters.alloc_calls, t->prev_counters.alloc_calls, dt) / seen;
+	t->alloc_bytes_per_s =
+		per_s(t->counters.alloc_bytes, t->prev_counters.alloc_bytes, dt) / seen;
 }
 
 /* Whether pid's target is alive, else when it ended. Processes the model

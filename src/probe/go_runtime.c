@@ -67,7 +67,8 @@ double go_runtime_heap_goal(const char *gogc)
 		return 0;
 	errno = 0;
 	n = strtol(gogc, &end, 10);
-	if (!(*gogc == '-' || (*gogc >= '0' && *gogc <= '9')) || *end || errno == ERANGE || n > INT32_MAX || n < INT32_MIN)
+	if (!(*gogc == '-' || (*gogc >= '0' && *gogc <= '9')) || *end || errno == ERANGE ||
+	    n > INT32_MAX || n < INT32_MIN)
 		return 2; /* atoi32 refuses it: 100 */
 	return n < 0 ? 0 : 1 + n / 100.0;
 }

@@ -557,8 +557,8 @@ static bool facts_ok(const struct mt_target_facts *f)
 		return false;
 	if ((f->set & MT_FACT_RATES) && !(f->rates_off_share >= 0 && f->rates_off_share <= 1))
 		return false;
-	if ((f->set & MT_FACT_GO) && !(f->go_heap_goal == 0 || (f->go_heap_goal >= 1 &&
-								   f->go_heap_goal <= GO_HEAP_GOAL_MAX)))
+	if ((f->set & MT_FACT_GO) &&
+	    !(f->go_heap_goal == 0 || (f->go_heap_goal >= 1 && f->go_heap_goal <= GO_HEAP_GOAL_MAX)))
 		return false;
 	return true;
 }

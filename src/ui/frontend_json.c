@@ -323,8 +323,8 @@ static void write_unseen(struct json_writer *w, const struct mt_target *t)
 
 /* t and its figures; now_wall_s: the record's time, at the model's last
  * tick (when it began to be counted is told from it). */
-static void write_target(struct json_writer *w, const struct mt_model *m,
-			 const struct mt_target *t, double now_wall_s)
+static void write_target(struct json_writer *w, const struct mt_model *m, const struct mt_target *t,
+			 double now_wall_s)
 {
 	__u64 now = model_now(m);
 

@@ -329,8 +329,9 @@ static void test_signature(void **state)
  * or negative is no collection, else 1 + GOGC/100. */
 static void test_heap_goal(void **state)
 {
-	static const char *const refused[] = { "", "+50", " 50", "50x", "OFF", "2147483648",
-						"-2147483649", "99999999999999999999" };
+	static const char *const refused[] = {
+		"", "+50", " 50", "50x", "OFF", "2147483648", "-2147483649", "99999999999999999999"
+	};
 
 	(void)state;
 	assert_true(go_runtime_heap_goal(NULL) == 2);
