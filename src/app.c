@@ -593,10 +593,9 @@ static void read_drops(struct app *a)
 
 /* Per-interval rates are exact when the allocation probes were on for
  * the whole interval, even after a back-off (counters_exact is not): the
- * interval about to close was not for the processes they count, when they
- * were off during it, and the
- * share of it they were off goes with it (the model scales the counts
- * by the rest). */
+ * interval about to close was not for the processes they count, when
+ * they were off during it, and the share of it they were off goes with
+ * it (the model scales the counts by the rest). */
 static void mark_rates(struct app *a, __u64 now)
 {
 	bool on = overhead_on_since(&a->overhead, a->last_tick_ns);

@@ -235,8 +235,8 @@ static void test_duty_meets_the_limit(void **state)
 	struct overhead o;
 	struct mt_status st;
 	struct sim s = { .floor_pct = 2, .alloc_pct = 60 };
-	__u64 t0;
-	double on_share;
+	__u64 t0, off0;
+	double on_share, off_said;
 
 	(void)state;
 	start(&o, &s, 10, &st);
@@ -260,6 +260,7 @@ static void test_duty_meets_the_limit(void **state)
 	assert_true(s.paused > 0);
 	/* and the schedule keeps them on that share of the time */
 	t0 = s.now;
+	off0 = overhead_off_ns(&o, s.now);
 	s.on_ns = 0;
 	s.last_switch_ns = s.now;
 	run_until(&o, &s, &st, s.now + 400 * S);
@@ -267,6 +268,10 @@ static void test_duty_meets_the_limit(void **state)
 		s.on_ns += s.now - s.last_switch_ns;
 	on_share = (double)s.on_ns / (double)(s.now - t0);
 	assert_true(fabs(on_share - s.duty) < 0.25 * s.duty);
+	/* its own account of the time they were off (the rates' share) is
+	 * the rest of it */
+	off_said = (double)(overhead_off_ns(&o, s.now) - off0) / (double)(s.now - t0);
+	assert_true(fabs(off_said - (1 - on_share)) < 1e-6);
 }
 
 static void test_unreachable_note_said_and_taken_back(void **state)
