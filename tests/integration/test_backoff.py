@@ -237,8 +237,10 @@ def test_leak_found_under_backoff():
 def check_rates_under_backoff(w, recs):
     """The process's alloc_calls_per_s under the back-off, summed over the
     records' intervals, against the calls the workload counted over the
-    same span: within a quarter. Each interval's figure is printed, with
-    the duty and the share of it the probes were off."""
+    same span: within 40% (runs here: 0.88 and 1.07; the probes' share of
+    the calls is learnt over the first seconds, phase_seen). Before, each
+    interval said what the probes alone saw: the duty's share, 10% here.
+    Each interval's figure is printed, "~" when estimated."""
     # the records the workload's reports span (it reports once a second)
     recs = [r for r in recs if allocs_at(w, r["time"]) is not None]
     check(len(recs) >= 5, "the workload's reports span %d records" % len(recs))
@@ -253,7 +255,7 @@ def check_rates_under_backoff(w, recs):
                     for x in tg[1:])), flush=True)
     check(made > 0 and inexact > 0, "no back-off, or no count from the workload: made %.0f, "
           "%d intervals backed off" % (made, inexact))
-    check(abs(said / made - 1) <= 0.25, "alloc_calls_per_s under the back-off said %.0f calls "
+    check(abs(said / made - 1) <= 0.4, "alloc_calls_per_s under the back-off said %.0f calls "
           "where the workload made %.0f" % (said, made))
 
 
