@@ -1080,6 +1080,22 @@ static const struct mt_config *with_settings(const struct mt_config *cfg, struct
 	return run;
 }
 
+/* The -p PIDs, the first question before the display's: a namespace
+ * whose PIDs are not the probes', then each PID. 0, or -errno with one
+ * line in err. */
+static int check_pids(const struct mt_config *cfg, char *err, size_t errlen)
+{
+	char comm[16];
+	int e;
+
+	if (!cfg->npids)
+		return 0;
+	e = target_check_pid_namespace(err, errlen);
+	for (int i = 0; !e && i < cfg->npids; i++)
+		e = target_check(cfg->pids[i], comm, err, errlen);
+	return e;
+}
+
 int app_run(const struct mt_config *given)
 {
 	struct mt_config run_cfg;
@@ -1104,13 +1120,9 @@ int app_run(const struct mt_config *given)
 	verbose = cfg->verbose;
 	bpf_loader_set_verbosity(verbose);
 	a.fe = choose_frontend(cfg);
-	for (int i = 0; i < cfg->npids; i++) { /* what to watch is the first question */
-		char comm[16];
-
-		if (target_check(cfg->pids[i], comm, err, sizeof(err))) {
-			fail("%s", err);
-			return 1;
-		}
+	if (check_pids(cfg, err, sizeof(err))) {
+		fail("%s", err);
+		return 1;
 	}
 	if (a.fe->check) { /* a display that cannot work: before attaching */
 		char why[256] = "";
