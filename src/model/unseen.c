@@ -49,20 +49,17 @@ bool unseen_describe(const struct mt_target *t, char *buf, size_t len)
 		return true;
 	}
 	if (unseen_growth(t)) {
+		char room[96] = "";
+
 		if (gc_room(t) > 1)
-			n = snprintf(
-				buf, len,
-				"RSS grows %.1f MiB/min but the heap memtop sees explains %.0f%% "
-				"of it, %.0f%% with the room the Go GC leaves it (GOGC=%.0f): ",
-				t->stats.rss_fit.slope * 60 / (1024.0 * 1024.0),
-				100 * t->stats.heap_explains,
-				100 * t->stats.heap_explains * gc_room(t), 100 * (gc_room(t) - 1));
-		else
-			n = snprintf(buf, len,
-				     "RSS grows %.1f MiB/min but the heap memtop sees explains %.0f%% "
-				     "of it: ",
-				     t->stats.rss_fit.slope * 60 / (1024.0 * 1024.0),
-				     100 * t->stats.heap_explains);
+			snprintf(room, sizeof(room),
+				 ", %.0f%% with the room the Go GC leaves it (GOGC=%.0f)",
+				 100 * t->stats.heap_explains * gc_room(t), 100 * (gc_room(t) - 1));
+		n = snprintf(
+			buf, len,
+			"RSS grows %.1f MiB/min but the heap memtop sees explains %.0f%% of it%s: ",
+			t->stats.rss_fit.slope * 60 / (1024.0 * 1024.0),
+			100 * t->stats.heap_explains, room);
 		if (n < 0 || (size_t)n >= len)
 			return true;
 		if (t->runtime[0])
