@@ -68,7 +68,7 @@ _Static_assert(sizeof(struct mt_sampler_header) == MT_SAMPLER_HEADER_SIZE,
 #define MT_INJECT_FILTER_SLOTS 8192 /* live sampled addresses per hash, for free()'s test */
 #define MT_INJECT_ENTRY_PREFIX "mt_inject_"
 #define MT_INJECT_MAGIC 0x6a6974706f746d6dULL /* "mmtoptij" */
-#define MT_INJECT_VERSION 9
+#define MT_INJECT_VERSION 10
 /* Addresses one adoption round hands the sampler (mt_inject_ctl.adopt). */
 #define MT_INJECT_ADOPT_MAX 512
 #define MT_INJECT_TABLE_SLOTS 65536              /* sampled addresses tracked at once */
@@ -93,6 +93,23 @@ struct mt_inject_slot {
 	 * (all four functions), for what the wrapper costs (inject_cost.h) */
 	__u64 py_calls;
 	__u64 pad[2];
+};
+
+/* The slots on whole pages of their own, which memtop marks
+ * MADV_WIPEONFORK (Linux 4.14, madvise(2)) in a process it puts the
+ * sampler in: a child that process forks starts with them zeroed, so it
+ * counts its own calls from its first instruction, not its parent's
+ * (docs/inject.md, "A worker forked by a process memtop changed"). mark
+ * is set by memtop in the process it marked (after the madvise), and so
+ * reads 0 in such a child, which counts every call whatever its
+ * semaphores say (mt_inject_ctl.wipe_on_fork) until memtop, its probes on
+ * the child, sets its mark. */
+#define MT_INJECT_SLOT_PAGES 2
+struct mt_inject_slots {
+	struct mt_inject_slot slot[MT_INJECT_SLOTS];
+	__u64 mark;
+	__u8 pad[MT_INJECT_SLOT_PAGES * 4096 - MT_INJECT_SLOTS * sizeof(struct mt_inject_slot) -
+		 sizeof(__u64)];
 };
 
 /* The poke stub runs a program of records in the scratch area, one after
@@ -212,7 +229,8 @@ struct mt_inject_ctl {
 	__u64 rate;               /* mean bytes between samples; <= 1: every allocation */
 	__u64 seed;               /* for the per-thread-slot generators */
 	__u32 attached_pid;       /* the memtop that has the GOTs rerouted, 0 when none */
-	__u32 pad;
+	__u32 wipe_on_fork;       /* 1: the slots' pages are MADV_WIPEONFORK and marked
+				   * (struct mt_inject_slots), inherited by a child */
 	/* Kept by the sampler: */
 	__u64 live;    /* sampled addresses in the table */
 	__u64 dropped; /* samples not taken because the table was full */

@@ -47,6 +47,12 @@ static int ctl_write_field(const struct inject_state *st, int fd, size_t off, co
 	return inject_mem_write(fd, st->base + st->im.ctl + off, v, len);
 }
 
+/* Where the copy's mark is (sampler_abi.h, struct mt_inject_slots). */
+static __u64 mark_at(const struct inject_state *st)
+{
+	return st->base + st->im.slots + offsetof(struct mt_inject_slots, mark);
+}
+
 /* A program for the poke stub (sampler_abi.h). */
 struct poke_prog {
 	struct mt_poke_record *v;
@@ -338,6 +344,101 @@ static int counts_read(const struct inject_state *st, struct mt_inject_counts *c
 	return e;
 }
 
+/* The copy at st->base (read through fd) is a forked child's whose
+ * counters were zeroed at the fork, and that has counted every call
+ * since: its parent's copy was marked (the flag, inherited), its own mark
+ * is not (wiped), and so it counts whatever its semaphores say
+ * (sampler_abi.h). */
+static bool forked_counting(const struct inject_state *st, int fd)
+{
+	struct mt_inject_ctl c;
+	__u64 mark = 1;
+
+	return !ctl_read(st, fd, &c) && c.magic == MT_INJECT_MAGIC &&
+	       c.version == MT_INJECT_VERSION && c.wipe_on_fork == 1 &&
+	       !inject_mem_read(fd, mark_at(st), &mark, sizeof(mark)) && !mark;
+}
+
+/* test of the copy of the sampler pid maps, read through its memory
+ * (false without one). */
+static bool copy_is(pid_t pid, const char *sampler_so,
+		    bool (*test)(const struct inject_state *st, int fd))
+{
+	struct inject_state st = { .pid = pid };
+	char err[256], path[64];
+	bool yes = false;
+	int fd;
+
+	if (inject_image_find(pid, &st.base) ||
+	    inject_image_open(&st.im, sampler_so, err, sizeof(err)))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		yes = test(&st, fd);
+		close(fd);
+	}
+	inject_image_close(&st.im);
+	return yes;
+}
+
+bool inject_counted_since_fork(pid_t pid, const char *sampler_so)
+{
+	return copy_is(pid, sampler_so, forked_counting);
+}
+
+static int maps_for(const struct inject_state *st, const struct got_slot *v, size_t n,
+		    struct mt_maps *out);
+
+int inject_mem_open_same(const struct inject_state *st, int flags)
+{
+	struct mt_maps maps = { 0 };
+	char path[64];
+	__u64 base = 0;
+	int fd, e;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", st->pid);
+	fd = open(path, flags | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* the descriptor is bound to the memory the process had at the
+	 * open: if the sampler is still where it was after it, that memory
+	 * is the one memtop changed (an exec since writes nowhere). Only
+	 * the mapping at the base is asked for (a hostile process's maps
+	 * can be many MiB). */
+	e = maps_for(st, NULL, 0, &maps);
+	if (!e && (inject_image_find_in(&maps, &base) || base != st->base))
+		e = -ESTALE;
+	proc_maps_free(&maps);
+	if (e) {
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+int inject_mark_probed(struct inject_state *st)
+{
+	__u64 one = 1;
+	int fd, e;
+
+	if (!st->mark_pending)
+		return 0;
+	fd = inject_mem_open_same(st, O_WRONLY);
+	if (fd < 0)
+		return fd;
+	e = inject_mem_write(fd, mark_at(st), &one, sizeof(one));
+	close(fd);
+	st->mark_pending = e != 0;
+	return e;
+}
+
+int inject_count_from_now(struct inject_state *st)
+{
+	st->since_fork = false;
+	return counts_read(st, &st->counted_before);
+}
+
 int inject_counts(const struct inject_state *st, struct mt_inject_counts *c)
 {
 	struct mt_inject_counts now;
@@ -421,11 +522,30 @@ struct hold_work {
 	const struct mt_maps *maps;
 	const struct got_slot *slots;
 	size_t n;
-	bool reroute;   /* else restore */
-	bool map_image; /* no copy mapped yet */
-	bool release;   /* clear attached_pid after the stores (detach) */
+	bool reroute;        /* else restore */
+	bool map_image;      /* no copy mapped yet */
+	bool release;        /* clear attached_pid after the stores (detach) */
+	bool mark;           /* the process marked as not a forked child (attach) */
+	bool count_children; /* a child forked from now on counts from its fork */
 	__u64 rate;
 };
+
+/* The slots' pages zeroed in any child the process forks from now on,
+ * and the process marked as not such a child (sampler_abi.h, struct
+ * mt_inject_slots): the madvise, then the mark, then the flag its
+ * children inherit (on only where they are to be counted), so that a
+ * child forked between two of them is counted from when memtop finds it,
+ * as before. Without them a child's counts start there too. */
+static void wipe_mark(struct inject_state *st, struct inject_session *s, bool count_children)
+{
+	__u64 one = 1;
+	__u32 on = count_children;
+
+	if (!inject_image_wipe_on_fork(&st->im, s, st->base) &&
+	    !inject_mem_write(s->mem_fd, mark_at(st), &one, sizeof(one)))
+		ctl_write_field(st, s->mem_fd, offsetof(struct mt_inject_ctl, wipe_on_fork), &on,
+				sizeof(on));
+}
 
 static int hold_work_run(struct inject_session *s, void *ctx, struct inject_hold_out *out,
 			 char *err, size_t errlen)
@@ -449,6 +569,8 @@ static int hold_work_run(struct inject_session *s, void *ctx, struct inject_hold
 			return e;
 		}
 	}
+	if (w->mark)
+		wipe_mark(st, s, w->count_children);
 	out->nflags = w->n;
 	out->flags = calloc(w->n ? w->n : 1, 1);
 	if (!out->flags || w->n > INJECT_HOLD_MAX_FLAGS)
@@ -470,9 +592,13 @@ static int hold_work_run(struct inject_session *s, void *ctx, struct inject_hold
 	} else if (e) {
 		snprintf(err, errlen, "PID %d: cannot restore its GOT: %s", st->pid, strerror(-e));
 	}
-	if (w->release)
+	if (w->release) {
+		/* and a child forked from now on counts nothing: nobody will */
 		ctl_write_field(st, s->mem_fd, offsetof(struct mt_inject_ctl, attached_pid), &none,
 				4);
+		ctl_write_field(st, s->mem_fd, offsetof(struct mt_inject_ctl, wipe_on_fork), &none,
+				4);
+	}
 	return e;
 }
 
@@ -581,12 +707,14 @@ int inject_blind_spot(pid_t pid, char *why, size_t len)
 static int detach_locked(struct inject_state *st, char *err, size_t errlen);
 
 static int attach_locked(struct inject_state *st, pid_t pid, const char *sampler_so, __u64 rate,
-			 const __u64 *py_api, char *err, size_t errlen)
+			 const __u64 *py_api, bool count_children, char *err, size_t errlen)
 {
 	__u64 owner[MT_IFN_COUNT];
 	struct inject_hold_out out = { 0 };
 	struct inject_session s;
-	struct hold_work w = { .st = st, .reroute = true, .rate = rate };
+	struct hold_work w = {
+		.st = st, .reroute = true, .mark = true, .count_children = count_children, .rate = rate
+	};
 	struct mt_maps maps = { 0 };
 	int e, k;
 
@@ -653,6 +781,11 @@ static int attach_locked(struct inject_state *st, pid_t pid, const char *sampler
 			st->base = 0; /* not ours to touch */
 			goto fail_session;
 		}
+		/* a forked child counting since its fork is marked once
+		 * memtop's probes are on it (inject_mark_probed) */
+		st->since_fork = forked_counting(st, s.mem_fd);
+		st->mark_pending = st->since_fork;
+		w.mark = !st->since_fork;
 		e = table_clear(st, s.mem_fd);
 		if (!e)
 			e = ctl_fill(st, s.mem_fd, rate);
@@ -688,7 +821,9 @@ static int attach_locked(struct inject_state *st, pid_t pid, const char *sampler
 	st->nslots = slots_keep(st->slots, st->nslots, &out);
 	free(out.flags);
 	st->attached = true;
-	counts_read(st, &st->counted_before); /* a reused copy's counts go on */
+	/* a reused copy's counts go on; a forked one's are its own */
+	if (!st->since_fork)
+		counts_read(st, &st->counted_before);
 	pause_record(st, &s);
 	inject_session_close(&s);
 	if (!st->reused && inject_image_count(pid) > 1) {
@@ -907,33 +1042,24 @@ static int detach_locked(struct inject_state *st, char *err, size_t errlen)
 	return e;
 }
 
+/* Its memtop is gone, killed: the GOT slots it left still point at the copy. */
+static bool orphaned(const struct inject_state *st, int fd)
+{
+	struct mt_inject_ctl c;
+
+	return !ctl_read(st, fd, &c) && c.magic == MT_INJECT_MAGIC &&
+	       c.version == MT_INJECT_VERSION && c.attached_pid &&
+	       (pid_t)c.attached_pid != getpid() && kill((pid_t)c.attached_pid, 0) && errno == ESRCH;
+}
+
 bool inject_orphaned(pid_t pid, const char *sampler_so)
 {
-	struct inject_state st = { .pid = pid };
-	struct mt_inject_ctl c;
-	char err[256], path[64];
-	bool yes = false;
-	int fd;
-
-	if (inject_image_find(pid, &st.base) ||
-	    inject_image_open(&st.im, sampler_so, err, sizeof(err)))
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		yes = !ctl_read(&st, fd, &c) && c.magic == MT_INJECT_MAGIC &&
-		      c.version == MT_INJECT_VERSION && c.attached_pid &&
-		      (pid_t)c.attached_pid != getpid() && kill((pid_t)c.attached_pid, 0) &&
-		      errno == ESRCH;
-		close(fd);
-	}
-	inject_image_close(&st.im);
-	return yes;
+	return copy_is(pid, sampler_so, orphaned);
 }
 
 /* One injection or putting back at a time on this host (inject_lock.h). */
 int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __u64 rate,
-		  const __u64 *py_api, char *err, size_t errlen)
+		  const __u64 *py_api, bool count_children, char *err, size_t errlen)
 {
 	int lock = inject_lock(), e;
 
@@ -944,7 +1070,7 @@ int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __
 			 pid, INJECT_LOCK_WAIT_MS);
 		return -EBUSY;
 	}
-	e = attach_locked(st, pid, sampler_so, rate, py_api, err, errlen);
+	e = attach_locked(st, pid, sampler_so, rate, py_api, count_children, err, errlen);
 	inject_unlock(lock);
 	return e;
 }

@@ -59,6 +59,11 @@ struct inject_state {
 	char py_note[256]; /* after a detach: why CPython's allocator was not given back, or "" */
 	const char *why;   /* after a failed attach: the reason in a few words */
 	struct mt_inject_counts counted_before; /* the sampler's counts at the attach */
+	bool since_fork;   /* a copy forked with its counters zeroed and counting
+			  * since (inject_counted_since_fork): counted_before
+			  * is 0, its counts are all its own */
+	bool mark_pending; /* such a copy, counting until it is marked
+			    * (inject_mark_probed) */
 };
 
 /* Check pid may be injected (inject_check.h), map the sampler from
@@ -66,10 +71,15 @@ struct inject_state {
  * went and at which rate to sample, and reroute every GOT slot. With
  * py_api (the C API python_detect found, NULL: not CPython) the sampler
  * also wraps CPython's object allocator, from a pending call the main
- * thread runs with the GIL (inject_python_state says when). 0, or -errno
- * with one line in err and nothing left changed in the process. */
+ * thread runs with the GIL (inject_python_state says when). With
+ * count_children (a watch that follows the processes it forks), a child
+ * it forks from then on until the detach starts with the sampler's
+ * counters zeroed and counts every call from its fork
+ * (inject_counted_since_fork); without, such a child counts nothing until
+ * a tool attaches to it. 0, or -errno with one line in err and nothing
+ * left changed in the process. */
 int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __u64 rate,
-		  const __u64 *py_api, char *err, size_t errlen);
+		  const __u64 *py_api, bool count_children, char *err, size_t errlen);
 
 /* Would the sampler miss allocations of pid (inject_got_blind_spot():
  * malloc defined in the executable, an allocator API it does not
@@ -77,8 +87,32 @@ int inject_attach(struct inject_state *st, pid_t pid, const char *sampler_so, __
  * them all, or -errno. Reads only. */
 int inject_blind_spot(pid_t pid, char *why, size_t len);
 
-/* The calls the sampler counted since this attach (exact: every call
- * while memtop's probes are attached). 0 or -errno. */
+/* Does pid carry a copy of the sampler that its parent's forked with the
+ * counters zeroed (the parent's marked MADV_WIPEONFORK by memtop) and
+ * that has counted every call since (its semaphores up from the fork)?
+ * Then an attach counts from its fork, not from the attach
+ * (since_fork). Reads only. */
+bool inject_counted_since_fork(pid_t pid, const char *sampler_so);
+
+/* /proc/PID/mem of st's process opened with flags, only if the sampler
+ * is still mapped where memtop put it (the process has not exec'd): a
+ * descriptor, or -errno (-ESTALE: it is not). For writes after the
+ * attach, out of a hold. */
+int inject_mem_open_same(const struct inject_state *st, int flags);
+
+/* memtop's probes are on a copy counting since its fork: from now on it
+ * counts while they are (sampler_abi.h, struct mt_inject_slots). Once the
+ * USDT probes are attached (before, calls would go uncounted); a no-op
+ * for any other copy. 0 or -errno. */
+int inject_mark_probed(struct inject_state *st);
+
+/* Count from now on, whatever since_fork says: for a process whose calls
+ * until now something else counted. 0 or -errno. */
+int inject_count_from_now(struct inject_state *st);
+
+/* The calls the sampler counted since this attach, or since the fork
+ * (since_fork; exact: every call while memtop's probes are attached).
+ * 0 or -errno. */
 int inject_counts(const struct inject_state *st, struct mt_inject_counts *c);
 
 /* Where the wrapping of CPython's object allocator stands

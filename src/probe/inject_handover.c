@@ -42,20 +42,10 @@ int inject_text_range(const struct inject_state *st, __u64 *lo, __u64 *hi)
 	return *hi ? 0 : -ENOENT;
 }
 
-static int mem_open(const struct inject_state *st, int flags)
-{
-	char path[64];
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/mem", st->pid);
-	fd = open(path, flags | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
 int inject_adopt(const struct inject_state *st, const __u64 *addrs, size_t n, __u32 *serial)
 {
 	__u32 count = n < MT_INJECT_ADOPT_MAX ? (__u32)n : MT_INJECT_ADOPT_MAX, now;
-	int fd = mem_open(st, O_RDWR), e;
+	int fd = inject_mem_open_same(st, O_RDWR), e;
 
 	if (fd < 0)
 		return fd;
@@ -76,7 +66,7 @@ int inject_adopt(const struct inject_state *st, const __u64 *addrs, size_t n, __
 int inject_adopted(const struct inject_state *st, __u32 serial)
 {
 	__u32 taken;
-	int fd = mem_open(st, O_RDONLY), e;
+	int fd = inject_mem_open_same(st, O_RDONLY), e;
 
 	if (fd < 0)
 		return fd;

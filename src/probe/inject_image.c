@@ -487,3 +487,14 @@ int inject_image_map(const struct inject_image *im, struct inject_session *s, __
 	*base = (__u64)at;
 	return 0;
 }
+
+int inject_image_wipe_on_fork(const struct inject_image *im, struct inject_session *s, __u64 base)
+{
+	long r;
+
+	if (im->slots % INJECT_PAGE)
+		return -EINVAL;
+	r = rcall(s, SYS_madvise, base + im->slots, sizeof(struct mt_inject_slots), MADV_WIPEONFORK,
+		  0, 0, 0);
+	return rfailed(r) ? (int)r : 0;
+}

@@ -76,4 +76,9 @@ int inject_image_map(const struct inject_image *im, struct inject_session *s, __
  * (/proc/PID/map_files/START-END of its executable mapping). 0 or -ENOENT. */
 int inject_image_path(pid_t pid, __u64 base, char *path, size_t len);
 
+/* Mark the pages of the sampler's slots at base MADV_WIPEONFORK, from
+ * the held thread of s (sampler_abi.h, struct mt_inject_slots). 0, or
+ * -errno (-EINVAL: they are not pages of their own, anonymous). */
+int inject_image_wipe_on_fork(const struct inject_image *im, struct inject_session *s, __u64 base);
+
 #endif /* MEMTOP_PROBE_INJECT_IMAGE_H */

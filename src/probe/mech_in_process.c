@@ -79,6 +79,15 @@ static void inject_end(struct watch_set *ws, struct watched *w)
 	w->inj = NULL;
 }
 
+/* The sampler file memtop puts in (0), or one line in err (-ENOENT). */
+static int sampler_file(char *so, size_t len, char *err, size_t errlen)
+{
+	if (!watch_find_lib(MECH_INJECT_SO, so, len))
+		return 0;
+	snprintf(err, errlen, "%s not found next to memtop or in %s", MECH_INJECT_SO, MEMTOP_LIBDIR);
+	return -ENOENT;
+}
+
 /* Put memtop's sampler into w. 0, or -errno with one line in err (and
  * the reason in w->uprobes_why). */
 static int inject_into(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
@@ -87,19 +96,17 @@ static int inject_into(struct watch_set *ws, struct watched *w, char *err, size_
 	char so[PATH_MAX];
 	int e;
 
-	if (watch_find_lib(MECH_INJECT_SO, so, sizeof(so))) {
-		snprintf(err, errlen, "%s not found next to memtop or in %s", MECH_INJECT_SO,
-			 MEMTOP_LIBDIR);
+	if (sampler_file(so, sizeof(so), err, errlen))
 		return -ENOENT;
-	}
 	inject_end(ws, w); /* a process prepared again (it exec'd): its old image's */
 	w->inj = calloc(1, sizeof(*w->inj));
 	if (!w->inj) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	/* its children are watched too where the watch follows new processes */
 	e = inject_attach(w->inj, w->pid, so, ws->env.cfg->rate, python_api(w->pid, py) ? py : NULL,
-			  err, errlen);
+			  ws->cgroup_fd >= 0 || ws->launch.pid > 0, err, errlen);
 	if (e) {
 		snprintf(w->uprobes_why, sizeof(w->uprobes_why), "%s",
 			 w->inj->why ? w->inj->why : "the injection failed");
@@ -119,9 +126,10 @@ static int inject_into(struct watch_set *ws, struct watched *w, char *err, size_
 	snprintf(w->lib, sizeof(w->lib), "%s", w->inj->path);
 	watch_warn(ws,
 		   "PID %d: sampler %s, %zu GOT slots rerouted; one thread held %.2f ms "
-		   "(it took %.2f ms to stop)",
+		   "(it took %.2f ms to stop)%s",
 		   w->pid, w->inj->reused ? "reused" : "injected", w->inj->nslots,
-		   w->inj->pause_ns / 1e6, w->inj->reach_ns / 1e6);
+		   w->inj->pause_ns / 1e6, w->inj->reach_ns / 1e6,
+		   w->inj->since_fork ? "; its calls counted from its fork" : "");
 	return 0;
 }
 
@@ -140,10 +148,15 @@ enum {
 };
 
 /* A process new in a watched cgroup whose allocator memtop can probe is
- * not injected at once: the uprobes count it first, from its attach. */
+ * not injected at once: the uprobes count it first, from its attach. One
+ * forked by a process with the sampler in, counting since its fork, is:
+ * the sampler it carries has counted its every call. */
 static int inject_or_hand_over(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
-	if (w->hand_over && w->alloc) {
+	char so[PATH_MAX];
+
+	if (w->hand_over && w->alloc &&
+	    (sampler_file(so, sizeof(so), err, errlen) || !inject_counted_since_fork(w->pid, so))) {
 		w->handover = HANDOVER_UPROBES;
 		return 0;
 	}
@@ -205,6 +218,15 @@ static void sampler_in(struct watch_set *ws, struct watched *w)
 		stay_on_uprobes(ws, w, err);
 		return;
 	}
+	if (w->inj->since_fork && inject_count_from_now(w->inj)) {
+		/* the uprobes counted its calls until now: the sampler's
+		 * count from here, or not at all */
+		snprintf(err, sizeof(err), "PID %d: cannot read the sampler's counts", w->pid);
+		inject_end(ws, w);
+		snprintf(w->lib, sizeof(w->lib), "%s", lib);
+		stay_on_uprobes(ws, w, err);
+		return;
+	}
 	e = inject_text_range(w->inj, &lo, &hi);
 	if (!e)
 		e = bpf_loader_handover(ws->env.bpf, w->pid, lo, hi);
@@ -214,6 +236,8 @@ static void sampler_in(struct watch_set *ws, struct watched *w)
 		e = mechanism_preloaded.attach(ws, w, err, sizeof(err));
 	else
 		snprintf(err, sizeof(err), "PID %d: cannot hand it over: %s", w->pid, strerror(-e));
+	if (!e)
+		inject_mark_probed(w->inj); /* else it counts on, unread: harmless */
 	if (e) {
 		inject_end(ws, w);
 		snprintf(w->lib, sizeof(w->lib), "%s", lib);
@@ -361,12 +385,17 @@ static void in_process_launched(struct watch_set *ws, struct watched *w, const s
  * to be handed over gets its allocator's uprobes first. */
 static int in_process_attach(struct watch_set *ws, struct watched *w, char *err, size_t errlen)
 {
+	int e;
+
 	if (w->handover == HANDOVER_UPROBES) {
 		w->handover_ns = clock_mono_ns();
 		w->handover_shown = false;
 		return mechanism_uprobes.attach(ws, w, err, errlen);
 	}
-	return mechanism_preloaded.attach(ws, w, err, errlen);
+	e = mechanism_preloaded.attach(ws, w, err, errlen);
+	if (!e && w->inj)
+		inject_mark_probed(w->inj); /* else it counts on, unread: harmless */
+	return e;
 }
 
 /* In-process, the allocator behind the sampler, where memtop knows it;
@@ -380,6 +409,8 @@ static void in_process_describe(struct watch_set *ws, struct watched *w, struct 
 		snprintf(f->mechanism, sizeof(f->mechanism), "%s", mechanism_uprobes.name);
 		snprintf(f->mechanism_why, sizeof(f->mechanism_why), "until the sampler is in");
 	}
+	if (w->inj && w->inj->since_fork && w->id.start_ticks)
+		f->watched_ns = target_started_mono_ns(&w->id); /* counted from its fork */
 }
 
 /* The calls the sampler counted added to the uprobes' (a handover's, in

@@ -18,6 +18,7 @@
 
 #include "readers/elf_file.h"
 #include "readers/proc_maps.h"
+#include "util/clock.h"
 
 #define PF_KTHREAD 0x00200000
 
@@ -426,6 +427,20 @@ int target_identity(pid_t pid, struct target_id *id)
 }
 
 #define PROC_PID_INIT_INO 0xEFFFFFFCUL
+
+__u64 target_started_mono_ns(const struct target_id *id)
+{
+	__u64 tick = 1000000000ULL / (__u64)sysconf(_SC_CLK_TCK);
+	__u64 started = id->start_ticks * tick, now_boot, now_mono = clock_mono_ns();
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_BOOTTIME, &ts))
+		return now_mono;
+	now_boot = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+	if (started > now_boot || now_boot - started > now_mono)
+		return now_mono;
+	return now_mono - (now_boot - started);
+}
 
 enum target_change target_compare(pid_t pid, struct target_id *was)
 {

@@ -80,6 +80,10 @@ struct target_id {
 
 enum target_change { TARGET_SAME, TARGET_GONE, TARGET_EXECED };
 
+/* When the process of id started, on CLOCK_MONOTONIC (to the kernel's
+ * clock tick, 10 ms; a host that slept since reads it later than it was). */
+__u64 target_started_mono_ns(const struct target_id *id);
+
 /* pid's identity now. 0 or -errno (-ESRCH when gone). */
 int target_identity(pid_t pid, struct target_id *id);
 /* Is pid still the process, and the program, of was? TARGET_GONE when it

@@ -69,8 +69,11 @@ SHARED unsigned short mt_inject_filter[MT_INJECT_FILTER_SLOTS];
 /* The program mt_inject_poke runs (sampler_abi.h), ended by MT_POKE_END. */
 SHARED struct mt_poke_record mt_inject_scratch[MT_INJECT_SCRATCH_RECORDS + 1];
 
-/* Countdowns and exact call counts, per group of threads (sampler_abi.h). */
-SHARED struct mt_inject_slot mt_inject_slots[MT_INJECT_SLOTS] __attribute__((aligned(64)));
+/* Countdowns and exact call counts, per group of threads, on pages of
+ * their own that a forked child gets zeroed (sampler_abi.h). */
+SHARED struct mt_inject_slots mt_inject_slots __attribute__((aligned(PAGE)));
+_Static_assert(sizeof(struct mt_inject_slots) == MT_INJECT_SLOT_PAGES * PAGE,
+	       "the slots fill whole pages");
 
 /* The stub memtop runs in a stopped thread to rewrite GOT slots and change
  * page protections around the stores, in one go (sampler_abi.h): one
@@ -122,7 +125,7 @@ static __u64 thread_id(void)
 
 static struct mt_inject_slot *slot_mine(void)
 {
-	return &mt_inject_slots[(thread_id() * 0x9E3779B97F4A7C15ULL) >> 58]; /* 64 slots */
+	return &mt_inject_slots.slot[(thread_id() * 0x9E3779B97F4A7C15ULL) >> 58]; /* 64 slots */
 }
 
 static __s64 countdown_draw(struct mt_inject_slot *c)
@@ -130,7 +133,8 @@ static __s64 countdown_draw(struct mt_inject_slot *c)
 	double rate = (double)mt_inject_ctl.rate;
 
 	if (!c->rng)
-		c->rng = sm_mix64(mt_inject_ctl.seed ^ sm_mix64((__u64)(c - mt_inject_slots))) | 1;
+		c->rng = sm_mix64(mt_inject_ctl.seed ^ sm_mix64((__u64)(c - mt_inject_slots.slot))) |
+			 1;
 	return sm_gap(sm_next(&c->rng), rate);
 }
 
@@ -243,9 +247,19 @@ static __attribute__((noinline)) void free_seen(void *ptr)
 		fire_free(ptr);
 }
 
-#define ALLOC_ON() unlikely(otel_memory_alloc_semaphore)
-/* A tool is attached to the free probe: every free is counted. */
-#define FREE_COUNTED() unlikely(otel_memory_free_semaphore)
+/* A child forked with the slots zeroed (sampler_abi.h, struct
+ * mt_inject_slots) counts every call from its fork until memtop, its
+ * probes on it, marks it: the semaphores it inherited are its parent's
+ * tool's, and the kernel drops them at its first probe hit, which no tool
+ * watches there yet. */
+#define FORKED_COUNTING()                                             \
+	(!__atomic_load_n(&mt_inject_slots.mark, __ATOMIC_RELAXED) && \
+	 __atomic_load_n(&mt_inject_ctl.wipe_on_fork, __ATOMIC_RELAXED))
+/* A tool is attached to the alloc probe (or a forked child counts). */
+#define ALLOC_ON() unlikely(otel_memory_alloc_semaphore || FORKED_COUNTING())
+/* A tool is attached to the free probe (or a forked child counts): every
+ * free is counted. */
+#define FREE_COUNTED() unlikely(otel_memory_free_semaphore || FORKED_COUNTING())
 /* ptr may be sampled: a tool is attached and ptr's filter counter is not
  * zero (one load more than the no-tool path). */
 #define FREE_ON(ptr) \
@@ -255,7 +269,7 @@ static __attribute__((noinline)) void free_seen(void *ptr)
 
 /* Its calls hold the GIL: one thread at a time counts and draws in the
  * last slot, with plain loads and stores (sampler_abi.h). */
-#define PY_SLOT (&mt_inject_slots[MT_INJECT_THREAD_SLOTS])
+#define PY_SLOT (&mt_inject_slots.slot[MT_INJECT_THREAD_SLOTS])
 
 static inline void plain_add(__u64 *v, __u64 n)
 {

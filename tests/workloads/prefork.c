@@ -7,10 +7,13 @@
  *
  *   prefork
  *     prints "READY pid=N", then for each 'f' on stdin forks a worker.
- *     A worker prints "worker PID", then for each SIGUSR1 makes 2000
- *     malloc/free pairs of 64..319 bytes in its only thread and prints
- *     "batch N allocs=2000 frees=2000" (N from 1); SIGTERM, or the end of
- *     its master, ends it. EOF on stdin ends the master.
+ *     A worker first makes 20000 malloc/free pairs of 64..319 bytes in its
+ *     only thread, at once (before memtop can have found it), and prints
+ *     "worker PID born allocs=20000 frees=20000"; then for each SIGUSR1
+ *     it makes 2000 more and prints "batch N allocs=2000 frees=2000" (N
+ *     from 1). Those are all the allocator calls it makes (stdout's
+ *     buffer is its master's). SIGTERM, or the end of its master, ends
+ *     it. EOF on stdin ends the master.
  *
  * The worker waits in sigwait() with both signals blocked: no handler
  * runs, so a stop of memtop's never shows as EINTR to it.
@@ -23,6 +26,7 @@
 #include <unistd.h>
 
 #define PAIRS 2000
+#define BIRTH_PAIRS 20000
 
 static void pairs(int n)
 {
@@ -46,7 +50,8 @@ static void worker(void)
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
 	sigaddset(&set, SIGTERM);
-	printf("worker %d\n", getpid());
+	pairs(BIRTH_PAIRS);
+	printf("worker %d born allocs=%d frees=%d\n", getpid(), BIRTH_PAIRS, BIRTH_PAIRS);
 	fflush(stdout);
 	while (!sigwait(&set, &sig) && sig == SIGUSR1) {
 		pairs(PAIRS);
