@@ -717,11 +717,12 @@ static int tick(struct app *a)
 	if (watch_rescan_cgroup(&a->ws))
 		pending_now(a);
 	now = clock_mono_ns();
+	note_wall_clock(a); /* the record's time is the tick's: a refresh that
+			     * releases a process can take a grace period */
 	alive = watch_refresh(&a->ws, now);
 	read_drops(a);
 	mark_rates(a, now);
 	model_apply(a->model, MT_INPUT_TICK(now));
-	note_wall_clock(a);
 	update_status(a, alive);
 	cgroup_tick(a, now);
 	snapshots_tick(&a->snap, a->model, now, &a->status);
