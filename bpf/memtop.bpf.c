@@ -137,6 +137,15 @@ struct {
 
 __u32 handovers;
 
+/* The injected samplers' last counts, per process (abi.h, struct
+ * mt_inject_final; mt_process_exit). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* tgid */
+	__type(value, struct mt_inject_final);
+} inject_final SEC(".maps");
+
 /* Where the allocator frees at a thread's exit, per process whose free
  * probe carries MT_PF_FREE_EXIT_RANGE: glibc's tcache_thread_shutdown
  * frees the blocks the exiting thread's cache still holds, which the
@@ -729,6 +738,45 @@ int BPF_PROG(mt_fork, struct task_struct *parent, struct task_struct *child)
 	if (child->pid != child->tgid)
 		return 0; /* a new thread */
 	emit_proc(child->tgid, parent->tgid, MT_PROC_FORK);
+	return 0;
+}
+
+/* The last thread of a process with memtop's sampler in it is exiting,
+ * its memory not yet taken (abi.h, struct mt_inject_final): the
+ * sampler's counts summed over its slots, the counts of its last moments
+ * included, which no read of /proc/PID/mem can get once it is gone. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(mt_process_exit, struct task_struct *p)
+{
+	__u32 tgid = p->tgid;
+	struct mt_inject_final *f = bpf_map_lookup_elem(&inject_final, &tgid);
+	struct mt_inject_final sum = {};
+	__u64 v[4]; /* alloc_calls, alloc_bytes, free_calls, py_calls */
+	int i;
+
+	if (!f || f->done || BPF_CORE_READ(p, signal, live.counter) != 0)
+		return 0; /* not watched in-process, or not its last thread */
+	for (i = 0; i < MT_INJECT_FINAL_SLOTS; i++) {
+		__u64 at = f->slots + i * MT_INJECT_FINAL_STRIDE + MT_INJECT_FINAL_COUNTS;
+
+		if (bpf_probe_read_user(v, sizeof(v), (const void *)at))
+			return 0; /* a page gone: its last read stands */
+		sum.alloc_calls += v[0];
+		sum.alloc_bytes += v[1];
+		sum.free_calls += v[2];
+		sum.py_calls += v[3];
+		if (i == MT_INJECT_FINAL_PY_SLOT) {
+			sum.py_allocs = v[0];
+			sum.py_frees = v[2];
+		}
+	}
+	f->alloc_calls = sum.alloc_calls;
+	f->alloc_bytes = sum.alloc_bytes;
+	f->free_calls = sum.free_calls;
+	f->py_calls = sum.py_calls;
+	f->py_allocs = sum.py_allocs;
+	f->py_frees = sum.py_frees;
+	*(volatile __u32 *)&f->done = 1; /* read once the process is gone */
 	return 0;
 }
 

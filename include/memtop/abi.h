@@ -442,6 +442,27 @@ struct mt_text_range {
 	__u64 hi;
 };
 
+/* An injected sampler's last counts, summed by the BPF side as its
+ * process ends (inject_final map): the sched_process_exit tracepoint
+ * runs in the exiting task before the kernel takes its memory (Linux
+ * 6.x, kernel/exit.c do_exit), the sampler's counters are still there to
+ * read, and after it they are gone. User space writes slots; the BPF
+ * side the sums (struct mt_inject_slot's, over its MT_INJECT_SLOTS) and
+ * then done = 1; a read that faults leaves done 0. */
+#define MT_INJECT_FINAL_SLOTS 65   /* sampler_abi.h: MT_INJECT_SLOTS */
+#define MT_INJECT_FINAL_PY_SLOT 64 /* MT_INJECT_THREAD_SLOTS: CPython's */
+#define MT_INJECT_FINAL_STRIDE 64  /* sizeof(struct mt_inject_slot) */
+#define MT_INJECT_FINAL_COUNTS \
+	16 /* offsetof(struct mt_inject_slot, alloc_calls),
+				    * then alloc_bytes, free_calls, py_calls */
+struct mt_inject_final {
+	__u64 slots; /* the sampler's slots in the process (struct mt_inject_slots) */
+	__u64 alloc_calls, alloc_bytes, free_calls, py_calls;
+	__u64 py_allocs, py_frees; /* its last slot's (CPython's object allocator) */
+	__u32 done;
+	__u32 pad;
+};
+
 /* Key of the live map: a sampled allocation still in use. */
 struct mt_live_key {
 	__u32 pid;
@@ -458,6 +479,7 @@ _Static_assert(sizeof(struct mt_event_alloc) == 88 + 136 + 8 * MT_MAX_FRAMES + M
 _Static_assert(sizeof(struct mt_proc_counters) == 56, "mt_proc_counters layout");
 _Static_assert(sizeof(struct mt_live_key) == 16, "mt_live_key layout");
 _Static_assert(sizeof(struct mt_text_range) == 16, "mt_text_range layout");
+_Static_assert(sizeof(struct mt_inject_final) == 64, "mt_inject_final layout");
 _Static_assert(sizeof(struct mt_brk_state) == 16, "mt_brk_state layout");
 _Static_assert(sizeof(struct mt_phase) == 24, "mt_phase layout");
 _Static_assert(sizeof(struct mt_py_proc) == 40, "mt_py_proc layout");

@@ -28,6 +28,7 @@ struct mt_bpf {
 	struct memtop_bpf *skel;
 	struct bpf_link *fork_link, *exec_link;
 	struct bpf_link *mmap_link; /* the mmap source, once started */
+	struct bpf_link *exit_link; /* the injected samplers' last counts, once asked for */
 	bool session;
 	int ncpus;
 	__u32 handovers; /* entries of the handover map */
@@ -134,6 +135,7 @@ void bpf_loader_close(struct mt_bpf *b)
 		return;
 	link_batch_begin(); /* released side by side: one grace period */
 	link_release(b->mmap_link);
+	link_release(b->exit_link);
 	link_release(b->fork_link);
 	link_release(b->exec_link);
 	link_batch_end();
@@ -269,10 +271,39 @@ void bpf_loader_remove_target(struct mt_bpf *b, pid_t pid)
 	bpf_map__delete_elem(b->skel->maps.exit_frees, &key, sizeof(key), 0);
 	bpf_map__delete_elem(b->skel->maps.pyprocs, &key, sizeof(key), 0);
 	bpf_map__delete_elem(b->skel->maps.brk_state, &key, sizeof(key), 0);
+	bpf_map__delete_elem(b->skel->maps.inject_final, &key, sizeof(key), 0);
 	bpf_map__delete_elem(b->skel->maps.goprocs, &key, sizeof(key), 0);
 	bpf_map__delete_elem(b->skel->maps.vk_types, &key, sizeof(key), 0);
 	forget_keyed(bpf_map__fd(b->skel->maps.live), pid);
 	forget_keyed(bpf_map__fd(b->skel->maps.dev_refs), pid);
+}
+
+int bpf_loader_inject_final(struct mt_bpf *b, pid_t pid, __u64 slots)
+{
+	struct mt_inject_final f = { .slots = slots };
+	__u32 key = pid;
+
+	if (!slots) {
+		bpf_map__delete_elem(b->skel->maps.inject_final, &key, sizeof(key), 0);
+		return 0;
+	}
+	if (!b->exit_link)
+		b->exit_link = bpf_program__attach(b->skel->progs.mt_process_exit);
+	if (!b->exit_link)
+		return -errno;
+	if (bpf_map__update_elem(b->skel->maps.inject_final, &key, sizeof(key), &f, sizeof(f),
+				 BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int bpf_loader_read_inject_final(struct mt_bpf *b, pid_t pid, struct mt_inject_final *out)
+{
+	__u32 key = pid;
+
+	if (bpf_map__lookup_elem(b->skel->maps.inject_final, &key, sizeof(key), out, sizeof(*out), 0))
+		return -errno;
+	return out->done ? 0 : -EAGAIN;
 }
 
 int bpf_loader_set_brk(struct mt_bpf *b, pid_t pid, __u64 brk)

@@ -62,6 +62,13 @@ int bpf_loader_handover(struct mt_bpf *b, pid_t pid, __u64 lo, __u64 hi);
  * MT_PF_FREE_EXIT_RANGE; hi <= lo, or remove_target, drops it. 0 or
  * -errno. */
 int bpf_loader_set_exit_frees(struct mt_bpf *b, pid_t pid, __u64 lo, __u64 hi);
+/* pid runs memtop's injected sampler, its slots at slots: the BPF side
+ * sums them as pid ends (abi.h, struct mt_inject_final). slots 0, or
+ * remove_target, forgets it. 0 or -errno. */
+int bpf_loader_inject_final(struct mt_bpf *b, pid_t pid, __u64 slots);
+/* Those sums, once pid has ended: 0, -EAGAIN when they are not (it has
+ * not ended, or its slots could not be read then), or -ENOENT. */
+int bpf_loader_read_inject_final(struct mt_bpf *b, pid_t pid, struct mt_inject_final *out);
 /* The addresses of pid's live samples after the first skip, at most max
  * of them, into out: how many. */
 size_t bpf_loader_live_addrs(struct mt_bpf *b, pid_t pid, size_t skip, __u64 *out, size_t max);

@@ -29,6 +29,7 @@
 #include <sys/random.h>
 #include <sys/syscall.h>
 
+#include "memtop/abi.h"
 #include "probe/inject_check.h"
 #include "probe/inject_hold.h"
 #include "probe/inject_ptrace.h"
@@ -46,6 +47,17 @@ static int ctl_write_field(const struct inject_state *st, int fd, size_t off, co
 {
 	return inject_mem_write(fd, st->base + st->im.ctl + off, v, len);
 }
+
+/* The BPF side reads the slots as the process ends by abi.h's copy of
+ * their layout (struct mt_inject_final). */
+_Static_assert(MT_INJECT_FINAL_SLOTS == MT_INJECT_SLOTS, "abi.h: the slots' count");
+_Static_assert(MT_INJECT_FINAL_PY_SLOT == MT_INJECT_THREAD_SLOTS, "abi.h: CPython's slot");
+_Static_assert(MT_INJECT_FINAL_STRIDE == sizeof(struct mt_inject_slot), "abi.h: a slot's size");
+_Static_assert(MT_INJECT_FINAL_COUNTS == offsetof(struct mt_inject_slot, alloc_calls) &&
+		       offsetof(struct mt_inject_slot, alloc_bytes) == MT_INJECT_FINAL_COUNTS + 8 &&
+		       offsetof(struct mt_inject_slot, free_calls) == MT_INJECT_FINAL_COUNTS + 16 &&
+		       offsetof(struct mt_inject_slot, py_calls) == MT_INJECT_FINAL_COUNTS + 24,
+	       "abi.h: the counts' place in a slot");
 
 /* Where the copy's mark is (sampler_abi.h, struct mt_inject_slots). */
 static __u64 mark_at(const struct inject_state *st)
@@ -439,6 +451,23 @@ int inject_count_from_now(struct inject_state *st)
 	return counts_read(st, &st->counted_before);
 }
 
+__u64 inject_slots_at(const struct inject_state *st)
+{
+	return st->base + st->im.slots;
+}
+
+void inject_counts_since(const struct inject_state *st, const struct mt_inject_counts *raw,
+			 struct mt_inject_counts *out)
+{
+	*out = *raw;
+	out->alloc_calls -= st->counted_before.alloc_calls;
+	out->alloc_bytes -= st->counted_before.alloc_bytes;
+	out->free_calls -= st->counted_before.free_calls;
+	out->py_calls -= st->counted_before.py_calls;
+	out->py_allocs -= st->counted_before.py_allocs;
+	out->py_frees -= st->counted_before.py_frees;
+}
+
 int inject_counts(const struct inject_state *st, struct mt_inject_counts *c)
 {
 	struct mt_inject_counts now;
@@ -446,13 +475,7 @@ int inject_counts(const struct inject_state *st, struct mt_inject_counts *c)
 
 	if (e)
 		return e; /* *c as it was */
-	*c = now;
-	c->alloc_calls -= st->counted_before.alloc_calls;
-	c->alloc_bytes -= st->counted_before.alloc_bytes;
-	c->free_calls -= st->counted_before.free_calls;
-	c->py_calls -= st->counted_before.py_calls;
-	c->py_allocs -= st->counted_before.py_allocs;
-	c->py_frees -= st->counted_before.py_frees;
+	inject_counts_since(st, &now, c);
 	return 0;
 }
 

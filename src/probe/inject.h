@@ -110,6 +110,15 @@ int inject_mark_probed(struct inject_state *st);
  * until now something else counted. 0 or -errno. */
 int inject_count_from_now(struct inject_state *st);
 
+/* Where the sampler's slots are in the process (struct mt_inject_slots). */
+__u64 inject_slots_at(const struct inject_state *st);
+
+/* raw, the sampler's counts summed over its slots (read by memtop, or by
+ * the BPF side as the process ended), as counted since this attach (or
+ * the fork) into out. */
+void inject_counts_since(const struct inject_state *st, const struct mt_inject_counts *raw,
+			 struct mt_inject_counts *out);
+
 /* The calls the sampler counted since this attach, or since the fork
  * (since_fork; exact: every call while memtop's probes are attached).
  * 0 or -errno. */

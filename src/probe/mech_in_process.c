@@ -62,6 +62,7 @@ static void inject_end(struct watch_set *ws, struct watched *w)
 
 	if (!w->inj)
 		return;
+	bpf_loader_inject_final(ws->env.bpf, w->pid, 0);
 	if (inject_detach(w->inj, err, sizeof(err))) {
 		if (target_alive(w->pid))
 			watch_warn(ws, "%s", err);
@@ -131,6 +132,16 @@ static int inject_into(struct watch_set *ws, struct watched *w, char *err, size_
 		   w->inj->pause_ns / 1e6, w->inj->reach_ns / 1e6,
 		   w->inj->since_fork ? "; its calls counted from its fork" : "");
 	return 0;
+}
+
+/* The sampler's USDT probes are on w: a forked child counting since its
+ * fork counts while they are from now on (else it counts on, unread:
+ * harmless), and its last counts are summed by the BPF side as it ends
+ * (abi.h, struct mt_inject_final; else its last read stands). */
+static void probes_on(struct watch_set *ws, struct watched *w)
+{
+	inject_mark_probed(w->inj);
+	bpf_loader_inject_final(ws->env.bpf, w->pid, inject_slots_at(w->inj));
 }
 
 /* ---- the handover (docs/inject.md, "The handover") ---------------------- */
@@ -237,7 +248,7 @@ static void sampler_in(struct watch_set *ws, struct watched *w)
 	else
 		snprintf(err, sizeof(err), "PID %d: cannot hand it over: %s", w->pid, strerror(-e));
 	if (!e)
-		inject_mark_probed(w->inj); /* else it counts on, unread: harmless */
+		probes_on(ws, w);
 	if (e) {
 		inject_end(ws, w);
 		snprintf(w->lib, sizeof(w->lib), "%s", lib);
@@ -394,7 +405,7 @@ static int in_process_attach(struct watch_set *ws, struct watched *w, char *err,
 	}
 	e = mechanism_preloaded.attach(ws, w, err, errlen);
 	if (!e && w->inj)
-		inject_mark_probed(w->inj); /* else it counts on, unread: harmless */
+		probes_on(ws, w);
 	return e;
 }
 
@@ -413,16 +424,37 @@ static void in_process_describe(struct watch_set *ws, struct watched *w, struct 
 		f->watched_ns = target_started_mono_ns(&w->id); /* counted from its fork */
 }
 
+/* The sampler's counts as its process ended, summed by the BPF side,
+ * into w->inj_counts: 0, or -errno (then they stay as last read). */
+static int final_counts(struct watch_set *ws, struct watched *w)
+{
+	struct mt_inject_final fin;
+	struct mt_inject_counts raw;
+	int e = bpf_loader_read_inject_final(ws->env.bpf, w->pid, &fin);
+
+	if (e)
+		return e;
+	raw = (struct mt_inject_counts){ .alloc_calls = fin.alloc_calls,
+					 .alloc_bytes = fin.alloc_bytes,
+					 .free_calls = fin.free_calls,
+					 .py_calls = fin.py_calls,
+					 .py_allocs = fin.py_allocs,
+					 .py_frees = fin.py_frees };
+	inject_counts_since(w->inj, &raw, &w->inj_counts);
+	return 0;
+}
+
 /* The calls the sampler counted added to the uprobes' (a handover's, in
  * f already) in f's exact counters (the USDT probes' hits and samples
  * stay the BPF side's). Once the process is gone its memory is too: its
- * last counts stay. */
+ * last counts are the ones the BPF side summed as it ended (else the
+ * last read). */
 static void in_process_counts(struct watch_set *ws, struct watched *w, struct mt_target_facts *f)
 {
-	(void)ws;
 	if (!w->inj)
 		return; /* the uprobes count it, until the handover */
-	inject_counts(w->inj, &w->inj_counts);
+	if (inject_counts(w->inj, &w->inj_counts))
+		final_counts(ws, w);
 	f->counters.alloc_calls += w->inj_counts.alloc_calls;
 	f->counters.alloc_bytes += w->inj_counts.alloc_bytes;
 	f->counters.free_calls += w->inj_counts.free_calls;

@@ -347,7 +347,9 @@ def test_cgroup_forked_worker_of_injected_master_exact():
     before memtop can have found it, then batches one per signal. memtop
     reuses the sampler it finds there, with no uprobes in between, and
     counts the worker from its fork: every call it made, its birth's
-    included, once; its counted_since is its start."""
+    included, once; its counted_since is its start. Its last batch, made
+    just before it exits, is counted too (summed by the BPF side as it
+    ends)."""
     from test_cgroup import Cgroup
     cg = Cgroup("memtop-prefork")
     master = None
@@ -413,9 +415,32 @@ def test_cgroup_forked_worker_of_injected_master_exact():
         check(not any("handed over" in l and str(worker) in l for l in m.err.lines),
               "a handover for a worker that needed none: %s" % m.err.text()[-400:])
         check(t["inuse_bytes"] == 0, "in use after the batches: %s" % t)
-        print("forked worker: %d allocs and %d frees from its fork, its birth's included, "
-              "all counted once; counted since %.3f s after the fork was asked" %
-              (made[0], made[1], t["counted_since"] - forked_at))
+        # a last batch and its exit at once: no read of its memory can
+        # see it, the BPF side's sums as it ends do
+        os.kill(worker, signal.SIGUSR2)
+        line = master.out.get(60, "worker last")
+        check(line and line.startswith("last "), "worker printed %r" % line)
+        truth = dict(kv.split("=") for kv in line.split()[1:])
+        made[0] += int(truth["allocs"])
+        made[1] += int(truth["frees"])
+        t0 = time.monotonic()
+        while True:
+            rec = m.record(5)
+            check(rec is not None, "memtop exited: %s" % m.err.text()[-400:])
+            t = target(rec, worker)
+            if not t["alive"]:
+                break
+            check(time.monotonic() - t0 < 10, "the worker's end not seen: %s" % t)
+        since = [x["counted_since"] for r in m.records for x in r["targets"]
+                 if x["pid"] == worker]
+        # one time, whatever a record took to make (its end's released links)
+        check(max(since) - min(since) < 0.01, "counted_since moved: %s" % since)
+        check((t["alloc_calls"], t["free_calls"]) == tuple(made),
+              "after its last batch and its end: memtop counted %s, it made %s" %
+              ((t["alloc_calls"], t["free_calls"]), made))
+        print("forked worker: %d allocs and %d frees from its fork, its birth's and the last "
+              "batch before its exit included, all counted once; counted since %.3f s after "
+              "the fork was asked" % (made[0], made[1], t["counted_since"] - forked_at))
         m.send(signal.SIGINT)
         check(m.drain(30) == 0, "memtop: %s" % m.err.text()[-400:])
     finally:

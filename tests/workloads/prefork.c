@@ -12,7 +12,9 @@
  *     "worker PID born allocs=20000 frees=20000"; then for each SIGUSR1
  *     it makes 2000 more and prints "batch N allocs=2000 frees=2000" (N
  *     from 1). Those are all the allocator calls it makes (stdout's
- *     buffer is its master's). SIGTERM, or the end of its master, ends
+ *     buffer is its master's). SIGUSR2 makes it make 2000 more, print
+ *     "last allocs=2000 frees=2000" and exit at once (its last calls
+ *     counted only as it ends); SIGTERM, or the end of its master, ends
  *     it. EOF on stdin ends the master.
  *
  * The worker waits in sigwait() with both signals blocked: no handler
@@ -49,6 +51,7 @@ static void worker(void)
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
 	sigaddset(&set, SIGTERM);
 	pairs(BIRTH_PAIRS);
 	printf("worker %d born allocs=%d frees=%d\n", getpid(), BIRTH_PAIRS, BIRTH_PAIRS);
@@ -56,6 +59,11 @@ static void worker(void)
 	while (!sigwait(&set, &sig) && sig == SIGUSR1) {
 		pairs(PAIRS);
 		printf("batch %d allocs=%d frees=%d\n", ++n, PAIRS, PAIRS);
+		fflush(stdout);
+	}
+	if (sig == SIGUSR2) {
+		pairs(PAIRS);
+		printf("last allocs=%d frees=%d\n", PAIRS, PAIRS);
 		fflush(stdout);
 	}
 	_exit(0);
@@ -69,6 +77,7 @@ int main(void)
 	/* blocked before any fork, so a worker never misses its first one */
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
 	sigaddset(&set, SIGTERM);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	pairs(PAIRS); /* every allocator function it uses is bound */
