@@ -770,13 +770,9 @@ int BPF_PROG(mt_process_exit, struct task_struct *p)
 			sum.py_frees = v[2];
 		}
 	}
-	f->alloc_calls = sum.alloc_calls;
-	f->alloc_bytes = sum.alloc_bytes;
-	f->free_calls = sum.free_calls;
-	f->py_calls = sum.py_calls;
-	f->py_allocs = sum.py_allocs;
-	f->py_frees = sum.py_frees;
-	*(volatile __u32 *)&f->done = 1; /* read once the process is gone */
+	sum.slots = f->slots;
+	sum.done = 1; /* read once the process is gone */
+	*f = sum;
 	return 0;
 }
 
