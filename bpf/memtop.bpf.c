@@ -781,8 +781,10 @@ int BPF_PROG(mt_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 {
 	__u32 tgid = p->tgid;
 
-	/* a new program, a new break: the mmap source relearns it */
+	/* a new program, a new break: the mmap source relearns it; and no
+	 * sampler of memtop's in it any more, whose slots to sum at its end */
 	bpf_map_delete_elem(&brk_state, &tgid);
+	bpf_map_delete_elem(&inject_final, &tgid);
 	emit_proc(tgid, 0, MT_PROC_EXEC);
 	return 0;
 }

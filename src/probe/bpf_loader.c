@@ -287,9 +287,15 @@ int bpf_loader_inject_final(struct mt_bpf *b, pid_t pid, __u64 slots)
 		bpf_map__delete_elem(b->skel->maps.inject_final, &key, sizeof(key), 0);
 		return 0;
 	}
+	/* summed at its end; forgotten at an exec (no sampler in a new
+	 * program: its slots' address is another mapping's, if any) */
 	if (!b->exit_link)
 		b->exit_link = bpf_program__attach(b->skel->progs.mt_process_exit);
 	if (!b->exit_link)
+		return -errno;
+	if (!b->exec_link)
+		b->exec_link = bpf_program__attach(b->skel->progs.mt_exec);
+	if (!b->exec_link)
 		return -errno;
 	if (bpf_map__update_elem(b->skel->maps.inject_final, &key, sizeof(key), &f, sizeof(f),
 				 BPF_ANY))

@@ -63,8 +63,9 @@ int bpf_loader_handover(struct mt_bpf *b, pid_t pid, __u64 lo, __u64 hi);
  * -errno. */
 int bpf_loader_set_exit_frees(struct mt_bpf *b, pid_t pid, __u64 lo, __u64 hi);
 /* pid runs memtop's injected sampler, its slots at slots: the BPF side
- * sums them as pid ends (abi.h, struct mt_inject_final). slots 0, or
- * remove_target, forgets it. 0 or -errno. */
+ * sums them as pid ends (abi.h, struct mt_inject_final). slots 0,
+ * remove_target, or an exec of pid (its new program has no sampler)
+ * forgets it. 0 or -errno. */
 int bpf_loader_inject_final(struct mt_bpf *b, pid_t pid, __u64 slots);
 /* Those sums, once pid has ended: 0, -EAGAIN when they are not (it has
  * not ended, or its slots could not be read then), or -ENOENT. */

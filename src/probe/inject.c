@@ -335,17 +335,16 @@ static int ctl_fill(struct inject_state *st, int fd, __u64 rate)
 static int counts_read(const struct inject_state *st, struct mt_inject_counts *c)
 {
 	struct mt_inject_slot v[MT_INJECT_SLOTS];
-	char path[64];
-	int fd, e, i;
+	int fd = inject_mem_open_same(st, O_RDONLY), e, i;
 
-	snprintf(path, sizeof(path), "/proc/%d/mem", st->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return fd; /* gone, or another program since (an exec) */
 	e = inject_mem_read(fd, st->base + st->im.slots, v, sizeof(v));
 	close(fd);
+	if (e)
+		return e;
 	memset(c, 0, sizeof(*c));
-	for (i = 0; !e && i < MT_INJECT_SLOTS; i++) {
+	for (i = 0; i < MT_INJECT_SLOTS; i++) {
 		c->alloc_calls += v[i].alloc_calls;
 		c->alloc_bytes += v[i].alloc_bytes;
 		c->free_calls += v[i].free_calls;

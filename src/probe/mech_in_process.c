@@ -62,7 +62,8 @@ static void inject_end(struct watch_set *ws, struct watched *w)
 
 	if (!w->inj)
 		return;
-	bpf_loader_inject_final(ws->env.bpf, w->pid, 0);
+	if (ws->env.bpf) /* none yet when it was prepared but not attached */
+		bpf_loader_inject_final(ws->env.bpf, w->pid, 0);
 	if (inject_detach(w->inj, err, sizeof(err))) {
 		if (target_alive(w->pid))
 			watch_warn(ws, "%s", err);
