@@ -278,6 +278,15 @@ void bpf_loader_remove_target(struct mt_bpf *b, pid_t pid)
 	forget_keyed(bpf_map__fd(b->skel->maps.dev_refs), pid);
 }
 
+/* *link: prog attached, once for the run (a program of the loader's own,
+ * not per target). 0, or -1 with errno set. */
+static int attach_once(struct bpf_link **link, struct bpf_program *prog)
+{
+	if (!*link)
+		*link = bpf_program__attach(prog);
+	return *link ? 0 : -1;
+}
+
 int bpf_loader_inject_final(struct mt_bpf *b, pid_t pid, __u64 slots)
 {
 	struct mt_inject_final f = { .slots = slots };
@@ -289,13 +298,8 @@ int bpf_loader_inject_final(struct mt_bpf *b, pid_t pid, __u64 slots)
 	}
 	/* summed at its end; forgotten at an exec (no sampler in a new
 	 * program: its slots' address is another mapping's, if any) */
-	if (!b->exit_link)
-		b->exit_link = bpf_program__attach(b->skel->progs.mt_process_exit);
-	if (!b->exit_link)
-		return -errno;
-	if (!b->exec_link)
-		b->exec_link = bpf_program__attach(b->skel->progs.mt_exec);
-	if (!b->exec_link)
+	if (attach_once(&b->exit_link, b->skel->progs.mt_process_exit) ||
+	    attach_once(&b->exec_link, b->skel->progs.mt_exec))
 		return -errno;
 	if (bpf_map__update_elem(b->skel->maps.inject_final, &key, sizeof(key), &f, sizeof(f),
 				 BPF_ANY))
@@ -359,13 +363,8 @@ struct bpf_program *bpf_loader_prog_go(struct mt_bpf *b, enum mt_go_prog which)
 /* The fork and exec programs, once. */
 static int attach_proc_events(struct mt_bpf *b)
 {
-	if (!b->fork_link)
-		b->fork_link = bpf_program__attach(b->skel->progs.mt_fork);
-	if (!b->fork_link)
-		return -errno;
-	if (!b->exec_link)
-		b->exec_link = bpf_program__attach(b->skel->progs.mt_exec);
-	if (!b->exec_link)
+	if (attach_once(&b->fork_link, b->skel->progs.mt_fork) ||
+	    attach_once(&b->exec_link, b->skel->progs.mt_exec))
 		return -errno;
 	return 0;
 }
@@ -393,10 +392,7 @@ int bpf_loader_follow_family(struct mt_bpf *b, pid_t pid)
 
 int bpf_loader_follow_mmap(struct mt_bpf *b)
 {
-	if (b->mmap_link)
-		return 0;
-	b->mmap_link = bpf_program__attach(b->skel->progs.mt_sys_exit);
-	return b->mmap_link ? 0 : -errno;
+	return attach_once(&b->mmap_link, b->skel->progs.mt_sys_exit) ? -errno : 0;
 }
 
 int bpf_loader_read_counters(struct mt_bpf *b, pid_t pid, struct mt_proc_counters *out)
