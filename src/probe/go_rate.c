@@ -27,10 +27,10 @@
  * back after an exec or a PID reuse writes nowhere (the read comes back
  * short).
  *
- * The guard: a fork of memtop that keeps only three descriptors (the
- * memory, its end of a pipe from memtop, a pidfd of the target), leaves
- * memtop's process group and blocks every signal, so a ^C or a SIGKILL of
- * memtop's group does not reach it. It waits: the target's exit ends it;
+ * The guard: a fork of memtop detached as a helper (helper_proc.h) that
+ * keeps only three descriptors (the memory, its end of a pipe from
+ * memtop, a pidfd of the target), so a ^C or a SIGKILL of memtop's group
+ * does not reach it. It waits: the target's exit ends it;
  * a byte from memtop (memtop put the rate back itself) ends it; the pipe's
  * end-of-file (memtop died) makes it put the old value back, if the rate
  * is still memtop's, and end.
@@ -49,6 +49,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "util/helper_proc.h"
+
 struct go_rate_hold {
 	pid_t pid;
 	int mem_fd; /* /proc/PID/mem, read-write, of the process it was set in */
@@ -58,9 +60,6 @@ struct go_rate_hold {
 	int guard_fd;
 	pid_t guard;
 };
-
-/* The guard's descriptors, moved to these numbers. */
-enum { GUARD_MEM = 0, GUARD_PIPE = 1, GUARD_PIDFD = 2 };
 
 static int read_s64(int fd, __u64 addr, __s64 *v)
 {
@@ -93,28 +92,16 @@ static int put_back(int fd, __u64 addr, __s64 set, __s64 old)
  * other threads). */
 static void guard(int mem_fd, int pipe_fd, int pidfd, __u64 addr, __s64 set, __s64 old)
 {
-	sigset_t all;
-	int fds[3] = { mem_fd, pipe_fd, pidfd };
+	int keep[] = { mem_fd, pipe_fd, pidfd };
 	char byte;
 
-	setpgid(0, 0);
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, NULL);
-	prctl(PR_SET_NAME, "memtop-gorate", 0, 0, 0);
-	/* copies above 2 first, then down to 0, 1, 2: no move overwrites a
-	 * descriptor still to be moved */
-	for (int i = 0; i < 3; i++)
-		if ((fds[i] = fcntl(fds[i], F_DUPFD, 3)) < 0)
-			_exit(1);
-	for (int i = 0; i < 3; i++)
-		if (dup2(fds[i], i) < 0)
-			_exit(1);
 	/* none of memtop's others (its probes' links, its maps, other
 	 * guards' pipes) stays open here */
-	syscall(SYS_close_range, 3U, ~0U, 0U);
+	helper_proc_detach(keep, 3, 0);
+	prctl(PR_SET_NAME, "memtop-gorate", 0, 0, 0);
 	for (;;) {
-		struct pollfd p[2] = { { .fd = GUARD_PIPE, .events = POLLIN },
-				       { .fd = GUARD_PIDFD, .events = POLLIN } };
+		struct pollfd p[2] = { { .fd = pipe_fd, .events = POLLIN },
+				       { .fd = pidfd, .events = POLLIN } };
 
 		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
@@ -124,12 +111,12 @@ static void guard(int mem_fd, int pipe_fd, int pidfd, __u64 addr, __s64 set, __s
 		if (p[1].revents)
 			_exit(0); /* the target ended */
 		if (p[0].revents) {
-			ssize_t n = read(GUARD_PIPE, &byte, 1);
+			ssize_t n = read(pipe_fd, &byte, 1);
 
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n == 0) /* memtop died without putting it back */
-				put_back(GUARD_MEM, addr, set, old);
+				put_back(mem_fd, addr, set, old);
 			_exit(0);
 		}
 	}

@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 
 #include "util/clock.h"
+#include "util/helper_proc.h"
 
 /* How often a thread that vanished between the pick and the stop (thread
  * churn) is replaced by another pick. */
@@ -138,38 +139,14 @@ static void write_all(int fd, const void *buf, size_t len)
 	}
 }
 
-static void holder_signals(void)
+/* SIGALRM cuts the holder's waits at its deadlines (no SA_RESTART:
+ * waitpid() returns EINTR). */
+static void holder_alarm(void)
 {
 	struct sigaction sa = { .sa_handler = on_alarm };
-	sigset_t all;
 
-	sigfillset(&all);
-	sigdelset(&all, SIGALRM);
-	sigprocmask(SIG_SETMASK, &all, NULL);
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGALRM, &sa, NULL); /* no SA_RESTART */
-	signal(SIGCHLD, SIG_DFL);      /* stops are reported to waitpid() */
-}
-
-/* Close every descriptor the holder inherited from memtop but the two it
- * uses, and give it /dev/null for 0, 1 and 2: a holder that outlives
- * memtop (killed) or waits for a thread that would not stop holds no BPF
- * program or link attached, and keeps no pipe of memtop's caller open. */
-static void holder_descriptors(int keep_a, int keep_b)
-{
-	unsigned int lo = (unsigned int)(keep_a < keep_b ? keep_a : keep_b);
-	unsigned int hi = (unsigned int)(keep_a < keep_b ? keep_b : keep_a);
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	int i;
-
-	for (i = 0; i < 3 && null >= 0; i++)
-		if (i != keep_a && i != keep_b)
-			dup2(null, i);
-	if (lo > 3)
-		syscall(SYS_close_range, 3U, lo - 1, 0U);
-	if (hi > lo + 1)
-		syscall(SYS_close_range, lo + 1, hi - 1, 0U);
-	syscall(SYS_close_range, hi + 1, ~0U, 0U);
+	sigaction(SIGALRM, &sa, NULL);
 }
 
 /* The holder: never returns. */
@@ -177,11 +154,11 @@ static void holder(struct inject_session *s, inject_hold_fn work, void *ctx, int
 {
 	struct inject_hold_out out = { 0 };
 	struct hold_answer a = { 0 };
+	int keep[] = { s->mem_fd, answer_fd };
 	int e = -ESRCH, tries, end;
 
-	setpgid(0, 0);
-	holder_descriptors(s->mem_fd, answer_fd);
-	holder_signals();
+	helper_proc_detach(keep, 2, SIGALRM);
+	holder_alarm();
 	alarm_in(INJECT_HOLD_WORK_MS);
 	for (tries = 0; tries < PICK_TRIES && e == -ESRCH; tries++) {
 		e = inject_session_begin(
