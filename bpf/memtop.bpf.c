@@ -177,12 +177,38 @@ struct {
 	__type(value, __u8);
 } family SEC(".maps");
 
+/* Newcomers held at their loader's end (abi.h, struct mt_hold; docs/
+ * cgroup.md, "Held at its start"). A program exec'd in the watched cgroup
+ * or family, without a controlling terminal, is in fresh_exec until its
+ * first mprotect(PROT_READ): the loader then has every object it starts
+ * with mapped (it relocates only once all are loaded, and write-protects
+ * an object's RELRO as it relocates it) and no allocator has run yet. It
+ * is stopped there and put in held; user space lets it go once its probes
+ * are on, or its guard does. hold_newcomers: set by user space while its
+ * guard runs (src/probe/hold.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* tgid */
+	__type(value, __u8);
+} fresh_exec SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32); /* tgid */
+	__type(value, struct mt_hold);
+} held SEC(".maps");
+
+__u32 hold_newcomers;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 32 << 20);
 } events SEC(".maps");
 
-/* Records never wake the reader: user space drains the ring every 50 ms
+/* Records never wake the reader (but a held newcomer's, which waits for
+ * it: mt_loader_done): user space drains the ring every 50 ms
  * (DRAIN_NS in src/app.c), and 32 MiB holds about 4,000 records of an 8 KiB
  * stack copy, so a wakeup buys nothing but cost. Asking the ring how full it
  * is before each submit (bpf_ringbuf_query) cost 180 ns a record here: the
@@ -695,9 +721,23 @@ struct {
 /* --cgroup: report processes that appear in the watched cgroup; -- CMD:
  * those that descend from the command (family). User space attaches to
  * them, per PID, as to every target. */
-static __always_inline void emit_proc(__u32 pid, __u32 ppid, __u32 what)
+static __always_inline void submit_proc(__u32 pid, __u32 ppid, __u32 what, __u64 ts_ns, __u64 flags)
 {
-	struct mt_event_proc *ev;
+	struct mt_event_proc *ev = reserve(sizeof(*ev));
+
+	if (!ev)
+		return;
+	ev->kind = MT_EV_PROC;
+	ev->pid = pid;
+	ev->ppid = ppid;
+	ev->what = what;
+	ev->ts_ns = ts_ns;
+	bpf_ringbuf_submit(ev, flags);
+}
+
+/* Returns whether pid is followed (reported, unless the ring was full). */
+static __always_inline bool emit_proc(__u32 pid, __u32 ppid, __u32 what)
+{
 	__u8 member = MT_FAMILY_MEMBER, *fam;
 
 	if (ppid && bpf_map_lookup_elem(&family, &ppid))
@@ -706,19 +746,12 @@ static __always_inline void emit_proc(__u32 pid, __u32 ppid, __u32 what)
 	if (fam && *fam == MT_FAMILY_SEED) {
 		*fam = MT_FAMILY_MEMBER; /* the command's own first exec */
 		if (what == MT_PROC_EXEC)
-			return;
+			return false;
 	}
 	if (!fam && bpf_current_task_under_cgroup(&watch_cgroup, 0) != 1)
-		return;
-	ev = reserve(sizeof(*ev));
-	if (!ev)
-		return;
-	ev->kind = MT_EV_PROC;
-	ev->pid = pid;
-	ev->ppid = ppid;
-	ev->what = what;
-	ev->ts_ns = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(ev, submit_flags());
+		return false;
+	submit_proc(pid, ppid, what, bpf_ktime_get_ns(), submit_flags());
+	return true;
 }
 
 /* The command of -- CMD while memtop holds it before its exec: still
@@ -785,7 +818,15 @@ int BPF_PROG(mt_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	 * sampler of memtop's in it any more, whose slots to sum at its end */
 	bpf_map_delete_elem(&brk_state, &tgid);
 	bpf_map_delete_elem(&inject_final, &tgid);
-	emit_proc(tgid, 0, MT_PROC_EXEC);
+	/* held at its loader's end (fresh_exec): not with a terminal, whose
+	 * job-control shell would take the stop for its user's ^Z */
+	if (emit_proc(tgid, 0, MT_PROC_EXEC) && hold_newcomers && !BPF_CORE_READ(p, signal, tty)) {
+		__u8 fresh = 1;
+
+		bpf_map_update_elem(&fresh_exec, &tgid, &fresh, BPF_ANY);
+	} else {
+		bpf_map_delete_elem(&fresh_exec, &tgid);
+	}
 	return 0;
 }
 
@@ -811,6 +852,7 @@ int BPF_PROG(mt_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
  * a heap block.
  */
 #define MT_NR_MMAP 9
+#define MT_NR_MPROTECT 10
 #define MT_NR_MUNMAP 11
 #define MT_NR_BRK 12
 #define MT_NR_MREMAP 25
@@ -879,12 +921,50 @@ static __always_inline __u64 on_mremap(struct pt_regs *regs, __u32 pid, __u32 ti
 	return had + new_len > old_len ? had + new_len - old_len : 0;
 }
 
+#define MT_PROT_READ 1
+#define MT_SIGSTOP 19
+
+/* A fresh program's first mprotect(PROT_READ) returned (mt_sys_exit): its
+ * loader is relocating, every object it starts with mapped, no allocator
+ * called yet. Stopped here (the signal is taken on the way back to user
+ * space), in held, and reported at once (the ring wakes user space for
+ * it). A stop the ring cannot report is let go by the guard at its
+ * deadline. */
+static __always_inline void hold_at_loader_end(struct pt_regs *regs, long ret)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct task_struct *task;
+	struct mt_hold h;
+
+	if (!bpf_map_lookup_elem(&fresh_exec, &pid))
+		return;
+	if (ret || regs->dx != MT_PROT_READ)
+		return; /* a loader's PROT_NONE of a hole between segments */
+	bpf_map_delete_elem(&fresh_exec, &pid);
+	if (!hold_newcomers)
+		return;
+	task = bpf_get_current_task_btf();
+	h.start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
+	h.held_ns = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&held, &pid, &h, BPF_NOEXIST))
+		return;
+	if (bpf_send_signal(MT_SIGSTOP)) {
+		bpf_map_delete_elem(&held, &pid);
+		return;
+	}
+	submit_proc(pid, 0, MT_PROC_HELD, h.held_ns, BPF_RB_FORCE_WAKEUP);
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(mt_sys_exit, struct pt_regs *regs, long ret)
 {
 	__u64 id, nr = regs->orig_ax, addr = (__u64)ret, len = 0;
 	__u32 pid, tid;
 
+	if (nr == MT_NR_MPROTECT) {
+		hold_at_loader_end(regs, ret);
+		return 0;
+	}
 	if (nr != MT_NR_MMAP && nr != MT_NR_MUNMAP && nr != MT_NR_BRK && nr != MT_NR_MREMAP)
 		return 0;
 	id = bpf_get_current_pid_tgid();

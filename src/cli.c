@@ -120,6 +120,7 @@ enum {
 	OPT_NO_PRELOAD,
 	OPT_INJECT,
 	OPT_NO_INJECT,
+	OPT_NO_HOLD,
 	OPT_CMD_LOG,
 	OPT_RECORD,
 	OPT_RECORD_MAX,
@@ -261,6 +262,14 @@ static const struct cli_opt cli_opts[] = {
 	  "--max-overhead by sampling part of the time; a Go program's "
 	  "runtime.MemProfileRate of 0 is left at 0 (docs/go.md); no Java or "
 	  "JavaScript sites (no agent is loaded: docs/java.md, docs/node.md)" },
+
+	{ "no-hold", OPT_NO_HOLD, NULL, SEC_OVERHEAD,
+	  "with --cgroup or -- CMD, never stop a program that a followed "
+	  "process starts: it is counted from when memtop finds it (50-100 ms "
+	  "after its start). Without it such a program, unless it has a "
+	  "terminal, is stopped at its loader's end until memtop's probes are "
+	  "on (a few ms; at most 1 s, whatever becomes of memtop) and counted "
+	  "from its first allocation (docs/cgroup.md)" },
 
 	{ "help", 'h', NULL, SEC_OTHER, "show this help and exit" },
 	{ "version", 'V', NULL, SEC_OTHER, "show the version and exit" },
@@ -895,6 +904,9 @@ static enum mt_cli_result cli_option(struct cli_ctx *c, int val, const char *arg
 	case OPT_NO_PRELOAD:
 		cfg->no_preload = true;
 		return MT_CLI_RUN;
+	case OPT_NO_HOLD:
+		cfg->no_hold = true;
+		return MT_CLI_RUN;
 	case OPT_INJECT:
 	case OPT_NO_INJECT: {
 		enum mt_inject_mode m = val == OPT_INJECT ? MT_INJECT_ALWAYS : MT_INJECT_NEVER;
@@ -1087,6 +1099,11 @@ static enum mt_cli_result cli_check_args(struct cli_ctx *c, bool push_every_set,
 		return cli_error(c,
 				 "--no-preload is for -- CMD: memtop preloads its sampler only "
 				 "into a command it starts (%s)",
+				 given[0]);
+	if (cfg->no_hold && !cfg->cmd_argv && !cfg->cgroup)
+		return cli_error(c,
+				 "--no-hold is for --cgroup and -- CMD: memtop holds only the "
+				 "programs that processes it follows start (%s)",
 				 given[0]);
 	if (c->inject_given && cfg->cmd_argv)
 		return cli_error(c,

@@ -100,6 +100,7 @@ struct mt_config {
 
 	double max_overhead_pct;         /* --max-overhead PCT of one CPU per target */
 	bool no_preload;                 /* --no-preload */
+	bool no_hold;                    /* --no-hold: newcomers never held at their start */
 	enum mt_inject_mode inject_mode; /* --inject, --no-inject, default auto */
 	const char *cmd_log;             /* --cmd-log FILE: -- CMD's stdout and stderr */
 	const char *record;              /* --record FILE (record/recorder.h) */

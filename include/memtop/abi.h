@@ -185,6 +185,8 @@ enum mt_event_kind {
 enum mt_proc_what {
 	MT_PROC_FORK = 1, /* a new process (not a thread) */
 	MT_PROC_EXEC = 2, /* a process replaced its program */
+	MT_PROC_HELD = 3, /* a newcomer stopped at its loader's end, in the held
+			   * map until memtop lets it go (struct mt_hold) */
 };
 
 /* Values of the family map (-- CMD and its descendants). */
@@ -463,6 +465,16 @@ struct mt_inject_final {
 	__u32 pad;
 };
 
+/* A newcomer held at the end of its loader (docs/cgroup.md, "Held at its
+ * start"), in the held map keyed by its tgid: stopped (SIGSTOP) from the
+ * first mprotect(PROT_READ) of its program, the loader's first relocation,
+ * until memtop's probes are on it. Whoever deletes the entry owes it the
+ * SIGCONT (src/probe/hold.h). */
+struct mt_hold {
+	__u64 start_ns; /* its start (task start_boottime): the same process */
+	__u64 held_ns;  /* when it was stopped (CLOCK_MONOTONIC) */
+};
+
 /* Key of the live map: a sampled allocation still in use. */
 struct mt_live_key {
 	__u32 pid;
@@ -481,6 +493,7 @@ _Static_assert(sizeof(struct mt_live_key) == 16, "mt_live_key layout");
 _Static_assert(sizeof(struct mt_text_range) == 16, "mt_text_range layout");
 _Static_assert(sizeof(struct mt_inject_final) == 64, "mt_inject_final layout");
 _Static_assert(sizeof(struct mt_brk_state) == 16, "mt_brk_state layout");
+_Static_assert(sizeof(struct mt_hold) == 16, "mt_hold layout");
 _Static_assert(sizeof(struct mt_phase) == 24, "mt_phase layout");
 _Static_assert(sizeof(struct mt_py_proc) == 40, "mt_py_proc layout");
 _Static_assert(sizeof(struct mt_py_frame) == 24, "mt_py_frame layout");

@@ -390,6 +390,21 @@ int bpf_loader_follow_family(struct mt_bpf *b, pid_t pid)
 	return attach_proc_events(b);
 }
 
+int bpf_loader_hold_newcomers(struct mt_bpf *b, bool on)
+{
+	/* the hook is the mmap source's program, at every system call's end */
+	if (on && attach_once(&b->mmap_link, b->skel->progs.mt_sys_exit))
+		return -errno;
+	*(volatile __u32 *)&b->skel->bss->hold_newcomers = on ? 1 : 0;
+	__sync_synchronize();
+	return 0;
+}
+
+int bpf_loader_held_fd(const struct mt_bpf *b)
+{
+	return bpf_map__fd(b->skel->maps.held);
+}
+
 int bpf_loader_follow_mmap(struct mt_bpf *b)
 {
 	return attach_once(&b->mmap_link, b->skel->progs.mt_sys_exit) ? -errno : 0;

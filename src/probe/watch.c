@@ -65,6 +65,7 @@ void watch_init(struct watch_set *ws, const struct watch_env *env)
 	ws->launch.pid = -1;
 	ws->launch.go_fd = -1;
 	ws->launch.err_fd = -1;
+	ws->held_fd = -1;
 }
 
 static struct watched *find(struct watch_set *ws, pid_t pid)
@@ -519,6 +520,11 @@ static int attach_charged(struct watch_set *ws, struct watched *w, char *err, si
 		return e;
 	}
 	w->probed = true;
+	/* stopped since its loader's end, its probes on now: counted from
+	 * before its first allocation */
+	w->held_ns = 0;
+	if (w->held && hold_check(ws->held_fd, w->pid, &w->held_ns))
+		t->watched_ns = w->held_ns;
 	if (w->extra.alloc)
 		attach_extra(ws, w);
 	memcpy(t->comm, w->comm, sizeof(t->comm));
@@ -574,6 +580,96 @@ static void release(struct watch_set *ws, struct watched *w)
 	proc_cache_forget(ws->env.pc, w->pid);
 }
 
+/* ---- newcomers held at their start (hold.h) ------------------------------------ */
+
+/* The programs the followed processes exec are held at their loader's
+ * end from now on, under a guard; without one they are counted from when
+ * memtop finds them, as said. */
+static void start_holding(struct watch_set *ws)
+{
+	int fd = bpf_loader_held_fd(ws->env.bpf);
+	char err[256];
+	int e;
+
+	if (ws->env.cfg->no_hold)
+		return;
+	e = hold_guard_start(&ws->hold, fd, err, sizeof(err));
+
+	if (!e) {
+		e = bpf_loader_hold_newcomers(ws->env.bpf, true);
+		if (e) {
+			snprintf(err, sizeof(err), "%s",
+				 e == -EOPNOTSUPP ? "no mprotect hook on this kernel" : strerror(-e));
+			hold_guard_stop(&ws->hold);
+		}
+	}
+	if (e) {
+		watch_warn(ws,
+			   "new programs are not held at their start (%s): counted from when memtop finds them",
+			   err);
+		return;
+	}
+	ws->held_fd = fd;
+}
+
+/* No more holds: the ones there are let go. */
+static void stop_holding(struct watch_set *ws)
+{
+	if (ws->held_fd < 0)
+		return;
+	bpf_loader_hold_newcomers(ws->env.bpf, false);
+	hold_release_older(ws->held_fd, 0, sysconf(_SC_CLK_TCK));
+	hold_guard_stop(&ws->hold);
+	ws->held_fd = -1;
+}
+
+/* The guard must run while anything may be held: if it ended, memtop
+ * holds no more. */
+static void check_guard(struct watch_set *ws)
+{
+	pid_t was = ws->hold.pid;
+
+	if (ws->held_fd < 0 || hold_guard_alive(&ws->hold))
+		return;
+	stop_holding(ws);
+	watch_warn(ws,
+		   "the hold guard (PID %d) ended: new programs are counted from when memtop finds them",
+		   was);
+}
+
+/* pid was held at its loader's end: it waits for its attach, unless
+ * memtop has nothing to attach (then it goes at once). */
+static bool on_held(struct watch_set *ws, pid_t pid)
+{
+	struct watched *w = find(ws, pid);
+
+	if (!w && watch_on_proc(ws, pid, MT_PROC_EXEC)) /* its exec's record lost */
+		w = find(ws, pid);
+	if (!w || !w->pending || w->gone || ws->held_fd < 0) {
+		hold_release(ws->held_fd, pid); /* attached already, or refused */
+		return false;
+	}
+	w->held = true;
+	return true;
+}
+
+/* After w's attach (or its failure): it runs on. What is said of its hold
+ * into words (empty when it was not held). */
+static void let_go(struct watch_set *ws, struct watched *w, char *words, size_t len)
+{
+	words[0] = '\0';
+	if (!w->held)
+		return;
+	w->held = false;
+	hold_release(ws->held_fd, w->pid);
+	if (w->held_ns)
+		snprintf(words, len, "; held %.1f ms at its start: counted from its first allocation",
+			 (double)(clock_mono_ns() - w->held_ns) / 1e6);
+	else
+		snprintf(words, len,
+			 "; let go by its guard before it was attached: counted from then");
+}
+
 int watch_attach(struct watch_set *ws, char *err, size_t errlen)
 {
 	int i, e;
@@ -612,6 +708,7 @@ int watch_attach(struct watch_set *ws, char *err, size_t errlen)
 				release(ws, &ws->v[i]);
 			return e;
 		}
+		start_holding(ws);
 	}
 	return 0;
 }
@@ -670,7 +767,11 @@ static bool pid_reused(const struct watched *w)
 
 bool watch_on_proc(struct watch_set *ws, pid_t pid, __u32 what)
 {
-	struct watched *w = find(ws, pid);
+	struct watched *w;
+
+	if (what == MT_PROC_HELD)
+		return on_held(ws, pid);
+	w = find(ws, pid);
 
 	if (w && w->gone) {
 		if (ws->cgroup_fd < 0 || !pid_reused(w))
@@ -768,7 +869,7 @@ static bool command_ended_early(struct watch_set *ws, struct watched *w, __u64 n
 bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 {
 	bool left = false;
-	char err[512];
+	char err[512], held[128];
 	int i;
 
 	for (i = 0; i < ws->n; i++) {
@@ -790,6 +891,7 @@ bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 		e = prepare_running(ws, w, err, sizeof(err));
 		if (!e)
 			e = attach_watched(ws, w, err, sizeof(err));
+		let_go(ws, w, held, sizeof(held)); /* whatever the attempt gave */
 		if (!e && command && w->mech == &mechanism_uprobes)
 			/* what the start-up line says of a running process */
 			watch_warn(ws, "PID %d (%s): %s uprobes (not in-process: %s)", w->pid,
@@ -798,8 +900,8 @@ bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 		if (!e && w->joined) {
 			/* one line per process that joined the cgroup */
 			w->joined = false;
-			watch_warn(ws, "PID %d (%s) joined %s: watched", w->pid, w->comm,
-				   ws->cgroup_dir);
+			watch_warn(ws, "PID %d (%s) joined %s: watched%s", w->pid, w->comm,
+				   ws->cgroup_dir, held);
 		}
 		if (!e)
 			continue;
@@ -965,6 +1067,8 @@ bool watch_counts_switched(struct watch_set *ws, pid_t pid)
 int watch_refresh(struct watch_set *ws, __u64 now_ns)
 {
 	int i, alive = 0;
+
+	check_guard(ws);
 
 	for (i = 0; i < ws->n; i++) {
 		struct watched *w = &ws->v[i];
@@ -1133,6 +1237,7 @@ void watch_fini(struct watch_set *ws)
 			ws->v[i].mech->release(ws, &ws->v[i]);
 	}
 	link_batch_end();
+	stop_holding(ws);
 	if (ws->launch.go_fd >= 0) {
 		/* held before exec: closing the pipe makes it exit */
 		close(ws->launch.go_fd);

@@ -30,6 +30,7 @@
 #include "probe/phase_share.h"
 #include "probe/slowdown.h"
 #include "probe/inject_cost.h"
+#include "probe/hold.h"
 #include "probe/source.h"
 #include "config.h"
 #include "input/target_facts.h"
@@ -107,6 +108,8 @@ struct watched {
 	__u64 files_refused; /* its limits so far (proc_cache_take_limits) */
 	__u64 maps_cut;
 	bool joined;        /* new in the cgroup: said once when attached */
+	bool held;          /* stopped at its loader's end until its probes are on (hold.h) */
+	__u64 held_ns;      /* ... since then, if it still was when they were */
 	int runtime_checks; /* a launched command: refreshes its runtime was looked for */
 	bool gone;
 	bool exited;          /* the exit was reported (watch_note_exit) */
@@ -182,6 +185,8 @@ struct watch_set {
 	struct inject_cost inj_cost; /* the injected sampler's cost per call, timed at the
 				      * first injection (inject_cost.h) */
 	bool inj_cost_tried;
+	struct hold_guard hold; /* newcomers held at their start (hold.h) */
+	int held_fd;            /* the held map while they are, or -1 */
 };
 
 void watch_init(struct watch_set *ws, const struct watch_env *env);

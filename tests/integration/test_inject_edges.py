@@ -339,6 +339,91 @@ def test_cgroup_newcomer_in_process_exact():
         cg.remove()
 
 
+def test_cgroup_exec_newcomer_held_exact():
+    """A fresh program exec'd in a watched cgroup is held at its loader's
+    end (its first mprotect(PROT_READ), before any allocator has run) until
+    memtop's probes are on it, then runs on: memtop counts it from its
+    first allocation. The `prefork born` program makes 20,000 pairs as the
+    first thing its main() does, then batches one per signal, then a last
+    one as it exits: memtop counts every call, its birth's included, once,
+    across the handover to the sampler; its counted_since is its hold,
+    after its spawn and before its first allocation; it was held a few
+    milliseconds, and nothing stays held (docs/cgroup.md, "Held at its
+    start")."""
+    from test_cgroup import Cgroup
+    cg = Cgroup("memtop-held")
+    first = p = None
+    try:
+        first = cg.spawn(workload_path("inject_target"), "read")  # memtop needs one
+        check(first.out.get(20, "first READY").startswith("READY"), "first did not start")
+        m = Memtop("-b", "--json", "-d", "0.3", "--cgroup", cg.name)
+        m.first_record()
+        spawned = time.time()
+        p = cg.spawn(workload_path("prefork"), "born")
+        line = p.out.get(20, "born")
+        check(line and " born " in line, "the newcomer did not start: %r (%s)" %
+              (line, m.err.text()[-400:]))
+        truth = dict(kv.split("=") for kv in line.split()[3:])
+        made = [int(truth["allocs"]), int(truth["frees"])]
+        joined = "memtop: PID %d (prefork) joined " % p.pid
+        t0 = time.monotonic()
+        while not any(l.startswith(joined) for l in m.err.lines):
+            check(time.monotonic() - t0 < 10, "not joined: %s" % m.err.text()[-400:])
+            m.record(5)
+        said = [l for l in m.err.lines if l.startswith(joined)][0]
+        check("counted from its first allocation" in said, "not held: %s" % said)
+        held_ms = float(said.split("; held ")[1].split(" ms")[0])
+        # batches (each read back before the next) until the uprobes have
+        # handed it over to the sampler (it hands over as calls come)
+        handed = "memtop: PID %d: handed over from glibc uprobes to the sampler" % p.pid
+        n = 0
+        while n < 3 or not any(l.startswith(handed) for l in m.err.lines):
+            n += 1
+            check(n <= 100, "no handover after %d batches: %s" % (n, m.err.text()[-400:]))
+            os.kill(p.pid, signal.SIGUSR1)
+            line = p.out.get(60, "batch %d" % n)
+            check(line and line.startswith("batch %d " % n), "newcomer printed %r" % line)
+            truth = dict(kv.split("=") for kv in line.split()[2:])
+            made[0] += int(truth["allocs"])
+            made[1] += int(truth["frees"])
+            m.record(5)
+        rec = m.records_after(time.time(), count=1)
+        t = target(rec, p.pid)
+        check(t["counters_exact"], "not exact: %s" % t)
+        check(spawned <= t["counted_since"] <= spawned + 5,
+              "counted since %.3f, spawned at %.3f" % (t["counted_since"], spawned))
+        got = (t["alloc_calls"], t["free_calls"])
+        check(got == tuple(made), "an exec'd newcomer held at its start: memtop counted %s, it "
+              "made %s (%s)" % (got, made, " | ".join(l for l in m.err.lines if str(p.pid) in l)))
+        os.kill(p.pid, signal.SIGUSR2)
+        line = p.out.get(60, "last")
+        check(line and line.startswith("last "), "newcomer printed %r" % line)
+        truth = dict(kv.split("=") for kv in line.split()[1:])
+        made[0] += int(truth["allocs"])
+        made[1] += int(truth["frees"])
+        t0 = time.monotonic()
+        while True:
+            rec = m.record(5)
+            check(rec is not None, "memtop exited: %s" % m.err.text()[-400:])
+            t = target(rec, p.pid)
+            if not t["alive"]:
+                break
+            check(time.monotonic() - t0 < 10, "its end not seen: %s" % t)
+        check((t["alloc_calls"], t["free_calls"]) == tuple(made),
+              "after its last batch and its end: memtop counted %s, it made %s" %
+              ((t["alloc_calls"], t["free_calls"]), made))
+        print("exec'd newcomer: held %.1f ms at its start; %d allocs and %d frees, its "
+              "birth's included, all counted once; counted since %.3f s after the spawn" %
+              (held_ms, made[0], made[1], t["counted_since"] - spawned))
+        m.send(signal.SIGINT)
+        check(m.drain(30) == 0, "memtop: %s" % m.err.text()[-400:])
+    finally:
+        for q in (p, first):
+            if q:
+                q.kill()
+        cg.remove()
+
+
 def test_cgroup_forked_worker_of_injected_master_exact():
     """A pre-forking server in a watched cgroup: memtop puts its sampler in
     the master, then the master forks a worker, which carries the sampler

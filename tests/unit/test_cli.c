@@ -128,7 +128,7 @@ static const char *const all_long_options[] = {
 	"--probe-mode", "--stack-copy",   "--live-max",     "--theme",     "--ascii",
 	"--no-color",   "--output",       "--output-every", "--folded",    "--push",
 	"--push-every", "--max-overhead", "--no-preload",   "--no-inject", "--verbose",
-	"--help",       "--version",      "--tier",
+	"--help",       "--version",      "--tier",         "--no-hold",
 };
 
 /* Help text with every run of blanks and newlines as one space, so a
@@ -378,6 +378,16 @@ static void test_target_rules(void **state)
 	    "--no-preload", "--cgroup", "x");
 	OK("--no-preload", "--", "./x");
 	assert_true(cfg.no_preload);
+	/* the hold of the programs followed processes start */
+	ERR("memtop: --no-hold is for --cgroup and -- CMD: memtop holds only the programs that "
+	    "processes it follows start (-p)",
+	    "-p", "1", "--no-hold");
+	OK("--cgroup", "x");
+	assert_false(cfg.no_hold);
+	OK("--no-hold", "--cgroup", "x");
+	assert_true(cfg.no_hold);
+	OK("--no-hold", "--", "./x");
+	assert_true(cfg.no_hold);
 	/* in-process sampling: the default asks the process, the options
 	 * require it or rule it out, one of them, for running processes */
 	OK("-p", "1");
@@ -882,7 +892,8 @@ static void test_unknown_and_ambiguous(void **state)
 	ERR("memtop: unknown option '--bogus' (see memtop --help)", "-p", "1", "--bogus");
 	ERR("memtop: unknown option '--bogus' (see memtop --help)", "-p", "1", "--bogus=3");
 	ERR("memtop: option '--pus' is ambiguous (--push, --push-every)", "-p", "1", "--pus", "x");
-	ERR("memtop: option '--no' is ambiguous (--no-color, --no-config, --no-preload, --no-inject)",
+	ERR("memtop: option '--no' is ambiguous (--no-color, --no-config, --no-preload, --no-inject, "
+	    "--no-hold)",
 	    "-p", "1", "--no");
 	ERR("memtop: option '--p' is ambiguous (--pid, --push, --push-every, --probe-mode)", "--p",
 	    "1");

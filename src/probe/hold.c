@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * hold.c - newcomers held at their loader's end: letting them go, and the
+ * guard that lets them go whatever becomes of memtop (hold.h).
+ *
+ * The guard is a fork of memtop detached as a helper (helper_proc.h):
+ * out of memtop's process group, every signal blocked, holding only the
+ * held map and the read end of a pipe whose write end only memtop has.
+ * It wakes every HOLD_GUARD_TICK_MS to let go of the holds past their
+ * deadline; the pipe's end (memtop exited or was killed) makes it let go
+ * of all of them and exit.
+ */
+#include "probe/hold.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <bpf/bpf.h>
+
+#include "memtop/abi.h"
+#include "util/clock.h"
+#include "util/helper_proc.h"
+
+#define HOLD_GUARD_TICK_MS 50
+#define HOLD_KEYS_MAX 1024 /* the held map's size (bpf/memtop.bpf.c) */
+
+/* /proc/PID/stat's state and start time (clock ticks). Only
+ * async-signal-safe calls: the guard, a fork of memtop, runs it too. 0, or
+ * -1 when pid is gone. */
+static int proc_stat(pid_t pid, char *state, __u64 *start_ticks)
+{
+	char path[32] = "/proc/", digits[12], buf[1024], *p;
+	unsigned int v = (unsigned int)pid;
+	int len = 0, fd, field;
+	ssize_t n;
+
+	do
+		digits[len++] = (char)('0' + v % 10);
+	while ((v /= 10) && len < (int)sizeof(digits));
+	for (p = path + 6; len > 0;)
+		*p++ = digits[--len];
+	memcpy(p, "/stat", 6);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* after the command's name, whatever it holds */
+	if (!p || p[1] != ' ' || !p[2])
+		return -1;
+	p += 2;
+	*state = *p;
+	/* the state is field 3; starttime is field 22 */
+	for (field = 3; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	*start_ticks = 0;
+	while (*p >= '0' && *p <= '9')
+		*start_ticks = *start_ticks * 10 + (__u64)(*p++ - '0');
+	return 0;
+}
+
+/* SIGCONT to pid if it is still the process that started at start_ns. */
+static void cont_if_same(pid_t pid, __u64 start_ns, long tick)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	__u64 start;
+	char state;
+
+	if (pidfd < 0)
+		return; /* gone */
+	/* opened first: if the PID still shows the held process's start, the
+	 * pidfd is that process (it was alive when it was opened) */
+	if (tick > 0 && !proc_stat(pid, &state, &start) &&
+	    start == start_ns / (1000000000ULL / (__u64)tick))
+		syscall(SYS_pidfd_send_signal, pidfd, SIGCONT, NULL, 0);
+	close(pidfd);
+}
+
+bool hold_check(int held_fd, pid_t pid, __u64 *held_ns)
+{
+	struct mt_hold h;
+	__u32 key = (__u32)pid;
+
+	/* held, and still stopped: nothing (another process of its cgroup)
+	 * let it run on before its probes were on */
+	__u64 start;
+	char state;
+
+	if (held_fd < 0 || bpf_map_lookup_elem(held_fd, &key, &h) ||
+	    proc_stat(pid, &state, &start) || (state != 'T' && state != 't'))
+		return false;
+	if (held_ns)
+		*held_ns = h.held_ns;
+	return true;
+}
+
+void hold_release(int held_fd, pid_t pid)
+{
+	struct mt_hold h;
+	__u32 key = (__u32)pid;
+
+	if (held_fd < 0 || bpf_map_lookup_elem(held_fd, &key, &h))
+		return;
+	cont_if_same(pid, h.start_ns, sysconf(_SC_CLK_TCK));
+	bpf_map_delete_elem(held_fd, &key);
+}
+
+int hold_release_older(int held_fd, __u64 before_ns, long tick)
+{
+	__u32 keys[HOLD_KEYS_MAX], key, *prev = NULL;
+	int n = 0, i, let_go = 0;
+
+	while (n < HOLD_KEYS_MAX && !bpf_map_get_next_key(held_fd, prev, &key)) {
+		keys[n++] = key;
+		prev = &keys[n - 1];
+	}
+	for (i = 0; i < n; i++) {
+		struct mt_hold h;
+
+		if (bpf_map_lookup_elem(held_fd, &keys[i], &h) ||
+		    (before_ns && h.held_ns >= before_ns))
+			continue;
+		if (bpf_map_delete_elem(held_fd, &keys[i]))
+			continue; /* memtop let it go meanwhile */
+		cont_if_same((pid_t)keys[i], h.start_ns, tick);
+		let_go++;
+	}
+	return let_go;
+}
+
+/* The guard: never returns. */
+static void guard(int held_fd, int pipe_r, long tick)
+{
+	int keep[] = { held_fd, pipe_r };
+
+	helper_proc_detach(keep, 2, 0);
+	prctl(PR_SET_NAME, HOLD_GUARD_NAME);
+	for (;;) {
+		struct pollfd p = { .fd = pipe_r, .events = POLLIN };
+		char c;
+
+		if (poll(&p, 1, HOLD_GUARD_TICK_MS) > 0 && read(pipe_r, &c, 1) <= 0)
+			break; /* memtop's end is closed: memtop ended */
+		if (clock_mono_ns() > HOLD_MAX_NS)
+			hold_release_older(held_fd, clock_mono_ns() - HOLD_MAX_NS, tick);
+	}
+	hold_release_older(held_fd, 0, tick);
+	_exit(0);
+}
+
+int hold_guard_start(struct hold_guard *g, int held_fd, char *err, size_t errlen)
+{
+	long tick = sysconf(_SC_CLK_TCK); /* asked before the fork */
+	int fds[2], e;
+	pid_t child;
+
+	g->pid = 0;
+	g->pipe_w = -1;
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		e = -errno;
+		snprintf(err, errlen, "cannot make the hold guard's pipe: %s", strerror(errno));
+		return e;
+	}
+	child = fork();
+	if (child < 0) {
+		e = -errno;
+		close(fds[0]);
+		close(fds[1]);
+		snprintf(err, errlen, "cannot start the hold guard: %s", strerror(-e));
+		return e;
+	}
+	if (!child) {
+		close(fds[1]);
+		guard(held_fd, fds[0], tick);
+	}
+	close(fds[0]);
+	g->pid = child;
+	g->pipe_w = fds[1];
+	return 0;
+}
+
+bool hold_guard_alive(struct hold_guard *g)
+{
+	if (g->pid <= 0)
+		return false;
+	if (waitpid(g->pid, NULL, WNOHANG) == 0)
+		return true;
+	g->pid = 0; /* reaped, or not memtop's child any more */
+	return false;
+}
+
+void hold_guard_stop(struct hold_guard *g)
+{
+	int pidfd = g->pid > 0 ? (int)syscall(SYS_pidfd_open, g->pid, 0) : -1;
+
+	if (g->pipe_w >= 0)
+		close(g->pipe_w); /* the guard lets go of every hold, then exits */
+	g->pipe_w = -1;
+	if (pidfd >= 0) {
+		struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+		poll(&p, 1, 1000);
+		close(pidfd);
+	}
+	/* still running after a second: it ends on its own, reaped by init */
+	if (g->pid > 0)
+		waitpid(g->pid, NULL, WNOHANG);
+	g->pid = 0;
+}
