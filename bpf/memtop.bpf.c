@@ -177,15 +177,17 @@ struct {
 	__type(value, __u8);
 } family SEC(".maps");
 
-/* Newcomers held at their loader's end (abi.h, struct mt_hold; docs/
- * cgroup.md, "Held at its start"). A program exec'd in the watched cgroup
- * or family, without a controlling terminal, is in fresh_exec until its
- * first mprotect(PROT_READ): the loader then has every object it starts
- * with mapped (it relocates only once all are loaded, and write-protects
- * an object's RELRO as it relocates it) and no allocator has run yet. It
- * is stopped there and put in held; user space lets it go once its probes
- * are on, or its guard does. hold_newcomers: set by user space while its
- * guard runs (src/probe/hold.h). */
+/* Newcomers held at their start (abi.h, struct mt_hold; docs/cgroup.md,
+ * "Held at its start"), so that their uprobes are on before their first
+ * allocation. A program exec'd in the watched cgroup or family, without a
+ * controlling terminal, is in fresh_exec until its first
+ * mprotect(PROT_READ): the loader then has every object it starts with
+ * mapped (it relocates only once all are loaded, and write-protects an
+ * object's RELRO as it relocates it) and no allocator has run yet. A child
+ * forked by a process on uprobes is held before its first instruction
+ * (mt_fork). Either is stopped and put in held; user space lets it go once
+ * its probes are on, or its guard does. hold_newcomers: what is held, set
+ * by user space while its guard runs (src/probe/hold.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
@@ -200,7 +202,7 @@ struct {
 	__type(value, struct mt_hold);
 } held SEC(".maps");
 
-__u32 hold_newcomers;
+__u32 hold_newcomers; /* enum mt_hold_what */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -735,6 +737,43 @@ static __always_inline void submit_proc(__u32 pid, __u32 ppid, __u32 what, __u64
 	bpf_ringbuf_submit(ev, flags);
 }
 
+#define MT_SIGSTOP 19
+
+extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type,
+				__u64 value) __ksym __weak;
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
+extern void bpf_task_release(struct task_struct *p) __ksym __weak;
+
+/* Stop task (the current one when self, else a child not yet run), put it
+ * in held and report it at once (the ring wakes user space for it). The
+ * stop is taken on its way to user space. A stop the ring cannot report is
+ * let go by the guard at its deadline. */
+static __always_inline void hold(struct task_struct *task, __u32 pid, bool self)
+{
+	struct mt_hold h;
+	int e = -1;
+
+	h.start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
+	h.held_ns = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&held, &pid, &h, BPF_NOEXIST))
+		return;
+	if (self) {
+		e = bpf_send_signal(MT_SIGSTOP);
+	} else if (bpf_send_signal_task && bpf_task_from_pid) { /* kernel 6.13 */
+		struct task_struct *t = bpf_task_from_pid(pid);
+
+		if (t) {
+			e = bpf_send_signal_task(t, MT_SIGSTOP, PIDTYPE_TGID, 0);
+			bpf_task_release(t);
+		}
+	}
+	if (e) {
+		bpf_map_delete_elem(&held, &pid);
+		return;
+	}
+	submit_proc(pid, 0, MT_PROC_HELD, h.held_ns, BPF_RB_FORCE_WAKEUP);
+}
+
 /* Returns whether pid is followed (reported, unless the ring was full). */
 static __always_inline bool emit_proc(__u32 pid, __u32 ppid, __u32 what)
 {
@@ -765,12 +804,31 @@ static __always_inline bool held_before_exec(__u32 pid)
 	return fam && *fam == MT_FAMILY_SEED;
 }
 
+/* A child forked by a process on uprobes (watched, and not in-process:
+ * one with memtop's sampler in, inject_final, hands its child a sampler
+ * that counts from the fork) is held before its first instruction, so
+ * that its uprobes are on before its first allocation: not a child that
+ * shares its parent's memory (vfork, posix_spawn: it only execs), nor
+ * one with a terminal. */
+static __always_inline void hold_forked(struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ppid = parent->tgid;
+
+	if (!(hold_newcomers & MT_HOLD_FORK) || child->mm == parent->mm ||
+	    BPF_CORE_READ(child, signal, tty))
+		return;
+	if (!bpf_map_lookup_elem(&counters, &ppid) || bpf_map_lookup_elem(&inject_final, &ppid))
+		return;
+	hold(child, child->tgid, false);
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(mt_fork, struct task_struct *parent, struct task_struct *child)
 {
 	if (child->pid != child->tgid)
 		return 0; /* a new thread */
-	emit_proc(child->tgid, parent->tgid, MT_PROC_FORK);
+	if (emit_proc(child->tgid, parent->tgid, MT_PROC_FORK))
+		hold_forked(parent, child);
 	return 0;
 }
 
@@ -820,7 +878,8 @@ int BPF_PROG(mt_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	bpf_map_delete_elem(&inject_final, &tgid);
 	/* held at its loader's end (fresh_exec): not with a terminal, whose
 	 * job-control shell would take the stop for its user's ^Z */
-	if (emit_proc(tgid, 0, MT_PROC_EXEC) && hold_newcomers && !BPF_CORE_READ(p, signal, tty)) {
+	if (emit_proc(tgid, 0, MT_PROC_EXEC) && (hold_newcomers & MT_HOLD_EXEC) &&
+	    !BPF_CORE_READ(p, signal, tty)) {
 		__u8 fresh = 1;
 
 		bpf_map_update_elem(&fresh_exec, &tgid, &fresh, BPF_ANY);
@@ -922,37 +981,21 @@ static __always_inline __u64 on_mremap(struct pt_regs *regs, __u32 pid, __u32 ti
 }
 
 #define MT_PROT_READ 1
-#define MT_SIGSTOP 19
 
 /* A fresh program's first mprotect(PROT_READ) returned (mt_sys_exit): its
  * loader is relocating, every object it starts with mapped, no allocator
- * called yet. Stopped here (the signal is taken on the way back to user
- * space), in held, and reported at once (the ring wakes user space for
- * it). A stop the ring cannot report is let go by the guard at its
- * deadline. */
+ * called yet: held there. */
 static __always_inline void hold_at_loader_end(struct pt_regs *regs, long ret)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	struct task_struct *task;
-	struct mt_hold h;
 
 	if (!bpf_map_lookup_elem(&fresh_exec, &pid))
 		return;
 	if (ret || regs->dx != MT_PROT_READ)
 		return; /* a loader's PROT_NONE of a hole between segments */
 	bpf_map_delete_elem(&fresh_exec, &pid);
-	if (!hold_newcomers)
-		return;
-	task = bpf_get_current_task_btf();
-	h.start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
-	h.held_ns = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&held, &pid, &h, BPF_NOEXIST))
-		return;
-	if (bpf_send_signal(MT_SIGSTOP)) {
-		bpf_map_delete_elem(&held, &pid);
-		return;
-	}
-	submit_proc(pid, 0, MT_PROC_HELD, h.held_ns, BPF_RB_FORCE_WAKEUP);
+	if (hold_newcomers & MT_HOLD_EXEC)
+		hold(bpf_get_current_task_btf(), pid, true);
 }
 
 SEC("tp_btf/sys_exit")

@@ -264,12 +264,13 @@ static const struct cli_opt cli_opts[] = {
 	  "JavaScript sites (no agent is loaded: docs/java.md, docs/node.md)" },
 
 	{ "no-hold", OPT_NO_HOLD, NULL, SEC_OVERHEAD,
-	  "with --cgroup or -- CMD, never stop a program that a followed "
+	  "with --cgroup or -- CMD, never stop a process that a followed "
 	  "process starts: it is counted from when memtop finds it (50-100 ms "
-	  "after its start). Without it such a program, unless it has a "
-	  "terminal, is stopped at its loader's end until memtop's probes are "
-	  "on (a few ms; at most 1 s, whatever becomes of memtop) and counted "
-	  "from its first allocation (docs/cgroup.md)" },
+	  "after its start). Without it a program one execs (and, in a "
+	  "cgroup, a child one on uprobes forks), unless it has a terminal, "
+	  "is stopped until memtop's probes are on (a few ms; at most 1 s, "
+	  "whatever becomes of memtop) and counted from its first allocation "
+	  "(docs/cgroup.md)" },
 
 	{ "help", 'h', NULL, SEC_OTHER, "show this help and exit" },
 	{ "version", 'V', NULL, SEC_OTHER, "show the version and exit" },

@@ -470,6 +470,12 @@ struct mt_inject_final {
  * first mprotect(PROT_READ) of its program, the loader's first relocation,
  * until memtop's probes are on it. Whoever deletes the entry owes it the
  * SIGCONT (src/probe/hold.h). */
+/* What is held (the BPF side's hold_newcomers). */
+enum mt_hold_what {
+	MT_HOLD_EXEC = 1, /* a program a followed process execs, at its loader's end */
+	MT_HOLD_FORK = 2, /* a child forked by a process on uprobes, before it runs */
+};
+
 struct mt_hold {
 	__u64 start_ns; /* its start (task start_boottime): the same process */
 	__u64 held_ns;  /* when it was stopped (CLOCK_MONOTONIC) */

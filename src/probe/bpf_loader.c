@@ -390,12 +390,14 @@ int bpf_loader_follow_family(struct mt_bpf *b, pid_t pid)
 	return attach_proc_events(b);
 }
 
-int bpf_loader_hold_newcomers(struct mt_bpf *b, bool on)
+int bpf_loader_hold_newcomers(struct mt_bpf *b, __u32 what)
 {
+	bool on = what != 0;
+
 	/* the hook is the mmap source's program, at every system call's end */
 	if (on && attach_once(&b->mmap_link, b->skel->progs.mt_sys_exit))
 		return -errno;
-	*(volatile __u32 *)&b->skel->bss->hold_newcomers = on ? 1 : 0;
+	*(volatile __u32 *)&b->skel->bss->hold_newcomers = what;
 	__sync_synchronize();
 	return 0;
 }

@@ -109,9 +109,11 @@ int bpf_loader_follow_cgroup(struct mt_bpf *b, int cgroup_fd);
  * records the anonymous mmaps and the munmaps of watched processes only.
  * Idempotent. 0 or -errno. */
 int bpf_loader_follow_mmap(struct mt_bpf *b);
-/* Hold the programs the followed processes exec at their loader's end
- * (abi.h, struct mt_hold), or stop holding new ones. 0, or -errno. */
-int bpf_loader_hold_newcomers(struct mt_bpf *b, bool on);
+/* Hold what (enum mt_hold_what: the programs the followed processes exec
+ * at their loader's end, the children of processes on uprobes before they
+ * run; abi.h, struct mt_hold), or (0) stop holding new ones. 0, or
+ * -errno. */
+int bpf_loader_hold_newcomers(struct mt_bpf *b, __u32 what);
 /* The held map (struct mt_hold by tgid), for hold.h. */
 int bpf_loader_held_fd(const struct mt_bpf *b);
 

@@ -379,6 +379,13 @@ static void source_start(struct watch_set *ws, struct watched *w, size_t i,
 		return;
 	if (slot->phase == SOURCE_UNCHECKED)
 		slot->deadline_ns = now + row->wait_s * 1000000000ULL;
+	if (w->held) {
+		/* stopped until its probes are on (hold.h): a row, which may
+		 * change it or wait for it to run, starts once it runs on */
+		slot->phase = SOURCE_WAITING;
+		slot->retry_ns = now;
+		return;
+	}
 	last = now >= slot->deadline_ns;
 	e = row->start(&env, &(struct source_proc){ .pid = w->pid, .launched = w->launched }, last,
 		       &slot->state, f);
@@ -582,9 +589,10 @@ static void release(struct watch_set *ws, struct watched *w)
 
 /* ---- newcomers held at their start (hold.h) ------------------------------------ */
 
-/* The programs the followed processes exec are held at their loader's
- * end from now on, under a guard; without one they are counted from when
- * memtop finds them, as said. */
+/* From now on the programs the followed processes exec are held at their
+ * loader's end, and in a cgroup the children that processes on uprobes
+ * fork before they run, under a guard; without one they are counted from
+ * when memtop finds them, as said. */
 static void start_holding(struct watch_set *ws)
 {
 	int fd = bpf_loader_held_fd(ws->env.bpf);
@@ -594,22 +602,22 @@ static void start_holding(struct watch_set *ws)
 	if (ws->env.cfg->no_hold)
 		return;
 	e = hold_guard_start(&ws->hold, fd, err, sizeof(err));
-
 	if (!e) {
-		e = bpf_loader_hold_newcomers(ws->env.bpf, true);
+		/* forks only in a cgroup: -- CMD's family shares its preloaded
+		 * sampler with its children */
+		e = bpf_loader_hold_newcomers(
+			ws->env.bpf, MT_HOLD_EXEC | (ws->cgroup_fd >= 0 ? MT_HOLD_FORK : 0));
 		if (e) {
-			snprintf(err, sizeof(err), "%s",
-				 e == -EOPNOTSUPP ? "no mprotect hook on this kernel" : strerror(-e));
+			snprintf(err, sizeof(err), "%s", strerror(-e));
 			hold_guard_stop(&ws->hold);
 		}
 	}
-	if (e) {
+	if (e)
 		watch_warn(ws,
-			   "new programs are not held at their start (%s): counted from when memtop finds them",
+			   "new processes are not held at their start (%s): counted from when memtop finds them",
 			   err);
-		return;
-	}
-	ws->held_fd = fd;
+	else
+		ws->held_fd = fd;
 }
 
 /* No more holds: the ones there are let go. */
@@ -617,7 +625,7 @@ static void stop_holding(struct watch_set *ws)
 {
 	if (ws->held_fd < 0)
 		return;
-	bpf_loader_hold_newcomers(ws->env.bpf, false);
+	bpf_loader_hold_newcomers(ws->env.bpf, 0);
 	hold_release_older(ws->held_fd, 0, sysconf(_SC_CLK_TCK));
 	hold_guard_stop(&ws->hold);
 	ws->held_fd = -1;
@@ -633,17 +641,17 @@ static void check_guard(struct watch_set *ws)
 		return;
 	stop_holding(ws);
 	watch_warn(ws,
-		   "the hold guard (PID %d) ended: new programs are counted from when memtop finds them",
+		   "the hold guard (PID %d) ended: new processes are counted from when memtop finds them",
 		   was);
 }
 
-/* pid was held at its loader's end: it waits for its attach, unless
- * memtop has nothing to attach (then it goes at once). */
+/* pid was held at its start: it waits for its attach, unless memtop has
+ * nothing to attach (then it goes at once). */
 static bool on_held(struct watch_set *ws, pid_t pid)
 {
 	struct watched *w = find(ws, pid);
 
-	if (!w && watch_on_proc(ws, pid, MT_PROC_EXEC)) /* its exec's record lost */
+	if (!w && watch_on_proc(ws, pid, MT_PROC_EXEC)) /* its fork's or exec's record lost */
 		w = find(ws, pid);
 	if (!w || !w->pending || w->gone || ws->held_fd < 0) {
 		hold_release(ws->held_fd, pid); /* attached already, or refused */
@@ -667,7 +675,7 @@ static void let_go(struct watch_set *ws, struct watched *w, char *words, size_t 
 			 (double)(clock_mono_ns() - w->held_ns) / 1e6);
 	else
 		snprintf(words, len,
-			 "; let go by its guard before it was attached: counted from then");
+			 "; not held through its attach (its guard let it go, or it was continued): counted from then");
 }
 
 int watch_attach(struct watch_set *ws, char *err, size_t errlen)

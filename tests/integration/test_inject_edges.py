@@ -424,6 +424,67 @@ def test_cgroup_exec_newcomer_held_exact():
         cg.remove()
 
 
+def test_cgroup_forked_worker_of_uprobes_master_exact():
+    """With --no-inject a pre-forking master is watched with uprobes; a
+    worker it forks carries its breakpoints but no probe of its own, so it
+    is held before its first instruction until its uprobes are on, then
+    let go: counted from its fork, its birth's 20,000 pairs included, every
+    call once (docs/cgroup.md, "Held at its start")."""
+    from test_cgroup import Cgroup
+    cg = Cgroup("memtop-prefork-uprobes")
+    master = None
+    worker = 0
+    try:
+        master = cg.spawn(workload_path("prefork"))
+        check(master.out.get(20, "master READY").startswith("READY"), "master did not start")
+        m = Memtop("-b", "--json", "-d", "0.3", "--no-inject", "--cgroup", cg.name)
+        m.first_record()
+        forked_at = time.time()
+        master.popen.stdin.write(b"f")
+        master.popen.stdin.flush()
+        line = master.out.get(20, "worker")
+        check(line and line.startswith("worker ") and " born " in line, "no worker: %r" % line)
+        worker = int(line.split()[1])
+        truth = dict(kv.split("=") for kv in line.split()[3:])
+        made = [int(truth["allocs"]), int(truth["frees"])]
+        joined = "memtop: PID %d (prefork) joined " % worker
+        t0 = time.monotonic()
+        while not any(l.startswith(joined) for l in m.err.lines):
+            check(time.monotonic() - t0 < 10, "not joined: %s" % m.err.text()[-400:])
+            m.record(5)
+        said = [l for l in m.err.lines if l.startswith(joined)][0]
+        check(said.endswith(" ms at its start: counted from its first allocation"),
+              "the worker was not held: %s" % said)
+        for n in range(1, 4):
+            os.kill(worker, signal.SIGUSR1)
+            line = master.out.get(60, "worker batch %d" % n)
+            check(line and line.startswith("batch %d " % n), "worker printed %r" % line)
+            truth = dict(kv.split("=") for kv in line.split()[2:])
+            made[0] += int(truth["allocs"])
+            made[1] += int(truth["frees"])
+        rec = m.records_after(time.time(), count=1)
+        t = target(rec, worker)
+        check(t["mechanism"] == "uprobes" and t["counters_exact"], "the worker: %s" % t)
+        check(forked_at <= t["counted_since"] <= forked_at + 2,
+              "counted since %.3f, forked at %.3f" % (t["counted_since"], forked_at))
+        got = (t["alloc_calls"], t["free_calls"])
+        check(got == tuple(made), "a worker of a master on uprobes, held at its fork: memtop "
+              "counted %s, it made %s (%s)" % (got, made, said))
+        print("worker of a master on uprobes: %s; %d allocs and %d frees, its birth's included, "
+              "all counted once" % (said.split("; ")[1], made[0], made[1]))
+        m.send(signal.SIGINT)
+        check(m.drain(30) == 0, "memtop: %s" % m.err.text()[-400:])
+    finally:
+        if worker:
+            try:
+                os.kill(worker, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if master:
+            master.kill()
+        cg.remove()
+
+
 def test_cgroup_forked_worker_of_injected_master_exact():
     """A pre-forking server in a watched cgroup: memtop puts its sampler in
     the master, then the master forks a worker, which carries the sampler

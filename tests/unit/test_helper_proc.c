@@ -23,11 +23,11 @@
 #define SCAN 64 /* descriptors looked at */
 
 struct report {
-	char open[SCAN];     /* 1: open */
-	char devnull[3];     /* 0, 1, 2: /dev/null */
-	int blocked_int;     /* SIGINT blocked */
-	int blocked_kept;    /* the kept signal blocked */
-	int own_group;       /* its own process group */
+	char open[SCAN];  /* 1: open */
+	char devnull[3];  /* 0, 1, 2: /dev/null */
+	int blocked_int;  /* SIGINT blocked */
+	int blocked_kept; /* the kept signal blocked */
+	int own_group;    /* its own process group */
 };
 
 static int is_devnull(int fd)
