@@ -738,6 +738,7 @@ static __always_inline void submit_proc(__u32 pid, __u32 ppid, __u32 what, __u64
 }
 
 #define MT_SIGSTOP 19
+#define MT_SIGNAL_STOP_STOPPED 0x1 /* signal_struct.flags: a job-control stop in effect */
 
 extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type,
 				__u64 value) __ksym __weak;
@@ -750,11 +751,15 @@ extern void bpf_task_release(struct task_struct *p) __ksym __weak;
  * let go by the guard at its deadline. */
 static __always_inline void hold(struct task_struct *task, __u32 pid, bool self)
 {
-	struct mt_hold h;
+	struct task_struct *parent = BPF_CORE_READ(task, real_parent);
+	struct mt_hold h = {};
 	int e = -1;
 
 	h.start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
 	h.held_ns = bpf_ktime_get_ns();
+	h.parent = BPF_CORE_READ(parent, tgid);
+	h.parent_start_ns = BPF_CORE_READ(parent, group_leader, start_boottime);
+	h.parent_stopped = BPF_CORE_READ(parent, signal, flags) & MT_SIGNAL_STOP_STOPPED;
 	if (bpf_map_update_elem(&held, &pid, &h, BPF_NOEXIST))
 		return;
 	if (self) {

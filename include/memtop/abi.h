@@ -477,8 +477,13 @@ enum mt_hold_what {
 };
 
 struct mt_hold {
-	__u64 start_ns; /* its start (task start_boottime): the same process */
-	__u64 held_ns;  /* when it was stopped (CLOCK_MONOTONIC) */
+	__u64 start_ns;        /* its start (task start_boottime): the same process */
+	__u64 held_ns;         /* when it was stopped (CLOCK_MONOTONIC) */
+	__u64 parent_start_ns; /* its parent's start, ... */
+	__u32 parent;          /* ... tgid, ... */
+	__u32 parent_stopped;  /* ... and whether it was stopped then: a parent that
+				* stops itself when its child stops (su, sudo,
+				* script) is continued with it (hold.h) */
 };
 
 /* Key of the live map: a sampled allocation still in use. */
@@ -499,7 +504,7 @@ _Static_assert(sizeof(struct mt_live_key) == 16, "mt_live_key layout");
 _Static_assert(sizeof(struct mt_text_range) == 16, "mt_text_range layout");
 _Static_assert(sizeof(struct mt_inject_final) == 64, "mt_inject_final layout");
 _Static_assert(sizeof(struct mt_brk_state) == 16, "mt_brk_state layout");
-_Static_assert(sizeof(struct mt_hold) == 16, "mt_hold layout");
+_Static_assert(sizeof(struct mt_hold) == 32, "mt_hold layout");
 _Static_assert(sizeof(struct mt_phase) == 24, "mt_phase layout");
 _Static_assert(sizeof(struct mt_py_proc) == 40, "mt_py_proc layout");
 _Static_assert(sizeof(struct mt_py_frame) == 24, "mt_py_frame layout");

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,16 +30,18 @@
 #include "util/helper_proc.h"
 
 #define HOLD_GUARD_TICK_MS 50
-#define HOLD_KEYS_MAX 1024 /* the held map's size (bpf/memtop.bpf.c) */
+#define HOLD_PF_EXITING 0x4 /* /proc/PID/stat flags: the task is exiting */
+#define HOLD_KEYS_MAX 1024  /* the held map's size (bpf/memtop.bpf.c) */
 
 /* /proc/PID/stat's state and start time (clock ticks). Only
  * async-signal-safe calls: the guard, a fork of memtop, runs it too. 0, or
  * -1 when pid is gone. */
-static int proc_stat(pid_t pid, char *state, __u64 *start_ticks)
+static int proc_stat(pid_t pid, char *state, __u64 *start_ticks, __u64 *flags)
 {
 	char path[32] = "/proc/", digits[12], buf[1024], *p;
 	unsigned int v = (unsigned int)pid;
 	int len = 0, fd, field;
+	__u64 value = 0;
 	ssize_t n;
 
 	do
@@ -60,18 +63,28 @@ static int proc_stat(pid_t pid, char *state, __u64 *start_ticks)
 		return -1;
 	p += 2;
 	*state = *p;
-	/* the state is field 3; starttime is field 22 */
-	for (field = 3; *p && field < 22; p++)
-		if (*p == ' ')
-			field++;
-	*start_ticks = 0;
-	while (*p >= '0' && *p <= '9')
-		*start_ticks = *start_ticks * 10 + (__u64)(*p++ - '0');
-	return 0;
+	/* the state is field 3, the flags field 9, starttime field 22 */
+	for (field = 3; *p; p++) {
+		if (*p != ' ') {
+			if (*p >= '0' && *p <= '9')
+				value = value * 10 + (__u64)(*p - '0');
+			continue;
+		}
+		if (field == 9 && flags)
+			*flags = value;
+		if (field == 22) {
+			*start_ticks = value;
+			return 0;
+		}
+		field++;
+		value = 0;
+	}
+	return -1;
 }
 
-/* SIGCONT to pid if it is still the process that started at start_ns. */
-static void cont_if_same(pid_t pid, __u64 start_ns, long tick)
+/* SIGCONT to pid if it is still the process that started at start_ns
+ * and, when only_stopped, if it is stopped. */
+static void cont_if_same(pid_t pid, __u64 start_ns, long tick, bool only_stopped)
 {
 	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	__u64 start;
@@ -81,10 +94,20 @@ static void cont_if_same(pid_t pid, __u64 start_ns, long tick)
 		return; /* gone */
 	/* opened first: if the PID still shows the held process's start, the
 	 * pidfd is that process (it was alive when it was opened) */
-	if (tick > 0 && !proc_stat(pid, &state, &start) &&
-	    start == start_ns / (1000000000ULL / (__u64)tick))
+	if (tick > 0 && !proc_stat(pid, &state, &start, NULL) &&
+	    start == start_ns / (1000000000ULL / (__u64)tick) && (!only_stopped || state == 'T'))
 		syscall(SYS_pidfd_send_signal, pidfd, SIGCONT, NULL, 0);
 	close(pidfd);
+}
+
+/* After h's process runs on: a parent that was not stopped when it was
+ * held and is now has stopped itself for its child's stop (su, runuser,
+ * sudo and script do: they pass a command's job-control stop on to their
+ * own shell), and nothing else would continue it. */
+static void cont_parent(const struct mt_hold *h, long tick)
+{
+	if (h->parent > 1 && !h->parent_stopped)
+		cont_if_same((pid_t)h->parent, h->parent_start_ns, tick, true);
 }
 
 bool hold_check(int held_fd, pid_t pid, __u64 *held_ns)
@@ -98,22 +121,36 @@ bool hold_check(int held_fd, pid_t pid, __u64 *held_ns)
 	char state;
 
 	if (held_fd < 0 || bpf_map_lookup_elem(held_fd, &key, &h) ||
-	    proc_stat(pid, &state, &start) || (state != 'T' && state != 't'))
+	    proc_stat(pid, &state, &start, NULL) || (state != 'T' && state != 't'))
 		return false;
 	if (held_ns)
 		*held_ns = h.held_ns;
 	return true;
 }
 
-void hold_release(int held_fd, pid_t pid)
+void hold_release(int held_fd, pid_t pid, struct hold_parent *parent)
 {
 	struct mt_hold h;
 	__u32 key = (__u32)pid;
 
+	if (parent)
+		parent->pid = 0;
 	if (held_fd < 0 || bpf_map_lookup_elem(held_fd, &key, &h))
 		return;
-	cont_if_same(pid, h.start_ns, sysconf(_SC_CLK_TCK));
+	cont_if_same(pid, h.start_ns, sysconf(_SC_CLK_TCK), false);
 	bpf_map_delete_elem(held_fd, &key);
+	cont_parent(&h, sysconf(_SC_CLK_TCK));
+	if (parent) {
+		parent->pid = (pid_t)h.parent;
+		parent->start_ns = h.parent_stopped ? 0 : h.parent_start_ns;
+	}
+}
+
+void hold_parent_check(struct hold_parent *parent)
+{
+	if (parent->pid > 1 && parent->start_ns)
+		cont_if_same(parent->pid, parent->start_ns, sysconf(_SC_CLK_TCK), true);
+	parent->pid = 0;
 }
 
 int hold_release_older(int held_fd, __u64 before_ns, long tick)
@@ -133,14 +170,27 @@ int hold_release_older(int held_fd, __u64 before_ns, long tick)
 			continue;
 		if (bpf_map_delete_elem(held_fd, &keys[i]))
 			continue; /* memtop let it go meanwhile */
-		cont_if_same((pid_t)keys[i], h.start_ns, tick);
+		cont_if_same((pid_t)keys[i], h.start_ns, tick, false);
+		cont_parent(&h, tick);
 		let_go++;
 	}
 	return let_go;
 }
 
 /* The guard: never returns. */
-static void guard(int held_fd, int pipe_r, long tick)
+/* Is memtop (pid) exiting? A killed memtop closes its end of the pipe
+ * only once the kernel has released the descriptors before it, each BPF
+ * link a grace period (0.2-0.5 s here); its PF_EXITING flag is up from the
+ * start of its exit. */
+static bool exiting(pid_t pid)
+{
+	__u64 start, flags = 0;
+	char state;
+
+	return proc_stat(pid, &state, &start, &flags) || (flags & HOLD_PF_EXITING);
+}
+
+static void guard(int held_fd, int pipe_r, pid_t memtop, long tick)
 {
 	int keep[] = { held_fd, pipe_r };
 
@@ -152,6 +202,8 @@ static void guard(int held_fd, int pipe_r, long tick)
 
 		if (poll(&p, 1, HOLD_GUARD_TICK_MS) > 0 && read(pipe_r, &c, 1) <= 0)
 			break; /* memtop's end is closed: memtop ended */
+		if (exiting(memtop))
+			break;
 		if (clock_mono_ns() > HOLD_MAX_NS)
 			hold_release_older(held_fd, clock_mono_ns() - HOLD_MAX_NS, tick);
 	}
@@ -162,6 +214,7 @@ static void guard(int held_fd, int pipe_r, long tick)
 int hold_guard_start(struct hold_guard *g, int held_fd, char *err, size_t errlen)
 {
 	long tick = sysconf(_SC_CLK_TCK); /* asked before the fork */
+	pid_t memtop = getpid();
 	int fds[2], e;
 	pid_t child;
 
@@ -182,7 +235,7 @@ int hold_guard_start(struct hold_guard *g, int held_fd, char *err, size_t errlen
 	}
 	if (!child) {
 		close(fds[1]);
-		guard(held_fd, fds[0], tick);
+		guard(held_fd, fds[0], memtop, tick);
 	}
 	close(fds[0]);
 	g->pid = child;

@@ -16,7 +16,11 @@
  * nothing); the guard deletes, then sends SIGCONT (the delete is its
  * claim, so that only a hold it ended is counted as cut short). Both check
  * that the PID is still the process that was held (its start time)
- * before they signal it, through a pidfd.
+ * before they signal it, through a pidfd. Both continue the parent of a
+ * process they let go if the parent was not stopped when its child was
+ * held and is now: the stop is a job-control stop its parent sees, and
+ * some parents pass it on to themselves (su, runuser, sudo, script),
+ * which nothing else would undo.
  */
 #ifndef MEMTOP_PROBE_HOLD_H
 #define MEMTOP_PROBE_HOLD_H
@@ -34,8 +38,21 @@
 /* Is pid held, now, and stopped still? *held_ns: since when
  * (CLOCK_MONOTONIC). */
 bool hold_check(int held_fd, pid_t pid, __u64 *held_ns);
-/* Let pid go, if it is held. */
-void hold_release(int held_fd, pid_t pid);
+/* A held process's parent, to look at once more a moment after its
+ * child ran on (a parent slow to stop itself for its child's stop). */
+struct hold_parent {
+	pid_t pid;      /* 0: none */
+	__u64 start_ns; /* its start; 0: it was stopped already when the child was held */
+};
+
+/* Let pid go, if it is held, and its parent if it stopped itself for
+ * pid's stop (su, runuser, sudo, script pass a command's stop on to
+ * themselves: see mt_hold). *parent (may be NULL): that parent, for
+ * hold_parent_check(). */
+void hold_release(int held_fd, pid_t pid, struct hold_parent *parent);
+/* The parent of a process let go a moment ago: continued if it stopped
+ * itself since. */
+void hold_parent_check(struct hold_parent *parent);
 /* Let go of every hold older than before_ns (0: every hold); tick:
  * sysconf(_SC_CLK_TCK). Returns how many were let go. Async-signal-safe. */
 int hold_release_older(int held_fd, __u64 before_ns, long tick);

@@ -654,7 +654,7 @@ static bool on_held(struct watch_set *ws, pid_t pid)
 	if (!w && watch_on_proc(ws, pid, MT_PROC_EXEC)) /* its fork's or exec's record lost */
 		w = find(ws, pid);
 	if (!w || !w->pending || w->gone || ws->held_fd < 0) {
-		hold_release(ws->held_fd, pid); /* attached already, or refused */
+		hold_release(ws->held_fd, pid, NULL); /* attached already, or refused */
 		return false;
 	}
 	w->held = true;
@@ -669,7 +669,7 @@ static void let_go(struct watch_set *ws, struct watched *w, char *words, size_t 
 	if (!w->held)
 		return;
 	w->held = false;
-	hold_release(ws->held_fd, w->pid);
+	hold_release(ws->held_fd, w->pid, &w->held_parent);
 	if (w->held_ns)
 		snprintf(words, len, "; held %.1f ms at its start: counted from its first allocation",
 			 (double)(clock_mono_ns() - w->held_ns) / 1e6);
@@ -1085,6 +1085,8 @@ int watch_refresh(struct watch_set *ws, __u64 now_ns)
 		int st, reaped = -1;
 		enum target_change change;
 
+		if (w->held_parent.pid)
+			hold_parent_check(&w->held_parent);
 		if (w->gone || w->pending || !w->reported)
 			continue;
 		/* a reused PID is another process: this one has ended */

@@ -107,9 +107,10 @@ struct watched {
 	bool runtime_named;  /* a runtime was reported for it */
 	__u64 files_refused; /* its limits so far (proc_cache_take_limits) */
 	__u64 maps_cut;
-	bool joined;        /* new in the cgroup: said once when attached */
-	bool held;          /* stopped at its loader's end until its probes are on (hold.h) */
-	__u64 held_ns;      /* ... since then, if it still was when they were */
+	bool joined;   /* new in the cgroup: said once when attached */
+	bool held;     /* stopped at its loader's end until its probes are on (hold.h) */
+	__u64 held_ns; /* ... since then, if it still was when they were */
+	struct hold_parent held_parent; /* its parent, looked at again at the next refresh */
 	int runtime_checks; /* a launched command: refreshes its runtime was looked for */
 	bool gone;
 	bool exited;          /* the exit was reported (watch_note_exit) */

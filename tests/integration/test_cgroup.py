@@ -10,6 +10,7 @@ there, as it would on such a node."""
 
 import os
 import signal
+import subprocess
 import time
 
 from memtop_test import (Memtop, Proc, assert_nothing_left, assert_one_error_line, bpf_snapshot,
@@ -289,6 +290,21 @@ def _wait_state(pid, states, timeout):
         time.sleep(0.01)
 
 
+def _joined_worker(m, p, what):
+    """The PID of the prefork worker p's output names, once memtop has said
+    it joined."""
+    line = p.out.get(20, "born %s" % what)
+    check(line and " born " in line, "no worker %s: %r" % (what, line))
+    pid = int(line.split()[1])
+    said = "memtop: PID %d (" % pid
+    t0 = time.monotonic()
+    while not any(l.startswith(said) and " joined " in l for l in m.err.lines):
+        check(time.monotonic() - t0 < 10, "PID %d (%s) not joined: %s" %
+              (pid, what, m.err.text()[-400:]))
+        m.record(5)
+    return pid
+
+
 def test_held_newcomer_never_stays_stopped():
     """A program exec'd in the watched cgroup is held at its loader's end
     only until memtop has attached to it, and never longer than a second
@@ -296,9 +312,13 @@ def test_held_newcomer_never_stays_stopped():
     memtop stopped (SIGSTOP), the guard lets the newcomer go at its
     deadline, and memtop then says it was not held through its attach;
     with memtop stopped and then SIGKILLed, the guard lets a held one go at
-    once and exits. A program started with a terminal is never held."""
+    once and exits. A program exec'd with a terminal is never held. A
+    parent that stops itself when its child stops (runuser, script) is
+    continued with its child, never left stopped."""
     cg = Cgroup("memtop-hold-guard")
     first = a = b = c = None
+    wrappers = []
+    prefork = workload_path("prefork")
     try:
         first = cg.spawn(workload_path("inject_target"), "read")
         check(first.out.get(20, "first READY").startswith("READY"), "first did not start")
@@ -323,18 +343,29 @@ def test_held_newcomer_never_stays_stopped():
             m.record(5)
         line = [l for l in m.err.lines if l.startswith(said)][0]
         check("not held through its attach (its guard let it go" in line, "said: %s" % line)
-        # with a terminal (script(1) gives it one): never held
-        c = cg.spawn("script", "-qfec", "%s born" % workload_path("prefork"), "/dev/null")
-        line = c.out.get(20, "born under a terminal")
-        check(line and " born " in line, "no newcomer under a terminal: %r" % line)
-        pid_c = int(line.split()[1])
-        said = "memtop: PID %d (prefork) joined " % pid_c
-        t0 = time.monotonic()
-        while not any(l.startswith(said) for l in m.err.lines):
-            check(time.monotonic() - t0 < 10, "not joined: %s" % m.err.text()[-400:])
-            m.record(5)
-        line = [l for l in m.err.lines if l.startswith(said)][0]
-        check("held" not in line, "a program with a terminal was held: %s" % line)
+        # with a terminal: never held at its exec. script(1), outside the
+        # cgroup, gives its child a terminal; the child joins the cgroup
+        # and execs the program there
+        joins = "; ".join("echo $$ > %s/cgroup.procs" % d for d in (cg.path, cg.v1) if d)
+        c = Proc(["script", "-qfec", "sh -c '%s; exec %s born'" % (joins, prefork), "/dev/null"],
+                 name="script")
+        pid_c = _joined_worker(m, c, "under a terminal")
+        said = [l for l in m.err.lines if l.startswith("memtop: PID %d (" % pid_c)
+                and " joined " in l]
+        check(said and "held" not in said[0], "a program with a terminal was held: %s" % said)
+        # parents that pass their child's stop on to themselves (su,
+        # runuser, sudo, script): continued with it, never left stopped
+        for argv in (["runuser", "-u", "nobody", "--", prefork, "born"],
+                     ["script", "-qfec", "%s born" % prefork, "/dev/null"]):
+            w = cg.spawn(*argv)
+            wrappers.append(w)
+            pid_w = _joined_worker(m, w, argv[0])
+            said = [l for l in m.err.lines if l.startswith("memtop: PID %d (" % pid_w)
+                    and " joined " in l][0]
+            check("; held " in said, "%s's program was not held: %s" % (argv[0], said))
+            m.record(5)  # the refresh that looks at its parent again
+            check(_state(w.pid) != "T", "%s (PID %d) left stopped after its child's hold: %s" %
+                  (argv[0], w.pid, said))
         # memtop stopped, a newcomer held, then memtop killed: let go at once
         m.send(signal.SIGSTOP)
         b = cg.spawn(workload_path("prefork"), "born")
@@ -344,7 +375,7 @@ def test_held_newcomer_never_stays_stopped():
         line = b.out.get(20, "born after the kill")
         after_kill = time.monotonic() - t0
         check(line and " born " in line, "the held newcomer did not run on: %r" % line)
-        check(after_kill < 0.5, "let go %.2f s after memtop's SIGKILL: not at once" % after_kill)
+        check(after_kill < 0.3, "let go %.2f s after memtop's SIGKILL: not at once" % after_kill)
         m.wait(10)
         t0 = time.monotonic()
         while _state(guard[0]) not in (None, "Z"):
@@ -353,9 +384,10 @@ def test_held_newcomer_never_stays_stopped():
         print("held newcomer: let go after %.2f s with memtop stopped (its guard's deadline); "
               "%.3f s after memtop's SIGKILL" % (waited, after_kill))
     finally:
-        for q in (a, b, c, first):
+        for q in [a, b, c, first] + wrappers:
             if q:
                 q.kill()
+        subprocess.run(["pkill", "-KILL", "-f", "%s born" % prefork])
         cg.remove()
 
 

@@ -230,7 +230,9 @@ def test_fifo_reader_stops_reading():
 def test_command_gets_default_sigpipe():
     """memtop ignores SIGPIPE itself; the command it runs must not inherit
     that (a pipeline in it would never end on a closed reader)."""
-    m = Memtop("-b", "-n", "1", "-d", "0.2", "--cmd-log", "cmd.log", "--",
+    # an interval long enough for grep, held a few ms at its start under a
+    # loaded machine (docs/cgroup.md, "Held at its start"), to print
+    m = Memtop("-b", "-n", "1", "-d", "0.6", "--cmd-log", "cmd.log", "--",
                "sh", "-c", "grep SigIgn /proc/self/status; sleep 1")
     check(m.wait(30) == 0, "memtop -- sh failed: %s" % m.err.text()[-300:])
     with open(os.path.join(m.cwd, "cmd.log")) as f:
