@@ -124,7 +124,7 @@ static void guard(int mem_fd, int pipe_fd, int pidfd, __u64 addr, __s64 set, __s
 
 static int start_guard(struct go_rate_hold *h, char *err, size_t errlen)
 {
-	int fds[2], pidfd, e;
+	int end, pidfd, e;
 	pid_t child;
 
 	pidfd = (int)syscall(SYS_pidfd_open, h->pid, 0);
@@ -133,28 +133,16 @@ static int start_guard(struct go_rate_hold *h, char *err, size_t errlen)
 		snprintf(err, errlen, "PID %d: %s", h->pid, strerror(errno));
 		return e;
 	}
-	if (pipe2(fds, O_CLOEXEC) < 0) {
-		e = -errno;
-		close(pidfd);
-		snprintf(err, errlen, "cannot make a pipe: %s", strerror(errno));
-		return e;
-	}
-	child = fork();
+	child = helper_proc_fork(true, &end, "the guard that puts it back", err, errlen);
 	if (child < 0) {
-		e = -errno;
-		snprintf(err, errlen, "cannot start the guard that puts it back: %s",
-			 strerror(errno));
-		close(fds[0]);
-		close(fds[1]);
 		close(pidfd);
-		return e;
+		return child;
 	}
 	if (!child)
-		guard(h->mem_fd, fds[0], pidfd, h->addr, h->set, h->old);
-	close(fds[0]);
+		guard(h->mem_fd, end, pidfd, h->addr, h->set, h->old);
 	close(pidfd);
 	h->guard = child;
-	h->guard_fd = fds[1];
+	h->guard_fd = end;
 	return 0;
 }
 

@@ -214,32 +214,18 @@ static void guard(int held_fd, int pipe_r, pid_t memtop, long tick)
 int hold_guard_start(struct hold_guard *g, int held_fd, char *err, size_t errlen)
 {
 	long tick = sysconf(_SC_CLK_TCK); /* asked before the fork */
-	pid_t memtop = getpid();
-	int fds[2], e;
-	pid_t child;
+	pid_t memtop = getpid(), child;
+	int end;
 
 	g->pid = 0;
 	g->pipe_w = -1;
-	if (pipe2(fds, O_CLOEXEC) < 0) {
-		e = -errno;
-		snprintf(err, errlen, "cannot make the hold guard's pipe: %s", strerror(errno));
-		return e;
-	}
-	child = fork();
-	if (child < 0) {
-		e = -errno;
-		close(fds[0]);
-		close(fds[1]);
-		snprintf(err, errlen, "cannot start the hold guard: %s", strerror(-e));
-		return e;
-	}
-	if (!child) {
-		close(fds[1]);
-		guard(held_fd, fds[0], memtop, tick);
-	}
-	close(fds[0]);
+	child = helper_proc_fork(true, &end, "the hold guard", err, errlen);
+	if (child < 0)
+		return child;
+	if (!child)
+		guard(held_fd, end, memtop, tick);
 	g->pid = child;
-	g->pipe_w = fds[1];
+	g->pipe_w = end;
 	return 0;
 }
 

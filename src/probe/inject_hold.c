@@ -265,36 +265,26 @@ int inject_hold(struct inject_session *s, inject_hold_fn work, void *ctx,
 	__u64 deadline =
 		clock_mono_ns() + (INJECT_HOLD_WORK_MS + INJECT_HOLD_GRACE_MS + 1000) * 1000000ULL;
 	struct hold_answer a = { 0 };
-	int fds[2], e;
+	char why[256];
+	int answers, e;
 	pid_t child;
 
 	memset(out, 0, sizeof(*out));
-	if (pipe2(fds, O_CLOEXEC) < 0) {
-		e = -errno;
-		snprintf(err, errlen, "PID %d: cannot make a pipe: %s", s->pid, strerror(errno));
-		return e;
-	}
-	child = fork();
+	child = helper_proc_fork(false, &answers, "the holder", why, sizeof(why));
 	if (child < 0) {
-		e = -errno;
-		close(fds[0]);
-		close(fds[1]);
-		snprintf(err, errlen, "PID %d: cannot start the holder: %s", s->pid, strerror(-e));
-		return e;
+		snprintf(err, errlen, "PID %d: %s", s->pid, why);
+		return child;
 	}
-	if (!child) {
-		close(fds[0]);
-		holder(s, work, ctx, fds[1]);
-	}
-	close(fds[1]);
-	e = read_by(fds[0], &a, sizeof(a), deadline);
+	if (!child)
+		holder(s, work, ctx, answers);
+	e = read_by(answers, &a, sizeof(a), deadline);
 	if (!e && a.nflags) {
 		if (a.nflags > INJECT_HOLD_MAX_FLAGS || !(out->flags = malloc(a.nflags)))
 			e = -ENOMEM;
-		else if (!(e = read_by(fds[0], out->flags, a.nflags, deadline)))
+		else if (!(e = read_by(answers, out->flags, a.nflags, deadline)))
 			out->nflags = a.nflags;
 	}
-	close(fds[0]);
+	close(answers);
 	reap_by(child, deadline);
 	if (e) {
 		free(out->flags);

@@ -422,7 +422,12 @@ static int write_copy(const struct attach_job *j, char *path, size_t len, char *
 }
 
 /* HotSpot's answer to load: "0\n" then "return code: N\n" (N the agent's
- * Agent_OnAttach result). 0 or -errno with the JVM's words in msg. */
+ * Agent_OnAttach result). 0 or -errno with the JVM's words in msg:
+ * -EAGAIN when the agent said JNI_EVERSION (-3), which GetEnv gives for
+ * JVMTI before the VM is live: a JVM still starting (its SIGQUIT handler
+ * and its attach listener are up before that). */
+#define JVM_AGENT_EVERSION -3 /* JNI_EVERSION, from Agent_OnAttach */
+
 static int load_answer(int fd, char *msg, size_t len)
 {
 	char ans[512];
@@ -439,6 +444,10 @@ static int load_answer(int fd, char *msg, size_t len)
 		return -ETIMEDOUT;
 	}
 	rc = strstr(ans, "return code: ");
+	if (atoi(ans) == 0 && rc && atoi(rc + 13) == JVM_AGENT_EVERSION) {
+		snprintf(msg, len, "its VM is still starting (JVMTI not available yet)");
+		return -EAGAIN;
+	}
 	if (atoi(ans) != 0 || (rc && atoi(rc + 13) != 0)) {
 		char *nl;
 

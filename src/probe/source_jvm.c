@@ -67,6 +67,8 @@ static int jvm_row_start(const struct source_env *env, const struct source_proc 
 		return refused(env, pid, f, why);
 	}
 	s = jvm_source_start(pid, so, env->cfg->rate, why, sizeof(why));
+	if (!s && errno == EAGAIN && !last)
+		return -EAGAIN; /* its VM is still starting */
 	if (!s)
 		return refused(env, pid, f, why);
 	*state = s;

@@ -4,9 +4,11 @@
  */
 #include "util/helper_proc.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -51,4 +53,32 @@ void helper_proc_detach(const int *keep, int n, int keep_sig)
 		sigdelset(&all, keep_sig);
 	sigprocmask(SIG_SETMASK, &all, NULL);
 	signal(SIGCHLD, SIG_DFL);
+}
+
+pid_t helper_proc_fork(bool helper_reads, int *end, const char *what, char *err, size_t errlen)
+{
+	int fds[2], e;
+	pid_t child;
+	bool reads;
+
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		e = -errno;
+		snprintf(err, errlen, "cannot make a pipe for %s: %s", what, strerror(-e));
+		return e;
+	}
+	child = fork();
+	if (child < 0) {
+		e = -errno;
+		close(fds[0]);
+		close(fds[1]);
+		snprintf(err, errlen, "cannot start %s: %s", what, strerror(-e));
+		return e;
+	}
+	/* this side reads (fds[0]) if it is the helper and the helper reads,
+	 * or memtop and the helper writes */
+	reads = child == 0 ? helper_reads : !helper_reads;
+
+	close(fds[reads ? 1 : 0]);
+	*end = fds[reads ? 0 : 1];
+	return child;
 }

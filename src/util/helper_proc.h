@@ -16,7 +16,18 @@
 #ifndef MEMTOP_UTIL_HELPER_PROC_H
 #define MEMTOP_UTIL_HELPER_PROC_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
 #define HELPER_PROC_KEEP_MAX 4
+
+/* Fork a helper joined to memtop by a pipe (both ends O_CLOEXEC): the
+ * helper keeps the read end when helper_reads, else the write end, and
+ * memtop the other. Returns the helper's PID in memtop and 0 in the
+ * helper, with *end that side's end of the pipe; or -errno, with one line
+ * naming what ("the holder") in err. */
+pid_t helper_proc_fork(bool helper_reads, int *end, const char *what, char *err, size_t errlen);
 
 /* In the forked helper, at once: the above, keeping the n descriptors of
  * keep (at most HELPER_PROC_KEEP_MAX; a negative one is skipped) where

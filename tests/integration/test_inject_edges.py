@@ -424,6 +424,40 @@ def test_cgroup_exec_newcomer_held_exact():
         cg.remove()
 
 
+def fork_worker(master):
+    """Ask the prefork master for a worker; returns (its PID, [allocs,
+    frees] its birth made)."""
+    master.popen.stdin.write(b"f")
+    master.popen.stdin.flush()
+    line = master.out.get(20, "worker")
+    check(line and line.startswith("worker ") and " born " in line, "no worker: %r" % line)
+    truth = dict(kv.split("=") for kv in line.split()[3:])
+    return int(line.split()[1]), [int(truth["allocs"]), int(truth["frees"])]
+
+
+def worker_batches(master, worker, made, first, last):
+    """Batches first..last of the worker, one per SIGUSR1, each read back
+    before the next; what they made is added to made."""
+    for n in range(first, last + 1):
+        os.kill(worker, signal.SIGUSR1)
+        line = master.out.get(60, "worker batch %d" % n)
+        check(line and line.startswith("batch %d " % n), "worker printed %r" % line)
+        truth = dict(kv.split("=") for kv in line.split()[2:])
+        made[0] += int(truth["allocs"])
+        made[1] += int(truth["frees"])
+
+
+def end_prefork(master, worker, cg):
+    if worker:
+        try:
+            os.kill(worker, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    if master:
+        master.kill()
+    cg.remove()
+
+
 def test_cgroup_forked_worker_of_uprobes_master_exact():
     """With --no-inject a pre-forking master is watched with uprobes; a
     worker it forks carries its breakpoints but no probe of its own, so it
@@ -440,13 +474,7 @@ def test_cgroup_forked_worker_of_uprobes_master_exact():
         m = Memtop("-b", "--json", "-d", "0.3", "--no-inject", "--cgroup", cg.name)
         m.first_record()
         forked_at = time.time()
-        master.popen.stdin.write(b"f")
-        master.popen.stdin.flush()
-        line = master.out.get(20, "worker")
-        check(line and line.startswith("worker ") and " born " in line, "no worker: %r" % line)
-        worker = int(line.split()[1])
-        truth = dict(kv.split("=") for kv in line.split()[3:])
-        made = [int(truth["allocs"]), int(truth["frees"])]
+        worker, made = fork_worker(master)
         joined = "memtop: PID %d (prefork) joined " % worker
         t0 = time.monotonic()
         while not any(l.startswith(joined) for l in m.err.lines):
@@ -455,13 +483,7 @@ def test_cgroup_forked_worker_of_uprobes_master_exact():
         said = [l for l in m.err.lines if l.startswith(joined)][0]
         check(said.endswith(" ms at its start: counted from its first allocation"),
               "the worker was not held: %s" % said)
-        for n in range(1, 4):
-            os.kill(worker, signal.SIGUSR1)
-            line = master.out.get(60, "worker batch %d" % n)
-            check(line and line.startswith("batch %d " % n), "worker printed %r" % line)
-            truth = dict(kv.split("=") for kv in line.split()[2:])
-            made[0] += int(truth["allocs"])
-            made[1] += int(truth["frees"])
+        worker_batches(master, worker, made, 1, 3)
         rec = m.records_after(time.time(), count=1)
         t = target(rec, worker)
         check(t["mechanism"] == "uprobes" and t["counters_exact"], "the worker: %s" % t)
@@ -475,14 +497,7 @@ def test_cgroup_forked_worker_of_uprobes_master_exact():
         m.send(signal.SIGINT)
         check(m.drain(30) == 0, "memtop: %s" % m.err.text()[-400:])
     finally:
-        if worker:
-            try:
-                os.kill(worker, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        if master:
-            master.kill()
-        cg.remove()
+        end_prefork(master, worker, cg)
 
 
 def test_cgroup_forked_worker_of_injected_master_exact():
@@ -512,13 +527,7 @@ def test_cgroup_forked_worker_of_injected_master_exact():
                   m.err.text()[-400:])
             m.record(5)
         forked_at = time.time()
-        master.popen.stdin.write(b"f")
-        master.popen.stdin.flush()
-        line = master.out.get(20, "worker")
-        check(line and line.startswith("worker ") and " born " in line, "no worker: %r" % line)
-        worker = int(line.split()[1])
-        truth = dict(kv.split("=") for kv in line.split()[3:])
-        made = [int(truth["allocs"]), int(truth["frees"])]
+        worker, made = fork_worker(master)
         t0 = time.monotonic()
         while True:
             rec = m.record(5)
@@ -538,13 +547,7 @@ def test_cgroup_forked_worker_of_injected_master_exact():
         # its start, to the kernel's clock tick, not when memtop found it
         check(forked_at - 0.05 <= t["counted_since"] <= forked_at + 0.5,
               "counted since %.3f, forked at %.3f" % (t["counted_since"], forked_at))
-        for n in range(1, 4):
-            os.kill(worker, signal.SIGUSR1)
-            line = master.out.get(60, "worker batch %d" % n)
-            check(line and line.startswith("batch %d " % n), "worker printed %r" % line)
-            truth = dict(kv.split("=") for kv in line.split()[2:])
-            made[0] += int(truth["allocs"])
-            made[1] += int(truth["frees"])
+        worker_batches(master, worker, made, 1, 3)
         rec = m.records_after(time.time(), count=1)
         t = target(rec, worker)
         check(t["mechanism"] == "in-process" and t["counters_exact"],
@@ -590,11 +593,4 @@ def test_cgroup_forked_worker_of_injected_master_exact():
         m.send(signal.SIGINT)
         check(m.drain(30) == 0, "memtop: %s" % m.err.text()[-400:])
     finally:
-        if worker:
-            try:
-                os.kill(worker, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        if master:
-            master.kill()
-        cg.remove()
+        end_prefork(master, worker, cg)

@@ -4,7 +4,8 @@
  * was told to (where they were), has /dev/null for the others of 0, 1 and
  * 2, blocks every signal but the one it waits for, and leaves its parent's
  * process group. Each case forks a helper that reports what it has through
- * a pipe it keeps.
+ * a pipe it keeps; and the pipe helper_proc_fork makes joins the helper
+ * and memtop the way asked.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -142,6 +143,42 @@ static void test_skips_negative(void **state)
 	check_keeps(keep, 2);
 }
 
+/* The pipe of helper_proc_fork: the helper gets the end asked for, memtop
+ * the other, and a byte crosses it either way. */
+static void test_fork_pipe_both_ways(void **state)
+{
+	char err[128], c = 'x';
+	int end, st;
+	pid_t child;
+
+	(void)state;
+	child = helper_proc_fork(true, &end, "a reader", err, sizeof(err));
+	assert_true(child >= 0);
+	if (!child) {
+		char got = 0;
+
+		_exit(read(end, &got, 1) == 1 ? got : 1);
+	}
+	assert_int_equal(write(end, &c, 1), 1);
+	close(end);
+	assert_int_equal(waitpid(child, &st, 0), child);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 'x');
+
+	child = helper_proc_fork(false, &end, "a writer", err, sizeof(err));
+	assert_true(child >= 0);
+	if (!child)
+		_exit(write(end, "y", 1) == 1 ? 0 : 1);
+	c = 0;
+	assert_int_equal(read(end, &c, 1), 1);
+	assert_int_equal(c, 'y');
+	/* the helper's end closed with it: end of file, not a hang */
+	assert_int_equal(read(end, &c, 1), 0);
+	close(end);
+	assert_int_equal(waitpid(child, &st, 0), child);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -149,6 +186,7 @@ int main(void)
 		cmocka_unit_test(test_keeps_in_any_order),
 		cmocka_unit_test(test_keeps_three_and_a_low_one),
 		cmocka_unit_test(test_skips_negative),
+		cmocka_unit_test(test_fork_pipe_both_ways),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
