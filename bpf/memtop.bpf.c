@@ -203,6 +203,12 @@ struct {
 } held SEC(".maps");
 
 __u32 hold_newcomers; /* enum mt_hold_what */
+/* At most MT_HOLDS_PER_S holds a second (abi.h): a second's window, the
+ * holds in it, and the newcomers not held for it (read by user space).
+ * Updated without a lock: two CPUs at a window's edge may hold one more. */
+__u64 hold_window_ns;
+__u32 holds_in_window;
+__u64 holds_over_budget;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -755,8 +761,17 @@ static __always_inline void hold(struct task_struct *task, __u32 pid, bool self)
 	struct mt_hold h = {};
 	int e = -1;
 
-	h.start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
 	h.held_ns = bpf_ktime_get_ns();
+	if (h.held_ns - hold_window_ns >= 1000000000ULL) {
+		hold_window_ns = h.held_ns;
+		holds_in_window = 0;
+	}
+	if (holds_in_window >= MT_HOLDS_PER_S) {
+		__sync_fetch_and_add(&holds_over_budget, 1);
+		return;
+	}
+	__sync_fetch_and_add(&holds_in_window, 1);
+	h.start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
 	h.parent = BPF_CORE_READ(parent, tgid);
 	h.parent_start_ns = BPF_CORE_READ(parent, group_leader, start_boottime);
 	h.parent_stopped = BPF_CORE_READ(parent, signal, flags) & MT_SIGNAL_STOP_STOPPED;

@@ -470,6 +470,12 @@ struct mt_inject_final {
  * first mprotect(PROT_READ) of its program, the loader's first relocation,
  * until memtop's probes are on it. Whoever deletes the entry owes it the
  * SIGCONT (src/probe/hold.h). */
+/* The most newcomers held in a second: each costs memtop an attach while
+ * it waits (5-10 ms here), so a burst of process starts (a shell script)
+ * pays it for the first ones only; the others are counted from when memtop
+ * finds them (docs/cgroup.md). */
+#define MT_HOLDS_PER_S 10
+
 /* What is held (the BPF side's hold_newcomers). */
 enum mt_hold_what {
 	MT_HOLD_EXEC = 1, /* a program a followed process execs, at its loader's end */

@@ -402,6 +402,11 @@ int bpf_loader_hold_newcomers(struct mt_bpf *b, __u32 what)
 	return 0;
 }
 
+__u64 bpf_loader_holds_over_budget(const struct mt_bpf *b)
+{
+	return *(volatile __u64 *)&b->skel->bss->holds_over_budget;
+}
+
 int bpf_loader_held_fd(const struct mt_bpf *b)
 {
 	return bpf_map__fd(b->skel->maps.held);

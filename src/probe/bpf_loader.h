@@ -114,6 +114,8 @@ int bpf_loader_follow_mmap(struct mt_bpf *b);
  * run; abi.h, struct mt_hold), or (0) stop holding new ones. 0, or
  * -errno. */
 int bpf_loader_hold_newcomers(struct mt_bpf *b, __u32 what);
+/* How many newcomers were not held for MT_HOLDS_PER_S. */
+__u64 bpf_loader_holds_over_budget(const struct mt_bpf *b);
 /* The held map (struct mt_hold by tgid), for hold.h. */
 int bpf_loader_held_fd(const struct mt_bpf *b);
 

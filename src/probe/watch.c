@@ -632,12 +632,20 @@ static void stop_holding(struct watch_set *ws)
 }
 
 /* The guard must run while anything may be held: if it ended, memtop
- * holds no more. */
+ * holds no more. Newcomers past the holds' budget are said, once. */
 static void check_guard(struct watch_set *ws)
 {
 	pid_t was = ws->hold.pid;
 
-	if (ws->held_fd < 0 || hold_guard_alive(&ws->hold))
+	if (ws->held_fd < 0)
+		return;
+	if (!ws->holds_over_said && bpf_loader_holds_over_budget(ws->env.bpf)) {
+		ws->holds_over_said = true;
+		watch_warn(ws,
+			   "more than %d new processes a second: those over it are not held at their start, counted from when memtop finds them",
+			   MT_HOLDS_PER_S);
+	}
+	if (hold_guard_alive(&ws->hold))
 		return;
 	stop_holding(ws);
 	watch_warn(ws,

@@ -188,6 +188,7 @@ struct watch_set {
 	bool inj_cost_tried;
 	struct hold_guard hold; /* newcomers held at their start (hold.h) */
 	int held_fd;            /* the held map while they are, or -1 */
+	bool holds_over_said;   /* newcomers over the holds' budget said */
 };
 
 void watch_init(struct watch_set *ws, const struct watch_env *env);

@@ -391,6 +391,44 @@ def test_held_newcomer_never_stays_stopped():
         cg.remove()
 
 
+def test_holds_budget():
+    """A shell in the watched cgroup starts 40 programs back to back: at
+    most MT_HOLDS_PER_S (10) a second are held, the others counted from
+    when memtop finds them, and memtop says so once (docs/cgroup.md, "Held
+    at its start")."""
+    cg = Cgroup("memtop-hold-budget")
+    first = sh = None
+    try:
+        first = cg.spawn(workload_path("inject_target"), "read")
+        check(first.out.get(20, "first READY").startswith("READY"), "first did not start")
+        m = Memtop("-b", "--json", "-d", "0.3", "--cgroup", cg.name)
+        m.first_record()
+        t0 = time.monotonic()
+        sh = cg.spawn("sh", "-c", "i=0; while [ $i -lt 40 ]; do /bin/true; i=$((i+1)); done; "
+                      "echo done")
+        check(sh.out.get(60, "the loop's end") == "done", "the loop did not end")
+        took = time.monotonic() - t0
+        over = "memtop: more than 10 new processes a second: those over it are not held"
+        while not any(l.startswith(over) for l in m.err.lines):
+            check(time.monotonic() - t0 < 10, "the budget was not said: %s" %
+                  m.err.text()[-400:])
+            m.record(5)
+        held = [l for l in m.err.lines if " joined " in l and "; held " in l]
+        # one more per window edge at most (two CPUs at once), and one
+        # window more if the loop crossed a second
+        check(len(held) <= 10 * (int(took) + 2),
+              "%d programs held in %.2f s: %s" % (len(held), took, held[-3:]))
+        check(len(held) >= 5, "only %d held: %s" % (len(held), m.err.text()[-400:]))
+        print("holds budget: 41 programs in %.2f s, %d held" % (took, len(held)))
+        m.send(signal.SIGINT)
+        check(m.drain(30) == 0, "memtop: %s" % m.err.text()[-400:])
+    finally:
+        for q in (sh, first):
+            if q:
+                q.kill()
+        cg.remove()
+
+
 def test_cgroup_errors():
     """Unknown, v1 and empty cgroups: one clear line, non-zero exit, nothing
     left attached."""
