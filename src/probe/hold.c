@@ -114,12 +114,11 @@ bool hold_check(int held_fd, pid_t pid, __u64 *held_ns)
 {
 	struct mt_hold h;
 	__u32 key = (__u32)pid;
-
-	/* held, and still stopped: nothing (another process of its cgroup)
-	 * let it run on before its probes were on */
 	__u64 start;
 	char state;
 
+	/* held, and still stopped: nothing (another process of its cgroup)
+	 * let it run on before its probes were on */
 	if (held_fd < 0 || bpf_map_lookup_elem(held_fd, &key, &h) ||
 	    proc_stat(pid, &state, &start, NULL) || (state != 'T' && state != 't'))
 		return false;
@@ -177,7 +176,6 @@ int hold_release_older(int held_fd, __u64 before_ns, long tick)
 	return let_go;
 }
 
-/* The guard: never returns. */
 /* Is memtop (pid) exiting? A killed memtop closes its end of the pipe
  * only once the kernel has released the descriptors before it, each BPF
  * link a grace period (0.2-0.5 s here); its PF_EXITING flag is up from the
@@ -190,6 +188,7 @@ static bool exiting(pid_t pid)
 	return proc_stat(pid, &state, &start, &flags) || (flags & HOLD_PF_EXITING);
 }
 
+/* The guard: never returns. */
 static void guard(int held_fd, int pipe_r, pid_t memtop, long tick)
 {
 	int keep[] = { held_fd, pipe_r };

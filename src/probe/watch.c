@@ -662,7 +662,9 @@ static bool on_held(struct watch_set *ws, pid_t pid)
 	if (!w && watch_on_proc(ws, pid, MT_PROC_EXEC)) /* its fork's or exec's record lost */
 		w = find(ws, pid);
 	if (!w || !w->pending || w->gone || ws->held_fd < 0) {
-		hold_release(ws->held_fd, pid, NULL); /* attached already, or refused */
+		/* attached already, or refused; or held as memtop stopped
+		 * holding: the map outlives that */
+		hold_release(bpf_loader_held_fd(ws->env.bpf), pid, NULL);
 		return false;
 	}
 	w->held = true;
@@ -677,7 +679,7 @@ static void let_go(struct watch_set *ws, struct watched *w, char *words, size_t 
 	if (!w->held)
 		return;
 	w->held = false;
-	hold_release(ws->held_fd, w->pid, &w->held_parent);
+	hold_release(bpf_loader_held_fd(ws->env.bpf), w->pid, &w->held_parent);
 	if (w->held_ns)
 		snprintf(words, len, "; held %.1f ms at its start: counted from its first allocation",
 			 (double)(clock_mono_ns() - w->held_ns) / 1e6);
