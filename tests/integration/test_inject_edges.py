@@ -339,6 +339,27 @@ def test_cgroup_newcomer_in_process_exact():
         cg.remove()
 
 
+def last_batch_until_end(m, out, pid, made, what):
+    """SIGUSR2: the prefork worker pid makes a last batch and exits at
+    once (no read of its memory can see that batch; the BPF side's sums as
+    it ends do). Adds it to made; returns its target in the first record
+    that shows it ended."""
+    os.kill(pid, signal.SIGUSR2)
+    line = out.get(60, "%s last" % what)
+    check(line and line.startswith("last "), "%s printed %r" % (what, line))
+    truth = dict(kv.split("=") for kv in line.split()[1:])
+    made[0] += int(truth["allocs"])
+    made[1] += int(truth["frees"])
+    t0 = time.monotonic()
+    while True:
+        rec = m.record(5)
+        check(rec is not None, "memtop exited: %s" % m.err.text()[-400:])
+        t = target(rec, pid)
+        if not t["alive"]:
+            return t
+        check(time.monotonic() - t0 < 10, "the %s's end not seen: %s" % (what, t))
+
+
 def test_cgroup_exec_newcomer_held_exact():
     """A fresh program exec'd in a watched cgroup is held at its loader's
     end (its first mprotect(PROT_READ), before any allocator has run) until
@@ -395,20 +416,7 @@ def test_cgroup_exec_newcomer_held_exact():
         got = (t["alloc_calls"], t["free_calls"])
         check(got == tuple(made), "an exec'd newcomer held at its start: memtop counted %s, it "
               "made %s (%s)" % (got, made, " | ".join(l for l in m.err.lines if str(p.pid) in l)))
-        os.kill(p.pid, signal.SIGUSR2)
-        line = p.out.get(60, "last")
-        check(line and line.startswith("last "), "newcomer printed %r" % line)
-        truth = dict(kv.split("=") for kv in line.split()[1:])
-        made[0] += int(truth["allocs"])
-        made[1] += int(truth["frees"])
-        t0 = time.monotonic()
-        while True:
-            rec = m.record(5)
-            check(rec is not None, "memtop exited: %s" % m.err.text()[-400:])
-            t = target(rec, p.pid)
-            if not t["alive"]:
-                break
-            check(time.monotonic() - t0 < 10, "its end not seen: %s" % t)
+        t = last_batch_until_end(m, p.out, p.pid, made, "newcomer")
         check((t["alloc_calls"], t["free_calls"]) == tuple(made),
               "after its last batch and its end: memtop counted %s, it made %s" %
               ((t["alloc_calls"], t["free_calls"]), made))
@@ -471,7 +479,9 @@ def test_cgroup_forked_worker_of_uprobes_master_exact():
     try:
         master = cg.spawn(workload_path("prefork"))
         check(master.out.get(20, "master READY").startswith("READY"), "master did not start")
-        m = Memtop("-b", "--json", "-d", "0.3", "--no-inject", "--cgroup", cg.name)
+        # no budget: its back-off would make the uprobes' counts estimates
+        m = Memtop("-b", "--json", "-d", "0.3", "--no-inject", "--max-overhead", "none",
+                   "--cgroup", cg.name)
         m.first_record()
         forked_at = time.time()
         worker, made = fork_worker(master)
@@ -564,22 +574,7 @@ def test_cgroup_forked_worker_of_injected_master_exact():
         check(not any("handed over" in l and str(worker) in l for l in m.err.lines),
               "a handover for a worker that needed none: %s" % m.err.text()[-400:])
         check(t["inuse_bytes"] == 0, "in use after the batches: %s" % t)
-        # a last batch and its exit at once: no read of its memory can
-        # see it, the BPF side's sums as it ends do
-        os.kill(worker, signal.SIGUSR2)
-        line = master.out.get(60, "worker last")
-        check(line and line.startswith("last "), "worker printed %r" % line)
-        truth = dict(kv.split("=") for kv in line.split()[1:])
-        made[0] += int(truth["allocs"])
-        made[1] += int(truth["frees"])
-        t0 = time.monotonic()
-        while True:
-            rec = m.record(5)
-            check(rec is not None, "memtop exited: %s" % m.err.text()[-400:])
-            t = target(rec, worker)
-            if not t["alive"]:
-                break
-            check(time.monotonic() - t0 < 10, "the worker's end not seen: %s" % t)
+        t = last_batch_until_end(m, master.out, worker, made, "worker")
         since = [x["counted_since"] for r in m.records for x in r["targets"]
                  if x["pid"] == worker]
         # one time, whatever a record took to make (its end's released links)
