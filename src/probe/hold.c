@@ -129,6 +129,7 @@ bool hold_check(int held_fd, pid_t pid, __u64 *held_ns)
 
 void hold_release(int held_fd, pid_t pid, struct hold_parent *parent)
 {
+	long tick = sysconf(_SC_CLK_TCK);
 	struct mt_hold h;
 	__u32 key = (__u32)pid;
 
@@ -136,9 +137,9 @@ void hold_release(int held_fd, pid_t pid, struct hold_parent *parent)
 		parent->pid = 0;
 	if (held_fd < 0 || bpf_map_lookup_elem(held_fd, &key, &h))
 		return;
-	cont_if_same(pid, h.start_ns, sysconf(_SC_CLK_TCK), false);
+	cont_if_same(pid, h.start_ns, tick, false);
 	bpf_map_delete_elem(held_fd, &key);
-	cont_parent(&h, sysconf(_SC_CLK_TCK));
+	cont_parent(&h, tick);
 	if (parent) {
 		parent->pid = (pid_t)h.parent;
 		parent->start_ns = h.parent_stopped ? 0 : h.parent_start_ns;
