@@ -354,9 +354,12 @@ def test_held_newcomer_never_stays_stopped():
                 and " joined " in l]
         check(said and "held" not in said[0], "a program with a terminal was held: %s" % said)
         # parents that pass their child's stop on to themselves (su,
-        # runuser, sudo, script): continued with it, never left stopped
+        # runuser, sudo, script): continued with it, never left stopped.
+        # script's child has its terminal by its exec, so it is held at its
+        # fork: "exec" keeps the program in that process whichever shell
+        # script runs (bash execs a lone command, dash forks it)
         for argv in (["runuser", "-u", "nobody", "--", prefork, "born"],
-                     ["script", "-qfec", "%s born" % prefork, "/dev/null"]):
+                     ["script", "-qfec", "exec %s born" % prefork, "/dev/null"]):
             w = cg.spawn(*argv)
             wrappers.append(w)
             pid_w = _joined_worker(m, w, argv[0])
