@@ -17,9 +17,9 @@
  *                     blocks freed at once), for --duration=SECS (default
  *                     20), gentle enough for memtop's default overhead
  *                     budget to keep every probe on. It burns 5% of a CPU
- *                     between steps, like a server working (little, so a
- *                     loaded machine cannot starve the loop: scn_burn waits
- *                     for that share).
+ *                     between steps, like a server working (within each
+ *                     step: scn_burn never carries a shortfall, so a loaded
+ *                     machine cannot starve the loop).
  *
  * Both print the exact truth (mt_workload.h) when the phase ends.
  */

@@ -94,12 +94,17 @@ static inline double scn_thread_cpu(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Burn CPU until this thread has used share of the wall time since t0. */
-static inline void scn_burn(double share, double t0, double cpu0)
+/* Burn CPU until this thread has used share of a step since cpu0 (the
+ * step's own work included), and never past until, the next step's time.
+ * A shortfall is not carried over: a thread that gets less than share of a
+ * CPU on a loaded machine would otherwise burn for good and never step
+ * again until the load fell (a CI run saw two scenarios make no
+ * allocation for 23 s, then all of it in one step). */
+static inline void scn_burn(double share, double cpu0, double until)
 {
 	static volatile unsigned long spin;
 
-	while (scn_thread_cpu() - cpu0 < share * (wl_now() - t0))
+	while (scn_thread_cpu() - cpu0 < share * SCN_STEP_S && wl_now() < until)
 		for (int i = 0; i < 20000; i++)
 			spin += (unsigned long)i;
 }
@@ -107,18 +112,19 @@ static inline void scn_burn(double share, double t0, double cpu0)
 /* Run step every SCN_STEP_S for duration seconds from t0. */
 static inline void scn_loop(double t0, double duration, double share, scn_step_fn *step, void *arg)
 {
-	double cpu0 = scn_thread_cpu(), last = 0;
+	double last = 0;
 
 	for (unsigned long k = 1;; k++) {
-		double due = (double)k * SCN_STEP_S, now;
+		double due = (double)k * SCN_STEP_S, now, cpu0;
 
 		if (due > duration)
 			break;
 		wl_sleep(t0 + due - wl_now());
 		now = wl_now() - t0;
+		cpu0 = scn_thread_cpu();
 		step(arg, now, now - last);
 		last = now;
-		scn_burn(share, t0, cpu0);
+		scn_burn(share, cpu0, t0 + due + SCN_STEP_S);
 	}
 }
 
