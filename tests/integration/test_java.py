@@ -309,9 +309,17 @@ def warm_up(w, timeout=90):
 
 def test_java_sigkill_then_reuse():
     """SIGKILL of memtop: the agent's session ends (events off, interval
-    back), the JVM runs at its bare speed, and the next memtop reuses the
-    agent, says so, and gets samples. When the JVM then ends, the agent's
-    socket goes from its /tmp."""
+    back: the agent serves one session at a time, so the next memtop's
+    session, which reuses the agent, says so and gets samples, begins only
+    after that end). When the JVM then ends, the agent's socket goes from
+    its /tmp. The JVM's speed bare, watched at 64K and after the kill is
+    printed, not checked: sampling at 64K costs this loop nothing
+    measurable (64,004 against 64,205 allocations per CPU ms bare), while
+    the loop's compiled code comes in two shapes whose speeds differ by a
+    third (the JIT may recompile it when the session's events go off), so
+    a speed check could not tell sampling left on from the slower shape
+    and failed on that shape in a CI run (0.59-0.65 of bare in four
+    windows)."""
     w = JavaWorkload(mode="bench", jvm_args=BENCH_JVM).wait_ready()
     warm_up(w)
     bare = rounds_rate(w, len(w.out.lines), 12)
@@ -322,19 +330,7 @@ def test_java_sigkill_then_reuse():
     watched = rounds_rate(w, len(w.out.lines), 6)
     m.send(signal.SIGKILL)
     m.wait(10)
-    # the loop's compiled code comes in two shapes whose speeds differ by a
-    # third (the JIT may recompile it when the session's events go off):
-    # a window at bare speed within four, where sampling at 64K left on
-    # would hold it at the watched speed in all of them
-    afters = []
-    for _ in range(4):
-        afters.append(rounds_rate(w, len(w.out.lines) + (4 if not afters else 0), 12))
-        if afters[-1] >= 0.8 * bare:
-            break
-    after = afters[-1]
-    check(after >= 0.8 * bare,
-          "after memtop's SIGKILL the JVM should run at its bare speed: %s allocations/ms, "
-          "bare %.0f (watched at 64K: %.0f)" % (["%.0f" % a for a in afters], bare, watched))
+    after = rounds_rate(w, len(w.out.lines) + 4, 12)
     m2 = Memtop("-b", "--json", "-p", w.pid, "-n", "3")
     line = wait_stderr(m2, SAMPLED)
     check("reused" in line, "the second memtop should reuse the agent and say so: %s" % line)
