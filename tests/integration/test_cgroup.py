@@ -69,6 +69,21 @@ class Cgroup:
         script = "; ".join(joins) + '; exec "$@"'
         return Proc(["sh", "-c", script, "sh"] + [str(a) for a in argv], name=argv[0])
 
+    def watched(self):
+        """One resident process in the cgroup (memtop --cgroup needs one to
+        start) and `memtop -b --json -d 0.3 --cgroup` on it, its first
+        record read: (the resident, the memtop). The resident is killed if
+        memtop does not start."""
+        first = self.spawn(workload_path("inject_target"), "read")
+        try:
+            check(first.out.get(20, "first READY").startswith("READY"), "first did not start")
+            m = Memtop("-b", "--json", "-d", "0.3", "--cgroup", self.name)
+            m.first_record()
+        except BaseException:
+            first.kill()
+            raise
+        return first, m
+
     def move_in(self, pid):
         """Move a running process in (no fork or exec there: no event)."""
         for d in (self.path, self.v1):
@@ -320,10 +335,7 @@ def test_held_newcomer_never_stays_stopped():
     wrappers = []
     prefork = workload_path("prefork")
     try:
-        first = cg.spawn(workload_path("inject_target"), "read")
-        check(first.out.get(20, "first READY").startswith("READY"), "first did not start")
-        m = Memtop("-b", "--json", "-d", "0.3", "--cgroup", cg.name)
-        m.first_record()
+        first, m = cg.watched()
         guard = _guard_of(m.popen.pid)
         check(guard is not None, "no memtop-guard process under memtop %d" % m.popen.pid)
         # memtop stopped: nothing lets the newcomer go but the guard's deadline
@@ -402,10 +414,7 @@ def test_holds_budget():
     cg = Cgroup("memtop-hold-budget")
     first = sh = None
     try:
-        first = cg.spawn(workload_path("inject_target"), "read")
-        check(first.out.get(20, "first READY").startswith("READY"), "first did not start")
-        m = Memtop("-b", "--json", "-d", "0.3", "--cgroup", cg.name)
-        m.first_record()
+        first, m = cg.watched()
         t0 = time.monotonic()
         sh = cg.spawn("sh", "-c", "i=0; while [ $i -lt 40 ]; do /bin/true; i=$((i+1)); done; "
                       "echo done")

@@ -268,10 +268,7 @@ def test_cgroup_newcomer_in_process_exact():
     cg = Cgroup("memtop-newcomer")
     p = first = None
     try:
-        first = cg.spawn(workload_path("inject_target"), "read")  # memtop needs one
-        check(first.out.get(20, "first READY").startswith("READY"), "first did not start")
-        m = Memtop("-b", "--json", "-d", "0.3", "--cgroup", cg.name)
-        m.first_record()
+        first, m = cg.watched()
         # its batches in its main thread: a thread's start and end make
         # calls of the C library's own (glibc frees a thread's cached
         # blocks at its exit), which the uprobes see and the program never
@@ -375,10 +372,7 @@ def test_cgroup_exec_newcomer_held_exact():
     cg = Cgroup("memtop-held")
     first = p = None
     try:
-        first = cg.spawn(workload_path("inject_target"), "read")  # memtop needs one
-        check(first.out.get(20, "first READY").startswith("READY"), "first did not start")
-        m = Memtop("-b", "--json", "-d", "0.3", "--cgroup", cg.name)
-        m.first_record()
+        first, m = cg.watched()
         spawned = time.time()
         p = cg.spawn(workload_path("prefork"), "born")
         line = p.out.get(20, "born")
