@@ -127,6 +127,20 @@ bool hold_check(int held_fd, pid_t pid, __u64 *held_ns)
 	return true;
 }
 
+bool hold_listed(int held_fd, pid_t pid)
+{
+	long tick = sysconf(_SC_CLK_TCK);
+	struct mt_hold h;
+	__u32 key = (__u32)pid;
+	__u64 start;
+	char state;
+
+	/* the entry is this process's, not an earlier one's of its PID */
+	return held_fd >= 0 && tick > 0 && !bpf_map_lookup_elem(held_fd, &key, &h) &&
+	       !proc_stat(pid, &state, &start, NULL) &&
+	       start == h.start_ns / (1000000000ULL / (__u64)tick);
+}
+
 void hold_release(int held_fd, pid_t pid, struct hold_parent *parent)
 {
 	long tick = sysconf(_SC_CLK_TCK);

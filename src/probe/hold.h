@@ -38,6 +38,10 @@
 /* Is pid held, now, and stopped still? *held_ns: since when
  * (CLOCK_MONOTONIC). */
 bool hold_check(int held_fd, pid_t pid, __u64 *held_ns);
+/* Does the held map list pid's process: stopped for memtop, or about to
+ * stop (the BPF side's SIGSTOP may not have landed yet)? The map says so
+ * before the hold's record in the ring buffer is read. */
+bool hold_listed(int held_fd, pid_t pid);
 /* A held process's parent, to look at once more a moment after its
  * child ran on (a parent slow to stop itself for its child's stop). */
 struct hold_parent {

@@ -379,9 +379,10 @@ static void source_start(struct watch_set *ws, struct watched *w, size_t i,
 		return;
 	if (slot->phase == SOURCE_UNCHECKED)
 		slot->deadline_ns = now + row->wait_s * 1000000000ULL;
-	if (w->held) {
-		/* stopped until its probes are on (hold.h): a row, which may
-		 * change it or wait for it to run, starts once it runs on */
+	if (w->held || hold_listed(bpf_loader_held_fd(ws->env.bpf), w->pid)) {
+		/* stopped until its probes are on (hold.h), or held with its
+		 * record not read yet (on_held lets it go then): a row, which
+		 * may change it or wait for it to run, starts once it runs on */
 		slot->phase = SOURCE_WAITING;
 		slot->retry_ns = now;
 		return;
@@ -906,6 +907,10 @@ bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 		}
 		command = w->inject_at_start;
 		w->inject_at_start = false;
+		/* held with its record still in the ring (read after this
+		 * retry when a drain ran out of time): held all the same */
+		if (!w->held && ws->held_fd >= 0 && hold_listed(ws->held_fd, w->pid))
+			w->held = true;
 		e = prepare_running(ws, w, err, sizeof(err));
 		if (!e)
 			e = attach_watched(ws, w, err, sizeof(err));
