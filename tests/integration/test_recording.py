@@ -641,11 +641,21 @@ def session_files(run_dir, sid):
 
 
 def rotated_daemon(run_dir, pid):
-    """A session at --record-max 64K that has rotated once (ID.rec.1)."""
+    """A session at --record-max 64K that has rotated once: ID.rec.1, and
+    the new ID.rec begun (the rotation renames ID.rec to ID.rec.1, then
+    opens a new ID.rec and writes its header: a test that took the rename
+    for the end of it could catch it between the two)."""
     dm = Daemon(run_dir, pid, ("--record-max", "64K"))
     check(dm.id, "--daemon failed (%d): %s" % (dm.rc, dm.err))
-    wait(lambda: os.path.exists(os.path.join(run_dir, "%d.rec.1" % dm.id)), 30,
-         "session %d to rotate its recording" % dm.id)
+
+    def rotated():
+        seg = [os.path.join(run_dir, "%d.%s" % (dm.id, x)) for x in ("rec.1", "rec")]
+        try:
+            return all(os.path.getsize(f) > 0 for f in seg)
+        except FileNotFoundError:
+            return False
+
+    wait(rotated, 30, "session %d to rotate its recording" % dm.id)
     return dm
 
 
