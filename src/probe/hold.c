@@ -82,20 +82,29 @@ static int proc_stat(pid_t pid, char *state, __u64 *start_ticks, __u64 *flags)
 	return -1;
 }
 
+/* Is pid the process that started at start_ns (CLOCK_BOOTTIME, as the
+ * BPF side takes it; tick: sysconf(_SC_CLK_TCK))? *state: its state.
+ * Async-signal-safe. */
+static bool same_process(pid_t pid, __u64 start_ns, long tick, char *state)
+{
+	__u64 start;
+
+	return tick > 0 && !proc_stat(pid, state, &start, NULL) &&
+	       start == start_ns / (1000000000ULL / (__u64)tick);
+}
+
 /* SIGCONT to pid if it is still the process that started at start_ns
  * and, when only_stopped, if it is stopped. */
 static void cont_if_same(pid_t pid, __u64 start_ns, long tick, bool only_stopped)
 {
 	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	__u64 start;
 	char state;
 
 	if (pidfd < 0)
 		return; /* gone */
 	/* opened first: if the PID still shows the held process's start, the
 	 * pidfd is that process (it was alive when it was opened) */
-	if (tick > 0 && !proc_stat(pid, &state, &start, NULL) &&
-	    start == start_ns / (1000000000ULL / (__u64)tick) && (!only_stopped || state == 'T'))
+	if (same_process(pid, start_ns, tick, &state) && (!only_stopped || state == 'T'))
 		syscall(SYS_pidfd_send_signal, pidfd, SIGCONT, NULL, 0);
 	close(pidfd);
 }
@@ -129,16 +138,13 @@ bool hold_check(int held_fd, pid_t pid, __u64 *held_ns)
 
 bool hold_listed(int held_fd, pid_t pid)
 {
-	long tick = sysconf(_SC_CLK_TCK);
 	struct mt_hold h;
 	__u32 key = (__u32)pid;
-	__u64 start;
 	char state;
 
 	/* the entry is this process's, not an earlier one's of its PID */
-	return held_fd >= 0 && tick > 0 && !bpf_map_lookup_elem(held_fd, &key, &h) &&
-	       !proc_stat(pid, &state, &start, NULL) &&
-	       start == h.start_ns / (1000000000ULL / (__u64)tick);
+	return held_fd >= 0 && !bpf_map_lookup_elem(held_fd, &key, &h) &&
+	       same_process(pid, h.start_ns, sysconf(_SC_CLK_TCK), &state);
 }
 
 void hold_release(int held_fd, pid_t pid, struct hold_parent *parent)

@@ -909,7 +909,7 @@ bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 		w->inject_at_start = false;
 		/* held with its record still in the ring (read after this
 		 * retry when a drain ran out of time): held all the same */
-		if (!w->held && ws->held_fd >= 0 && hold_listed(ws->held_fd, w->pid))
+		if (!w->held && hold_listed(ws->held_fd, w->pid))
 			w->held = true;
 		e = prepare_running(ws, w, err, sizeof(err));
 		if (!e)
