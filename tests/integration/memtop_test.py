@@ -61,6 +61,11 @@ WORKLOADS = os.path.join(BUILD, "workloads")
 K_SIGMA = 5.0
 REL_SLACK = 0.02
 TEST_RATE = 4096
+# A run whose magnitudes are checked against a workload's truth: a small
+# rate for many samples, and no overhead budget, since duty-cycling the
+# probes (memtop's default above 10% slowdown) makes counters inexact and
+# the workloads allocate as fast as they can.
+RATE_ARGS = ("--rate", "4K", "--max-overhead", "none")
 
 TARGET_FIELDS = {"pid": int, "comm": str, "alive": bool, "rss_bytes": int,
                  "alloc_calls": int, "free_calls": int, "alloc_bytes": int,

@@ -20,12 +20,10 @@ import threading
 import time
 import urllib.parse
 
-from memtop_test import (TEST_RATE, Memtop, Workload, assert_estimate, assert_one_error_line,
+from memtop_test import (RATE_ARGS, TEST_RATE, Memtop, Workload, assert_estimate, assert_one_error_line,
                          check, fail, site_value, truth_site, workload_path)
 
 INTERVAL = "0.5"
-# No overhead throttling: the magnitudes are checked against the truth.
-RATE_ARGS = ("--rate", "4K", "--max-overhead", "none")
 WL_ARGS = ("--iterations=2000", "--duration=2")
 SAMPLE_TYPES = [("alloc_objects", "count"), ("alloc_space", "bytes"),
                 ("inuse_objects", "count"), ("inuse_space", "bytes"),

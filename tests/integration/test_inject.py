@@ -420,7 +420,8 @@ def test_inject_accuracy():
     """The core accuracy check (sites, estimates, in-use bounds) with the
     sampler injected into a process started without it."""
     w = Workload("mt_sites", "--iterations=2000", "--duration=2").wait_ready()
-    m = Memtop("-b", "--json", "-d", "0.5", "--rate", "4K", "-p", w.pid, "--inject")
+    m = Memtop("-b", "--json", "-d", "0.5", "--rate", "4K", "--top", "0", "-p", w.pid,
+               "--inject")
     first = m.first_record()
     check(first["overhead"]["mode"] == "usdt", "mode %s (%s)" % (first["overhead"]["mode"],
                                                                m.err.text()))

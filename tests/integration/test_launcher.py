@@ -11,13 +11,12 @@ import signal
 import tempfile
 import time
 
-from memtop_test import (MEMTOP, TEST_RATE, Memtop, assert_estimate, assert_nothing_left,
+from memtop_test import (MEMTOP, RATE_ARGS, TEST_RATE, Memtop, assert_estimate, assert_nothing_left,
                          bpf_snapshot, check, fail, read_truth_file, site_value, target, truth_site,
                          workload_path)
 from test_tui import Pane
 
 INTERVAL = "0.5"
-RATE_ARGS = ("--rate", "4K", "--max-overhead", "none")
 
 
 def sh_quote(s):

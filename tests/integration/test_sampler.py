@@ -34,7 +34,7 @@ def test_usdt_mode_sites_and_estimates():
     and its per-site estimates and in-use bounds hold as with uprobes."""
     check(os.path.exists(SAMPLER), "%s is not built" % SAMPLER)
     w = start_preloaded("mt_sites", "--iterations=2000", "--duration=2").wait_ready()
-    m = Memtop("-b", "--json", "-d", "0.5", "--rate", "4K", "-p", w.pid)
+    m = Memtop("-b", "--json", "-d", "0.5", "--rate", "4K", "--top", "0", "-p", w.pid)
     first = m.first_record()
     check(first["overhead"]["mode"] == "usdt",
           "mode %s, expected usdt (stderr: %s)" % (first["overhead"]["mode"], m.err.text()))

@@ -15,9 +15,7 @@ import re
 import shutil
 import time
 
-from memtop_test import Memtop, Proc, Workload, check, sites_by_function, target
-
-RATE_ARGS = ("--rate", "4K", "--max-overhead", "none")
+from memtop_test import RATE_ARGS, Memtop, Proc, Workload, check, sites_by_function, target
 
 
 def sqlite_modules(sites):
