@@ -1132,6 +1132,7 @@ static enum mt_cli_result cli_check_args(struct cli_ctx *c, bool push_every_set,
 struct cli_file {
 	const char *opt;  /* "--output", ... */
 	const char *path; /* as given */
+	const char *what; /* --record-max's: which file of the recording */
 	char buf[PATH_MAX + 8];
 };
 
@@ -1146,9 +1147,9 @@ static enum mt_cli_result cli_same_file(struct cli_ctx *c, const struct cli_file
 				 b->path, a->path);
 	if (!strcmp(a->opt, "--record-max"))
 		return cli_error(c,
-				 "%s %s is the second segment of --record %.*s (with --record-max): "
+				 "%s %s is %s --record %s (with --record-max): "
 				 "each would overwrite the other",
-				 b->opt, b->path, (int)(strlen(a->path) - 2), a->path);
+				 b->opt, b->path, a->what, c->cfg->record);
 	return cli_error(c, "%s %s and %s %s name the same file: each would overwrite the other",
 			 a->opt, a->path, b->opt, b->path);
 }
@@ -1160,15 +1161,20 @@ static enum mt_cli_result cli_same_file(struct cli_ctx *c, const struct cli_file
 static enum mt_cli_result cli_check_outputs(struct cli_ctx *c, bool output_every_set)
 {
 	const struct mt_config *cfg = c->cfg;
-	struct cli_file f[6];
+	struct cli_file f[7];
 	char base[PATH_MAX + 8], other[PATH_MAX + 8], dir[PATH_MAX];
 	size_t n = 0, i, j;
 
 	if (cfg->replay)
 		f[n++] = (struct cli_file){ .opt = "--replay", .path = cfg->replay };
 	if (cfg->record && (cfg->record_max || cfg->daemon)) {
-		f[n] = (struct cli_file){ .opt = "--record-max" };
+		f[n] = (struct cli_file){ .opt = "--record-max", .what = "the second segment of" };
 		snprintf(f[n].buf, sizeof(f[n].buf), "%s.1", cfg->record);
+		f[n].path = f[n].buf;
+		n++;
+		f[n] = (struct cli_file){ .opt = "--record-max",
+					  .what = "the next segment (while it is written) of" };
+		snprintf(f[n].buf, sizeof(f[n].buf), "%s.new", cfg->record);
 		f[n].path = f[n].buf;
 		n++;
 	}

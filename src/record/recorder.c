@@ -45,7 +45,8 @@ struct rec_stackdef {
 };
 
 struct recorder {
-	char path[4096], old_path[4104];
+	/* FILE, FILE.1, and FILE.new while a rotation writes it */
+	char path[4096], old_path[4104], new_path[4104];
 	int fd, old_fd; /* current segment, the one before (-1) */
 	__u32 segment;
 	__u64 seg_size, old_size, seg_max, total;
@@ -375,34 +376,61 @@ static void put_opening_state(struct recorder *r, const struct mt_model *m, cons
 	rec_put_interval(&r->buf, st, REC_F_KEY | REC_F_QUIET);
 }
 
+/* FILE.1 becomes the current segment and FILE the new one, written whole
+ * under FILE.new, so that FILE is a complete recording at every moment:
+ * FILE.1 is first linked to the current segment, then FILE.new renamed
+ * over FILE (on a file system without hard links FILE.1 is renamed from
+ * FILE, which is then missing for a moment). 0, or -1 with the cause. */
+static int swap_segments(struct recorder *r, char *cause, size_t len)
+{
+	if (unlink(r->old_path) && errno != ENOENT) {
+		snprintf(cause, len, "cannot remove FILE.1: %s", strerror(errno));
+		return -1;
+	}
+	if (link(r->path, r->old_path) && rename(r->path, r->old_path)) {
+		snprintf(cause, len, "cannot rename it to FILE.1: %s", strerror(errno));
+		return -1;
+	}
+	if (rename(r->new_path, r->path)) {
+		snprintf(cause, len, "cannot rename FILE.new to it: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static void rotate(struct recorder *r, const struct mt_model *m, const struct mt_status *st)
 {
 	char err[512];
-	int fd;
+	int fd = open_segment(r->new_path, err, sizeof(err)), cur_fd = r->fd;
+	__u64 cur_size = r->seg_size, total = r->total;
 
-	if (rename(r->path, r->old_path)) {
-		char cause[256];
-
-		snprintf(cause, sizeof(cause), "cannot rename it to FILE.1: %s", strerror(errno));
-		stop(r, cause);
-		return;
-	}
-	fd = open_segment(r->path, err, sizeof(err));
 	if (fd < 0) {
 		stop(r, err);
 		return;
 	}
-	if (r->old_fd >= 0)
-		close(r->old_fd);
-	r->old_fd = r->fd;
-	r->old_size = r->seg_size;
 	r->fd = fd;
 	r->seg_size = 0;
-	r->total = r->old_size;
 	r->segment++;
 	put_header(r);
 	put_opening_state(r, m, st);
 	flush(r);
+	if (!r->failed[0] && swap_segments(r, err, sizeof(err)))
+		stop(r, err);
+	if (r->failed[0]) {
+		/* FILE holds every interval before; the new segment goes */
+		close(fd);
+		unlink(r->new_path);
+		r->fd = cur_fd;
+		r->seg_size = cur_size;
+		r->total = total;
+		r->segment--;
+		return;
+	}
+	if (r->old_fd >= 0)
+		close(r->old_fd);
+	r->old_fd = cur_fd;
+	r->old_size = cur_size;
+	r->total = cur_size + r->seg_size;
 	r->state_size = r->seg_size;
 	if (r->state_size * 2 > r->seg_max && !r->warning[0])
 		snprintf(r->warning, sizeof(r->warning),
@@ -443,6 +471,7 @@ struct recorder *recorder_open(const struct recorder_opts *o, char *err, size_t 
 	r->old_fd = -1;
 	snprintf(r->path, sizeof(r->path), "%s", o->path);
 	snprintf(r->old_path, sizeof(r->old_path), "%s.1", o->path);
+	snprintf(r->new_path, sizeof(r->new_path), "%s.new", o->path);
 	r->seg_max = o->max_bytes / 2;
 	hmap_init(&r->strings);
 	hmap_init(&r->stacks);
@@ -453,7 +482,10 @@ struct recorder *recorder_open(const struct recorder_opts *o, char *err, size_t 
 		free(r);
 		return NULL;
 	}
-	/* an older run's FILE.1 is not this run's past */
+	/* an older run's FILE.1 is not this run's past; the FILE.new of one
+	 * killed inside a rotation goes too (a rotation truncates it anyway) */
+	if (o->max_bytes)
+		unlink(r->new_path);
 	if (o->max_bytes && unlink(r->old_path) && errno != ENOENT) {
 		snprintf(err, errlen, "cannot record to %.300s: cannot remove its FILE.1: %s",
 			 r->path, strerror(errno));

@@ -8,7 +8,8 @@
  * and FILE.1, each closed once it holds SIZE/2: the older one is then
  * dropped, FILE becomes FILE.1 and a new FILE opens with the session's
  * state (the dictionary, the targets, the live samples) so that it can be
- * read without the segments before it.
+ * read without the segments before it. The new segment is written whole
+ * under FILE.new and renamed over FILE: FILE is complete at every moment.
  *
  * Each segment holds at least twice its opening state, so a state larger
  * than a quarter of SIZE makes the files grow past SIZE: said by

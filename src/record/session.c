@@ -114,7 +114,7 @@ int session_check_dir(const char *dir, char *err, size_t errlen)
 
 /* ---- a session's files ------------------------------------------------------- */
 
-static const char *const file_suffix[] = { ".sock", ".rec", ".rec.1", ".pid" };
+static const char *const file_suffix[] = { ".sock", ".rec", ".rec.1", ".rec.new", ".pid" };
 
 /* The start time of process pid (clock ticks after boot), or 0 when it
  * does not run (a zombie: it has ended, only not been reaped). */

@@ -642,9 +642,7 @@ def session_files(run_dir, sid):
 
 def rotated_daemon(run_dir, pid):
     """A session at --record-max 64K that has rotated once: ID.rec.1, and
-    the new ID.rec begun (the rotation renames ID.rec to ID.rec.1, then
-    opens a new ID.rec and writes its header: a test that took the rename
-    for the end of it could catch it between the two)."""
+    the new ID.rec."""
     dm = Daemon(run_dir, pid, ("--record-max", "64K"))
     check(dm.id, "--daemon failed (%d): %s" % (dm.rc, dm.err))
 
@@ -671,7 +669,8 @@ def test_session_files_go_when_it_ends():
     dm = None
     try:
         dm = rotated_daemon(run_dir, wl.pid)
-        names = session_files(run_dir, dm.id)
+        # (and ID.rec.new for the moment a rotation writes it)
+        names = [n for n in session_files(run_dir, dm.id) if not n.endswith(".rec.new")]
         check(names == ["%d.%s" % (dm.id, x) for x in ("pid", "rec", "rec.1", "sock")],
               "the session's files: %s" % names)
         mark = open(os.path.join(run_dir, "%d.pid" % dm.id)).read().split()
@@ -720,7 +719,9 @@ def test_killed_session_files_removed_by_next_run():
         killed = rotated_daemon(run_dir, wl.pid)
         os.kill(killed.id, signal.SIGKILL)
         wait(lambda: process_gone(killed.id), 30, "the killed session to be gone")
-        check(len(session_files(run_dir, killed.id)) == 4,
+        # (ID.rec.new too when the kill came inside a rotation)
+        left = set(session_files(run_dir, killed.id)) - {"%d.rec.new" % killed.id}
+        check(left == set("%d.%s" % (killed.id, x) for x in ("pid", "rec", "rec.1", "sock")),
               "a killed session's files: %s" % session_files(run_dir, killed.id))
         # a gone session whose PID another process (the workload) has now:
         # its mark names another start time, nobody listens on its socket
@@ -765,6 +766,51 @@ def test_killed_session_files_removed_by_next_run():
             live.stop()
         wl.release()
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def test_rotation_keeps_file_whole():
+    """A memtop killed inside a rotation leaves FILE a recording --replay
+    reads: the new segment is written whole under FILE.new and renamed
+    over FILE. Before, FILE was renamed to FILE.1, then created and
+    written, and this poll saw it missing or empty 272 times in 11
+    segments. Here FILE, polled as fast as Python can through 8 segments,
+    always opens with the recording's magic; then memtop is SIGKILLed,
+    and FILE replays."""
+    magic = b"\x89MTREC\r\n"
+    d = tempfile.mkdtemp(prefix="memtop-rec-")
+    wl = Workload("scenario_bursts", *WL).wait_ready()
+    rec = os.path.join(d, "run.mtr")
+    m = Memtop("-b", "--json", "-d", "0.1", "--rate", "4K", "--max-overhead", "none",
+               "--record", rec, "--record-max", "64K", "-p", wl.pid)
+    try:
+        wait(lambda: os.path.exists(rec + ".1"), 30, "a first rotation")
+        polls, bad, segments = 0, [], set()
+        end = time.monotonic() + 30
+        while len(segments) < 8 and time.monotonic() < end:
+            polls += 1
+            try:
+                with open(rec, "rb") as f:
+                    head = f.read(len(magic))
+                    segments.add(os.fstat(f.fileno()).st_ino)
+            except FileNotFoundError:
+                head = None
+            if head != magic:
+                bad.append(head)
+        check(m.poll() is None, "memtop exited: %s" % m.err.text()[-500:])
+        print("%d polls of FILE over %d segments: %d not whole" % (polls, len(segments), len(bad)))
+        # the code before missed FILE about 25 times a rotation here
+        check(len(segments) >= 4, "only %d segments in 30 s: the poll saw too few rotations" %
+              len(segments))
+        check(not bad, "FILE was not a whole recording %d times of %d: %r" %
+              (len(bad), polls, bad[:5]))
+        m.send(signal.SIGKILL)
+        m.wait(10)
+        r = replay(rec, "-b", "-n", "1")
+        check(r.returncode == 0, "the killed run's FILE does not replay: %s" % r.stderr)
+    finally:
+        m.send(signal.SIGKILL)
+        wl.release()
+        shutil.rmtree(d, ignore_errors=True)
 
 
 REPLAY_POS = re.compile(r"(PAUSED )?REPLAY (\d+)/(\d+)")

@@ -800,9 +800,9 @@ static void test_export(void **state)
 /* Every spelling of one file is refused for two outputs: the same string,
  * ./F, a directory reached through a symlink or "..", a symlink to the
  * file, a hard link of it; a file that does not exist yet by its
- * canonical name. --record-max's second segment, --output-every's
- * numbered snapshots and the recording --replay reads count too. A
- * character device may be shared. */
+ * canonical name. --record-max's second segment and its next one while it
+ * is written (FILE.new), --output-every's numbered snapshots and the
+ * recording --replay reads count too. A character device may be shared. */
 static void test_same_file(void **state)
 {
 	char dir[] = "/tmp/memtop-cli-XXXXXX", cwd[PATH_MAX];
@@ -838,6 +838,9 @@ static void test_same_file(void **state)
 	ERR("memtop: --output r.1 is the second segment of --record r (with --record-max): each "
 	    "would overwrite the other",
 	    "-p", "1", "--record", "r", "--record-max", "1M", "--output", "r.1");
+	ERR("memtop: --folded ./r.new is the next segment (while it is written) of --record r (with "
+	    "--record-max): each would overwrite the other",
+	    "-p", "1", "--record", "r", "--record-max", "1M", "--folded", "./r.new");
 	ERR("memtop: --folded L would overwrite the recording --replay G reads", "--replay", "G",
 	    "--folded", "L");
 	ERR("memtop: --folded ./h.0003.pb.gz is one of --output-every's numbered snapshots of "

@@ -667,28 +667,67 @@ static void test_bad_references(void **state)
 	bytebuf_fini(&b);
 }
 
+/* FILE after an interval: there, opening with the magic, and no FILE.new
+ * left (a rotation writes the new segment whole under FILE.new, then
+ * renames it over FILE). Its inode. */
+static ino_t whole_segment(const char *path)
+{
+	char draft[PATH_MAX + 4], magic[REC_MAGIC_LEN];
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, magic, sizeof(magic)), REC_MAGIC_LEN);
+	assert_memory_equal(magic, REC_MAGIC, REC_MAGIC_LEN);
+	assert_int_equal(fstat(fd, &st), 0);
+	close(fd);
+	snprintf(draft, sizeof(draft), "%s.new", path);
+	assert_int_equal(access(draft, F_OK), -1);
+	return st.st_ino;
+}
+
 /* --record-max: both segments within the bound (plus the interval that
- * filled one), FILE.1 then FILE replays, and in-use carried over. */
+ * filled one), FILE.1 then FILE replays, and in-use carried over. FILE
+ * is whole after every interval, each rotation makes the segment before
+ * FILE.1 (the same file, not a copy), and a FILE.new a killed run left
+ * is removed. */
 static void test_rotation(void **state)
 {
-	char path[PATH_MAX], older[PATH_MAX + 4], err[256];
+	char path[PATH_MAX], older[PATH_MAX + 4], draft[PATH_MAX + 4], err[256];
 	const __u64 max = 64 << 10;
-	struct recorder *r = open_rec("rot.mtr", max, path);
 	struct mt_model *m = new_model();
 	struct mt_status st = { 0 };
+	struct recorder *r;
 	struct replay *rp;
 	struct stat a, b;
 	unsigned char *d;
 	size_t len;
-	int k, e;
+	ino_t ino, was = 0;
+	int k, e, rotations = 0;
+	FILE *f;
 
+	snprintf(draft, sizeof(draft), "%s/rot.mtr.new", dir);
+	f = fopen(draft, "w");
+	assert_non_null(f);
+	fputs("a killed run's draft", f);
+	fclose(f);
+	r = open_rec("rot.mtr", max, path);
+	assert_int_equal(access(draft, F_OK), -1);
+	snprintf(older, sizeof(older), "%s.1", path);
 	recorder_watch(r, m);
 	for (k = 0; k < 400; k++) {
 		feed_at(m, &st, k % 6, k); /* no death, no regrouping: a long steady run */
 		recorder_interval(r, m, &st, false);
+		ino = whole_segment(path);
+		if (was && ino != was) {
+			rotations++;
+			assert_int_equal(stat(older, &b), 0);
+			assert_int_equal(b.st_ino, was);
+		}
+		was = ino;
 	}
+	assert_true(rotations >= 2);
 	recorder_close(r);
-	snprintf(older, sizeof(older), "%s.1", path);
 	assert_int_equal(stat(path, &a), 0);
 	assert_int_equal(stat(older, &b), 0);
 	assert_true((__u64)(a.st_size + b.st_size) <= max + 16384);

@@ -91,6 +91,8 @@ static void test_mark_end_and_sweep(void **state)
 	put(name, "0123456789");
 	snprintf(name, sizeof(name), "%d.rec.1", (int)gone);
 	put(name, "01234");
+	snprintf(name, sizeof(name), "%d.rec.new", (int)gone); /* killed inside a rotation */
+	put(name, "012");
 	snprintf(name, sizeof(name), "%d.pid", (int)parent);
 	snprintf(line, sizeof(line), "%d 987654321987\n", (int)parent);
 	put(name, line);
@@ -104,8 +106,10 @@ static void test_mark_end_and_sweep(void **state)
 	swept_bytes = 0;
 	assert_int_equal(session_sweep(dir, 0, said, NULL), 2);
 	assert_int_equal(swept, 2);
-	assert_int_equal(swept_bytes, 10 + 5 + 2 + strlen(line));
+	assert_int_equal(swept_bytes, 10 + 5 + 3 + 2 + strlen(line));
 	snprintf(name, sizeof(name), "%d.rec", (int)gone);
+	assert_false(there(name));
+	snprintf(name, sizeof(name), "%d.rec.new", (int)gone);
 	assert_false(there(name));
 	snprintf(name, sizeof(name), "%d.rec", (int)parent);
 	assert_false(there(name));
