@@ -48,6 +48,7 @@ import queue
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
@@ -98,6 +99,8 @@ def check(cond, msg):
 # ==== Processes ====
 
 _started = []
+_dirs = []  # scratch_dir()'s
+JVM_SOCKET = re.compile(r"^\.(?:java_pid|memtop-jvmti-)(\d+)$")
 
 
 class _Lines:
@@ -367,10 +370,38 @@ def workload_path(name):
     return os.path.join(WORKLOADS, name)
 
 
+def scratch_dir(prefix):
+    """A directory of the current test's own, removed when it ends (after
+    its processes are killed)."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    _dirs.append(d)
+    return d
+
+
+def _sweep_jvm_sockets():
+    """Take out of /tmp the sockets that JVMs killed with SIGKILL left (the
+    attach listener's, memtop's agent's): PIDs wrap at 32,768 here, and a
+    later test whose JVM had the PID met them (a day of runs left 235)."""
+    for name in os.listdir("/tmp"):
+        g = JVM_SOCKET.match(name)
+        if not g or os.path.exists("/proc/%s" % g.group(1)):
+            continue
+        path = os.path.join("/tmp", name)
+        try:
+            if stat.S_ISSOCK(os.lstat(path).st_mode):
+                os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+
 def cleanup_all():
-    """Kill every process started by the current test."""
+    """Kill every process started by the current test, then remove its
+    directories, and the sockets of JVMs gone."""
     while _started:
         _started.pop().kill()
+    while _dirs:
+        shutil.rmtree(_dirs.pop(), ignore_errors=True)
+    _sweep_jvm_sockets()
 
 
 def describe_processes(max_lines=15):

@@ -26,7 +26,7 @@ import time
 
 from memtop_test import (WORKLOADS, Memtop, Proc, RedisServer, Workload,
                          assert_counters_equal, assert_eq, check, parse_truth, read_truth_file,
-                         sites_by_function, target, workload_path)
+                         scratch_dir, sites_by_function, target, workload_path)
 from test_cgroup import Cgroup, wait_ready
 from test_core import RATE_ARGS, check_no_drops, check_site_estimates
 
@@ -283,7 +283,7 @@ def test_tcmalloc_behind_a_wrapper_command():
     (memtop_sampler.c); memtop probes tcmalloc in the child with uprobes,
     where a watch of the sampler's USDT probes saw nothing, and its sites
     hold against the child's truth."""
-    out = os.path.join(tempfile.mkdtemp(prefix="mt-wrapped-"), "truth")
+    out = os.path.join(scratch_dir("mt-wrapped-"), "truth")
     child = "%s --mode=apis --iterations=200 --duration=2 --start=2 --hold=60 --out=%s" % (
         workload_path("mt_tcmalloc"), out)
     m = Memtop("-b", "--json", "-d", "0.5", *RATE_ARGS, "--", "sh", "-c", child + "; true")

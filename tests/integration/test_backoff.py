@@ -26,8 +26,8 @@ import subprocess
 import tempfile
 import time
 
-from memtop_test import (ROOT, Memtop, Proc, RedisServer, Workload, check, fail, target,
-                         workload_path)
+from memtop_test import (ROOT, Memtop, Proc, RedisServer, Workload, check, fail,
+                         scratch_dir, target, workload_path)
 
 SRC = os.path.join(ROOT, "tests", "workloads", "busy")
 LEAK, CACHE = "busy_lib_leak", "cache_put"
@@ -116,7 +116,7 @@ def score(sites, f):
 
 
 def test_leak_found_under_backoff():
-    d = tempfile.mkdtemp(prefix="memtop-busy-")
+    d = scratch_dir("memtop-busy-")
     w = Workload(build(d), "--duration=%d" % (WITHIN_S + 20)).wait_ready()
     m = Memtop("-b", "--json", "-d", "1", "--no-inject", "-p", w.pid)
     first = m.first_record()
@@ -265,7 +265,7 @@ def test_backoff_ends_and_note_goes():
     note about the floor goes away, the duty climbs back to 1 and the light
     process's per-interval rates are exact again (the process list shows
     numbers, not estimates after "~")."""
-    d = tempfile.mkdtemp(prefix="memtop-busy-")
+    d = scratch_dir("memtop-busy-")
     heavy = Workload(build(d), "--duration=6", "--hold=0").wait_ready()
     # a light process: under 1,000 frees a second next to a fifth of a CPU
     light = Workload("scenario_steady_leak", "--duration=60").wait_ready()

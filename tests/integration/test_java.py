@@ -252,7 +252,10 @@ def test_java_other_mount_namespace():
         jpid = int([l for l in w.out.lines if l.startswith("READY")][0].split("=")[1])
         check(os.readlink("/proc/%d/ns/mnt" % jpid) != os.readlink("/proc/self/ns/mnt"),
               "the JVM should be in a mount namespace of its own")
-        check(not os.path.exists("/tmp/.java_pid%d" % jpid), "its /tmp should be its own")
+        # (its /tmp a file system of its own: a name in ours could be an
+        # earlier JVM's that had its PID)
+        check(os.stat("/proc/%d/root/tmp" % jpid).st_dev != os.stat("/tmp").st_dev,
+              "its /tmp should be its own")
         ours = "/tmp/.memtop-jvmti-%d" % jpid
         # an earlier test's killed JVM with this PID (PIDs wrap) may have
         # left its socket here: only a new one would be this agent's

@@ -37,7 +37,7 @@ import threading
 import time
 
 from memtop_test import (MEMTOP, Memtop, _Lines, assert_nothing_left, assert_one_error_line,
-                         bpf_snapshot, check, fail)
+                         bpf_snapshot, check, fail, scratch_dir)
 from test_hostile import STOP_WITHIN_S, build, lab, start
 
 QUICK = ("-b", "-n", "2", "-d", "0.2")
@@ -177,7 +177,7 @@ def test_full_stdout_dir_and_block_device():
     # stdout a regular file (`memtop ... --folded /dev/stdout > out`): the
     # stacks are appended after the tables, and /dev/stdout stays the
     # host's link (it was once renamed over: a regular file in /dev)
-    out = os.path.join(tempfile.mkdtemp(prefix="memtop-stdout-"), "out")
+    out = os.path.join(scratch_dir("memtop-stdout-"), "out")
     with open(out, "w") as f:
         r = subprocess.run([MEMTOP] + list(QUICK) + ["--folded", "/dev/stdout", "-p", str(leaker)],
                            stdout=f, stderr=subprocess.PIPE, text=True, timeout=30)
