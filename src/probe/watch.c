@@ -65,7 +65,13 @@ void watch_init(struct watch_set *ws, const struct watch_env *env)
 	ws->launch.pid = -1;
 	ws->launch.go_fd = -1;
 	ws->launch.err_fd = -1;
-	ws->held_fd = -1;
+}
+
+/* The map of held newcomers (hold.h). It outlives the holds: a process
+ * held as memtop stops holding is let go through it. */
+static int held_map(const struct watch_set *ws)
+{
+	return bpf_loader_held_fd(ws->env.bpf);
 }
 
 static struct watched *find(struct watch_set *ws, pid_t pid)
@@ -379,7 +385,7 @@ static void source_start(struct watch_set *ws, struct watched *w, size_t i,
 		return;
 	if (slot->phase == SOURCE_UNCHECKED)
 		slot->deadline_ns = now + row->wait_s * 1000000000ULL;
-	if (w->held || hold_listed(bpf_loader_held_fd(ws->env.bpf), w->pid)) {
+	if (w->held || hold_listed(held_map(ws), w->pid)) {
 		/* stopped until its probes are on (hold.h), or held with its
 		 * record not read yet (on_held lets it go then): a row, which
 		 * may change it or wait for it to run, starts once it runs on */
@@ -531,7 +537,7 @@ static int attach_charged(struct watch_set *ws, struct watched *w, char *err, si
 	/* stopped since its loader's end, its probes on now: counted from
 	 * before its first allocation */
 	w->held_ns = 0;
-	if (w->held && hold_check(ws->held_fd, w->pid, &w->held_ns))
+	if (w->held && hold_check(held_map(ws), w->pid, &w->held_ns))
 		t->watched_ns = w->held_ns;
 	if (w->extra.alloc)
 		attach_extra(ws, w);
@@ -596,13 +602,12 @@ static void release(struct watch_set *ws, struct watched *w)
  * when memtop finds them, as said. */
 static void start_holding(struct watch_set *ws)
 {
-	int fd = bpf_loader_held_fd(ws->env.bpf);
 	char err[256];
 	int e;
 
 	if (ws->env.cfg->no_hold)
 		return;
-	e = hold_guard_start(&ws->hold, fd, err, sizeof(err));
+	e = hold_guard_start(&ws->hold, held_map(ws), err, sizeof(err));
 	if (!e) {
 		/* forks only in a cgroup: -- CMD's family shares its preloaded
 		 * sampler with its children */
@@ -618,18 +623,18 @@ static void start_holding(struct watch_set *ws)
 			   "new processes are not held at their start (%s): counted from when memtop finds them",
 			   err);
 	else
-		ws->held_fd = fd;
+		ws->holding = true;
 }
 
 /* No more holds: the ones there are let go. */
 static void stop_holding(struct watch_set *ws)
 {
-	if (ws->held_fd < 0)
+	if (!ws->holding)
 		return;
 	bpf_loader_hold_newcomers(ws->env.bpf, 0);
-	hold_release_older(ws->held_fd, 0, sysconf(_SC_CLK_TCK));
+	hold_release_older(held_map(ws), 0, sysconf(_SC_CLK_TCK));
 	hold_guard_stop(&ws->hold);
-	ws->held_fd = -1;
+	ws->holding = false;
 }
 
 /* The guard must run while anything may be held: if it ended, memtop
@@ -638,7 +643,7 @@ static void check_guard(struct watch_set *ws)
 {
 	pid_t was = ws->hold.pid;
 
-	if (ws->held_fd < 0)
+	if (!ws->holding)
 		return;
 	if (!ws->holds_over_said && bpf_loader_holds_over_budget(ws->env.bpf)) {
 		ws->holds_over_said = true;
@@ -662,10 +667,10 @@ static bool on_held(struct watch_set *ws, pid_t pid)
 
 	if (!w && watch_on_proc(ws, pid, MT_PROC_EXEC)) /* its fork's or exec's record lost */
 		w = find(ws, pid);
-	if (!w || !w->pending || w->gone || ws->held_fd < 0) {
+	if (!w || !w->pending || w->gone || !ws->holding) {
 		/* attached already, or refused; or held as memtop stopped
 		 * holding: the map outlives that */
-		hold_release(bpf_loader_held_fd(ws->env.bpf), pid, NULL);
+		hold_release(held_map(ws), pid, NULL);
 		return false;
 	}
 	w->held = true;
@@ -680,7 +685,7 @@ static void let_go(struct watch_set *ws, struct watched *w, char *words, size_t 
 	if (!w->held)
 		return;
 	w->held = false;
-	hold_release(bpf_loader_held_fd(ws->env.bpf), w->pid, &w->held_parent);
+	hold_release(held_map(ws), w->pid, &w->held_parent);
 	if (w->held_ns)
 		snprintf(words, len, "; held %.1f ms at its start: counted from its first allocation",
 			 (double)(clock_mono_ns() - w->held_ns) / 1e6);
@@ -909,7 +914,7 @@ bool watch_retry_pending(struct watch_set *ws, __u64 now_ns)
 		w->inject_at_start = false;
 		/* held with its record still in the ring (read after this
 		 * retry when a drain ran out of time): held all the same */
-		if (!w->held && hold_listed(ws->held_fd, w->pid))
+		if (!w->held && hold_listed(held_map(ws), w->pid))
 			w->held = true;
 		e = prepare_running(ws, w, err, sizeof(err));
 		if (!e)

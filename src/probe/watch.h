@@ -187,7 +187,7 @@ struct watch_set {
 				      * first injection (inject_cost.h) */
 	bool inj_cost_tried;
 	struct hold_guard hold; /* newcomers held at their start (hold.h) */
-	int held_fd;            /* the held map while they are, or -1 */
+	bool holding;           /* newcomers are held now, under the guard */
 	bool holds_over_said;   /* newcomers over the holds' budget said */
 };
 
