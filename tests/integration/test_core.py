@@ -13,7 +13,8 @@ import subprocess
 import tempfile
 import time
 
-from memtop_test import (RATE_ARGS as TRUTH_RATE_ARGS, TEST_RATE, Memtop, Proc, Workload, assert_counters_equal, assert_estimate,
+from memtop_test import RATE_ARGS as TRUTH_RATE_ARGS
+from memtop_test import (TEST_RATE, Memtop, Proc, Workload, assert_counters_equal, assert_estimate,
                          assert_eq, assert_nothing_left, bpf_snapshot, check, fail,
                          read_truth_file, rss_bytes, site_value, sites_by_function, target,
                          truth_site, upper_bound, workload_path)

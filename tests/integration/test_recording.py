@@ -22,7 +22,7 @@ import tempfile
 import time
 
 from memtop_test import (MEMTOP, ROOT, Memtop, Workload, assert_replay_equals_live, check,
-                         fail)
+                         fail, scratch_dir)
 from test_tui import Pane
 
 NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
@@ -776,8 +776,8 @@ def test_rotation_keeps_file_whole():
     segments. Here FILE, polled as fast as Python can through 8 segments,
     always opens with the recording's magic; then memtop is SIGKILLed,
     and FILE replays."""
-    magic = b"\x89MTREC\r\n"
-    d = tempfile.mkdtemp(prefix="memtop-rec-")
+    magic = make_seeds().REC_MAGIC
+    d = scratch_dir("memtop-rec-")
     wl = Workload("scenario_bursts", *WL).wait_ready()
     rec = os.path.join(d, "run.mtr")
     m = Memtop("-b", "--json", "-d", "0.1", "--rate", "4K", "--max-overhead", "none",
@@ -810,7 +810,6 @@ def test_rotation_keeps_file_whole():
     finally:
         m.send(signal.SIGKILL)
         wl.release()
-        shutil.rmtree(d, ignore_errors=True)
 
 
 REPLAY_POS = re.compile(r"(PAUSED )?REPLAY (\d+)/(\d+)")
